@@ -1,0 +1,61 @@
+"""memdir: long-term memory for AI agents and the people who work with them."""
+
+from memdir.core import Note, NoteType, Scope
+from memdir.errors import (
+    Busy,
+    ConfigError,
+    Conflict,
+    IntegrityError,
+    InvalidInput,
+    LimitExceeded,
+    MemdirError,
+    NotFound,
+    ParseError,
+    Refused,
+    SecretRefused,
+)
+from memdir.memory import Memory
+from memdir.results import (
+    DoctorReport,
+    ForgetPlan,
+    ForgetResult,
+    HistoryEntry,
+    Link,
+    LinkReport,
+    RestoreResult,
+    WriteResult,
+)
+from memdir.retrieve import Hit, Neighbour
+from memdir.store import BackupRecord
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackupRecord",
+    "Busy",
+    "ConfigError",
+    "Conflict",
+    "DoctorReport",
+    "ForgetPlan",
+    "ForgetResult",
+    "HistoryEntry",
+    "Hit",
+    "IntegrityError",
+    "InvalidInput",
+    "LimitExceeded",
+    "Link",
+    "LinkReport",
+    "MemdirError",
+    "Memory",
+    "Neighbour",
+    "NotFound",
+    "Note",
+    "NoteType",
+    "ParseError",
+    "Refused",
+    "RestoreResult",
+    "Scope",
+    "SecretRefused",
+    "WriteResult",
+    "__version__",
+]

@@ -1,0 +1,1 @@
+"""The `memdir` command line: thin click commands over `memdir.Memory`."""

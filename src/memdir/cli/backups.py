@@ -1,0 +1,67 @@
+"""CLI commands about backups: list the latest fifty, restore one."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
+from memdir.memory import Memory
+
+__all__ = ["register"]
+
+
+def _memory() -> Memory:
+    memory: Memory = click.get_current_context().obj.memory()
+    return memory
+
+
+@click.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+@run
+def backups(ctx: click.Context, as_json: bool) -> None:
+    """List the latest fifty backups (or restore one: `memdir backups restore ID`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    records = _memory().backups()
+    if as_json:
+        emit_json(records)
+        return
+    if not records:
+        console.print("no backups")
+        return
+    table = Table()
+    for col in ("backup", "note", "time", "reason", "from"):
+        table.add_column(col, overflow="fold")
+    for r in records:
+        table.add_row(
+            r.id,
+            r.note_id or "?",
+            fmt_ms(r.created_at),
+            r.reason or "(legacy)",
+            str(r.origin or "?"),
+        )
+    console.print(table)
+
+
+@backups.command()
+@click.argument("backup_id", metavar="BACKUP_ID")
+@json_option
+@run
+def restore(backup_id: str, as_json: bool) -> None:
+    """Put a backup back in the directory it came from."""
+    result = _memory().restore(backup_id)
+    if as_json:
+        emit_json(result)
+        return
+    console.print(f"restored {result.note.id} to {result.note.path}", markup=False)
+    if result.replaced_backup:
+        console.print(
+            f"  the version it replaced is backup {result.replaced_backup.id}", markup=False
+        )
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the CLI."""
+    group.add_command(backups)

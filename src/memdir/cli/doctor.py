@@ -1,0 +1,48 @@
+"""`memdir doctor`: unparseable files (never modified), dangling links, limits, warnings."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.markup import escape
+
+from memdir.cli.output import console, emit_json, json_option, run
+from memdir.memory import Memory
+
+__all__ = ["register"]
+
+
+@click.command()
+@json_option
+@run
+def doctor(as_json: bool) -> None:
+    """Check the note directories; exit 1 when something needs attention."""
+    memory: Memory = click.get_current_context().obj.memory()
+    report = memory.doctor()
+    if as_json:
+        emit_json(report)
+    else:
+        for scope, path in report.directories.items():
+            console.print(f"{scope}: {report.counts.get(scope, 0)} notes in {escape(path)}")
+        for p in report.problems:
+            console.print(
+                f"[red]skipped[/] {escape(str(p.path))}: {escape(p.reason)} (left untouched)"
+            )
+        for source, target in report.dangling:
+            console.print(f"[yellow]dangling link[/] {source} → [[{target}]]", markup=True)
+        for leftover in report.leftovers:
+            console.print(
+                f"[yellow]interrupted write left[/] {escape(str(leftover))} (safe to delete)"
+            )
+        for warning in report.warnings:
+            console.print(f"[yellow]warning[/] {escape(warning)}")
+        if report.ok:
+            console.print("[green]all notes are healthy[/]")
+    if not report.ok:
+        sys.exit(1)
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the CLI."""
+    group.add_command(doctor)

@@ -1,0 +1,72 @@
+"""The `memdir` command group: global options and the one place a `Memory` is opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memdir import __version__
+from memdir.cli.output import err_console
+from memdir.config import load_settings
+from memdir.memory import Memory
+from memdir.store import find_project_root
+
+__all__ = ["AppContext", "main"]
+
+
+class AppContext:
+    """Global options; opens the `Memory` on first use so `--help` never touches disk."""
+
+    def __init__(self, project: Path | None, home: Path | None) -> None:
+        self.project = project
+        self.home = home
+        self._memory: Memory | None = None
+
+    def memory(self) -> Memory:
+        """The Memory for this invocation (config errors surface here, before any write)."""
+        if self._memory is None:
+            root = self.project.resolve() if self.project else find_project_root(Path.cwd())
+            settings = load_settings(home=self.home, project_root=root)
+            self._memory = Memory(settings)
+            for warning in self._memory.warnings:
+                err_console.print(f"warning: {warning}", markup=False, style="yellow")
+        return self._memory
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Project directory (default: the project containing the current directory).",
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="memdir home for user notes and machine-local state (default: $MEMDIR_HOME or ~/.memdir).",
+)
+@click.version_option(__version__, prog_name="memdir")
+@click.pass_context
+def main(ctx: click.Context, project: Path | None, home: Path | None) -> None:
+    """memdir — long-term memory for AI agents and the people who work with them.
+
+    Notes are Markdown files: project notes in <project>/MEMORY/, your own notes
+    in $MEMDIR_HOME/memory/user/. Every command takes --json for scripts.
+
+    Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 not found,
+    4 refused (credential guard, limits, permissions), 5 conflict,
+    6 busy (another writer holds the lock), 7 verification failed.
+    """
+    ctx.obj = AppContext(project, home)
+
+
+def _register() -> None:
+    from memdir.cli import audit, backups, demo, doctor, notes
+
+    for module in (notes, backups, doctor, audit, demo):
+        module.register(main)
+
+
+_register()

@@ -1,0 +1,301 @@
+"""CLI commands about notes: remember, read, list, search, history, diff, links, forget."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from memdir.cli.output import console, emit_json, fmt_ms, json_option, run, short
+from memdir.core import Note, NoteType
+from memdir.errors import InvalidInput
+from memdir.memory import Memory
+from memdir.results import WriteResult
+
+__all__ = ["register"]
+
+_TYPES = click.Choice([t.value for t in NoteType])
+_SCOPES = click.Choice(["project", "user"])
+
+
+def _memory() -> Memory:
+    app = click.get_current_context().obj
+    memory: Memory = app.memory()
+    return memory
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{source} is not valid UTF-8 (byte {exc.start}); nothing was written"
+        ) from None
+
+
+def _read_body(body: str | None, body_file: str | None, stdin_marker: str | None) -> str | None:
+    given = [x for x in (body, body_file, stdin_marker) if x is not None]
+    if len(given) > 1:
+        raise InvalidInput("give the body once: --body TEXT, --body-file FILE or - for stdin")
+    if stdin_marker is not None:
+        if stdin_marker != "-":
+            raise InvalidInput(
+                f"unexpected argument {stdin_marker!r} (use - to read the body from stdin)"
+            )
+        return _decode(sys.stdin.buffer.read(), "standard input")
+    if body_file is not None:
+        if body_file == "-":
+            return _decode(sys.stdin.buffer.read(), "standard input")
+        try:
+            return _decode(Path(body_file).read_bytes(), body_file)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {body_file}: {exc.strerror}") from None
+    return body
+
+
+def _show_note(note: Note) -> None:
+    meta = [f"[bold]{escape(note.summary)}[/]", f"id {note.id}"]
+    if note.type:
+        meta.append(f"type {note.type.value}")
+    if note.tags:
+        meta.append("tags " + escape(", ".join(note.tags)))
+    meta.append(f"{note.scope.value if note.scope else '?'} · updated {fmt_ms(note.updated_at)}")
+    if note.supersedes:
+        meta.append("supersedes " + ", ".join(note.supersedes))
+    console.print("\n".join(meta))
+    if note.body:
+        console.print()
+        console.print(note.body, markup=False)
+
+
+def _show_write(result: WriteResult) -> None:
+    verb = "created" if result.created else ("updated" if result.changed else "unchanged")
+    console.print(
+        f"{verb} [bold]{result.note.id}[/] ({result.note.scope.value if result.note.scope else ''})"
+    )
+    console.print(f"  {result.note.path}", markup=False)
+    if result.likely_duplicate:
+        console.print(
+            f"[yellow]likely duplicate of {result.duplicate_of}[/] — consider updating it instead"
+        )
+    for n in result.nearest:
+        console.print(f"  near: {n.note_id} ({n.score:.2f}) {escape(n.summary)}")
+    for target in result.dangling_links:
+        console.print(
+            f"  [yellow]link to a note that does not exist yet:[/] [[{target}]]", markup=True
+        )
+
+
+def _note_table(notes: list[Note]) -> Table:
+    table = Table(show_lines=False)
+    for col in ("id", "scope", "type", "summary", "tags", "updated"):
+        table.add_column(col, overflow="fold")
+    for n in notes:
+        table.add_row(
+            n.id,
+            n.scope.value if n.scope else "",
+            n.type.value if n.type else "",
+            escape(n.summary),
+            escape(", ".join(n.tags)),
+            fmt_ms(n.updated_at),
+        )
+    return table
+
+
+@click.command()
+@click.argument("summary")
+@click.argument("stdin_marker", required=False, metavar="[-]")
+@click.option("--body", default=None, help="The note's body (Markdown).")
+@click.option("--body-file", default=None, help="Read the body from FILE (- for stdin).")
+@click.option("--type", "type_", type=_TYPES, default=None, help="Note type.")
+@click.option("--tags", default=None, help="Comma- or space-separated tags.")
+@click.option("--scope", type=_SCOPES, default=None, help="Where the note lives (default by type).")
+@click.option("--id", "note_id", default=None, help="Update this note (or create it with this id).")
+@json_option
+@run
+def remember(
+    summary: str,
+    stdin_marker: str | None,
+    body: str | None,
+    body_file: str | None,
+    type_: str | None,
+    tags: str | None,
+    scope: str | None,
+    note_id: str | None,
+    as_json: bool,
+) -> None:
+    """Create or update a note (pass - to read the body from stdin)."""
+    text = _read_body(body, body_file, stdin_marker)
+    result = _memory().remember(summary, text, type=type_, tags=tags, scope=scope, id=note_id)
+    if as_json:
+        emit_json(result)
+    else:
+        _show_write(result)
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@click.option(
+    "--revision", default=None, help="A past revision (hex prefix, see `memdir history`)."
+)
+@json_option
+@run
+def read(note_id: str, revision: str | None, as_json: bool) -> None:
+    """Show a note, or one of its past revisions."""
+    note = _memory().read(note_id, revision)
+    if as_json:
+        emit_json(note)
+    else:
+        _show_note(note)
+
+
+@click.command(name="list")
+@click.option("--scope", type=_SCOPES, default=None)
+@click.option("--type", "type_", type=_TYPES, default=None)
+@click.option("--tag", default=None)
+@json_option
+@run
+def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: bool) -> None:
+    """List notes, most recently updated first."""
+    notes = _memory().list(scope=scope, type=type_, tag=tag)
+    if as_json:
+        emit_json(notes)
+    elif not notes:
+        console.print("no notes yet — add one with `memdir remember SUMMARY --body TEXT`")
+    else:
+        console.print(_note_table(notes))
+
+
+@click.command()
+@click.argument("query")
+@click.option("--mode", type=click.Choice(["any", "all", "phrase"]), default="any")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10)
+@click.option("--scope", type=_SCOPES, default=None)
+@json_option
+@run
+def search(query: str, mode: str, limit: int, scope: str | None, as_json: bool) -> None:
+    """Search notes by words (modes: any, all, phrase)."""
+    hits = _memory().search(query, limit=limit, mode=mode, scope=scope)
+    if as_json:
+        emit_json(hits)
+        return
+    if not hits:
+        console.print("no matching notes")
+        return
+    table = Table()
+    for col in ("score", "id", "summary", "snippet"):
+        table.add_column(col, overflow="fold")
+    for h in hits:
+        table.add_row(f"{h.score:.2f}", h.note_id, escape(h.summary), escape(h.snippet))
+    console.print(table)
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@json_option
+@run
+def history(note_id: str, as_json: bool) -> None:
+    """Every version of a note kept on this machine."""
+    entries = _memory().history(note_id)
+    if as_json:
+        emit_json(entries)
+        return
+    table = Table()
+    for col in ("revision", "time", "event", "current"):
+        table.add_column(col)
+    for e in entries:
+        table.add_row(short(e.revision), fmt_ms(e.ts), e.event, "●" if e.current else "")
+    console.print(table)
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@click.argument("rev_a", required=False)
+@click.argument("rev_b", required=False)
+@json_option
+@run
+def diff(note_id: str, rev_a: str | None, rev_b: str | None, as_json: bool) -> None:
+    """Differences between two revisions (default: previous → current)."""
+    text = _memory().diff(note_id, rev_a, rev_b)
+    if as_json:
+        emit_json({"id": note_id, "a": rev_a, "b": rev_b, "diff": text})
+    elif not text:
+        console.print("no differences")
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@json_option
+@run
+def links(note_id: str, as_json: bool) -> None:
+    """A note's links, backlinks and dangling links."""
+    report = _memory().links(note_id)
+    if as_json:
+        emit_json(report)
+        return
+    for link in report.outgoing:
+        where = link.scope.value if link.scope else "[yellow]dangling[/]"
+        console.print(f"→ {link.target} ({where}) {escape(link.summary or '')}")
+    for link in report.backlinks:
+        console.print(
+            f"← {link.target} ({link.scope.value if link.scope else ''}) "
+            f"{escape(link.summary or '')}"
+        )
+    if not report.outgoing and not report.backlinks:
+        console.print("no links")
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
+@click.option("--purge", is_flag=True, help="Also scrub the note from history and backups.")
+@click.option("--scope", type=_SCOPES, default=None)
+@json_option
+@run
+def forget(note_id: str, yes: bool, purge: bool, scope: str | None, as_json: bool) -> None:
+    """Remove a note after showing what will go (asks first unless --yes)."""
+    memory = _memory()
+    plan = memory.plan_forget(note_id, purge=purge, scope=scope)
+    if not as_json:
+        console.print(
+            f"forget [bold]{plan.note.id}[/] ({plan.scope.value}): {escape(plan.note.summary)}"
+        )
+        console.print(f"  removes {plan.path}", markup=False)
+        if plan.purge:
+            console.print(
+                f"  purges {plan.history_versions} stored versions and {plan.backups} backups "
+                "— this cannot be undone"
+            )
+        else:
+            console.print(
+                "  keeps a backup (undo with `memdir backups restore`); --purge scrubs it too"
+            )
+    if not yes:
+        if as_json or not sys.stdin.isatty():
+            if as_json:
+                emit_json({"plan": plan, "confirmed": False})
+            raise InvalidInput("forget needs confirmation: run again with --yes")
+        if not click.confirm("Forget this note?", default=False):
+            console.print("nothing was removed")
+            sys.exit(1)
+    result = memory.forget(note_id, purge=purge, scope=plan.scope, expect_hash=plan.note.hash)
+    if as_json:
+        emit_json(result)
+        return
+    console.print(f"forgot {result.note_id}; verified: {', '.join(result.checks)}")
+    if result.backup:
+        console.print(
+            f"  backup {result.backup.id} "
+            f"(restore with `memdir backups restore {result.backup.id}`)"
+        )
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the CLI."""
+    for command in (remember, read, list_notes, search, history, diff, links, forget):
+        group.add_command(command)

@@ -1,0 +1,37 @@
+"""Pure note domain, no I/O: the note model, frontmatter, ids, hashes, links and tags."""
+
+from memdir.core.frontmatter import KNOWN_KEYS, parse_note, render_note
+from memdir.core.ids import MAX_ID_LENGTH, is_valid_id, make_id, slugify, validate_id
+from memdir.core.links import extract_links
+from memdir.core.note import (
+    DEFAULT_SCOPE,
+    Note,
+    NoteType,
+    Scope,
+    content_hash,
+    normalize_body,
+    parse_scope,
+    parse_type,
+)
+from memdir.core.tags import normalize_tags
+
+__all__ = [
+    "DEFAULT_SCOPE",
+    "KNOWN_KEYS",
+    "MAX_ID_LENGTH",
+    "Note",
+    "NoteType",
+    "Scope",
+    "content_hash",
+    "extract_links",
+    "is_valid_id",
+    "make_id",
+    "normalize_body",
+    "normalize_tags",
+    "parse_note",
+    "parse_scope",
+    "parse_type",
+    "render_note",
+    "slugify",
+    "validate_id",
+]

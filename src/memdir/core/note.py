@@ -1,0 +1,195 @@
+"""The note model: a frozen record of one Markdown note and its canonical content hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from memdir.core.ids import validate_id
+from memdir.core.links import extract_links
+from memdir.core.tags import normalize_tags
+from memdir.errors import InvalidInput
+
+__all__ = [
+    "DEFAULT_SCOPE",
+    "MAX_SUMMARY_CHARS",
+    "Note",
+    "NoteType",
+    "Scope",
+    "content_hash",
+    "normalize_body",
+    "parse_scope",
+    "parse_type",
+]
+
+MAX_SUMMARY_CHARS = 300
+_NOT_IN_SUMMARY = frozenset({"Cc", "Zl", "Zp"})
+
+
+class NoteType(StrEnum):
+    """What a note records (§1.3)."""
+
+    USER = "user"
+    FEEDBACK = "feedback"
+    PROJECT = "project"
+    REFERENCE = "reference"
+
+
+class Scope(StrEnum):
+    """Where a note lives (§1.2)."""
+
+    PROJECT = "project"
+    USER = "user"
+
+
+#: Only `user` notes go to the user scope by default (§1.3).
+DEFAULT_SCOPE: dict[NoteType | None, Scope] = {
+    NoteType.USER: Scope.USER,
+    NoteType.FEEDBACK: Scope.PROJECT,
+    NoteType.PROJECT: Scope.PROJECT,
+    NoteType.REFERENCE: Scope.PROJECT,
+    None: Scope.PROJECT,
+}
+
+
+def parse_type(raw: object) -> NoteType | None:
+    """A NoteType from its name (None and '' mean untyped)."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, NoteType):
+        return raw
+    if isinstance(raw, str):
+        try:
+            return NoteType(raw)
+        except ValueError:
+            pass
+    names = ", ".join(t.value for t in NoteType)
+    raise InvalidInput(f"note type must be one of {names}, got {raw!r}")
+
+
+def parse_scope(raw: object) -> Scope | None:
+    """A Scope from its name (None means 'the default for the note type')."""
+    if raw is None:
+        return None
+    if isinstance(raw, Scope):
+        return raw
+    if isinstance(raw, str):
+        try:
+            return Scope(raw)
+        except ValueError:
+            pass
+    raise InvalidInput(f"scope must be 'project' or 'user', got {raw!r}")
+
+
+def normalize_body(body: str) -> str:
+    """Canonical body: LF line endings, no trailing blank lines.
+
+    Files are rendered with one final newline; normalising here makes
+    parse(render(note)) == note hold for every body.
+    """
+    return body.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+
+
+def _check_summary(summary: object) -> str:
+    if not isinstance(summary, str):
+        raise InvalidInput("summary must be a string")
+    text = summary.strip()
+    if not text:
+        raise InvalidInput("summary is required and must not be blank")
+    if any(unicodedata.category(c) in _NOT_IN_SUMMARY for c in text):
+        raise InvalidInput("summary must be a single line without control characters")
+    if len(text) > MAX_SUMMARY_CHARS:
+        raise InvalidInput(
+            f"summary is {len(text)} characters long; the limit is {MAX_SUMMARY_CHARS}"
+        )
+    return text
+
+
+def content_hash(
+    summary: str,
+    tags: tuple[str, ...],
+    body: str,
+    type: NoteType | None = None,
+    supersedes: tuple[str, ...] = (),
+) -> str:
+    """SHA-256 over the canonical serialisation of a note's content (§1.1).
+
+    `type` and `supersedes` enter only when present, so notes written before
+    they existed keep their hashes. Tags are a set: their order does not count.
+    """
+    doc: dict[str, Any] = {"body": body, "summary": summary, "tags": sorted(set(tags))}
+    if type is not None:
+        doc["type"] = type.value
+    if supersedes:
+        doc["supersedes"] = sorted(set(supersedes))
+    canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One note. `scope` and `path` are set when the note was loaded from a directory."""
+
+    id: str
+    summary: str
+    body: str = ""
+    type: NoteType | None = None
+    tags: tuple[str, ...] = ()
+    created_at: int = 0
+    updated_at: int = 0
+    supersedes: tuple[str, ...] = ()
+    private: bool = False
+    #: Unknown frontmatter keys, kept verbatim and in order for forward compatibility.
+    extra: tuple[tuple[str, Any], ...] = field(default=(), compare=True)
+    scope: Scope | None = field(default=None, compare=False)
+    path: Path | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        validate_id(self.id)
+        object.__setattr__(self, "summary", _check_summary(self.summary))
+        if not isinstance(self.body, str):
+            raise InvalidInput("body must be a string")
+        if "\x00" in self.body:
+            raise InvalidInput("body must not contain NUL characters")
+        object.__setattr__(self, "body", normalize_body(self.body))
+        object.__setattr__(self, "type", parse_type(self.type))
+        object.__setattr__(self, "tags", normalize_tags(self.tags))
+        sup = tuple(dict.fromkeys(validate_id(s) for s in self.supersedes))
+        object.__setattr__(self, "supersedes", sup)
+        for name in ("created_at", "updated_at"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidInput(f"{name} must be a non-negative integer (Unix ms)")
+
+    @property
+    def hash(self) -> str:
+        """The §1.1 content hash that sync baselines and dismissals refer to."""
+        return content_hash(self.summary, self.tags, self.body, self.type, self.supersedes)
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        """Ids this note links to with `[[id]]`, in order."""
+        return extract_links(self.body)
+
+    @property
+    def body_bytes(self) -> int:
+        """Size of the body in UTF-8 bytes (what `memory.maxNoteBytes` limits)."""
+        return len(self.body.encode("utf-8"))
+
+    def located(self, scope: Scope, path: Path) -> Note:
+        """This note, marked as living at `path` in `scope`."""
+        return replace(self, scope=scope, path=path)
+
+    def same_content(self, other: Note) -> bool:
+        """True when both notes would produce identical files apart from timestamps."""
+        return (
+            self.hash == other.hash
+            and self.private == other.private
+            and self.extra == other.extra
+            and self.tags == other.tags
+        )

@@ -1,0 +1,123 @@
+"""memdir's one rooted exception tree and the single map from errors to CLI exit codes.
+
+::
+
+    MemdirError                 anything memdir raises on purpose        exit 1
+    ├── InvalidInput            a malformed id, argument or value         exit 2
+    │   └── ConfigError         a config file with an unknown key/value   exit 2
+    ├── NotFound                no note, revision or backup by that name  exit 3
+    ├── Refused                 the request is understood but not allowed exit 4
+    │   ├── SecretRefused       the credential guard found a secret       exit 4
+    │   └── LimitExceeded       a §1.5 limit would be exceeded            exit 4
+    ├── Conflict                the state changed under the request       exit 5
+    ├── Busy                    another writer holds the directory lock   exit 6
+    ├── ParseError              a note file on disk cannot be parsed      exit 1
+    └── IntegrityError          a verification (audit, forget) failed     exit 7
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_BUSY",
+    "EXIT_CONFLICT",
+    "EXIT_ERROR",
+    "EXIT_INTEGRITY",
+    "EXIT_NOT_FOUND",
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_USAGE",
+    "Busy",
+    "ConfigError",
+    "Conflict",
+    "IntegrityError",
+    "InvalidInput",
+    "LimitExceeded",
+    "MemdirError",
+    "NotFound",
+    "ParseError",
+    "Refused",
+    "SecretRefused",
+    "exit_code_for",
+]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_REFUSED = 4
+EXIT_CONFLICT = 5
+EXIT_BUSY = 6
+EXIT_INTEGRITY = 7
+
+
+class MemdirError(Exception):
+    """Raised for any failure memdir reports on purpose; the root of the tree."""
+
+    exit_code: int = EXIT_ERROR
+
+
+class InvalidInput(MemdirError):
+    """Raised when an id, argument or value is malformed (traversal ids, bad types, …)."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(InvalidInput):
+    """Raised when a config file has an unknown key or an invalid value; names the key."""
+
+
+class NotFound(MemdirError):
+    """Raised when no note, revision or backup matches the name given."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class Refused(MemdirError):
+    """Raised when a request is understood but not allowed; nothing was written."""
+
+    exit_code = EXIT_REFUSED
+
+
+class SecretRefused(Refused):
+    """Raised when the credential guard finds something that looks like a secret.
+
+    The message names the kind of secret and where it is (field and line), never the value.
+    """
+
+    def __init__(self, message: str, findings: tuple[tuple[str, str, int], ...] = ()) -> None:
+        super().__init__(message)
+        #: (kind, field, line) triples, without the secret values.
+        self.findings = findings
+
+
+class LimitExceeded(Refused):
+    """Raised when a write would exceed a §1.5 limit (note count, note size)."""
+
+
+class Conflict(MemdirError):
+    """Raised when the state changed under a request (a stale plan, a case-only id clash)."""
+
+    exit_code = EXIT_CONFLICT
+
+
+class Busy(MemdirError):
+    """Raised when another process holds a note directory's write lock past the timeout."""
+
+    exit_code = EXIT_BUSY
+
+
+class ParseError(MemdirError):
+    """Raised when a note file cannot be parsed (bad JSON, no frontmatter, invalid UTF-8)."""
+
+
+class IntegrityError(MemdirError):
+    """Raised when a verification fails: a broken audit chain, a forget that left traces."""
+
+    exit_code = EXIT_INTEGRITY
+
+
+def exit_code_for(error: BaseException) -> int:
+    """Map any exception to the CLI exit code (1 for errors memdir did not raise on purpose)."""
+    if isinstance(error, MemdirError):
+        return error.exit_code
+    return EXIT_ERROR

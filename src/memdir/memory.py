@@ -1,0 +1,562 @@
+"""The `Memory` facade: the one API that the CLI, MCP server, web page and sync use.
+
+It ties the two scopes (project and user) together: where a note goes, how
+ids resolve (project first, then user), and the composite operations
+(remember, forget with verification, restore) built on the store.
+"""
+
+from __future__ import annotations
+
+import builtins
+import difflib
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from memdir.config import Settings, load_settings
+from memdir.core import (
+    DEFAULT_SCOPE,
+    Note,
+    NoteType,
+    Scope,
+    normalize_tags,
+    parse_note,
+    parse_scope,
+    parse_type,
+    validate_id,
+)
+from memdir.errors import Conflict, IntegrityError, InvalidInput, NotFound, ParseError, Refused
+from memdir.results import (
+    DoctorReport,
+    ForgetPlan,
+    ForgetResult,
+    HistoryEntry,
+    Link,
+    LinkReport,
+    RestoreResult,
+    WriteResult,
+)
+from memdir.retrieve import MODES, Hit, nearest_notes, search_notes
+from memdir.retrieve.similar import DUPLICATE_THRESHOLD, terms
+from memdir.store import (
+    AuditLog,
+    AuditReport,
+    BackupRecord,
+    Backups,
+    FileProblem,
+    History,
+    NoteDirectory,
+    ScopeStore,
+    ensure_project_id,
+    revision_of,
+)
+from memdir.store.atomic import TEMP_MARKER
+
+__all__ = ["Memory"]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Memory:
+    """Long-term memory of one project plus the user's own notes.
+
+    Open with `Memory.open(project_dir)`; every method re-reads what changed on
+    disk first, so edits made in an editor or by `git pull` are seen at once.
+    """
+
+    def __init__(self, settings: Settings, *, clock: Callable[[], int] = _now_ms) -> None:
+        self.settings = settings
+        self._clock = clock
+        home = settings.home
+        self._backups = Backups(home / "memory-backups")
+        self._audit = AuditLog(home / "audit", lock_timeout=settings.lock_timeout)
+        self.warnings: builtins.list[str] = list(settings.warnings)
+        self._stores: dict[Scope, ScopeStore] = {}
+        if settings.memory_dir is not None and settings.project_root is not None:
+            root = settings.project_root
+            self._stores[Scope.PROJECT] = self._make_store(
+                Scope.PROJECT,
+                settings.memory_dir,
+                lambda: History(home / "memory-history" / f"project-{ensure_project_id(root)}"),
+            )
+        user_dir = settings.user_dir
+        try:
+            user_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.warnings.append(
+                f"user notes are unavailable: cannot create {user_dir} ({exc.strerror}); "
+                "project notes work as usual"
+            )
+        else:
+            self._stores[Scope.USER] = self._make_store(
+                Scope.USER, user_dir, lambda: History(home / "memory-history" / "user")
+            )
+
+    def _make_store(self, scope: Scope, path: Path, history: Callable[[], History]) -> ScopeStore:
+        directory = NoteDirectory(
+            scope, path, lock_timeout=self.settings.lock_timeout, max_notes=self.settings.max_notes
+        )
+        return ScopeStore(
+            directory,
+            history,
+            self._backups,
+            self._audit,
+            max_note_bytes=self.settings.max_note_bytes,
+        )
+
+    @classmethod
+    def open(cls, project_dir: str | Path | None = ".", home: str | Path | None = None) -> Memory:
+        """Open the memory of the project at `project_dir` (None: user notes only).
+
+        `home` defaults to `$MEMDIR_HOME` or `~/.memdir`. Config files are read and
+        validated here, before anything is touched.
+        """
+        root = Path(project_dir).resolve() if project_dir is not None else None
+        settings = load_settings(home=Path(home) if home is not None else None, project_root=root)
+        return cls(settings)
+
+    def close(self) -> None:
+        """Release resources (nothing is held open between calls today)."""
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- scopes and lookup ---------------------------------------------------------
+
+    @property
+    def scopes(self) -> tuple[Scope, ...]:
+        """The scopes available, project first."""
+        return tuple(s for s in (Scope.PROJECT, Scope.USER) if s in self._stores)
+
+    def directory(self, scope: Scope | str) -> Path:
+        """The note directory of a scope."""
+        return self._store(parse_scope(scope) or Scope.PROJECT).path
+
+    def _store(self, scope: Scope) -> ScopeStore:
+        store = self._stores.get(scope)
+        if store is None:
+            why = (
+                "no project is open"
+                if scope is Scope.PROJECT
+                else "the user directory is unavailable"
+            )
+            raise Refused(f"the {scope.value} scope cannot be used: {why}")
+        return store
+
+    def _chosen(self, scope: Scope | str | None) -> tuple[ScopeStore, ...]:
+        parsed = parse_scope(scope)
+        if parsed is None:
+            return tuple(self._stores[s] for s in self.scopes)
+        return (self._store(parsed),)
+
+    def _all_notes(self, scope: Scope | str | None = None) -> builtins.list[Note]:
+        notes: builtins.list[Note] = []
+        for store in self._chosen(scope):
+            scan = store.scan()
+            if scan.over_limit:
+                self._warn(
+                    f"the {store.scope.value} scope holds {scan.over_limit} notes above "
+                    f"memory.maxNotes ({self.settings.max_notes}); the least recently changed "
+                    "are not loaded"
+                )
+            notes.extend(scan.notes.values())
+        return notes
+
+    def _warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def _find(self, note_id: str, scope: Scope | str | None = None) -> tuple[ScopeStore, Note]:
+        validate_id(note_id)
+        for store in self._chosen(scope):
+            note = store.get(note_id)
+            if note is not None:
+                return store, note
+        where = f" in the {parse_scope(scope).value} scope" if parse_scope(scope) else ""  # type: ignore[union-attr]
+        raise NotFound(f"no note {note_id}{where}")
+
+    def _resolve_link(self, target: str, notes: dict[tuple[Scope | None, str], Note]) -> Link:
+        for scope in (Scope.PROJECT, Scope.USER):
+            note = notes.get((scope, target))
+            if note is not None:
+                return Link(target, scope, note.summary)
+        return Link(target, None, None)
+
+    # -- writing ------------------------------------------------------------------
+
+    def remember(
+        self,
+        summary: str,
+        body: str | None = None,
+        type: NoteType | str | None = None,
+        tags: str | Iterable[str] | None = None,
+        scope: Scope | str | None = None,
+        id: str | None = None,
+        *,
+        supersedes: Iterable[str] | None = None,
+        private: bool | None = None,
+    ) -> WriteResult:
+        """Create a note, or update the note `id`; see WriteResult for what comes back.
+
+        On update, every argument left as None keeps its value (body, type, tags,
+        supersedes, private); pass "" or () to clear. Unknown frontmatter keys are kept.
+        """
+        note_type = parse_type(type)
+        wanted_scope = parse_scope(scope)
+        tag_list = normalize_tags(tags) if tags is not None else None
+        existing: Note | None = None
+        if id is not None:
+            validate_id(id)
+            for store in self._chosen(wanted_scope):
+                existing = store.get(id)
+                if existing is not None:
+                    break
+            if existing is None and wanted_scope is not None:
+                for other in self.scopes:
+                    if other is not wanted_scope and self._stores[other].get(id) is not None:
+                        raise Conflict(f"note {id} already exists in the {other.value} scope")
+        target = wanted_scope or (existing.scope if existing else None) or DEFAULT_SCOPE[note_type]
+        store = self._store(target)
+        with store.lock():
+            if id is not None:
+                existing = store.get(id)
+            note_id = id or self._new_id(summary, store)
+            now = self._clock()
+            note = Note(
+                id=note_id,
+                summary=summary,
+                body=body if body is not None else (existing.body if existing else ""),
+                type=note_type if note_type is not None or existing is None else existing.type,
+                tags=tag_list if tag_list is not None else (existing.tags if existing else ()),
+                created_at=existing.created_at if existing else now,
+                updated_at=max(now, existing.updated_at + 1) if existing else now,
+                supersedes=tuple(supersedes)
+                if supersedes is not None
+                else (existing.supersedes if existing else ()),
+                private=private
+                if private is not None
+                else (existing.private if existing else False),
+                extra=existing.extra if existing else (),
+            )
+            if existing is not None and existing.same_content(note):
+                data = store.directory.read_bytes(note_id) or b""
+                return self._write_result(existing, False, False, revision_of(data))
+            outcome = store.save(note)
+        return self._write_result(outcome.note, existing is None, True, outcome.revision)
+
+    def _new_id(self, summary: str, store: ScopeStore) -> str:
+        from memdir.core import make_id
+
+        taken = {i.casefold() for s in self._stores.values() for i in s.directory.ids_on_disk()}
+        return make_id(summary, taken)
+
+    def _write_result(self, note: Note, created: bool, changed: bool, rev: str) -> WriteResult:
+        others = self._all_notes()
+        nearest = tuple(nearest_notes(note, others, limit=3))
+        duplicate = next((n for n in nearest if n.score >= DUPLICATE_THRESHOLD), None)
+        index = {(n.scope, n.id): n for n in others}
+        dangling = tuple(
+            t for t in note.links if t != note.id and self._resolve_link(t, index).scope is None
+        )
+        return WriteResult(
+            note=note,
+            created=created,
+            changed=changed,
+            revision=rev,
+            nearest=nearest,
+            likely_duplicate=duplicate is not None,
+            dangling_links=dangling,
+            duplicate_of=duplicate.note_id if duplicate else None,
+        )
+
+    # -- reading ------------------------------------------------------------------
+
+    def read(
+        self, id: str, revision: str | None = None, *, scope: Scope | str | None = None
+    ) -> Note:
+        """A note by id (project scope first), or one of its past revisions."""
+        if revision is None:
+            return self._find(id, scope)[1]
+        store, rev = self._revision(id, revision, scope)
+        data = store.history.read(rev)
+        try:
+            return parse_note(data, file_id=id).located(store.scope, store.directory.file_for(id))
+        except ParseError as exc:
+            raise ParseError(f"revision {rev[:12]} of {id} cannot be parsed: {exc}") from None
+
+    def _revision(
+        self, note_id: str, revision: str, scope: Scope | str | None
+    ) -> tuple[ScopeStore, str]:
+        validate_id(note_id)
+        last: NotFound | None = None
+        for store in self._chosen(scope):
+            try:
+                return store, store.history.resolve(note_id, revision)
+            except NotFound as exc:
+                last = exc
+        raise last or NotFound(f"note {note_id} has no revision {revision}")
+
+    def list(
+        self,
+        scope: Scope | str | None = None,
+        type: NoteType | str | None = None,
+        tag: str | None = None,
+    ) -> builtins.list[Note]:
+        """Notes, most recently updated first, filtered by scope, type and tag."""
+        wanted_type = parse_type(type)
+        wanted_tag = tag.casefold() if tag else None
+        notes = [
+            n
+            for n in self._all_notes(scope)
+            if (wanted_type is None or n.type is wanted_type)
+            and (wanted_tag is None or wanted_tag in {t.casefold() for t in n.tags})
+        ]
+        notes.sort(key=lambda n: (-n.updated_at, n.id))
+        return notes
+
+    def search(
+        self, query: str, limit: int = 10, mode: str = "any", scope: Scope | str | None = None
+    ) -> builtins.list[Hit]:
+        """Notes matching `query` (modes any/all/phrase), best first; private notes excluded."""
+        if mode not in MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if not isinstance(limit, int) or limit < 1:
+            raise InvalidInput("limit must be a positive integer")
+        notes = [n for n in self._all_notes(scope) if not n.private]
+        return search_notes(query, notes, limit=limit, mode=mode)
+
+    def history(self, id: str, *, scope: Scope | str | None = None) -> builtins.list[HistoryEntry]:
+        """Every version of a note recorded on this machine, oldest first."""
+        validate_id(id)
+        for store in self._chosen(scope):
+            current = store.directory.read_bytes(id)
+            if current is not None:
+                store.scan()
+            revisions = store.history.revisions(id)
+            if revisions:
+                now = revision_of(current) if current is not None else None
+                return [
+                    HistoryEntry(r.rev, r.ts, r.event, r.hash, r.rev is not None and r.rev == now)
+                    for r in revisions
+                ]
+        raise NotFound(f"no history for note {id}")
+
+    def diff(self, id: str, a: str | None = None, b: str | None = None) -> str:
+        """A unified diff between two revisions (default: the previous and the current)."""
+        entries = [e for e in self.history(id) if e.revision]
+        if not entries:
+            raise NotFound(f"no stored versions of note {id}")
+        right = self.read(id, b) if b else self._find(id)[1]
+        if a:
+            left = self.read(id, a)
+        else:
+            right_rev = revision_of(self._store_bytes(id, b))
+            older = [e.revision for e in entries if e.revision != right_rev]
+            if not older:
+                return ""
+            left = self.read(id, older[-1])
+        return "".join(
+            difflib.unified_diff(
+                _display(left).splitlines(keepends=True),
+                _display(right).splitlines(keepends=True),
+                fromfile=f"{id} (a)",
+                tofile=f"{id} (b)",
+            )
+        )
+
+    def _store_bytes(self, note_id: str, revision: str | None) -> bytes:
+        if revision:
+            store, rev = self._revision(note_id, revision, None)
+            return store.history.read(rev)
+        store, _ = self._find(note_id)
+        return store.directory.read_bytes(note_id) or b""
+
+    def links(self, id: str) -> LinkReport:
+        """Outgoing links (resolved project first, then user), backlinks and dangling links."""
+        _, note = self._find(id)
+        notes = self._all_notes()
+        index = {(n.scope, n.id): n for n in notes}
+        outgoing = tuple(self._resolve_link(t, index) for t in note.links)
+        backlinks = tuple(
+            Link(n.id, n.scope, n.summary) for n in notes if id in n.links and n.id != id
+        )
+        return LinkReport(id, outgoing, backlinks)
+
+    # -- forgetting and restoring ---------------------------------------------------
+
+    def plan_forget(
+        self, id: str, purge: bool = False, *, scope: Scope | str | None = None
+    ) -> ForgetPlan:
+        """What `forget` would remove; show it to the user before confirming."""
+        store, note = self._find(id, scope)
+        versions = len({r.rev for r in store.history.revisions(id) if r.rev})
+        backups = sum(
+            1
+            for b in self._backups.list(limit=None)
+            if b.note_id == id and b.origin in (None, store.path)
+        )
+        return ForgetPlan(
+            note, store.scope, store.directory.file_for(id), purge, not purge, versions, backups
+        )
+
+    def forget(
+        self,
+        id: str,
+        purge: bool = False,
+        *,
+        scope: Scope | str | None = None,
+        expect_hash: str | None = None,
+    ) -> ForgetResult:
+        """Remove a note (the API call is the confirmation) and verify it is gone.
+
+        Without `purge` the removed version stays in the backups so a mistake can be
+        undone; with `purge` its history and backups are scrubbed as well.
+        """
+        store, _ = self._find(id, scope)
+        with store.lock():
+            removed, backup = store.remove(
+                id,
+                backup_reason=None if purge else "forget",
+                event="purge" if purge else "forget",
+                expect_hash=expect_hash,
+            )
+            purged_versions = purged_backups = 0
+            if purge:
+                purged_versions = store.history.purge(id)
+                purged_backups = self._backups.purge(id, store.path)
+            self._audit.append(
+                "purge" if purge else "forget",
+                scope=store.scope.value,
+                note_id=id,
+                note_hash=removed.hash,
+                backup_id=backup.id if backup else None,
+                count=purged_versions + purged_backups if purge else None,
+            )
+        checks = self._verify_forgotten(store, removed, purge)
+        return ForgetResult(id, store.scope, backup, purged_versions, purged_backups, checks)
+
+    def _verify_forgotten(self, store: ScopeStore, note: Note, purge: bool) -> tuple[str, ...]:
+        failures: builtins.list[str] = []
+        if store.directory.read_bytes(note.id) is not None:
+            failures.append(f"the file {store.directory.file_for(note.id)} still exists")
+        remaining = self._all_notes(store.scope)
+        if any(n.id == note.id for n in remaining):
+            failures.append("the note is still listed")
+        distinctive = " ".join(t for t, _ in terms(f"{note.summary} {note.body}").most_common(12))
+        if any(h.note_id == note.id for h in search_notes(distinctive, remaining, limit=1000)):
+            failures.append("a search for its distinctive terms still returns it")
+        checks = [
+            "file removed",
+            "not listed",
+            "search for its distinctive terms does not return it",
+        ]
+        if purge:
+            leftovers = store.history.leftovers(note.id)
+            if leftovers:
+                failures.append(f"{len(leftovers)} history objects still hold it")
+            if any(
+                b.note_id == note.id and b.origin in (None, store.path)
+                for b in self._backups.list(None)
+            ):
+                failures.append("a backup still holds it")
+            checks += ["history scrubbed", "backups scrubbed"]
+        if failures:
+            raise IntegrityError(
+                f"forget of {note.id} could not be verified: " + "; ".join(failures)
+            )
+        return tuple(checks)
+
+    def backups(self, limit: int | None = 50) -> builtins.list[BackupRecord]:
+        """The latest backups, newest first."""
+        return self._backups.list(limit)
+
+    def restore(self, backup_id: str) -> RestoreResult:
+        """Put a backup back in the directory it came from, backing up a newer version first."""
+        record, data = self._backups.get(backup_id)
+        try:
+            note = parse_note(data)
+        except ParseError as exc:
+            raise Refused(f"backup {backup_id} cannot be restored: {exc}") from None
+        store = self._restore_target(record, note)
+        located = note.located(store.scope, store.directory.file_for(note.id))
+        with store.lock():
+            current = store.directory.read_bytes(note.id)
+            if current is not None and revision_of(current) == record.revision:
+                return RestoreResult(located, backup_id, None)
+            outcome = store.save(
+                located,
+                raw=data,
+                event="restore",
+                backup_reason="replaced by restore" if current is not None else None,
+                expect_revision=revision_of(current) if current is not None else "",
+            )
+        replaced = None
+        if current is not None:
+            replaced = next((b for b in self._backups.list(5) if b.note_id == note.id), None)
+        return RestoreResult(outcome.note, backup_id, replaced)
+
+    def _restore_target(self, record: BackupRecord, note: Note) -> ScopeStore:
+        if record.origin is None:
+            return self._store(DEFAULT_SCOPE[note.type])
+        for store in self._stores.values():
+            if store.path.resolve() == record.origin.resolve():
+                return store
+        raise Refused(
+            f"backup {record.id} came from {record.origin}, which is not a note directory of "
+            "this project; run the restore from that project (memdir --project DIR backups restore)"
+        )
+
+    # -- health ---------------------------------------------------------------------
+
+    def doctor(self) -> DoctorReport:
+        """Unparseable files (never modified), dangling links, limits and warnings."""
+        problems: builtins.list[FileProblem] = []
+        counts: dict[str, int] = {}
+        dirs: dict[str, str] = {}
+        leftovers: builtins.list[Path] = []
+        notes: builtins.list[Note] = []
+        for scope in self.scopes:
+            store = self._stores[scope]
+            scan = store.scan()
+            problems.extend(scan.problems)
+            counts[scope.value] = len(scan.notes) + scan.over_limit
+            dirs[scope.value] = str(store.path)
+            notes.extend(scan.notes.values())
+            if store.path.is_dir():
+                leftovers.extend(p for p in store.path.iterdir() if TEMP_MARKER in p.name)
+            if scan.over_limit:
+                self._warn(
+                    f"{scope.value} scope: {scan.over_limit} notes above memory.maxNotes "
+                    f"({self.settings.max_notes}) are not loaded"
+                )
+        index = {(n.scope, n.id): n for n in notes}
+        dangling = tuple(
+            (n.id, t) for n in notes for t in n.links if self._resolve_link(t, index).scope is None
+        )
+        return DoctorReport(
+            problems=tuple(problems),
+            dangling=dangling,
+            warnings=tuple(self.warnings),
+            counts=counts,
+            directories=dirs,
+            leftovers=tuple(sorted(leftovers)),
+        )
+
+    def audit_verify(self) -> AuditReport:
+        """Check the audit log's hash chain against its head."""
+        return self._audit.verify()
+
+
+def _display(note: Note) -> str:
+    head = [f"summary: {note.summary}"]
+    if note.type is not None:
+        head.append(f"type: {note.type.value}")
+    head.append(f"tags: {', '.join(note.tags)}")
+    if note.supersedes:
+        head.append(f"supersedes: {', '.join(note.supersedes)}")
+    return "\n".join(head) + "\n\n" + (note.body + "\n" if note.body else "")

@@ -1,0 +1,213 @@
+"""Local lexical similarity between notes, for remember's nearest notes and duplicate flag.
+
+Words are lower-cased, very common English and German words are dropped, and
+CJK runs become overlapping character pairs, so the comparison works without
+spaces between words. Summary and tag terms weigh twice as much as body terms.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memdir.core import Note, Scope
+
+__all__ = [
+    "DUPLICATE_THRESHOLD",
+    "MODES",
+    "Hit",
+    "Neighbour",
+    "nearest_notes",
+    "search_notes",
+    "terms",
+]
+
+#: Cosine similarity at which a new note is flagged as a likely duplicate.
+DUPLICATE_THRESHOLD = 0.8
+_MIN_SCORE = 0.15
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "we",
+        "you",
+        "i",
+        "not",
+        "but",
+        "can",
+        "do",
+        "does",
+        "use",
+        "used",
+        "uses",
+        "der",
+        "die",
+        "das",
+        "und",
+        "ist",
+        "ein",
+        "eine",
+        "nicht",
+        "mit",
+        "von",
+        "zu",
+        "den",
+        "dem",
+        "des",
+        "im",
+        "auf",
+        "für",
+        "es",
+        "wir",
+        "sie",
+        "ich",
+    ]
+)
+
+
+def _word_terms(word: str) -> Iterable[str]:
+    if _CJK.search(word):
+        chars = list(word)
+        if len(chars) == 1:
+            yield chars[0]
+        for a, b in itertools.pairwise(chars):
+            yield a + b
+        return
+    if len(word) > 1 and word not in _STOP:
+        yield word
+
+
+def terms(text: str) -> Counter[str]:
+    """Term counts of a text (lower-cased words, CJK character pairs, no stop words)."""
+    counts: Counter[str] = Counter()
+    for word in _WORD.findall(text.lower()):
+        counts.update(_word_terms(word))
+    return counts
+
+
+def _vector(note: Note) -> Counter[str]:
+    vec = terms(note.body)
+    head = terms(note.summary + " " + " ".join(note.tags))
+    for term, count in head.items():
+        vec[term] += 2 * count
+    return vec
+
+
+def _cosine(a: Counter[str], b: Counter[str]) -> float:
+    if not a or not b:
+        return 0.0
+    dot = sum(count * b[term] for term, count in a.items() if term in b)
+    if not dot:
+        return 0.0
+    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    return dot / norm
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """An existing note close to a given one."""
+
+    note_id: str
+    summary: str
+    scope: Scope | None
+    score: float
+
+
+def nearest_notes(note: Note, candidates: Iterable[Note], limit: int = 3) -> list[Neighbour]:
+    """The `limit` candidates most similar to `note` (itself excluded), best first."""
+    target = _vector(note)
+    scored = []
+    for other in candidates:
+        if other.id == note.id and other.scope == note.scope:
+            continue
+        score = _cosine(target, _vector(other))
+        if score >= _MIN_SCORE:
+            scored.append(Neighbour(other.id, other.summary, other.scope, round(score, 4)))
+    scored.sort(key=lambda n: (-n.score, n.note_id))
+    return scored[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A note matching a search, with the line that matched best."""
+
+    note_id: str
+    score: float
+    snippet: str
+    scope: Scope | None
+    path: str | None
+    summary: str = ""
+
+
+MODES = ("any", "all", "phrase")
+
+
+def _snippet(note: Note, wanted: set[str], width: int = 160) -> str:
+    best, best_score = note.summary, 0
+    for line in note.body.splitlines():
+        score = len(wanted & set(terms(line)))
+        if score > best_score:
+            best, best_score = line.strip(), score
+    return best if len(best) <= width else best[: width - 1] + "…"
+
+
+def search_notes(
+    query: str, notes: Iterable[Note], limit: int = 10, mode: str = "any"
+) -> list[Hit]:
+    """Rank notes against a query: `any` term, `all` terms, or the exact `phrase`."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    q = terms(query)
+    if not q:
+        return []
+    phrase = " ".join(query.casefold().split())
+    hits = []
+    for note in notes:
+        vec = _vector(note)
+        if mode == "all" and not all(t in vec for t in q):
+            continue
+        if mode == "phrase":
+            text = " ".join(f"{note.summary} {note.body}".casefold().split())
+            if phrase not in text:
+                continue
+        score = _cosine(q, vec)
+        if score > 0:
+            path = str(note.path) if note.path else None
+            hits.append(
+                Hit(
+                    note.id, round(score, 4), _snippet(note, set(q)), note.scope, path, note.summary
+                )
+            )
+    hits.sort(key=lambda h: (-h.score, h.note_id))
+    return hits[:limit]

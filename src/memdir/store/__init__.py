@@ -1,0 +1,30 @@
+"""Canonical state: note directories, atomic writes, locks, history, backups, audit log."""
+
+from memdir.store.audit import AuditEntry, AuditLog, AuditReport
+from memdir.store.backups import BackupRecord, Backups
+from memdir.store.history import History, Revision, revision_of
+from memdir.store.lock import DirLock
+from memdir.store.notedir import FileProblem, NoteDirectory, Scan
+from memdir.store.notes import SaveOutcome, ScopeStore, check_secrets
+from memdir.store.project import ensure_project_id, find_project_root, load_project_id
+
+__all__ = [
+    "AuditEntry",
+    "AuditLog",
+    "AuditReport",
+    "BackupRecord",
+    "Backups",
+    "DirLock",
+    "FileProblem",
+    "History",
+    "NoteDirectory",
+    "Revision",
+    "SaveOutcome",
+    "Scan",
+    "ScopeStore",
+    "check_secrets",
+    "ensure_project_id",
+    "find_project_root",
+    "load_project_id",
+    "revision_of",
+]

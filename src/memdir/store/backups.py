@@ -1,0 +1,152 @@
+"""Backups: copies of note versions replaced or removed without the user choosing them.
+
+Each backup is ``$MEMDIR_HOME/memory-backups/<backup-id>.md`` (the exact file
+bytes, readable on its own) plus ``<backup-id>.json`` with the time, reason,
+scope and origin directory. A ``.md`` with no ``.json`` beside it is a backup
+made before reasons existed: it is still listed and restorable.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memdir.core import content_hash, is_valid_id, parse_note
+from memdir.errors import InvalidInput, NotFound, ParseError
+from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably
+from memdir.store.history import revision_of
+
+__all__ = ["BackupRecord", "Backups"]
+
+_BACKUP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+
+@dataclass(frozen=True, slots=True)
+class BackupRecord:
+    """One backup. `reason`, `scope` and `origin` are None for legacy backups."""
+
+    id: str
+    note_id: str | None
+    created_at: int
+    reason: str | None
+    scope: str | None
+    origin: Path | None
+    revision: str
+    note_hash: str | None
+    path: Path
+
+
+class Backups:
+    """The backup folder of one MEMDIR_HOME."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def add(
+        self, note_id: str, data: bytes, *, reason: str, scope: str, origin: Path
+    ) -> BackupRecord:
+        """Copy `data` into the backups with its reason and origin; return the record."""
+        ensure_private_dir(self.root)
+        now = time.time()
+        stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        backup_id = f"{stamp}-{note_id}-{secrets.token_hex(2)}"
+        note_hash = None
+        with contextlib.suppress(ParseError):
+            n = parse_note(data, file_id=note_id)
+            note_hash = content_hash(n.summary, n.tags, n.body, n.type, n.supersedes)
+        record = BackupRecord(
+            id=backup_id,
+            note_id=note_id,
+            created_at=int(now * 1000),
+            reason=reason,
+            scope=scope,
+            origin=origin,
+            revision=revision_of(data),
+            note_hash=note_hash,
+            path=self.root / f"{backup_id}.md",
+        )
+        atomic_write(record.path, data, mode=0o600)
+        meta = {
+            "id": backup_id,
+            "noteId": note_id,
+            "createdAt": record.created_at,
+            "reason": reason,
+            "scope": scope,
+            "origin": str(origin),
+            "revision": record.revision,
+            "hash": note_hash,
+        }
+        atomic_write(self.root / f"{backup_id}.json", json.dumps(meta).encode(), mode=0o600)
+        return record
+
+    def _load(self, md: Path) -> BackupRecord:
+        backup_id = md.name[:-3]
+        data = md.read_bytes()
+        meta: dict[str, object] = {}
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads((self.root / f"{backup_id}.json").read_text("utf-8"))
+            if isinstance(loaded, dict):
+                meta = loaded
+        note_id = meta.get("noteId")
+        if not isinstance(note_id, str):
+            note_id = None
+            with contextlib.suppress(ParseError):
+                note_id = parse_note(data).id
+        created = meta.get("createdAt")
+        origin = meta.get("origin")
+        reason, scope, hash_ = meta.get("reason"), meta.get("scope"), meta.get("hash")
+        return BackupRecord(
+            id=backup_id,
+            note_id=note_id,
+            created_at=created if isinstance(created, int) else md.stat().st_mtime_ns // 10**6,
+            reason=reason if isinstance(reason, str) else None,
+            scope=scope if isinstance(scope, str) else None,
+            origin=Path(origin) if isinstance(origin, str) else None,
+            revision=revision_of(data),
+            note_hash=hash_ if isinstance(hash_, str) else None,
+            path=md,
+        )
+
+    def list(self, limit: int | None = 50) -> builtins.list[BackupRecord]:
+        """Backups, newest first (the latest `limit`; None for all)."""
+        if not self.root.is_dir():
+            return []
+        records = []
+        for md in self.root.glob("*.md"):
+            with contextlib.suppress(OSError):
+                records.append(self._load(md))
+        records.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        return records if limit is None else records[:limit]
+
+    def get(self, backup_id: str) -> tuple[BackupRecord, bytes]:
+        """A backup and its bytes; InvalidInput for a malformed id, NotFound when absent."""
+        if not _BACKUP_ID.fullmatch(backup_id) or ".." in backup_id:
+            raise InvalidInput(f"{backup_id!r} is not a backup id")
+        md = self.root / f"{backup_id}.md"
+        if not md.is_file():
+            raise NotFound(f"no backup {backup_id} (see `memdir backups`)")
+        record = self._load(md)
+        return record, md.read_bytes()
+
+    def purge(self, note_id: str, origin: Path | None = None) -> int:
+        """Delete every backup of `note_id` (from `origin`, when given); return how many."""
+        if not is_valid_id(note_id):
+            raise InvalidInput(f"{note_id!r} is not a note id")
+        removed = 0
+        for record in self.list(limit=None):
+            if record.note_id != note_id:
+                continue
+            if origin is not None and record.origin not in (None, origin):
+                continue
+            remove_durably(record.path)
+            with contextlib.suppress(FileNotFoundError):
+                (self.root / f"{record.id}.json").unlink()
+            removed += 1
+        return removed

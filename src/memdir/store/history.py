@@ -1,0 +1,160 @@
+"""Content-addressed history of every version a note has had on this machine.
+
+Layout under ``$MEMDIR_HOME/memory-history/<scope-key>/``::
+
+    objects/<rev[:2]>/<rev>.md     the exact file bytes; rev = SHA-256 of those bytes
+    log/<note-id>.jsonl            one line per event: {"ts", "event", "rev", "hash"}
+
+Objects are written once (same bytes, same name), so history deduplicates by
+construction. Log lines are appended with one ``O_APPEND`` write; duplicate
+lines from two observers of the same external edit are collapsed on read.
+A revision is named by its full rev or any unique prefix of at least 4 hex digits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.errors import InvalidInput, NotFound
+from memdir.store.atomic import atomic_write, ensure_private_dir
+
+__all__ = ["History", "Revision", "revision_of"]
+
+_MIN_PREFIX = 4
+
+
+def revision_of(data: bytes) -> str:
+    """The revision id of a file's bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One event in a note's history. `rev` is None for a deletion."""
+
+    ts: int
+    event: str
+    rev: str | None
+    hash: str | None
+
+
+class History:
+    """History of one note directory (scope)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _object(self, rev: str) -> Path:
+        return self.root / "objects" / rev[:2] / f"{rev}.md"
+
+    def _log(self, note_id: str) -> Path:
+        return self.root / "log" / f"{note_id}.jsonl"
+
+    def has(self, rev: str) -> bool:
+        """True when the bytes of `rev` are stored."""
+        return self._object(rev).exists()
+
+    def record(
+        self, note_id: str, data: bytes | None, event: str, note_hash: str | None = None
+    ) -> str | None:
+        """Store `data` (None for a deletion) and log the event; return its rev."""
+        rev = None
+        if data is not None:
+            rev = revision_of(data)
+            obj = self._object(rev)
+            if not obj.exists():
+                ensure_private_dir(obj.parent)
+                atomic_write(obj, data, mode=0o600)
+        line = {"ts": int(time.time() * 1000), "event": event, "rev": rev, "hash": note_hash}
+        log = self._log(note_id)
+        ensure_private_dir(log.parent)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, (json.dumps(line, separators=(",", ":")) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return rev
+
+    def observe(self, note_id: str, data: bytes, note_hash: str) -> None:
+        """Record a version seen on disk (an external edit) unless it is already stored."""
+        if not self.has(revision_of(data)):
+            self.record(note_id, data, "observed", note_hash)
+
+    def revisions(self, note_id: str) -> list[Revision]:
+        """Events for a note, oldest first; torn or unreadable lines are skipped."""
+        try:
+            raw = self._log(note_id).read_text("utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        out: list[Revision] = []
+        for line in raw.splitlines():
+            try:
+                doc = json.loads(line)
+                item = Revision(int(doc["ts"]), str(doc["event"]), doc.get("rev"), doc.get("hash"))
+            except (ValueError, KeyError, TypeError):
+                continue
+            if out and out[-1].rev == item.rev and item.event == "observed":
+                continue
+            out.append(item)
+        return out
+
+    def resolve(self, note_id: str, prefix: str) -> str:
+        """The full rev of this note matching `prefix`; NotFound or InvalidInput when ambiguous."""
+        wanted = prefix.strip().lower()
+        if len(wanted) < _MIN_PREFIX or any(c not in "0123456789abcdef" for c in wanted):
+            raise InvalidInput(
+                f"revision must be at least {_MIN_PREFIX} hex digits, got {prefix!r}"
+            )
+        matches = sorted(
+            {r.rev for r in self.revisions(note_id) if r.rev and r.rev.startswith(wanted)}
+        )
+        if not matches:
+            raise NotFound(f"note {note_id} has no revision {prefix}")
+        if len(matches) > 1:
+            raise InvalidInput(
+                f"revision {prefix} is ambiguous for note {note_id}; give more digits"
+            )
+        return matches[0]
+
+    def read(self, rev: str) -> bytes:
+        """The bytes of a stored revision."""
+        try:
+            return self._object(rev).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"revision {rev[:12]} is not stored on this machine") from None
+
+    def purge(self, note_id: str) -> int:
+        """Remove a note's log and every object it names; return the number of objects removed."""
+        removed = 0
+        for rev in {r.rev for r in self.revisions(note_id) if r.rev}:
+            with contextlib.suppress(FileNotFoundError):
+                self._object(rev).unlink()
+                removed += 1
+        with contextlib.suppress(FileNotFoundError):
+            self._log(note_id).unlink()
+        return removed
+
+    def leftovers(self, note_id: str) -> list[Path]:
+        """Stored objects whose bytes still carry this note's id (for purge verification)."""
+        needle = re.compile(rb'"id"\s*:\s*"' + re.escape(note_id.encode()) + rb'"')
+        found = [p for p in [self._log(note_id)] if p.exists()]
+        objects = self.root / "objects"
+        if objects.is_dir():
+            for path in objects.rglob("*.md"):
+                with contextlib.suppress(OSError):
+                    if needle.search(path.read_bytes()[:4096]):
+                        found.append(path)
+        return found
+
+    def destroy(self) -> None:
+        """Remove this scope's whole history (tests and account erase)."""
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,201 @@
+"""One note directory on disk: listing and parsing `<id>.md` files, writing them atomically.
+
+Scans are cheap when nothing changed: parsed notes are cached by (size, mtime,
+inode), so files edited by a person or `git pull` are re-read on the next scan
+and nothing else is. A file that cannot be parsed is reported, never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memdir.core import Note, Scope, is_valid_id, parse_note, render_note
+from memdir.errors import ParseError
+from memdir.store.atomic import TEMP_MARKER, atomic_write, remove_durably
+from memdir.store.history import revision_of
+from memdir.store.lock import DirLock
+
+__all__ = ["FileProblem", "NoteDirectory", "Scan"]
+
+LOCK_NAME = ".memdir.lock"
+_GITIGNORE = (
+    "# written by memdir: its write lock and interrupted temp files\n.memdir.lock\n.*.tmp-*\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FileProblem:
+    """A file in a note directory that memdir skips and reports (doctor)."""
+
+    scope: Scope
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What a directory holds right now."""
+
+    notes: dict[str, Note]
+    problems: tuple[FileProblem, ...]
+    #: Notes not loaded because the directory holds more than `maxNotes` files.
+    over_limit: int = 0
+    #: Revision (SHA-256 of the file bytes) of every loaded note.
+    revisions: dict[str, str] = field(default_factory=dict)
+    #: Ids whose files were (re-)read by this scan: new or edited since the last one.
+    changed: tuple[str, ...] = ()
+
+
+_Stamp = tuple[int, int, int]
+_Parsed = tuple[Note, str] | FileProblem
+
+
+class NoteDirectory:
+    """The `.md` files of one scope; the only code that reads or writes note files."""
+
+    def __init__(self, scope: Scope, path: Path, *, lock_timeout: float, max_notes: int) -> None:
+        self.scope = scope
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self.max_notes = max_notes
+        self._cache: dict[str, tuple[_Stamp, _Parsed]] = {}
+        self._cache_lock = threading.Lock()
+
+    def file_for(self, note_id: str) -> Path:
+        """The path of a note's file (the id must already be validated)."""
+        return self.path / f"{note_id}.md"
+
+    def exists(self) -> bool:
+        """True when the directory exists."""
+        return self.path.is_dir()
+
+    def ensure(self) -> None:
+        """Create the directory, with a .gitignore for the lock and temp files."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        ignore = self.path / ".gitignore"
+        if not ignore.exists():
+            atomic_write(ignore, _GITIGNORE.encode())
+
+    def lock(self) -> DirLock:
+        """The directory's exclusive write lock (creates the directory)."""
+        self.ensure()
+        return DirLock(
+            self.path / LOCK_NAME, timeout=self.lock_timeout, label=f"the {self.scope.value} notes"
+        )
+
+    def _entries(self) -> list[tuple[str, Path, os.stat_result]]:
+        out: list[tuple[str, Path, os.stat_result]] = []
+        try:
+            iterator = os.scandir(self.path)
+        except FileNotFoundError:
+            return out
+        with iterator:
+            for entry in iterator:
+                name = entry.name
+                if name.startswith(".") or not name.endswith(".md") or TEMP_MARKER in name:
+                    continue
+                try:
+                    if not entry.is_file():
+                        continue
+                    st = entry.stat()
+                except OSError:
+                    continue
+                out.append((name, Path(entry.path), st))
+        return out
+
+    def _parse(self, name: str, path: Path, st: os.stat_result) -> _Parsed:
+        stem = name[:-3]
+        if not is_valid_id(stem):
+            return FileProblem(self.scope, path, "file name is not a valid note id")
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return FileProblem(self.scope, path, f"cannot read: {exc.strerror}")
+        try:
+            note = parse_note(data, file_id=stem, mtime_ms=st.st_mtime_ns // 1_000_000)
+        except ParseError as exc:
+            return FileProblem(self.scope, path, str(exc))
+        return note.located(self.scope, path), revision_of(data)
+
+    def scan(self) -> Scan:
+        """Parse every note file, re-reading only files whose stamp changed."""
+        entries = self._entries()
+        over = 0
+        if len(entries) > self.max_notes:
+            # Keep the most recently changed files; the rest is counted, not loaded.
+            entries.sort(key=lambda e: e[2].st_mtime_ns, reverse=True)
+            over = len(entries) - self.max_notes
+            entries = entries[: self.max_notes]
+        notes: dict[str, Note] = {}
+        problems: list[FileProblem] = []
+        revisions: dict[str, str] = {}
+        changed: list[str] = []
+        fresh: dict[str, tuple[_Stamp, _Parsed]] = {}
+        with self._cache_lock:
+            cache = dict(self._cache)
+        for name, path, st in entries:
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+            cached = cache.get(name)
+            item = cached[1] if cached is not None and cached[0] == stamp else None
+            reread = item is None
+            if item is None:
+                item = self._parse(name, path, st)
+            fresh[name] = (stamp, item)
+            if isinstance(item, FileProblem):
+                problems.append(item)
+                continue
+            note, rev = item
+            notes[note.id] = note
+            revisions[note.id] = rev
+            if reread:
+                changed.append(note.id)
+        with self._cache_lock:
+            self._cache = fresh
+        problems.sort(key=lambda p: p.path.name)
+        return Scan(
+            notes=notes,
+            problems=tuple(problems),
+            over_limit=over,
+            revisions=revisions,
+            changed=tuple(changed),
+        )
+
+    def ids_on_disk(self) -> set[str]:
+        """File stems of every `.md` file, parseable or not (for case-collision checks)."""
+        return {name[:-3] for name, _, _ in self._entries()}
+
+    def read_bytes(self, note_id: str) -> bytes | None:
+        """The current bytes of a note's file, or None when it does not exist."""
+        try:
+            return self.file_for(note_id).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def read(self, note_id: str) -> Note | FileProblem | None:
+        """Parse one note file without scanning the directory."""
+        path = self.file_for(note_id)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        item = self._parse(path.name, path, st)
+        return item if isinstance(item, FileProblem) else item[0]
+
+    def write(self, note: Note) -> bytes:
+        """Atomically write a note's file; the caller holds the lock. Returns the bytes."""
+        self.ensure()
+        data = render_note(note)
+        atomic_write(self.file_for(note.id), data)
+        return data
+
+    def write_bytes(self, note_id: str, data: bytes) -> None:
+        """Atomically write exact bytes (restoring a backup); the caller holds the lock."""
+        self.ensure()
+        atomic_write(self.file_for(note_id), data)
+
+    def remove(self, note_id: str) -> bool:
+        """Unlink a note's file durably; the caller holds the lock."""
+        return remove_durably(self.file_for(note_id))

@@ -1,0 +1,219 @@
+"""The write pipeline of one scope: guard, limits, case clashes, atomic write, history, audit.
+
+Every note write in memdir goes through `ScopeStore.save` or `ScopeStore.remove`,
+so the credential guard and the §1.5 limits hold on every write path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.core import Note, Scope, parse_note
+from memdir.errors import Conflict, LimitExceeded, NotFound, ParseError, SecretRefused
+from memdir.guard import describe, scan_fields
+from memdir.store.audit import AuditLog
+from memdir.store.backups import BackupRecord, Backups
+from memdir.store.history import History, revision_of
+from memdir.store.lock import DirLock
+from memdir.store.notedir import FileProblem, NoteDirectory, Scan
+
+__all__ = ["SaveOutcome", "ScopeStore", "check_secrets"]
+
+
+def check_secrets(note: Note) -> None:
+    """Raise SecretRefused when any field of `note` looks like a credential."""
+    fields = {"summary": note.summary, "body": note.body, "tags": " ".join(note.tags)}
+    for key, value in note.extra:
+        fields[f"frontmatter {key}"] = value if isinstance(value, str) else repr(value)
+    found = scan_fields(fields)
+    if found:
+        triples = tuple((f.kind, name, f.line) for name, f in found)
+        raise SecretRefused(describe(found), triples)
+
+
+@dataclass(frozen=True, slots=True)
+class SaveOutcome:
+    """What a save did: the note as written, its revision and the version it replaced."""
+
+    note: Note
+    revision: str
+    previous: Note | None
+
+
+class ScopeStore:
+    """One scope's note directory with its history, sharing backups and the audit log."""
+
+    def __init__(
+        self,
+        directory: NoteDirectory,
+        history: Callable[[], History],
+        backups: Backups,
+        audit: AuditLog,
+        *,
+        max_note_bytes: int,
+    ) -> None:
+        self.directory = directory
+        self._history_factory = history
+        self._history: History | None = None
+        self.backups = backups
+        self.audit = audit
+        self.max_note_bytes = max_note_bytes
+
+    @property
+    def scope(self) -> Scope:
+        """The scope this store holds."""
+        return self.directory.scope
+
+    @property
+    def path(self) -> Path:
+        """The note directory."""
+        return self.directory.path
+
+    @property
+    def history(self) -> History:
+        """This scope's history (created on first use: the project id may be written then)."""
+        if self._history is None:
+            self._history = self._history_factory()
+        return self._history
+
+    def lock(self) -> DirLock:
+        """The directory's write lock."""
+        return self.directory.lock()
+
+    def scan(self) -> Scan:
+        """The directory's notes now; versions edited on disk are recorded in history."""
+        scan = self.directory.scan()
+        for note_id in scan.changed:
+            rev = scan.revisions.get(note_id)
+            if rev is not None and not self.history.has(rev):
+                data = self.directory.read_bytes(note_id)
+                if data is not None and revision_of(data) == rev:
+                    self.history.record(note_id, data, "observed", scan.notes[note_id].hash)
+        return scan
+
+    def get(self, note_id: str) -> Note | None:
+        """A note by id (read directly, so notes beyond maxNotes stay readable)."""
+        item = self.directory.read(note_id)
+        if isinstance(item, FileProblem):
+            raise ParseError(f"{item.path} cannot be parsed: {item.reason} (see `memdir doctor`)")
+        return item
+
+    def _current(self, note_id: str) -> tuple[bytes | None, Note | None]:
+        data = self.directory.read_bytes(note_id)
+        if data is None:
+            return None, None
+        try:
+            note = parse_note(data, file_id=note_id).located(
+                self.scope, self.directory.file_for(note_id)
+            )
+        except ParseError as exc:
+            raise ParseError(
+                f"{self.directory.file_for(note_id)} cannot be parsed ({exc}); memdir will not "
+                "overwrite it — fix or move it by hand (see `memdir doctor`)"
+            ) from None
+        return data, note
+
+    def _check_case(self, note_id: str) -> None:
+        folded = note_id.casefold()
+        for existing in self.directory.ids_on_disk():
+            if existing != note_id and existing.casefold() == folded:
+                raise Conflict(
+                    f"note id {note_id!r} differs only in case from the existing file "
+                    f"{existing}.md; case-insensitive file systems would merge them"
+                )
+
+    def _check_limits(self, note: Note, previous: Note | None, max_notes: int) -> None:
+        size = note.body_bytes
+        if size > self.max_note_bytes and (previous is None or size > previous.body_bytes):
+            raise LimitExceeded(
+                f"note body is {size} bytes; the limit (memory.maxNoteBytes) is "
+                f"{self.max_note_bytes} bytes. Split it into several linked notes."
+            )
+        if previous is None:
+            count = len(self.directory.ids_on_disk())
+            if count >= max_notes:
+                raise LimitExceeded(
+                    f"the {self.scope.value} scope holds {count} notes; the limit "
+                    f"(memory.maxNotes) is {max_notes}. Remove some before adding new ones."
+                )
+
+    def save(
+        self,
+        note: Note,
+        *,
+        event: str = "write",
+        raw: bytes | None = None,
+        expect_revision: str | None = None,
+        backup_reason: str | None = None,
+    ) -> SaveOutcome:
+        """Write `note` (or its exact bytes `raw`) after every check; nothing is written on refusal.
+
+        `expect_revision` ("" for 'must not exist') refuses the write when the file
+        changed since the caller looked. `backup_reason` backs up the replaced version.
+        """
+        check_secrets(note)
+        with self.lock():
+            old_bytes, previous = self._current(note.id)
+            if expect_revision is not None:
+                current = revision_of(old_bytes) if old_bytes is not None else ""
+                if current != expect_revision:
+                    raise Conflict(f"note {note.id} changed since it was read; nothing was written")
+            if previous is None:
+                self._check_case(note.id)
+            self._check_limits(note, previous, self.directory.max_notes)
+            if old_bytes is not None and previous is not None:
+                if not self.history.has(revision_of(old_bytes)):
+                    self.history.record(note.id, old_bytes, "observed", previous.hash)
+                if backup_reason is not None:
+                    self.backup(note.id, old_bytes, backup_reason)
+            if raw is None:
+                data = self.directory.write(note)
+            else:
+                self.directory.write_bytes(note.id, raw)
+                data = raw
+            rev = self.history.record(note.id, data, event, note.hash) or revision_of(data)
+            self.audit.append(
+                "restore" if event == "restore" else "write",
+                scope=self.scope.value,
+                note_id=note.id,
+                revision=rev,
+                note_hash=note.hash,
+            )
+        written = note.located(self.scope, self.directory.file_for(note.id))
+        return SaveOutcome(written, rev, previous)
+
+    def backup(self, note_id: str, data: bytes, reason: str) -> BackupRecord:
+        """Copy a version into the backups and log it."""
+        record = self.backups.add(
+            note_id, data, reason=reason, scope=self.scope.value, origin=self.path
+        )
+        self.audit.append(
+            "backup",
+            scope=self.scope.value,
+            note_id=note_id,
+            revision=record.revision,
+            backup_id=record.id,
+            reason=reason,
+        )
+        return record
+
+    def remove(
+        self, note_id: str, *, backup_reason: str | None, event: str, expect_hash: str | None = None
+    ) -> tuple[Note, BackupRecord | None]:
+        """Delete a note's file, backing it up first when `backup_reason` is given."""
+        with self.lock():
+            old_bytes, previous = self._current(note_id)
+            if old_bytes is None or previous is None:
+                raise NotFound(f"no note {note_id} in the {self.scope.value} scope")
+            if expect_hash is not None and previous.hash != expect_hash:
+                raise Conflict(
+                    f"note {note_id} changed since the plan was made; nothing was removed"
+                )
+            if not self.history.has(revision_of(old_bytes)):
+                self.history.record(note_id, old_bytes, "observed", previous.hash)
+            record = self.backup(note_id, old_bytes, backup_reason) if backup_reason else None
+            self.directory.remove(note_id)
+            self.history.record(note_id, None, event)
+        return previous, record

@@ -1,0 +1,88 @@
+"""Project identity: finding a project's root and its stable id in `.memdir/project.json`.
+
+A git repository takes its root commit hash as id, so every clone agrees; any
+other directory gets a random id. Once written, the id never changes, so a
+renamed or moved folder keeps its sync state and usage statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import subprocess
+import time
+from pathlib import Path
+
+from memdir.errors import InvalidInput
+from memdir.store.atomic import atomic_write
+
+__all__ = ["PROJECT_FILE", "ensure_project_id", "find_project_root", "load_project_id"]
+
+PROJECT_FILE = Path(".memdir") / "project.json"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{7,127}")
+
+
+def find_project_root(start: Path) -> Path:
+    """The nearest ancestor of `start` holding `.memdir/project.json` or `.git`, else `start`."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / PROJECT_FILE).is_file() or (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def _git_root_commit(root: Path) -> str | None:
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-list", "--max-parents=0", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commits = sorted(line.strip() for line in out.stdout.splitlines() if line.strip())
+    if out.returncode != 0 or not commits:
+        return None
+    return commits[0]
+
+
+def load_project_id(root: Path) -> str | None:
+    """The id stored in `<root>/.memdir/project.json`, None when there is none yet."""
+    path = root / PROJECT_FILE
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+        value = doc["id"]
+    except (ValueError, KeyError, TypeError):
+        raise InvalidInput(
+            f"{path} is not a valid project file (expected JSON with an 'id'); "
+            "fix it by hand — memdir does not replace it because the id keeps sync state attached"
+        ) from None
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise InvalidInput(f"{path} holds an invalid project id {value!r}")
+    return value
+
+
+def ensure_project_id(root: Path) -> str:
+    """The project's id, writing `.memdir/project.json` first if it does not exist."""
+    existing = load_project_id(root)
+    if existing is not None:
+        return existing
+    commit = _git_root_commit(root)
+    doc = {
+        "id": commit if commit else secrets.token_hex(16),
+        "source": "git-root-commit" if commit else "random",
+        "createdAt": int(time.time() * 1000),
+    }
+    path = root / PROJECT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps(doc, indent=2) + "\n").encode())
+    return str(doc["id"])
