@@ -1,0 +1,496 @@
+"""Append-only, hash-chained JSON-lines audit log of every write, forget, restore, purge and grant.
+
+Design. ``audit.jsonl`` holds one compact JSON object per line (keys: seq, ts, action, fields,
+prev, hash). ``hash`` is the SHA-256 of the canonical JSON (sorted keys, compact separators,
+``ensure_ascii=False``) of the other five keys; ``prev`` is the previous entry's ``hash`` (64
+zeros first), so an edited, removed, reordered or inserted line breaks the chain. ``audit.head``
+({seq, hash}, replaced atomically after each append) names the newest entry, so a truncated
+tail is detected relative to it. Appends serialise on ``audit.lock`` (``fcntl.flock``). Entries
+hold ids, hashes, counts and short reasons: keys are whitelisted, values are short scalars, and
+``detail`` is free text in which callers must never put note content or secrets.
+
+Crash recovery. An append writes its line with one ``os.write`` (``O_APPEND``), fsyncs, and only
+then replaces the head, so a crash leaves at worst (a) a final fragment without a newline (a
+torn line) that the head does not name, or (b) a last line the head does not name yet. Both are
+harmless: readers ignore a final fragment, and the next append moves it to
+``audit.jsonl.torn-<ts>`` (kept, never deleted) and chains on. Verify reports a fragment only
+through its consequence: a head naming an entry the log lacks (truncation). The head is never
+ahead of the log by construction, so when it is (or disagrees with the log's last entry) the
+next append chains from the head, keeping the damage visible to every later verify.
+
+Limits. Until the head is signed (a later issue overrides ``_sign_head``/``_check_head``), it
+guards against accidents and careless edits, not against someone who rewrites both files and
+recomputes every hash; keeping a reported head elsewhere detects that too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import math
+import os
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeGuard
+
+from memdir.errors import Busy, IntegrityError, InvalidInput
+
+# fmt: off
+__all__ = [
+    "ACTIONS", "CONTENT_FIELDS", "FIELDS", "GENESIS", "MAX_VALUE_CHARS",
+    "AuditEntry", "AuditLog", "AuditReport",
+]
+ACTIONS = frozenset({
+    "write", "delete", "forget", "purge", "restore", "backup", "import", "grant", "revoke",
+    "sync-commit", "merge",
+})
+#: The only keys an entry may carry. ``detail`` is free text: never put content or secrets in it.
+FIELDS = frozenset({
+    "scope", "note_id", "revision", "note_hash", "backup_id", "reason", "origin", "count",
+    "grant_id", "detail",
+})
+# fmt: on
+#: Refused with a pointed message: the audit log never holds note content.
+CONTENT_FIELDS = frozenset({"body", "summary", "content", "text"})
+MAX_VALUE_CHARS = 512
+GENESIS = "0" * 64
+
+_TORN = "audit.jsonl.torn-"
+_ENTRY_KEYS = ("seq", "ts", "action", "fields", "prev", "hash")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+_POLL_SECONDS = 0.02
+_TAIL_CHUNK = 64 * 1024
+
+Fields = Mapping[str, str | int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One line of the log; ``hash`` covers every other attribute."""
+
+    seq: int
+    ts: int
+    action: str
+    fields: Fields
+    prev: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """What ``AuditLog.verify`` found; ``head_seq``/``head_hash`` name the log's last entry."""
+
+    ok: bool
+    entries: int
+    head_seq: int
+    head_hash: str
+    problems: tuple[str, ...]
+
+    def raise_if_failed(self) -> None:
+        """Raise IntegrityError listing the problems, for callers that want an exception."""
+        if not self.ok:
+            raise IntegrityError("audit log failed verification: " + "; ".join(self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    seq: int
+    hash: str
+    sig: str | None = None
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return type(value) is int  # not bool
+
+
+def _canonical(obj: object) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _body(seq: int, ts: int, action: str, fields: Fields, prev: str) -> dict[str, object]:
+    """The hashed part of an entry, keys in storage order."""
+    fields = dict(sorted(fields.items()))
+    return {"seq": seq, "ts": ts, "action": action, "fields": fields, "prev": prev}
+
+
+def _hash(body: dict[str, object]) -> str:
+    return hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def _line(entry: AuditEntry) -> bytes:
+    """The exact bytes an entry is stored as, trailing newline included."""
+    obj = _body(entry.seq, entry.ts, entry.action, entry.fields, entry.prev)
+    obj["hash"] = entry.hash
+    return (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+def _field_problem(key: str, value: object) -> str | None:
+    """Why ``key=value`` may not be in an entry, or None when it may."""
+    if key in CONTENT_FIELDS:
+        return f"field {key!r} refused: audit entries never hold note content"
+    if key not in FIELDS:
+        return f"unknown audit field {key!r} (allowed: {', '.join(sorted(FIELDS))})"
+    if value is None:
+        return None
+    if _is_int(value):
+        ok = _INT_MIN <= value <= _INT_MAX
+        return None if ok else f"field {key!r} is out of the 64-bit integer range"
+    if not isinstance(value, str):
+        return f"field {key!r} must be str, int or None, not {type(value).__name__}"
+    if len(value) > MAX_VALUE_CHARS:
+        return f"field {key!r} is {len(value)} characters long (at most {MAX_VALUE_CHARS})"
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return f"field {key!r} is not encodable as UTF-8"
+    return None
+
+
+def _load_object(raw: bytes, what: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(raw.decode())
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise ValueError(f"{what} is not valid JSON") from exc
+    if not isinstance(obj, dict):
+        raise ValueError(f"{what} is not a JSON object")
+    return obj
+
+
+def _parse_entry(line: bytes) -> AuditEntry:
+    """Parse one stored line (without its newline); ValueError says what is wrong."""
+    obj = _load_object(line, "line")
+    if set(obj) != set(_ENTRY_KEYS):
+        raise ValueError(f"not an audit entry (keys must be {', '.join(_ENTRY_KEYS)})")
+    seq, ts, action, fields, prev, digest = (obj[key] for key in _ENTRY_KEYS)
+    if not _is_int(seq) or seq < 1 or not _is_int(ts) or ts < 0:
+        raise ValueError("seq and ts must be integers, seq from 1 and ts from 0")
+    if action not in ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    if not isinstance(fields, dict):
+        raise ValueError("fields must be an object")
+    for key, value in fields.items():
+        if (problem := _field_problem(key, value)) is not None:
+            raise ValueError(problem)
+    if not all(isinstance(h, str) and _HEX64.fullmatch(h) for h in (prev, digest)):
+        raise ValueError("prev and hash must be 64 lowercase hex digits")
+    return AuditEntry(seq, ts, action, MappingProxyType(dict(sorted(fields.items()))), prev, digest)
+
+
+def _link_problems(entry: AuditEntry, line: bytes, seq: int, prev: str | None) -> list[str]:
+    """What is wrong with ``entry``, stored as ``line``, where ``seq``/``prev`` were due."""
+    problems: list[str] = []
+    if _hash(_body(entry.seq, entry.ts, entry.action, entry.fields, entry.prev)) != entry.hash:
+        problems.append("entry hash does not match its content (edited)")
+    elif _line(entry) != line + b"\n":
+        problems.append("entry is not in canonical form (edited)")
+    if entry.seq > seq:
+        problems.append(f"seq {seq} expected, found {entry.seq} (entries removed)")
+    elif entry.seq < seq:
+        problems.append(f"seq {seq} expected, found {entry.seq} (entries reordered or duplicated)")
+    if prev is not None and entry.prev != prev:
+        problems.append(
+            "prev does not name the hash of the entry before it "
+            "(entries removed, reordered or inserted)"
+        )
+    return problems
+
+
+def _head_payload(seq: int, digest: str) -> bytes:
+    """The bytes a head signature covers."""
+    return _canonical({"seq": seq, "hash": digest})
+
+
+def _head_bytes(head: _Head) -> bytes:
+    obj: dict[str, object] = {"seq": head.seq, "hash": head.hash}
+    if head.sig is not None:
+        obj["sig"] = head.sig
+    return _canonical(obj) + b"\n"
+
+
+def _parse_head(raw: bytes) -> _Head:
+    obj = _load_object(raw, "head file")
+    seq, digest, sig = obj.get("seq"), obj.get("hash"), obj.get("sig")
+    if not _is_int(seq) or seq < 1 or not isinstance(digest, str) or not _HEX64.fullmatch(digest):
+        raise ValueError("head file does not name a valid seq and hash")
+    if sig is not None and not isinstance(sig, str):
+        raise ValueError("head file signature is not a string")
+    head = _Head(seq, digest, sig)
+    if _head_bytes(head) != raw:
+        raise ValueError("head file is not in canonical form")
+    return head
+
+
+def _read_tail(fd: int, size: int) -> tuple[bytes | None, bytes]:
+    """Read back from ``size``: the last complete line (None if none) and the torn fragment."""
+    pos, buf = size, b""
+    while pos > 0:
+        step = min(_TAIL_CHUNK, pos)
+        pos -= step
+        buf = os.pread(fd, step, pos) + buf
+        last_nl = buf.rfind(b"\n")
+        if last_nl >= 0 and (pos == 0 or buf.rfind(b"\n", 0, last_nl) >= 0):
+            return buf[buf.rfind(b"\n", 0, last_nl) + 1 : last_nl], buf[last_nl + 1 :]
+    return None, buf
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (0600, must not exist) holding ``data``, fsynced."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class AuditLog:
+    """The audit log in ``directory`` ($MEMDIR_HOME/audit), created 0700 on the first append."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        lock_timeout: float = 10.0,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        if not 0 <= lock_timeout < math.inf:
+            raise InvalidInput(f"lock_timeout must be a finite number >= 0, not {lock_timeout!r}")
+        self.directory = Path(directory)
+        self.log_path = self.directory / "audit.jsonl"
+        self.head_path = self.directory / "audit.head"
+        self.lock_path = self.directory / "audit.lock"
+        self.lock_timeout = float(lock_timeout)
+        self._clock = clock if clock is not None else lambda: time.time_ns() // 1_000_000
+
+    # -- signing seam: a later issue overrides this pair to sign the head with Ed25519 --------
+
+    def _sign_head(self, payload: bytes) -> str | None:
+        """Signature stored in the head over ``payload``; None writes an unsigned head."""
+        return None
+
+    def _check_head(self, payload: bytes, signature: str | None) -> str | None:
+        """A problem with the head's signature, or None; unsigned heads pass by default."""
+        problem = "head file carries a signature but no key is configured to check it"
+        return None if signature is None else problem
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def append(self, action: str, **fields: str | int | None) -> AuditEntry:
+        """Add one entry under the cross-process lock and return it; durable on return."""
+        if action not in ACTIONS:
+            known = ", ".join(sorted(ACTIONS))
+            raise InvalidInput(f"unknown audit action {action!r} (known: {known})")
+        for key, value in fields.items():
+            if (problem := _field_problem(key, value)) is not None:
+                raise InvalidInput(problem)
+        if not self.directory.is_dir():
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.directory.chmod(0o700)
+        with self._locked(exclusive=True):
+            return self._append_locked(action, dict(sorted(fields.items())))
+
+    def _append_locked(self, action: str, fields: dict[str, str | int | None]) -> AuditEntry:
+        created = not self.log_path.exists()
+        fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        try:
+            if created:
+                _fsync_dir(self.directory)
+            seq, prev = self._tip(self._set_aside_torn(fd))
+            ts = self._clock()
+            if not _is_int(ts) or ts < 0:
+                raise InvalidInput(f"audit clock must return Unix milliseconds, not {ts!r}")
+            digest = _hash(_body(seq + 1, ts, action, fields, prev))
+            entry = AuditEntry(seq + 1, ts, action, MappingProxyType(fields), prev, digest)
+            line = _line(entry)
+            if (written := os.write(fd, line)) != len(line):
+                # What was written is a torn fragment: the next append moves it aside.
+                raise OSError(f"short write to {self.log_path} ({written} of {len(line)} bytes)")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._write_head(entry.seq, entry.hash)
+        return entry
+
+    def _set_aside_torn(self, fd: int) -> bytes | None:
+        """Move a torn final fragment to ``audit.jsonl.torn-<ts>``; return the last full line.
+
+        The copy is durable before the log is truncated: a crash in between leaves two copies.
+        """
+        size = os.fstat(fd).st_size
+        last_line, torn = _read_tail(fd, size)
+        if torn:
+            aside = self.directory / f"{_TORN}{self._clock()}"
+            if aside.exists():
+                aside = aside.with_name(f"{aside.name}-{secrets.token_hex(4)}")
+            _write_new(aside, torn)
+            _fsync_dir(self.directory)
+            os.ftruncate(fd, size - len(torn))
+            os.fsync(fd)
+        return last_line
+
+    def _tip(self, last_line: bytes | None) -> tuple[int, str]:
+        """Seq and hash to chain from: the log's last entry, unless the head names one at or past
+        it (the log lost or rewrote entries); chaining from the head then keeps that visible."""
+        head, _ = self._read_head()
+        log_tip: tuple[int, str] | None = None
+        if last_line is not None:
+            try:
+                last = _parse_entry(last_line)
+            except ValueError as exc:
+                if head is None:
+                    raise IntegrityError(
+                        f"cannot append: the last line of {self.log_path} is not an audit entry "
+                        f"({exc}) and there is no head to chain from; run `memdir audit verify`"
+                    ) from exc
+            else:
+                log_tip = (last.seq, last.hash)
+        if head is not None and (log_tip is None or head.seq >= log_tip[0]):
+            return head.seq, head.hash
+        return log_tip if log_tip is not None else (0, GENESIS)
+
+    def _write_head(self, seq: int, digest: str) -> None:
+        """Replace ``audit.head`` atomically: temp file, fsync, rename, fsync the directory."""
+        head = _Head(seq, digest, self._sign_head(_head_payload(seq, digest)))
+        tmp = self.directory / f".audit.head.tmp-{secrets.token_hex(4)}"
+        try:
+            _write_new(tmp, _head_bytes(head))
+            tmp.replace(self.head_path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        _fsync_dir(self.directory)
+
+    @contextlib.contextmanager
+    def _locked(self, *, exclusive: bool) -> Iterator[None]:
+        """Hold ``audit.lock``; readers share it, and skip it if no append ever made it."""
+        if not exclusive and not self.lock_path.exists():
+            yield  # readers create nothing; once made, the lock file is never removed
+            return
+        deadline = time.monotonic() + self.lock_timeout
+        flags = os.O_RDWR | os.O_CREAT if exclusive else os.O_RDONLY
+        fd = os.open(self.lock_path, flags | os.O_CLOEXEC, 0o600)
+        try:
+            # flock excludes every other open file description, threads of this process too.
+            mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+            while True:
+                with contextlib.suppress(BlockingIOError):
+                    fcntl.flock(fd, mode)
+                    break
+                if time.monotonic() >= deadline:
+                    raise Busy(
+                        f"another memdir process is writing the audit log; gave up after "
+                        f"{self.lock_timeout:g} s (lock file {self.lock_path}). "
+                        "Try again when it has finished."
+                    )
+                time.sleep(_POLL_SECONDS)
+            yield
+        finally:
+            os.close(fd)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _read_head(self) -> tuple[_Head | None, str | None]:
+        """(head, None); (None, None) when there is no head; (None, problem) when unreadable."""
+        try:
+            return _parse_head(self.head_path.read_bytes()), None
+        except FileNotFoundError:
+            return None, None
+        except ValueError as exc:
+            return None, f"{exc} (edited)"
+
+    def _read_log(self) -> bytes | None:
+        try:
+            return self.log_path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def entries(self) -> list[AuditEntry]:
+        """All entries in file order, skipping a torn final fragment; hashes are not checked.
+
+        Raises IntegrityError on a complete line that is not an audit entry."""
+        result: list[AuditEntry] = []
+        for number, line in enumerate((self._read_log() or b"").split(b"\n")[:-1], 1):
+            try:
+                result.append(_parse_entry(line))
+            except ValueError as exc:
+                raise IntegrityError(f"{self.log_path} line {number}: {exc}") from exc
+        return result
+
+    def verify(self) -> AuditReport:
+        """Check every hash and link, and the log against the head; never raises on damage."""
+        with self._locked(exclusive=False):  # a consistent head/log snapshot
+            head, head_problem = self._read_head()
+            raw = self._read_log()
+        lines = (raw or b"").split(b"\n")[:-1]  # drops a torn final fragment
+        problems: list[str] = []
+        by_seq: dict[int, AuditEntry] = {}
+        last: AuditEntry | None = None
+        parsed = 0
+        expected_prev: str | None  # None: unknown after an unparseable line
+        expected_seq, expected_prev = 1, GENESIS
+        for number, line in enumerate(lines, 1):
+            try:
+                entry = _parse_entry(line)
+            except ValueError as exc:
+                problems.append(f"line {number}: {exc} (edited or corrupted)")
+                expected_seq, expected_prev = expected_seq + 1, None
+                continue
+            links = _link_problems(entry, line, expected_seq, expected_prev)
+            problems.extend(f"line {number}: {problem}" for problem in links)
+            expected_seq, expected_prev = entry.seq + 1, entry.hash
+            by_seq.setdefault(entry.seq, entry)
+            parsed, last = parsed + 1, entry
+        if head_problem is not None:
+            problems.append(head_problem)
+        elif head is None and len(lines) > 1:
+            # Only the very first append can crash between writing the log and the head.
+            problems.append(f"head file is missing but the log holds {len(lines)} lines (deleted)")
+        elif head is not None:
+            problems.extend(self._head_problems(head, raw, lines, by_seq))
+        seq, digest = (last.seq, last.hash) if last is not None else (0, GENESIS)
+        return AuditReport(not problems, parsed, seq, digest, tuple(problems))
+
+    def _head_problems(
+        self, head: _Head, raw: bytes | None, lines: list[bytes], by_seq: Mapping[int, AuditEntry]
+    ) -> list[str]:
+        """Compare the log with the head file: truncation, rollback, a rewritten head."""
+        signature_problem = self._check_head(_head_payload(head.seq, head.hash), head.sig)
+        problems = [] if signature_problem is None else [signature_problem]
+        names = f"head file names seq {head.seq}"
+        if raw is None:
+            return [*problems, f"{names} but the log file is missing (deleted)"]
+        if not lines:
+            return [*problems, f"{names} but the log is empty (truncated)"]
+        end = max(by_seq, default=0)
+        match = by_seq.get(head.seq)
+        if match is None and head.seq > end:
+            problems.append(f"{names} but log ends at {end} (truncated)")
+        elif match is None:
+            problems.append(f"{names} but the log has no entry with that seq (removed)")
+        elif match.hash != head.hash:
+            problems.append(
+                f"{names} with hash {head.hash[:12]}..., but entry {head.seq} has hash "
+                f"{match.hash[:12]}... (head edited or entries rewritten)"
+            )
+        if end > head.seq + 1:
+            problems.append(f"{names} but the log runs to {end} (head rolled back or edited)")
+        return problems
