@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from memdir.config import Settings, load_settings
 from memdir.core import (
@@ -19,6 +21,7 @@ from memdir.core import (
     Note,
     NoteType,
     Scope,
+    is_valid_id,
     normalize_tags,
     parse_note,
     parse_scope,
@@ -47,16 +50,29 @@ from memdir.store import (
     History,
     NoteDirectory,
     ScopeStore,
+    check_secrets,
     ensure_project_id,
     revision_of,
 )
-from memdir.store.atomic import TEMP_MARKER
+from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir
 
 __all__ = ["Memory"]
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+class _Fields(NamedTuple):
+    """The fields a `remember` call gives (None: keep the existing note's value)."""
+
+    summary: str
+    body: str | None
+    type: NoteType | None
+    clear_type: bool
+    tags: tuple[str, ...] | None
+    supersedes: tuple[str, ...] | None
+    private: bool | None
 
 
 class Memory:
@@ -69,10 +85,10 @@ class Memory:
     def __init__(self, settings: Settings, *, clock: Callable[[], int] = _now_ms) -> None:
         self.settings = settings
         self._clock = clock
-        home = settings.home
+        self.warnings: builtins.list[str] = list(settings.warnings)
+        home = self._state_home()
         self._backups = Backups(home / "memory-backups")
         self._audit = AuditLog(home / "audit", lock_timeout=settings.lock_timeout)
-        self.warnings: builtins.list[str] = list(settings.warnings)
         self._stores: dict[Scope, ScopeStore] = {}
         if settings.memory_dir is not None and settings.project_root is not None:
             root = settings.project_root
@@ -93,6 +109,33 @@ class Memory:
             self._stores[Scope.USER] = self._make_store(
                 Scope.USER, user_dir, lambda: History(home / "memory-history" / "user")
             )
+
+    def _state_home(self) -> Path:
+        """Where history, backups and the audit log live: $MEMDIR_HOME when it is usable.
+
+        When it cannot be created or written, a project keeps its notes fully usable (§1.2)
+        by keeping that machine-local state in `<project>/.memdir/local/` (git-ignored).
+        """
+        home = self.settings.home
+        root = self.settings.project_root
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+            usable = os.access(home, os.W_OK | os.X_OK)
+            problem = "it is not writable"
+        except OSError as exc:
+            usable, problem = False, exc.strerror or str(exc)
+        if usable or root is None:
+            return home
+        fallback = root / ".memdir" / "local"
+        ensure_private_dir(fallback)
+        ignore = fallback / ".gitignore"
+        if not ignore.exists():
+            atomic_write(ignore, b"# machine-local memdir state, written by memdir\n*\n")
+        self.warnings.append(
+            f"cannot use {home} ({problem}): user notes are unavailable, and this project's "
+            f"history, backups and audit log are kept in {fallback}"
+        )
+        return fallback
 
     def _make_store(self, scope: Scope, path: Path, history: Callable[[], History]) -> ScopeStore:
         directory = NoteDirectory(
@@ -207,6 +250,7 @@ class Memory:
         supersedes, private); pass "" or () to clear. Unknown frontmatter keys are kept.
         """
         note_type = parse_type(type)
+        clear_type = type == ""
         wanted_scope = parse_scope(scope)
         tag_list = normalize_tags(tags) if tags is not None else None
         existing: Note | None = None
@@ -222,32 +266,44 @@ class Memory:
                         raise Conflict(f"note {id} already exists in the {other.value} scope")
         target = wanted_scope or (existing.scope if existing else None) or DEFAULT_SCOPE[note_type]
         store = self._store(target)
+        replaces = None
+        if supersedes is not None:  # a generator must not be consumed twice below
+            replaces = (supersedes,) if isinstance(supersedes, str) else tuple(supersedes)
+        fields = _Fields(summary, body, note_type, clear_type, tag_list, replaces, private)
+        # Validate and guard before taking the lock: the lock creates the directory, and a
+        # refused write must leave nothing behind, not even an empty MEMORY/.
+        check_secrets(self._compose(fields, id or "note", existing, self._clock()))
         with store.lock():
             if id is not None:
                 existing = store.get(id)
             note_id = id or self._new_id(summary, store)
-            now = self._clock()
-            note = Note(
-                id=note_id,
-                summary=summary,
-                body=body if body is not None else (existing.body if existing else ""),
-                type=note_type if note_type is not None or existing is None else existing.type,
-                tags=tag_list if tag_list is not None else (existing.tags if existing else ()),
-                created_at=existing.created_at if existing else now,
-                updated_at=max(now, existing.updated_at + 1) if existing else now,
-                supersedes=tuple(supersedes)
-                if supersedes is not None
-                else (existing.supersedes if existing else ()),
-                private=private
-                if private is not None
-                else (existing.private if existing else False),
-                extra=existing.extra if existing else (),
-            )
+            note = self._compose(fields, note_id, existing, self._clock())
             if existing is not None and existing.same_content(note):
                 data = store.directory.read_bytes(note_id) or b""
                 return self._write_result(existing, False, False, revision_of(data))
             outcome = store.save(note)
         return self._write_result(outcome.note, existing is None, True, outcome.revision)
+
+    @staticmethod
+    def _compose(fields: _Fields, note_id: str, existing: Note | None, now: int) -> Note:
+        """The note `remember` writes: given fields, the rest kept from `existing`."""
+        summary, body, note_type, clear_type, tags, supersedes, private = fields
+        return Note(
+            id=note_id,
+            summary=summary,
+            body=body if body is not None else (existing.body if existing else ""),
+            type=note_type
+            if note_type is not None or clear_type or not existing
+            else existing.type,
+            tags=tags if tags is not None else (existing.tags if existing else ()),
+            created_at=existing.created_at if existing else now,
+            updated_at=max(now, existing.updated_at + 1) if existing else now,
+            supersedes=tuple(supersedes)
+            if supersedes is not None
+            else (existing.supersedes if existing else ()),
+            private=private if private is not None else (existing.private if existing else False),
+            extra=existing.extra if existing else (),
+        )
 
     def _new_id(self, summary: str, store: ScopeStore) -> str:
         from memdir.core import make_id
@@ -347,16 +403,21 @@ class Memory:
         raise NotFound(f"no history for note {id}")
 
     def diff(self, id: str, a: str | None = None, b: str | None = None) -> str:
-        """A unified diff between two revisions (default: the previous and the current)."""
-        entries = [e for e in self.history(id) if e.revision]
-        if not entries:
+        """A unified diff between two revisions (default: `b`'s previous version and `b`).
+
+        `b` defaults to the current version.
+        """
+        revs = [e.revision for e in self.history(id) if e.revision]
+        if not revs:
             raise NotFound(f"no stored versions of note {id}")
         right = self.read(id, b) if b else self._find(id)[1]
         if a:
             left = self.read(id, a)
         else:
             right_rev = revision_of(self._store_bytes(id, b))
-            older = [e.revision for e in entries if e.revision != right_rev]
+            if right_rev in revs:  # the version recorded just before b, not the latest other one
+                revs = revs[: len(revs) - 1 - revs[::-1].index(right_rev)]
+            older = [r for r in revs if r != right_rev]
             if not older:
                 return ""
             left = self.read(id, older[-1])
@@ -478,8 +539,10 @@ class Memory:
     def restore(self, backup_id: str) -> RestoreResult:
         """Put a backup back in the directory it came from, backing up a newer version first."""
         record, data = self._backups.get(backup_id)
+        # A note file may leave its id to the file name; the backup's record keeps that id.
+        file_id = record.note_id if is_valid_id(record.note_id) else None
         try:
-            note = parse_note(data)
+            note = parse_note(data, file_id=file_id)
         except ParseError as exc:
             raise Refused(f"backup {backup_id} cannot be restored: {exc}") from None
         store = self._restore_target(record, note)

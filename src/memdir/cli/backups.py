@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
@@ -36,11 +37,11 @@ def backups(ctx: click.Context, as_json: bool) -> None:
         table.add_column(col, overflow="fold")
     for r in records:
         table.add_row(
-            r.id,
-            r.note_id or "?",
+            escape(r.id),
+            escape(r.note_id or "?"),
             fmt_ms(r.created_at),
-            r.reason or "(legacy)",
-            str(r.origin or "?"),
+            escape(r.reason or "(legacy)"),
+            escape(str(r.origin or "?")),
         )
     console.print(table)
 

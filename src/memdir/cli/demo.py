@@ -81,7 +81,9 @@ def demo(keep: bool, as_json: bool) -> None:
                     f"  {_scope_name(r.note.scope):7} {r.note.id}: {escape(r.note.summary)}"
                 )
         dup = memory.remember(
-            "Pricing cards use fills instead of borders", "Separate cards by fill."
+            "Pricing cards use fills instead of borders",
+            "Cards on the pricing page are separated by fill and whitespace, not by outlines.",
+            tags="design, pricing, ui",
         )
         if not quiet:
             console.print(
@@ -124,7 +126,7 @@ def demo(keep: bool, as_json: bool) -> None:
         except SecretRefused as exc:
             report["secretRefused"] = True
             if not quiet:
-                console.print(f"  refused: {escape(str(exc))}")
+                console.print(f"  {escape(str(exc))}")
 
         _step("5. forget, backup, restore", quiet)
         gone = memory.forget(dup.note.id)

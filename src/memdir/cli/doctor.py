@@ -30,7 +30,7 @@ def doctor(as_json: bool) -> None:
                 f"[red]skipped[/] {escape(str(p.path))}: {escape(p.reason)} (left untouched)"
             )
         for source, target in report.dangling:
-            console.print(f"[yellow]dangling link[/] {source} → [[{target}]]", markup=True)
+            console.print(f"[yellow]dangling link[/] {source} → {escape(f'[[{target}]]')}")
         for leftover in report.leftovers:
             console.print(
                 f"[yellow]interrupted write left[/] {escape(str(leftover))} (safe to delete)"

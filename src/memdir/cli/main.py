@@ -22,6 +22,7 @@ class AppContext:
         self.project = project
         self.home = home
         self._memory: Memory | None = None
+        self._shown = 0
 
     def memory(self) -> Memory:
         """The Memory for this invocation (config errors surface here, before any write)."""
@@ -29,15 +30,22 @@ class AppContext:
             root = self.project.resolve() if self.project else find_project_root(Path.cwd())
             settings = load_settings(home=self.home, project_root=root)
             self._memory = Memory(settings)
-            for warning in self._memory.warnings:
-                err_console.print(f"warning: {warning}", markup=False, style="yellow")
+            self.show_warnings()
         return self._memory
+
+    def show_warnings(self) -> None:
+        """Print warnings not shown yet (some, like notes above maxNotes, arise while working)."""
+        if self._memory is None:
+            return
+        for warning in self._memory.warnings[self._shown :]:
+            err_console.print(f"warning: {warning}", markup=False, style="yellow")
+        self._shown = len(self._memory.warnings)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--project",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="Project directory (default: the project containing the current directory).",
 )
@@ -60,6 +68,7 @@ def main(ctx: click.Context, project: Path | None, home: Path | None) -> None:
     6 busy (another writer holds the lock), 7 verification failed.
     """
     ctx.obj = AppContext(project, home)
+    ctx.call_on_close(ctx.obj.show_warnings)
 
 
 def _register() -> None:

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from memdir.cli.output import console, emit_json, fmt_ms, json_option, run, short
 from memdir.core import Note, NoteType
-from memdir.errors import InvalidInput
+from memdir.errors import EXIT_USAGE, InvalidInput
 from memdir.memory import Memory
 from memdir.results import WriteResult
 
@@ -85,7 +85,7 @@ def _show_write(result: WriteResult) -> None:
         console.print(f"  near: {n.note_id} ({n.score:.2f}) {escape(n.summary)}")
     for target in result.dangling_links:
         console.print(
-            f"  [yellow]link to a note that does not exist yet:[/] [[{target}]]", markup=True
+            f"  [yellow]link to a note that does not exist yet:[/] {escape(f'[[{target}]]')}"
         )
 
 
@@ -153,9 +153,9 @@ def read(note_id: str, revision: str | None, as_json: bool) -> None:
 
 
 @click.command(name="list")
-@click.option("--scope", type=_SCOPES, default=None)
-@click.option("--type", "type_", type=_TYPES, default=None)
-@click.option("--tag", default=None)
+@click.option("--scope", type=_SCOPES, default=None, help="Only notes of this scope.")
+@click.option("--type", "type_", type=_TYPES, default=None, help="Only notes of this type.")
+@click.option("--tag", default=None, help="Only notes carrying this tag (case-insensitive).")
 @json_option
 @run
 def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: bool) -> None:
@@ -171,9 +171,21 @@ def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: b
 
 @click.command()
 @click.argument("query")
-@click.option("--mode", type=click.Choice(["any", "all", "phrase"]), default="any")
-@click.option("--limit", type=click.IntRange(1, 1000), default=10)
-@click.option("--scope", type=_SCOPES, default=None)
+@click.option(
+    "--mode",
+    type=click.Choice(["any", "all", "phrase"]),
+    default="any",
+    show_default=True,
+    help="Match any word, all words, or the exact phrase.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="At most this many notes.",
+)
+@click.option("--scope", type=_SCOPES, default=None, help="Search only this scope.")
 @json_option
 @run
 def search(query: str, mode: str, limit: int, scope: str | None, as_json: bool) -> None:
@@ -254,7 +266,9 @@ def links(note_id: str, as_json: bool) -> None:
 @click.argument("note_id", metavar="ID")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
 @click.option("--purge", is_flag=True, help="Also scrub the note from history and backups.")
-@click.option("--scope", type=_SCOPES, default=None)
+@click.option(
+    "--scope", type=_SCOPES, default=None, help="The note's scope (default: project, then user)."
+)
 @json_option
 @run
 def forget(note_id: str, yes: bool, purge: bool, scope: str | None, as_json: bool) -> None:
@@ -277,9 +291,13 @@ def forget(note_id: str, yes: bool, purge: bool, scope: str | None, as_json: boo
             )
     if not yes:
         if as_json or not sys.stdin.isatty():
-            if as_json:
-                emit_json({"plan": plan, "confirmed": False})
-            raise InvalidInput("forget needs confirmation: run again with --yes")
+            refusal = InvalidInput("forget needs confirmation: run again with --yes")
+            if not as_json:
+                raise refusal
+            # One JSON document: the usual error object, plus the plan it refers to.
+            error = {"type": "InvalidInput", "message": str(refusal), "exitCode": EXIT_USAGE}
+            emit_json({"error": error, "plan": plan, "confirmed": False})
+            sys.exit(EXIT_USAGE)
         if not click.confirm("Forget this note?", default=False):
             console.print("nothing was removed")
             sys.exit(1)

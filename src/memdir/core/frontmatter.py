@@ -15,23 +15,16 @@ a person may pretty-print it and it still parses. Unknown keys are kept in
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
-from memdir.core.note import Note
+from memdir.core.note import FRONTMATTER_KEYS, Note
 from memdir.errors import InvalidInput, ParseError
 
 __all__ = ["KNOWN_KEYS", "parse_note", "render_note"]
 
-KNOWN_KEYS = (
-    "id",
-    "summary",
-    "type",
-    "tags",
-    "supersedes",
-    "private",
-    "createdAt",
-    "updatedAt",
-)
+#: Frontmatter keys memdir reads itself; any other key is kept in `Note.extra`.
+KNOWN_KEYS = FRONTMATTER_KEYS
 _BOM = "\ufeff"
 _FENCE = "---"
 
@@ -68,7 +61,12 @@ def _timestamp(doc: dict[str, Any], key: str, fallback: int) -> int:
     value = doc.get(key)
     if value is None:
         return fallback
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise ParseError(f"frontmatter {key} must be Unix milliseconds, got {value!r}")
     return int(value)
 
@@ -105,6 +103,8 @@ def parse_note(data: bytes, *, file_id: str | None = None, mtime_ms: int = 0) ->
         raise ParseError(
             f"frontmatter is not valid JSON ({exc.msg}, line {exc.lineno + 1})"
         ) from None
+    except RecursionError:
+        raise ParseError("frontmatter JSON is nested too deeply") from None
     if not isinstance(doc, dict):
         raise ParseError("frontmatter must be a JSON object")
     note_id = doc.get("id", file_id)

@@ -17,6 +17,7 @@ from memdir.errors import InvalidInput
 
 __all__ = [
     "DEFAULT_SCOPE",
+    "FRONTMATTER_KEYS",
     "MAX_SUMMARY_CHARS",
     "Note",
     "NoteType",
@@ -28,6 +29,17 @@ __all__ = [
 ]
 
 MAX_SUMMARY_CHARS = 300
+#: Frontmatter keys with a field of their own; `Note.extra` holds every other key.
+FRONTMATTER_KEYS = (
+    "id",
+    "summary",
+    "type",
+    "tags",
+    "supersedes",
+    "private",
+    "createdAt",
+    "updatedAt",
+)
 _NOT_IN_SUMMARY = frozenset({"Cc", "Zl", "Zp"})
 
 
@@ -95,9 +107,20 @@ def normalize_body(body: str) -> str:
     return body.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
 
 
+def _check_encodable(text: str, what: str) -> None:
+    """Refuse lone surrogates: such text cannot be written to a UTF-8 file."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{what} is not valid Unicode text (cannot be stored as UTF-8)"
+        ) from None
+
+
 def _check_summary(summary: object) -> str:
     if not isinstance(summary, str):
         raise InvalidInput("summary must be a string")
+    _check_encodable(summary, "summary")
     text = summary.strip()
     if not text:
         raise InvalidInput("summary is required and must not be blank")
@@ -108,6 +131,29 @@ def _check_summary(summary: object) -> str:
             f"summary is {len(text)} characters long; the limit is {MAX_SUMMARY_CHARS}"
         )
     return text
+
+
+def _check_extra(extra: object) -> tuple[tuple[str, Any], ...]:
+    """Unknown frontmatter keys: unique strings, none a known key, values JSON-serialisable."""
+    try:
+        pairs = tuple((key, value) for key, value in extra)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise InvalidInput("extra must be (key, value) pairs") from None
+    seen: set[str] = set()
+    for key, value in pairs:
+        if not isinstance(key, str) or key in FRONTMATTER_KEYS or key in seen:
+            raise InvalidInput(
+                f"extra frontmatter key {key!r} must be a string, unique, and not one of "
+                + ", ".join(FRONTMATTER_KEYS)
+            )
+        seen.add(key)
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError, RecursionError):
+            raise InvalidInput(
+                f"extra frontmatter key {key!r} has a value JSON cannot hold"
+            ) from None
+    return pairs
 
 
 def content_hash(
@@ -156,11 +202,13 @@ class Note:
             raise InvalidInput("body must be a string")
         if "\x00" in self.body:
             raise InvalidInput("body must not contain NUL characters")
+        _check_encodable(self.body, "body")
         object.__setattr__(self, "body", normalize_body(self.body))
         object.__setattr__(self, "type", parse_type(self.type))
         object.__setattr__(self, "tags", normalize_tags(self.tags))
         sup = tuple(dict.fromkeys(validate_id(s) for s in self.supersedes))
         object.__setattr__(self, "supersedes", sup)
+        object.__setattr__(self, "extra", _check_extra(self.extra))
         for name in ("created_at", "updated_at"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

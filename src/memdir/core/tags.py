@@ -30,8 +30,14 @@ def normalize_tags(tags: str | Iterable[str] | None) -> tuple[str, ...]:
             tag = part.strip()
             if not tag:
                 continue
-            if "\x00" in tag or any(ord(c) < 32 for c in tag):
+            if "\x00" in tag or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in tag):
                 raise InvalidInput("tags must not contain control characters")
+            try:
+                tag.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInput(
+                    "tag is not valid Unicode text (cannot be stored as UTF-8)"
+                ) from None
             if len(tag) > MAX_TAG_LENGTH:
                 raise InvalidInput(
                     f"tag is {len(tag)} characters long; the limit is {MAX_TAG_LENGTH}"

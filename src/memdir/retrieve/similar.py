@@ -116,22 +116,40 @@ def terms(text: str) -> Counter[str]:
     return counts
 
 
-def _vector(note: Note) -> Counter[str]:
+_Vector = tuple[Counter[str], float]
+_CACHE_LIMIT = 50_000
+_cache: dict[tuple[str, tuple[str, ...], str], _Vector] = {}
+
+
+def _weigh(counts: Counter[str]) -> _Vector:
+    return counts, math.sqrt(sum(v * v for v in counts.values()))
+
+
+def _vector(note: Note) -> _Vector:
+    # Loaded notes are reused across scans, so their strings keep cached hashes:
+    # the lookup is cheap and unchanged notes are never re-tokenised.
+    key = (note.summary, note.tags, note.body)
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
     vec = terms(note.body)
     head = terms(note.summary + " " + " ".join(note.tags))
     for term, count in head.items():
         vec[term] += 2 * count
-    return vec
+    if len(_cache) >= _CACHE_LIMIT:
+        _cache.clear()
+    result = _cache[key] = _weigh(vec)
+    return result
 
 
-def _cosine(a: Counter[str], b: Counter[str]) -> float:
-    if not a or not b:
+def _cosine(a: _Vector, b: _Vector) -> float:
+    (ca, na), (cb, nb) = a, b
+    if not na or not nb:
         return 0.0
-    dot = sum(count * b[term] for term, count in a.items() if term in b)
-    if not dot:
-        return 0.0
-    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
-    return dot / norm
+    if len(ca) > len(cb):
+        ca, cb = cb, ca
+    dot = sum(count * cb[term] for term, count in ca.items() if term in cb)
+    return dot / (na * nb) if dot else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,16 +210,17 @@ def search_notes(
     if not q:
         return []
     phrase = " ".join(query.casefold().split())
+    weighed = _weigh(q)
     hits = []
     for note in notes:
         vec = _vector(note)
-        if mode == "all" and not all(t in vec for t in q):
+        if mode == "all" and not all(t in vec[0] for t in q):
             continue
         if mode == "phrase":
             text = " ".join(f"{note.summary} {note.body}".casefold().split())
             if phrase not in text:
                 continue
-        score = _cosine(q, vec)
+        score = _cosine(weighed, vec)
         if score > 0:
             path = str(note.path) if note.path else None
             hits.append(

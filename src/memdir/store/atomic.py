@@ -5,9 +5,17 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
 
-__all__ = ["TEMP_MARKER", "atomic_write", "ensure_private_dir", "fsync_dir", "remove_durably"]
+__all__ = [
+    "TEMP_MARKER",
+    "atomic_create",
+    "atomic_write",
+    "ensure_private_dir",
+    "fsync_dir",
+    "remove_durably",
+]
 
 #: Temp files carry this marker so scans skip them and a crash leaves them recognisable.
 TEMP_MARKER = ".tmp-"
@@ -23,8 +31,19 @@ def fsync_dir(directory: Path) -> None:
 
 
 def ensure_private_dir(directory: Path) -> Path:
-    """Create `directory` (and parents) readable by this user only; return it."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create `directory` (and missing parents) readable by this user only; return it.
+
+    Existing directories keep their mode. (`mkdir(parents=True)` would create the
+    parents with the default mode, so they are created one by one here.)
+    """
+    missing: list[Path] = []
+    parent = directory.parent
+    while parent != parent.parent and not parent.is_dir():
+        missing.append(parent)
+        parent = parent.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
+    directory.mkdir(mode=0o700, exist_ok=True)
     return directory
 
 
@@ -32,12 +51,20 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o666) -> None:
     """Replace `path` with `data` so that a crash leaves either the old or the new file.
 
     `mode` is filtered by the umask like any new file; pass 0o600 for private state.
+    A replaced file keeps its permissions (narrowed to `mode`): a note a person made
+    private with chmod stays private when memdir rewrites it.
     """
     directory = path.parent
+    try:
+        keep: int | None = stat.S_IMODE(path.stat().st_mode) & mode
+    except FileNotFoundError:
+        keep = None
     tmp = directory / f".{path.name}{TEMP_MARKER}{secrets.token_hex(4)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
+            if keep is not None:
+                os.fchmod(fd, keep)
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
@@ -51,6 +78,48 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o666) -> None:
             tmp.unlink()
         raise
     fsync_dir(directory)
+
+
+def atomic_create(path: Path, data: bytes, *, mode: int = 0o666) -> bool:
+    """Create `path` holding `data` unless it exists; False (nothing written) when it does.
+
+    Of several processes racing to create the same file exactly one wins, and a crash
+    leaves either no file or the whole file: the data is written to a temp file and
+    hard-linked into place, which fails if the name is taken.
+    """
+    directory = path.parent
+    tmp = directory / f".{path.name}{TEMP_MARKER}{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:
+            # No hard links on this file system: exclusive create, written in place.
+            try:
+                out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            except FileExistsError:
+                return False
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(out, view) :]
+                os.fsync(out)
+            finally:
+                os.close(out)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    fsync_dir(directory)
+    return True
 
 
 def remove_durably(path: Path) -> bool:

@@ -53,6 +53,8 @@ class Backups:
         self, note_id: str, data: bytes, *, reason: str, scope: str, origin: Path
     ) -> BackupRecord:
         """Copy `data` into the backups with its reason and origin; return the record."""
+        if not is_valid_id(note_id):
+            raise InvalidInput(f"{note_id!r} is not a note id")
         ensure_private_dir(self.root)
         now = time.time()
         stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%S%fZ")

@@ -29,6 +29,7 @@ from memdir.store.atomic import atomic_write, ensure_private_dir
 __all__ = ["History", "Revision", "revision_of"]
 
 _MIN_PREFIX = 4
+_REV = re.compile(r"[0-9a-f]{64}")
 
 
 def revision_of(data: bytes) -> str:
@@ -76,9 +77,14 @@ class History:
         line = {"ts": int(time.time() * 1000), "event": event, "rev": rev, "hash": note_hash}
         log = self._log(note_id)
         ensure_private_dir(log.parent)
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        entry = (json.dumps(line, separators=(",", ":")) + "\n").encode()
+        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            os.write(fd, (json.dumps(line, separators=(",", ":")) + "\n").encode())
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                # A crash tore the last line: start on a fresh line so this one stays readable.
+                entry = b"\n" + entry
+            os.write(fd, entry)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -100,8 +106,10 @@ class History:
             try:
                 doc = json.loads(line)
                 item = Revision(int(doc["ts"]), str(doc["event"]), doc.get("rev"), doc.get("hash"))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 continue
+            if item.rev is not None and not _REV.fullmatch(str(item.rev)):
+                continue  # not a revision this module wrote: never used as a path
             if out and out[-1].rev == item.rev and item.event == "observed":
                 continue
             out.append(item)

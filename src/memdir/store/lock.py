@@ -22,6 +22,16 @@ _held: dict[str, tuple[int, int, int]] = {}  # realpath -> (fd, depth, owner thr
 _registry_lock = threading.Lock()
 
 
+def _forget_inherited_locks() -> None:
+    """In a forked child: the parent's locks are not ours (the forking thread's id lives on)."""
+    global _registry_lock
+    _registry_lock = threading.Lock()
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited_locks)
+
+
 class DirLock:
     """`with DirLock(path, timeout, label):` holds an exclusive lock on `path`."""
 

@@ -3,12 +3,19 @@
 Scans are cheap when nothing changed: parsed notes are cached by (size, mtime,
 inode), so files edited by a person or `git pull` are re-read on the next scan
 and nothing else is. A file that cannot be parsed is reported, never touched.
+
+File systems store coarse timestamps (a clock tick, a second, two on FAT), so an
+edit made just after a file was read can leave its stamp unchanged. As git does
+with "racily clean" files, a stamp is trusted only once the file's mtime is
+older than the scan by more than that granularity; until then the bytes are
+re-read and compared by revision (cheap: no parse when they are the same).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +58,10 @@ class Scan:
 
 _Stamp = tuple[int, int, int]
 _Parsed = tuple[Note, str] | FileProblem
+#: (stamp, parsed, revision of the bytes read or None, stamp trusted)
+_Cached = tuple[_Stamp, _Parsed, str | None, bool]
+#: Coarsest file system timestamp granularity allowed for (FAT: 2 s).
+_RACY_NS = 2_000_000_000
 
 
 class NoteDirectory:
@@ -61,7 +72,7 @@ class NoteDirectory:
         self.path = path
         self.lock_timeout = lock_timeout
         self.max_notes = max_notes
-        self._cache: dict[str, tuple[_Stamp, _Parsed]] = {}
+        self._cache: dict[str, _Cached] = {}
         self._cache_lock = threading.Lock()
 
     def file_for(self, note_id: str) -> Path:
@@ -86,8 +97,12 @@ class NoteDirectory:
             self.path / LOCK_NAME, timeout=self.lock_timeout, label=f"the {self.scope.value} notes"
         )
 
-    def _entries(self) -> list[tuple[str, Path, os.stat_result]]:
-        out: list[tuple[str, Path, os.stat_result]] = []
+    @staticmethod
+    def _is_note_name(name: str) -> bool:
+        return not name.startswith(".") and name.endswith(".md") and TEMP_MARKER not in name
+
+    def _entries(self) -> list[tuple[str, os.stat_result]]:
+        out: list[tuple[str, os.stat_result]] = []
         try:
             iterator = os.scandir(self.path)
         except FileNotFoundError:
@@ -95,7 +110,7 @@ class NoteDirectory:
         with iterator:
             for entry in iterator:
                 name = entry.name
-                if name.startswith(".") or not name.endswith(".md") or TEMP_MARKER in name:
+                if not self._is_note_name(name):
                     continue
                 try:
                     if not entry.is_file():
@@ -103,22 +118,33 @@ class NoteDirectory:
                     st = entry.stat()
                 except OSError:
                     continue
-                out.append((name, Path(entry.path), st))
+                out.append((name, st))
         return out
 
-    def _parse(self, name: str, path: Path, st: os.stat_result) -> _Parsed:
+    def _parse(
+        self, name: str, path: Path, st: os.stat_result, known: _Cached | None = None
+    ) -> tuple[_Parsed, str | None] | None:
+        """(parsed note or problem, revision of the bytes read); None when the file is gone.
+
+        When `known` holds the same revision, its parse is reused.
+        """
         stem = name[:-3]
         if not is_valid_id(stem):
-            return FileProblem(self.scope, path, "file name is not a valid note id")
+            return FileProblem(self.scope, path, "file name is not a valid note id"), None
         try:
             data = path.read_bytes()
+        except FileNotFoundError:
+            return None  # removed since it was listed: not a problem
         except OSError as exc:
-            return FileProblem(self.scope, path, f"cannot read: {exc.strerror}")
+            return FileProblem(self.scope, path, f"cannot read: {exc.strerror}"), None
+        rev = revision_of(data)
+        if known is not None and known[2] == rev:
+            return known[1], rev
         try:
             note = parse_note(data, file_id=stem, mtime_ms=st.st_mtime_ns // 1_000_000)
         except ParseError as exc:
-            return FileProblem(self.scope, path, str(exc))
-        return note.located(self.scope, path), revision_of(data)
+            return FileProblem(self.scope, path, str(exc)), rev
+        return (note.located(self.scope, path), rev), rev
 
     def scan(self) -> Scan:
         """Parse every note file, re-reading only files whose stamp changed."""
@@ -126,24 +152,31 @@ class NoteDirectory:
         over = 0
         if len(entries) > self.max_notes:
             # Keep the most recently changed files; the rest is counted, not loaded.
-            entries.sort(key=lambda e: e[2].st_mtime_ns, reverse=True)
+            entries.sort(key=lambda e: e[1].st_mtime_ns, reverse=True)
             over = len(entries) - self.max_notes
             entries = entries[: self.max_notes]
         notes: dict[str, Note] = {}
         problems: list[FileProblem] = []
         revisions: dict[str, str] = {}
         changed: list[str] = []
-        fresh: dict[str, tuple[_Stamp, _Parsed]] = {}
+        fresh: dict[str, _Cached] = {}
         with self._cache_lock:
             cache = dict(self._cache)
-        for name, path, st in entries:
+        now = time.time_ns()
+        for name, st in entries:
             stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
             cached = cache.get(name)
-            item = cached[1] if cached is not None and cached[0] == stamp else None
-            reread = item is None
-            if item is None:
-                item = self._parse(name, path, st)
-            fresh[name] = (stamp, item)
+            if cached is not None and cached[0] != stamp:
+                cached = None
+            if cached is not None and cached[3]:
+                item, data_rev, reread = cached[1], cached[2], False
+            else:
+                parsed = self._parse(name, self.path / name, st, cached)
+                if parsed is None:
+                    continue
+                item, data_rev = parsed
+                reread = cached is None or cached[2] is None or cached[2] != data_rev
+            fresh[name] = (stamp, item, data_rev, now - st.st_mtime_ns > _RACY_NS)
             if isinstance(item, FileProblem):
                 problems.append(item)
                 continue
@@ -165,7 +198,13 @@ class NoteDirectory:
 
     def ids_on_disk(self) -> set[str]:
         """File stems of every `.md` file, parseable or not (for case-collision checks)."""
-        return {name[:-3] for name, _, _ in self._entries()}
+        try:
+            iterator = os.scandir(self.path)
+        except FileNotFoundError:
+            return set()
+        with iterator:
+            # is_file() uses the directory entry's type: no stat per file.
+            return {e.name[:-3] for e in iterator if self._is_note_name(e.name) and e.is_file()}
 
     def read_bytes(self, note_id: str) -> bytes | None:
         """The current bytes of a note's file, or None when it does not exist."""
@@ -181,7 +220,10 @@ class NoteDirectory:
             st = path.stat()
         except FileNotFoundError:
             return None
-        item = self._parse(path.name, path, st)
+        parsed = self._parse(path.name, path, st)
+        if parsed is None:
+            return None
+        item = parsed[0]
         return item if isinstance(item, FileProblem) else item[0]
 
     def write(self, note: Note) -> bytes:

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core import Note, Scope, parse_note
-from memdir.errors import Conflict, LimitExceeded, NotFound, ParseError, SecretRefused
+from memdir.errors import (
+    Conflict,
+    InvalidInput,
+    LimitExceeded,
+    NotFound,
+    ParseError,
+    SecretRefused,
+)
 from memdir.guard import describe, scan_fields
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
@@ -85,12 +92,20 @@ class ScopeStore:
     def scan(self) -> Scan:
         """The directory's notes now; versions edited on disk are recorded in history."""
         scan = self.directory.scan()
+        if not scan.changed:
+            return scan
+        try:
+            history = self.history
+        except InvalidInput:
+            # A damaged project file: reading goes on, writing refuses (see save), and
+            # the version on disk is recorded by the next write once it is fixed.
+            return scan
         for note_id in scan.changed:
             rev = scan.revisions.get(note_id)
-            if rev is not None and not self.history.has(rev):
+            if rev is not None and not history.has(rev):
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
-                    self.history.record(note_id, data, "observed", scan.notes[note_id].hash)
+                    history.record(note_id, data, "observed", scan.notes[note_id].hash)
         return scan
 
     def get(self, note_id: str) -> Note | None:
@@ -155,6 +170,9 @@ class ScopeStore:
         """
         check_secrets(note)
         with self.lock():
+            # Open the history first: it can refuse (a damaged project file), and then
+            # nothing may have been written yet.
+            history = self.history
             old_bytes, previous = self._current(note.id)
             if expect_revision is not None:
                 current = revision_of(old_bytes) if old_bytes is not None else ""
@@ -164,8 +182,8 @@ class ScopeStore:
                 self._check_case(note.id)
             self._check_limits(note, previous, self.directory.max_notes)
             if old_bytes is not None and previous is not None:
-                if not self.history.has(revision_of(old_bytes)):
-                    self.history.record(note.id, old_bytes, "observed", previous.hash)
+                if not history.has(revision_of(old_bytes)):
+                    history.record(note.id, old_bytes, "observed", previous.hash)
                 if backup_reason is not None:
                     self.backup(note.id, old_bytes, backup_reason)
             if raw is None:
@@ -173,7 +191,7 @@ class ScopeStore:
             else:
                 self.directory.write_bytes(note.id, raw)
                 data = raw
-            rev = self.history.record(note.id, data, event, note.hash) or revision_of(data)
+            rev = history.record(note.id, data, event, note.hash) or revision_of(data)
             self.audit.append(
                 "restore" if event == "restore" else "write",
                 scope=self.scope.value,
@@ -204,6 +222,7 @@ class ScopeStore:
     ) -> tuple[Note, BackupRecord | None]:
         """Delete a note's file, backing it up first when `backup_reason` is given."""
         with self.lock():
+            history = self.history  # may refuse: before anything is removed
             old_bytes, previous = self._current(note_id)
             if old_bytes is None or previous is None:
                 raise NotFound(f"no note {note_id} in the {self.scope.value} scope")
@@ -211,9 +230,9 @@ class ScopeStore:
                 raise Conflict(
                     f"note {note_id} changed since the plan was made; nothing was removed"
                 )
-            if not self.history.has(revision_of(old_bytes)):
-                self.history.record(note_id, old_bytes, "observed", previous.hash)
+            if not history.has(revision_of(old_bytes)):
+                history.record(note_id, old_bytes, "observed", previous.hash)
             record = self.backup(note_id, old_bytes, backup_reason) if backup_reason else None
             self.directory.remove(note_id)
-            self.history.record(note_id, None, event)
+            history.record(note_id, None, event)
         return previous, record

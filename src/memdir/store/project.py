@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from memdir.errors import InvalidInput
-from memdir.store.atomic import atomic_write
+from memdir.store.atomic import atomic_create
 
 __all__ = ["PROJECT_FILE", "ensure_project_id", "find_project_root", "load_project_id"]
 
@@ -72,7 +72,11 @@ def load_project_id(root: Path) -> str | None:
 
 
 def ensure_project_id(root: Path) -> str:
-    """The project's id, writing `.memdir/project.json` first if it does not exist."""
+    """The project's id, writing `.memdir/project.json` first if it does not exist.
+
+    Two processes opening a new project at once agree: the file is created
+    exclusively, and the one that loses the race reads the winner's id.
+    """
     existing = load_project_id(root)
     if existing is not None:
         return existing
@@ -84,5 +88,9 @@ def ensure_project_id(root: Path) -> str:
     }
     path = root / PROJECT_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, (json.dumps(doc, indent=2) + "\n").encode())
-    return str(doc["id"])
+    if atomic_create(path, (json.dumps(doc, indent=2) + "\n").encode()):
+        return str(doc["id"])
+    winner = load_project_id(root)
+    if winner is None:
+        raise InvalidInput(f"{path} vanished while it was being created; try again")
+    return winner

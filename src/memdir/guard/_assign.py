@@ -1,0 +1,223 @@
+"""Secrets assigned to secret-sounding names in config, code and EN/DE/ZH prose."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ._hit import PRIO_ASSIGN, Hit
+from ._names import KeyClass, classify_key
+from ._values import looks_random, password_like, plausible_password
+
+__all__ = ["assignment_hits"]
+
+# Searched in a lower-cased copy: a case-insensitive alternation is several times slower.
+_KEYWORD_RE = re.compile(
+    r"passwor[dt]|passwd|passphrase|passcode|kennwort|pwd|pass|pw|secret|token|bearer"
+    r"|credentials?|creds|auth|key|schl(?:ü|ue)ssel"
+    r"|密码|密碼|口令|密钥|密鑰|秘钥|私钥|令牌"
+)
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZÜ", "abcdefghijklmnopqrstuvwxyzü")
+
+
+def _fold(text: str) -> str:
+    folded = text.lower()
+    # lower() keeps offsets only if no character expanded (e.g. "İ" becomes two).
+    return folded if len(folded) == len(text) else text.translate(_ASCII_FOLD)
+
+
+_CJK_FIRST = frozenset("密口秘私令")
+
+_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-äöüÄÖÜß")
+_IDENT_RUN_RE = re.compile(r"[A-Za-z0-9_.\-äöüÄÖÜß]+")
+# Longer runs are not names someone gave a secret; bounding the walk keeps scans linear.
+_MAX_IDENT = 64
+
+_PREV_WORD_RE = re.compile(r"([A-Za-z]{2,20})[ \t]+$")
+
+_SEP_RE = re.compile(
+    r"""
+    [\"'\]*_]{0,3}[ \t]{0,16}
+    (?:
+        (?P<typed>:[ \t]{0,4}[A-Za-z_&][\w.\[\]|<>]{0,40}[ \t]{0,4}=(?!=)(?=[ \t]*[\"'`]))
+      | (?P<op>===|==|:=|=>|=|：|＝|:(?!//))
+      | (?P<prose>(?:is|was|ist|lautet|war|are|sind)(?:[ \t]+(?:now|jetzt|nun))?
+            (?:[ \t]{0,4}[:：=])?)(?=[ \t])
+      | (?P<cjk>是|为|為)[ \t]{0,4}[:：]?
+    )
+    [ \t]{0,8}[*_]{0,2}[ \t]{0,4}
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_FLAG_SEP_RE = re.compile(r"(?:[ \t]{1,4}|=)")
+_XML_SEP_RE = re.compile(r">")
+
+_VALUE_RE = re.compile(
+    r"\"(?P<dq>[^\"\n]{0,512})\""
+    r"|'(?P<sq>[^'\n]{0,512})'"
+    r"|`(?P<bq>[^`\n]{0,512})`"
+    r"|[“„](?P<cq>[^”“\n]{0,512})[”“]"
+    r"|「(?P<jq>[^」\n]{0,512})」"
+    r"|(?P<bare>[^\s\"'`,;&<>\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]{1,256})"
+)
+_QUOTED_GROUPS = ("dq", "sq", "bq", "cq", "jq")
+_TRAILING = ".,:;)]}>?"
+_TAIL_END_RE = re.compile(r"[ \t]*(?:$|[#,;}\])]|//|<!--)", re.MULTILINE)
+
+_CHAINED_RE = re.compile(r"[ \t]*=(?!=)")
+
+_MARKER_RE = re.compile(r"\[REDACTED:[^\]\n]{0,80}\]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Value:
+    start: int
+    end: int
+    text: str
+    quoted: bool
+
+
+def _identifier(text: str, start: int, end: int) -> tuple[int, int] | None:
+    lo = start
+    while lo > 0 and text[lo - 1] in _IDENT_CHARS:
+        lo -= 1
+        if start - lo > _MAX_IDENT:
+            return None
+    run = _IDENT_RUN_RE.match(text, end)
+    hi = run.end() if run else end
+    if hi - end > _MAX_IDENT:
+        return None
+    while hi > lo and text[hi - 1] in ".-":
+        hi -= 1
+    return lo, hi
+
+
+def _in_colon_path(text: str, lo: int) -> bool:
+    if lo == 0 or text[lo - 1] != ":":
+        return False
+    start = max(0, lo - _MAX_IDENT)
+    head = text[start:lo]
+    cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return head[cut + 1 :].count(":") >= 2
+
+
+def _read_value(text: str, pos: int) -> _Value | None:
+    m = _VALUE_RE.match(text, pos)
+    if m is None:
+        return None
+    for group in _QUOTED_GROUPS:
+        if m.group(group) is not None:
+            return _Value(m.start(group), m.end(group), m.group(group), True)
+    raw = m.group("bare")
+    value = raw.rstrip(_TRAILING)
+    if not value:
+        return None
+    return _Value(m.start("bare"), m.start("bare") + len(value), value, False)
+
+
+def _name_for(text: str, lo: int, hi: int) -> str:
+    name = text[lo:hi]
+    # Prose names span two words ("API key", "client secret", "hashed password").
+    if all(c.isalpha() for c in name):
+        prev = _PREV_WORD_RE.search(text, max(0, lo - 24), lo)
+        if prev is not None:
+            return f"{prev.group(1)} {name}"
+    return name
+
+
+def _judge(key: KeyClass, value: _Value, structured: bool) -> bool:
+    if not key.is_password:
+        return looks_random(value.text)
+    if structured:
+        return plausible_password(value.text, phrase=key.phrase)
+    return password_like(value.text)
+
+
+def _separator(text: str, lo: int, hi: int) -> tuple[int, bool] | None:
+    """Return where the value starts and whether the syntax is config/code (not prose)."""
+    if (lo >= 2 and text[lo - 2 : lo] == "--") or text.startswith("--", lo):
+        # "--password=x" is config-like; "--password x" could be prose about the option
+        # ("the --password option"), so it is judged like prose.
+        flag = _FLAG_SEP_RE.match(text, hi)
+        return (flag.end(), flag.group() == "=") if flag else None
+    if lo >= 1 and text[lo - 1] == "<":
+        xml = _XML_SEP_RE.match(text, hi)
+        return (xml.end(), True) if xml else None
+    m = _SEP_RE.match(text, hi)
+    if m is None:
+        return None
+    op = m.group("op")
+    if op == "=" and _after_comma(text, lo):
+        return None  # tuple unpacking: "username, password = parts"
+    structured = m.group("typed") is not None or (op is not None and op not in ":：")
+    return m.end(), structured
+
+
+def _after_comma(text: str, lo: int) -> bool:
+    i = lo - 1
+    while i >= 0 and lo - i < 16 and text[i] in " \t":
+        i -= 1
+    return i >= 0 and text[i] == ","
+
+
+def _one(text: str, lo: int, hi: int, name: str) -> tuple[Hit | None, int]:
+    """Judge one secret-sounding name; also return how far the scan may skip ahead."""
+    key = classify_key(name)
+    if key is None:
+        return None, hi
+    sep = _separator(text, lo, hi)
+    if sep is None:
+        return None, hi
+    pos, structured = sep
+    value = _read_value(text, pos)
+    if value is None:
+        return None, hi
+    if not value.quoted and _CHAINED_RE.match(text, value.end):
+        return None, hi  # "user = passwd = acct = ''": the value is another variable
+    if value.quoted:
+        structured = True
+    elif not structured:
+        colon = text[hi:pos].strip(" \t\"'*_]") in (":", "：")
+        structured = colon and _TAIL_END_RE.match(text, value.end) is not None
+    if not _judge(key, value, structured):
+        # A bare value cannot hold another assignment worth finding ("password=password=..."
+        # would otherwise be re-read from every repetition), a quoted one might.
+        return None, (hi if value.quoted else value.end)
+    return Hit(value.start, value.end, key.kind, PRIO_ASSIGN), value.end
+
+
+def assignment_hits(text: str) -> Iterator[Hit]:
+    """Yield values given to password/token/secret/key names, in any common syntax."""
+    markers = [(m.start(), m.end()) for m in _MARKER_RE.finditer(text)]
+    marker_i = 0
+    pos = 0
+    n = len(text)
+    folded = _fold(text)
+    while pos < n:
+        m = _KEYWORD_RE.search(folded, pos)
+        if m is None:
+            return
+        while marker_i < len(markers) and markers[marker_i][1] <= m.start():
+            marker_i += 1
+        if marker_i < len(markers) and markers[marker_i][0] <= m.start():
+            pos = markers[marker_i][1]
+            continue
+        if m.group()[0] in _CJK_FIRST:
+            lo, hi = m.start(), m.end()
+            name = m.group()
+        else:
+            span = _identifier(text, m.start(), m.end())
+            if span is None:
+                run = _IDENT_RUN_RE.match(text, m.end())
+                pos = run.end() if run else m.end()
+                continue
+            lo, hi = span
+            name = _name_for(text, lo, hi).lstrip("-")
+        pos = max(hi, m.end())
+        if (lo > 0 and text[lo - 1] == "/") or _in_colon_path(text, lo):
+            continue  # a path or ARN segment: /etc/passwd, arn:aws:...:secret:name
+        hit, skip = _one(text, lo, hi, name)
+        pos = max(pos, skip)
+        if hit is not None:
+            yield hit

