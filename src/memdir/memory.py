@@ -28,7 +28,15 @@ from memdir.core import (
     parse_type,
     validate_id,
 )
-from memdir.errors import Conflict, IntegrityError, InvalidInput, NotFound, ParseError, Refused
+from memdir.errors import (
+    Busy,
+    Conflict,
+    IntegrityError,
+    InvalidInput,
+    NotFound,
+    ParseError,
+    Refused,
+)
 from memdir.results import (
     DoctorReport,
     ForgetPlan,
@@ -52,6 +60,7 @@ from memdir.store import (
     ScopeStore,
     check_secrets,
     ensure_project_id,
+    load_project_id,
     revision_of,
 )
 from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir
@@ -583,6 +592,12 @@ class Memory:
         dirs: dict[str, str] = {}
         leftovers: builtins.list[Path] = []
         notes: builtins.list[Note] = []
+        cleaned = 0
+        if self.settings.project_root is not None:
+            try:
+                load_project_id(self.settings.project_root)
+            except InvalidInput as exc:
+                self._warn(str(exc))
         for scope in self.scopes:
             store = self._stores[scope]
             scan = store.scan()
@@ -591,6 +606,11 @@ class Memory:
             dirs[scope.value] = str(store.path)
             notes.extend(scan.notes.values())
             if store.path.is_dir():
+                try:
+                    with store.lock():
+                        cleaned += store.directory.clear_leftovers()
+                except Busy:
+                    pass  # a writer is active; its temp files are not leftovers yet
                 leftovers.extend(p for p in store.path.iterdir() if TEMP_MARKER in p.name)
             if scan.over_limit:
                 self._warn(
@@ -608,6 +628,7 @@ class Memory:
             counts=counts,
             directories=dirs,
             leftovers=tuple(sorted(leftovers)),
+            cleaned=cleaned,
         )
 
     def audit_verify(self) -> AuditReport:

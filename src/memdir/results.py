@@ -114,6 +114,8 @@ class DoctorReport:
     counts: dict[str, int] = field(default_factory=dict)
     directories: dict[str, str] = field(default_factory=dict)
     leftovers: tuple[Path, ...] = ()
+    #: Temp files of interrupted writes that doctor removed.
+    cleaned: int = 0
 
     @property
     def ok(self) -> bool:

@@ -35,6 +35,8 @@ def doctor(as_json: bool) -> None:
             console.print(
                 f"[yellow]interrupted write left[/] {escape(str(leftover))} (safe to delete)"
             )
+        if report.cleaned:
+            console.print(f"removed {report.cleaned} temp files left by interrupted writes")
         for warning in report.warnings:
             console.print(f"[yellow]warning[/] {escape(warning)}")
         if report.ok:

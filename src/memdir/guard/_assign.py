@@ -38,13 +38,21 @@ _PREV_WORD_RE = re.compile(r"([A-Za-z]{2,20})[ \t]+$")
 
 _SEP_RE = re.compile(
     r"""
-    [\"'\]*_]{0,3}[ \t]{0,16}
+    [\"'`\]*_]{0,3}
+    # "password for the staging DB is ...", "Passwort für den Server lautet ..."
+    (?P<phrase>[ \t]+(?:for|für|of|von|on|auf|at|to|zum|zur|des|der|in)
+        (?:[ \t]+[^\s:=：|`\"']{1,30}){1,4}?)?
+    [ \t]{0,16}
     (?:
         (?P<typed>:[ \t]{0,4}[A-Za-z_&][\w.\[\]|<>]{0,40}[ \t]{0,4}=(?!=)(?=[ \t]*[\"'`]))
       | (?P<op>===|==|:=|=>|=|：|＝|:(?!//))
-      | (?P<prose>(?:is|was|ist|lautet|war|are|sind)(?:[ \t]+(?:now|jetzt|nun))?
-            (?:[ \t]{0,4}[:：=])?)(?=[ \t])
+      | (?P<prose>(?:(?:(?:was|is|has[ \t]+been|wurde)[ \t]+)?
+                (?:changed|set|reset|updated|geändert)[ \t]+(?:to|auf|zu)
+            |is|was|ist|lautet|war|are|sind)
+            (?:[ \t]+(?:now|jetzt|nun))?(?:[ \t]{0,4}[:：=])?)(?=[ \t])
       | (?P<cjk>是|为|為)[ \t]{0,4}[:：]?
+      | (?P<cell>(?<=[ \t])\|(?=[ \t]))
+      | (?P<quote>)(?=[\"'`“„「])
     )
     [ \t]{0,8}[*_]{0,2}[ \t]{0,4}
     """,
@@ -59,13 +67,15 @@ _VALUE_RE = re.compile(
     r"|`(?P<bq>[^`\n]{0,512})`"
     r"|[“„](?P<cq>[^”“\n]{0,512})[”“]"
     r"|「(?P<jq>[^」\n]{0,512})」"
-    r"|(?P<bare>[^\s\"'`,;&<>\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]{1,256})"
+    r"|(?P<bare>[^\s\"'`,;&<>|\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]{1,256})"
 )
 _QUOTED_GROUPS = ("dq", "sq", "bq", "cq", "jq")
 _TRAILING = ".,:;)]}>?"
 _TAIL_END_RE = re.compile(r"[ \t]*(?:$|[#,;}\])]|//|<!--)", re.MULTILINE)
 
 _CHAINED_RE = re.compile(r"[ \t]*=(?!=)")
+# Diceware style: a few lowercase words; a capitalised sentence is a description instead.
+_PHRASE_RE = re.compile(r"[a-z0-9]+(?:[ -][a-z0-9]+){1,7}[ \t]*(?=$|#)", re.MULTILINE)
 
 _MARKER_RE = re.compile(r"\[REDACTED:[^\]\n]{0,80}\]")
 
@@ -134,31 +144,60 @@ def _judge(key: KeyClass, value: _Value, structured: bool) -> bool:
     return password_like(value.text)
 
 
-def _separator(text: str, lo: int, hi: int) -> tuple[int, bool] | None:
-    """Return where the value starts and whether the syntax is config/code (not prose)."""
+@dataclass(frozen=True, slots=True)
+class _Sep:
+    """Where the value starts and how sure the syntax makes us that it is a literal."""
+
+    pos: int
+    # "code": key=value syntax; "colon": key: value; "prose": key is value; "phrase": key for
+    # something is value; "quoted": key `value` (only a quoted value counts)
+    mode: str
+
+
+def _separator(text: str, lo: int, hi: int) -> _Sep | None:
     if (lo >= 2 and text[lo - 2 : lo] == "--") or text.startswith("--", lo):
         # "--password=x" is config-like; "--password x" could be prose about the option
         # ("the --password option"), so it is judged like prose.
         flag = _FLAG_SEP_RE.match(text, hi)
-        return (flag.end(), flag.group() == "=") if flag else None
+        if flag is None:
+            return None
+        return _Sep(flag.end(), "code" if flag.group() == "=" else "prose")
     if lo >= 1 and text[lo - 1] == "<":
         xml = _XML_SEP_RE.match(text, hi)
-        return (xml.end(), True) if xml else None
+        return _Sep(xml.end(), "code") if xml else None
     m = _SEP_RE.match(text, hi)
     if m is None:
         return None
     op = m.group("op")
     if op == "=" and _after_comma(text, lo):
         return None  # tuple unpacking: "username, password = parts"
-    structured = m.group("typed") is not None or (op is not None and op not in ":：")
-    return m.end(), structured
+    phrase = m.group("phrase") is not None
+    if m.group("quote") is not None:
+        return None if phrase else _Sep(m.end(), "quoted")
+    if m.group("cell") is not None and not _after_cell_bar(text, lo):
+        return None
+    if phrase:
+        # Words between name and value make this a sentence; "=" there is some other code.
+        return _Sep(m.end(), "phrase") if op in (None, ":", "：") else None
+    if op is None and m.group("typed") is None:
+        return _Sep(m.end(), "prose")
+    return _Sep(m.end(), "colon" if op in (":", "：") else "code")
+
+
+def _char_before(text: str, lo: int) -> str:
+    i = lo - 1
+    while i >= 0 and lo - i < 16 and text[i] in " \t*_`":
+        i -= 1
+    return text[i] if i >= 0 else ""
 
 
 def _after_comma(text: str, lo: int) -> bool:
-    i = lo - 1
-    while i >= 0 and lo - i < 16 and text[i] in " \t":
-        i -= 1
-    return i >= 0 and text[i] == ","
+    return _char_before(text, lo) == ","
+
+
+def _after_cell_bar(text: str, lo: int) -> bool:
+    # A Markdown table row "| password | value |", not a regex alternation "a|pass|b".
+    return _char_before(text, lo) == "|" and lo >= 2 and text[lo - 1] in " \t*_`"
 
 
 def _one(text: str, lo: int, hi: int, name: str) -> tuple[Hit | None, int]:
@@ -169,22 +208,35 @@ def _one(text: str, lo: int, hi: int, name: str) -> tuple[Hit | None, int]:
     sep = _separator(text, lo, hi)
     if sep is None:
         return None, hi
-    pos, structured = sep
-    value = _read_value(text, pos)
-    if value is None:
+    if sep.mode in ("quoted", "prose", "phrase") and not key.strong:
+        return None, hi  # "pass `--quiet` down", "pwd is": verbs and commands, not names
+    value = _read_value(text, sep.pos)
+    if value is None or (sep.mode == "quoted" and not value.quoted):
         return None, hi
     if not value.quoted and _CHAINED_RE.match(text, value.end):
         return None, hi  # "user = passwd = acct = ''": the value is another variable
-    if value.quoted:
+    if key.phrase and not value.quoted and sep.mode in ("code", "colon"):
+        value = _rest_of_line(text, value)
+    if sep.mode == "code" or (value.quoted and sep.mode in ("colon", "prose")):
         structured = True
-    elif not structured:
-        colon = text[hi:pos].strip(" \t\"'*_]") in (":", "：")
-        structured = colon and _TAIL_END_RE.match(text, value.end) is not None
+    elif sep.mode == "colon":
+        structured = _TAIL_END_RE.match(text, value.end) is not None
+    else:
+        structured = False
     if not _judge(key, value, structured):
         # A bare value cannot hold another assignment worth finding ("password=password=..."
         # would otherwise be re-read from every repetition), a quoted one might.
         return None, (hi if value.quoted else value.end)
     return Hit(value.start, value.end, key.kind, PRIO_ASSIGN), value.end
+
+
+def _rest_of_line(text: str, value: _Value) -> _Value:
+    # A passphrase may have spaces: "passphrase: correct horse battery staple".
+    m = _PHRASE_RE.match(text, value.start)
+    if m is None:
+        return value
+    phrase = m.group().rstrip()
+    return _Value(value.start, value.start + len(phrase), phrase, False)
 
 
 def assignment_hits(text: str) -> Iterator[Hit]:

@@ -20,6 +20,7 @@ _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _PASSWORD_WORDS = _set(
     "password passwd passwort kennwort passphrase passcode pwd pass pw 密码 密碼 口令"
 )
+_WEAK_PASSWORD_WORDS = _set("pass pwd pw")
 _PASSWORD_SUFFIXES = ("password", "passwd", "passwort", "kennwort", "passphrase")
 _TOKEN_WORDS = _set("token bearer 令牌")
 _SECRET_WORDS = _set("secret")
@@ -151,6 +152,7 @@ class KeyClass:
     is_password: bool
     kind: str
     phrase: bool = False
+    strong: bool = True  # an unambiguous noun, unlike "pass"/"pwd"/"pw" (verbs, commands)
 
 
 def _words(name: str) -> list[str]:
@@ -222,9 +224,12 @@ def classify_key(name: str) -> KeyClass | None:
         return None
     is_password, noun = found
     phrase = noun.endswith("passphrase")
+    strong = not (is_password and last in _WEAK_PASSWORD_WORDS)
     provider = _provider(words)
     if provider == "AWS" and "secret" in words:
-        return KeyClass(is_password, "AWS secret access key", phrase)
-    if provider is not None:
-        return KeyClass(is_password, f"{provider} {noun}", phrase)
-    return KeyClass(is_password, f"{noun} assignment", phrase)
+        kind = "AWS secret access key"
+    elif provider is not None:
+        kind = f"{provider} {noun}"
+    else:
+        kind = f"{noun} assignment"
+    return KeyClass(is_password, kind, phrase, strong)

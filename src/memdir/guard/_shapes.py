@@ -62,6 +62,7 @@ _CURL_USER_RE = re.compile(r"-(?:u|-user)[ \t=]+[\"']?([^\s:\"'$]{1,64}):([^\s\"
 _MYSQL_RE = re.compile(
     r"(?:mysql(?:dump|admin)?|mariadb)[ \t][^\n]{0,200}?[ \t]-p[\"']?([^\s\"'-][^\s\"']{2,127})"
 )
+_REDIS_CLI_RE = re.compile(r"redis-cli[^\n]{0,200}?[ \t]-a[ \t]+[\"']?([^\s\"']{3,128})")
 _SSHPASS_RE = re.compile(r"sshpass[ \t]+-p[ \t]*[\"']?([^\s\"']{3,128})")
 _NETRC_RE = re.compile(r"machine\s+\S{1,253}\s+login\s+\S{1,256}\s+password\s+(\S{1,256})")
 
@@ -178,6 +179,7 @@ def _command_lines(text: str) -> Iterator[Hit]:
     for regex, kind in (
         (_MYSQL_RE, "command-line password"),
         (_SSHPASS_RE, "command-line password"),
+        (_REDIS_CLI_RE, "command-line password"),
     ):
         for m in regex.finditer(text):
             if plausible_password(m.group(1)):

@@ -51,6 +51,7 @@ _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z_.\-]*")
 _DOTTED_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # some_variable_name: code passing a variable along ("password = index_info").
 _SNAKE_RE = re.compile(r"_?[a-z]+(?:_[a-z]+)+")
+_WORDISH_CASE_RE = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+")
 # SecretStr, HiddenText: a type annotation, not a value.
 _CAMEL_TYPE_RE = re.compile(r"(?:[A-Z][a-z]+){2,}")
 _SECRETISH_RE = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
@@ -261,6 +262,12 @@ def password_like(value: str) -> bool:
     v = value.strip()
     if len(v) < 6 or not plausible_password(v) or _is_ordinary_shape(v):
         return False
-    # A word with a capital inside is as often a type name (HiddenText) as a password, so
-    # prose needs a digit or symbol to be sure.
-    return any(ch.isalpha() for ch in v) and any(not ch.isalpha() for ch in v)
+    if not any(ch.isalpha() for ch in v):
+        return False
+    if any(not ch.isalpha() for ch in v):
+        return True
+    # Letters only: irregular case (hViIMTloiO) is a password, while a capitalised word or
+    # CamelCase (Tuesday, HiddenText) is prose or a type name.
+    has_upper = any(ch.isupper() for ch in v)
+    has_lower = any(ch.islower() for ch in v)
+    return has_upper and has_lower and not _WORDISH_CASE_RE.fullmatch(v)

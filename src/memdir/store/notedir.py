@@ -13,6 +13,7 @@ re-read and compared by revision (cheap: no parse when they are the same).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -195,6 +196,22 @@ class NoteDirectory:
             revisions=revisions,
             changed=tuple(changed),
         )
+
+    def clear_leftovers(self) -> int:
+        """Remove temp files of interrupted writes; the caller holds the lock, so no
+        writer can still own them. Returns how many were removed."""
+        removed = 0
+        try:
+            iterator = os.scandir(self.path)
+        except FileNotFoundError:
+            return 0
+        with iterator:
+            for entry in iterator:
+                if entry.name.startswith(".") and TEMP_MARKER in entry.name and entry.is_file():
+                    with contextlib.suppress(FileNotFoundError):
+                        Path(entry.path).unlink()
+                        removed += 1
+        return removed
 
     def ids_on_disk(self) -> set[str]:
         """File stems of every `.md` file, parseable or not (for case-collision checks)."""
