@@ -33,7 +33,8 @@ def _body_from(texts: list[str]) -> str:
 
 
 def _repeat(unit: str) -> str:
-    return (unit * (BODY_BYTES // len(unit) + 1))[:BODY_BYTES]
+    """About BODY_BYTES of UTF-8 made of one repeated unit."""
+    return unit * (BODY_BYTES // len(unit.encode("utf-8")) + 1)
 
 
 def _throughput(text: str, fn: Callable[[str], object], rounds: int = 5) -> tuple[float, float]:

@@ -204,6 +204,21 @@ PW_MD = "S3cure" + "!Lamp"
 PW_BB = "bB" + "tucket" + "Pw9"
 PW_PG = "Pg" + "Pass" + "77w"
 PW_SPACE = "swordfish"
+PW_PHRASE_EN = "Wq" + "7rt" + "Zp2!"
+PW_PHRASE_DE = "7X8s" + "51fbLt"
+PW_CHANGED = "u8jz" + "PDe0Ig!"
+PW_BACKTICK = "ptgU" + "zEjf" + "ebzJ"
+PW_TABLE = "Tb9" + "!cell" + "Pw"
+PW_REDIS_CLI = "rAFq" + "ftvbe" + "EahsZh9"
+PW_ZH_LETTERS = "hViI" + "MTloiO"
+DICEWARE = "correct horse battery staple"
+PW_SQL = "Sq9" + "kqL" + "mz2"
+PW_SQL2 = "Pg9" + "kqL" + "mz2!"
+PW_PHP = "Php9" + "kq!" + "Lmz2"
+PW_PS = "Ps9!" + "kqL" + "mz2"
+PW_COMPOSE = "Dc9" + "kq!" + "Lmz2"
+QUERY_KEY = tok("query-key", ALNUM, 36)
+JWT_MADE_UP = "my-super-" + "s3cret-" + "jwt-2024"
 
 # --- positives ----------------------------------------------------------------------------
 
@@ -715,6 +730,70 @@ _POS: list[tuple[str, str, str, int, str]] = [
     ("zh_api_miyao", f"API密钥：{CJK_KEY}", "key", 1, CJK_KEY),
     ("zh_lingpai", f"访问令牌是 {CJK_TOKEN}", "token", 1, CJK_TOKEN),
     (
+        "en_password_for_phrase",
+        f"The password for the staging DB is {PW_PHRASE_EN} (rotate it in May).",
+        "password",
+        1,
+        PW_PHRASE_EN,
+    ),
+    (
+        "de_passwort_fuer_phrase",
+        f"Das Passwort für den Server lautet {PW_PHRASE_DE}",
+        "password",
+        1,
+        PW_PHRASE_DE,
+    ),
+    (
+        "en_password_changed_to",
+        f"Heads-up:\nthe root password was changed to {PW_CHANGED} on Monday.",
+        "password",
+        2,
+        PW_CHANGED,
+    ),
+    (
+        "en_password_backticked",
+        f"Use password `{PW_BACKTICK}` for the VPN.",
+        "password",
+        1,
+        PW_BACKTICK,
+    ),
+    (
+        "md_table_password",
+        "| service | user | password |\n|---|---|---|\n| grafana | admin |\n\n"
+        f"| password | {PW_TABLE} |",
+        "password",
+        5,
+        PW_TABLE,
+    ),
+    ("sql_identified_by", f"CREATE USER app IDENTIFIED BY '{PW_SQL}';", "SQL password", 1, PW_SQL),
+    (
+        "postgres_role_password",
+        f"CREATE ROLE app WITH LOGIN PASSWORD '{PW_SQL2}';",
+        "password",
+        1,
+        PW_SQL2,
+    ),
+    ("jwt_secret_made_up", f"JWT_SECRET={JWT_MADE_UP}", "secret", 1, JWT_MADE_UP),
+    ("php_array", f"'password' => '{PW_PHP}',", "password", 1, PW_PHP),
+    ("powershell_env", f'$env:DB_PASSWORD = "{PW_PS}"', "password", 1, PW_PS),
+    (
+        "compose_environment_list",
+        f"services:\n  db:\n    environment:\n      - POSTGRES_PASSWORD={PW_COMPOSE}\n",
+        "password",
+        4,
+        PW_COMPOSE,
+    ),
+    (
+        "url_query_api_key",
+        f"GET https://api.acme.dev/v1/data?api_key={QUERY_KEY}&format=json",
+        "API key",
+        1,
+        QUERY_KEY,
+    ),
+    ("redis_cli_auth", f"redis-cli -h cache -a {PW_REDIS_CLI} PING", "password", 1, PW_REDIS_CLI),
+    ("zh_password_letters_only", f"登录密码为 {PW_ZH_LETTERS}", "password", 1, PW_ZH_LETTERS),
+    ("diceware_passphrase", f"gpg:\n  passphrase: {DICEWARE}\n", "passphrase", 2, DICEWARE),
+    (
         "md_bold_password",
         f"## Router\n\n- **User:** admin\n- **Password:** `{PW_MD}`\n",
         "password",
@@ -869,6 +948,7 @@ _NEG: list[tuple[str, str]] = [
     ("odbc_empty_password", "Server=db;Database=app;User Id=sa;Password=;"),
     ("markdown_tokens_link", "[Personal access tokens](https://github.com/settings/tokens)"),
     ("ssh_keygen_howto", "Run `ssh-keygen -t ed25519 -C you@example.com` to create a key pair."),
+    ("k8s_secret_object_name", "volumes:\n  - name: creds\n    secret: db-credentials"),
     ("secret_santa", "Secret: the surprise party is on Friday."),
     ("phone_and_isbn", "Call +49 30 1234567; ISBN 978-3-16-148410-0."),
     ("prose_same_as_username", "The password is the same as the username, sadly."),
@@ -894,6 +974,46 @@ _NEG: list[tuple[str, str]] = [
     ("docs_url_example_host", "// Prints https://abc:123@example.com/"),
     ("cvs_pserver", "cvs -d :pserver:anoncvs@cvs.acme.dev:/cvs/src login"),
     ("f_string_reference", 'print(f"password={password!r}")'),
+    ("verb_pass_backticks", "Pass `--full-trace` to see hidden frames; pass 'ignore' to skip."),
+    ("regex_alternation", "r'case|continue|switch|pwd|true|false|CurrentPass|CurrentX|'"),
+    ("reST_passphrase_description", ":param passphrase: The passphrase used to encrypt it."),
+    ("ssh_passphrase_prompt", "Enter passphrase for key '/Users/<user>/.ssh/id_rsa':"),
+    ("html_pass_to_code", 'to pass to <code class="literal">ninja -t targets</code>'),
+    ("type_union_field", "password: HiddenText | None = None"),
+    (
+        "html_error_anchor",
+        '<code>ERR_MISSING_PASSPHRASE</code><a href="#err_missing_passphrase" id="x">#</a>',
+    ),
+    (
+        "md_table_header",
+        "| field | type | notes |\n|---|---|---|\n| password | string | required |",
+    ),
+    ("passphrase_sentence", "passphrase: Use the one from the team vault."),
+    ("prose_hyphenated", "The password is hard-coded in the app; the password is case-sensitive."),
+    ("de_hyphenated", "Das Passwort ist E-Mail-basiert und wird täglich erneuert."),
+    (
+        "realistic_agent_note",
+        "# Project: memdir retrieval\n"
+        "The user's API key for staging lives in 1Password under 'Staging'.\n"
+        "Token budget per answer: 800 tokens; max_tokens=800.\n"
+        "Password hashing: argon2id with m=64MiB, t=3, p=4.\n"
+        "Secrets are never stored in notes; store the env var name (OPENAI_API_KEY).\n"
+        "Auth flow: OAuth2 PKCE; the access token is short-lived, the refresh token rotates.\n"
+        "```yaml\nauth:\n  provider: github\n  client_id: Iv1.8a61f9b3a7aba766\n"
+        "  client_secret: ${GITHUB_CLIENT_SECRET}\n```\n"
+        "kubectl create secret generic db --from-literal=password=$DB_PASSWORD\n"
+        "Der Schlüssel liegt im Tresor. Das Passwort steht im Passwortmanager.\n"
+        "令牌过期时间为一小时。密钥存放在 KMS 中。\n"
+        "secret_key_path: /etc/memdir/secret.key\n"
+        "TOKEN_ENDPOINT=https://auth.acme.dev/oauth/token\n"
+        "auth_method: client_secret_basic\n"
+        "ssh_key_fingerprint: SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s\n"
+        "Use `pass show work/db` to print the password.\n"
+        "The key is: always test the migration on a copy.\n"
+        "Token: n/a\nPassword: (none)\n"
+        "Authorization header format: `Bearer <token>`.\n"
+        "Stripe keys start with sk_live_ or sk_test_; GitHub PATs start with ghp_.\n",
+    ),
 ]
 
 NEGATIVES: tuple[Negative, ...] = tuple(Negative(*row) for row in _NEG)

@@ -129,7 +129,7 @@ def _read_value(text: str, pos: int) -> _Value | None:
 def _name_for(text: str, lo: int, hi: int) -> str:
     name = text[lo:hi]
     # Prose names span two words ("API key", "client secret", "hashed password").
-    if all(c.isalpha() for c in name):
+    if name.isalpha():
         prev = _PREV_WORD_RE.search(text, max(0, lo - 24), lo)
         if prev is not None:
             return f"{prev.group(1)} {name}"
@@ -138,7 +138,13 @@ def _name_for(text: str, lo: int, hi: int) -> str:
 
 def _judge(key: KeyClass, value: _Value, structured: bool) -> bool:
     if not key.is_password:
-        return looks_random(value.text)
+        if looks_random(value.text):
+            return True
+        if not key.chosen:
+            return False
+        # A made-up secret still needs a digit: "db-credentials" names a secret object.
+        v = value.text
+        return len(v) >= 8 and any(c.isdigit() for c in v) and password_like(v)
     if structured:
         return plausible_password(value.text, phrase=key.phrase)
     return password_like(value.text)

@@ -14,7 +14,7 @@ _ADVICE = (
 )
 # Labels whose spoken form starts with a vowel sound although the letter does not, or
 # the reverse.
-_AN_PREFIXES = ("npm", "SAS", "HMAC")
+_AN_PREFIXES = ("npm", "SAS", "HMAC", "xAI", "SSH", "RSA")
 
 
 def _article(kind: str) -> str:

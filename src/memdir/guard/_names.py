@@ -153,6 +153,9 @@ class KeyClass:
     kind: str
     phrase: bool = False
     strong: bool = True  # an unambiguous noun, unlike "pass"/"pwd"/"pw" (verbs, commands)
+    # Secrets people make up ("JWT_SECRET=my-jwt-s3cret-2024") need not look random; tokens
+    # and API keys are machine-made, so for them randomness is the test.
+    chosen: bool = False
 
 
 def _words(name: str) -> list[str]:
@@ -194,7 +197,7 @@ def _categorise(last: str, prev: str | None) -> tuple[bool, str] | None:
         qualifier = last[:-6] if len(last) > 6 else prev
         return False, _noun(qualifier if qualifier in _KEY_QUALIFIERS else None, "secret")
     if last in _CREDENTIAL_WORDS:
-        return False, "credentials"
+        return False, "credential"
     if last in _CJK_KEYS:
         return False, _CJK_KEYS[last]
     if last in _KEY_WORDS:
@@ -225,6 +228,7 @@ def classify_key(name: str) -> KeyClass | None:
     is_password, noun = found
     phrase = noun.endswith("passphrase")
     strong = not (is_password and last in _WEAK_PASSWORD_WORDS)
+    chosen = noun.endswith("secret")
     provider = _provider(words)
     if provider == "AWS" and "secret" in words:
         kind = "AWS secret access key"
@@ -232,4 +236,4 @@ def classify_key(name: str) -> KeyClass | None:
         kind = f"{provider} {noun}"
     else:
         kind = f"{noun} assignment"
-    return KeyClass(is_password, kind, phrase, strong)
+    return KeyClass(is_password, kind, phrase, strong, chosen)

@@ -63,6 +63,7 @@ _MYSQL_RE = re.compile(
     r"(?:mysql(?:dump|admin)?|mariadb)[ \t][^\n]{0,200}?[ \t]-p[\"']?([^\s\"'-][^\s\"']{2,127})"
 )
 _REDIS_CLI_RE = re.compile(r"redis-cli[^\n]{0,200}?[ \t]-a[ \t]+[\"']?([^\s\"']{3,128})")
+_SQL_RE = re.compile(r"(?i:identified)[ \t]+(?i:by)[ \t]+'([^'\n]{1,128})'")
 _SSHPASS_RE = re.compile(r"sshpass[ \t]+-p[ \t]*[\"']?([^\s\"']{3,128})")
 _NETRC_RE = re.compile(r"machine\s+\S{1,253}\s+login\s+\S{1,256}\s+password\s+(\S{1,256})")
 
@@ -163,7 +164,7 @@ def _auth_headers(text: str) -> Iterator[Hit]:
             continue
         user, sep, password = decoded.partition(":")
         if sep and user and decoded.isprintable() and _is_real_password(user, password):
-            yield Hit(m.start(1), m.end(1), "basic auth credentials", PRIO_SHAPE)
+            yield Hit(m.start(1), m.end(1), "basic auth credential", PRIO_SHAPE)
 
 
 def _is_real_password(user: str, password: str) -> bool:
@@ -175,11 +176,12 @@ def _command_lines(text: str) -> Iterator[Hit]:
         if m.start() > 0 and not text[m.start() - 1].isspace():
             continue
         if _is_real_password(m.group(1), m.group(2)):
-            yield Hit(m.start(2), m.end(2), "basic auth credentials", PRIO_SHAPE)
+            yield Hit(m.start(2), m.end(2), "basic auth password", PRIO_SHAPE)
     for regex, kind in (
         (_MYSQL_RE, "command-line password"),
         (_SSHPASS_RE, "command-line password"),
         (_REDIS_CLI_RE, "command-line password"),
+        (_SQL_RE, "SQL password"),
     ):
         for m in regex.finditer(text):
             if plausible_password(m.group(1)):

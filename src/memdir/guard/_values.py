@@ -52,6 +52,8 @@ _DOTTED_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # some_variable_name: code passing a variable along ("password = index_info").
 _SNAKE_RE = re.compile(r"_?[a-z]+(?:_[a-z]+)+")
 _WORDISH_CASE_RE = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+")
+# "hard-coded", "E-Mail-basiert": a compound word where prose expects a password.
+_HYPHENATED_RE = re.compile(r"[A-Za-zÄÖÜäöüß]+(?:-[A-Za-zÄÖÜäöüß]+)+")
 # SecretStr, HiddenText: a type annotation, not a value.
 _CAMEL_TYPE_RE = re.compile(r"(?:[A-Z][a-z]+){2,}")
 _SECRETISH_RE = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
@@ -262,7 +264,7 @@ def password_like(value: str) -> bool:
     v = value.strip()
     if len(v) < 6 or not plausible_password(v) or _is_ordinary_shape(v):
         return False
-    if not any(ch.isalpha() for ch in v):
+    if not any(ch.isalpha() for ch in v) or _HYPHENATED_RE.fullmatch(v):
         return False
     if any(not ch.isalpha() for ch in v):
         return True

@@ -145,7 +145,7 @@ _RULES: tuple[_Rule, ...] = (
     _r("Docker Hub token", rf"dckr_pat_{_URLSAFE}{{20,}}{_END}"),
     _r("SendGrid API key", rf"SG\.{_URLSAFE}{{22}}\.{_URLSAFE}{{43}}{_END}"),
     _r("Twilio API key", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", _mixed),
-    _r("Twilio credentials", r"AC[0-9a-f]{32}:[0-9a-f]{32}(?![A-Za-z0-9])"),
+    _r("Twilio credential", r"AC[0-9a-f]{32}:[0-9a-f]{32}(?![A-Za-z0-9])"),
     _r("Mailgun API key", rf"key-{_B62}{{32}}(?![A-Za-z0-9])", _mixed),
     _r("Mailchimp API key", r"-us[0-9]{1,2}(?![A-Za-z0-9])", back=(_HEX, 32, 32)),
     _r("Shopify access token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"),
