@@ -786,3 +786,54 @@ def test_any_unknown_key_is_refused(prefix: str, name: str, value: str) -> None:
         message = str(excinfo.value)
         assert f"unknown key {prefix}{name}" in message
         assert str(path) in message
+
+
+# --- embed.* (user config only) ---------------------------------------------------------
+
+
+def test_embed_defaults_to_the_local_model(tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path / "home", project_root=None, env={})
+    assert settings.embed.provider == "local"
+    assert settings.embed.url is None and settings.embed.api_key_env is None
+
+
+def test_embed_settings_from_user_config(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        '[embed]\nprovider = "http"\nurl = "https://api.example.com/v1/"\n'
+        'model = "text-embedding-3-small"\napiKeyEnv = "OPENAI_API_KEY"\nbatchSize = 16\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(home=home, project_root=None, env={})
+    assert settings.embed.provider == "http"
+    assert settings.embed.url == "https://api.example.com/v1"
+    assert settings.embed.api_key_env == "OPENAI_API_KEY"
+    assert settings.embed.batch_size == 16
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ('provider = "cloud"', "embed.provider"),
+        ('url = "ftp://x"', "embed.url"),
+        ('apiKeyEnv = "sk-not-a-name!"', "embed.apiKeyEnv"),
+        ("batchSize = 0", "embed.batchSize"),
+    ],
+)
+def test_embed_invalid_values_are_refused(tmp_path: Path, line: str, key: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f"[embed]\n{line}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        load_settings(home=home, project_root=None, env={})
+
+
+def test_a_project_config_cannot_choose_where_notes_are_embedded(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / ".memdir").mkdir(parents=True)
+    (root / ".memdir" / "config.toml").write_text(
+        '[embed]\nprovider = "http"\nurl = "https://attacker.example/v1"\n', encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match="embed.provider is a user setting"):
+        load_settings(home=tmp_path / "home", project_root=root, env={})

@@ -39,8 +39,10 @@ from memdir.errors import ConfigError
 
 __all__ = [
     "ACCESS_LEVELS",
+    "EMBED_PROVIDERS",
     "AutoExtractSettings",
     "ConsolidateSettings",
+    "EmbedSettings",
     "RecallSettings",
     "Settings",
     "default_home",
@@ -92,6 +94,17 @@ class ConsolidateSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class EmbedSettings:
+    """Which embedder makes the vectors of hybrid search (`embed.*`, user config only)."""
+
+    provider: str = "local"
+    url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    batch_size: int = 64
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """The effective, validated configuration for one invocation."""
 
@@ -106,6 +119,7 @@ class Settings:
     recall: RecallSettings = field(default_factory=RecallSettings)
     auto_extract: AutoExtractSettings = field(default_factory=AutoExtractSettings)
     consolidate: ConsolidateSettings = field(default_factory=ConsolidateSettings)
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
     warnings: tuple[str, ...] = ()
     sources: tuple[Path, ...] = ()
 
@@ -117,10 +131,10 @@ class Settings:
 
 # --- schema ---------------------------------------------------------------------------------
 
-_Kind = Literal["bool", "int", "float", "access", "project_path"]
+_Kind = Literal["bool", "int", "float", "access", "project_path", "provider", "url", "text", "env"]
 #: How a project value combines with the user's: plain override, may only switch off,
 #: may only narrow (mcp.access), or project-only (memory.dir).
-_Policy = Literal["override", "off_only", "narrow", "project_only"]
+_Policy = Literal["override", "off_only", "narrow", "project_only", "user_only"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +165,15 @@ _KEYS: tuple[_Key, ...] = (
     _Key("memory.consolidate.cooldownHours", "int", 24),
     _Key("memory.consolidate.maxMergesPerPass", "int", 5),
     _Key("mcp.access", "access", "read_write", policy="narrow"),
+    # Where note text is sent to be embedded: only the user's own config may choose it,
+    # so a repository cannot route notes to an endpoint of its choosing.
+    _Key("embed.provider", "provider", "local", policy="user_only"),
+    _Key("embed.url", "url", None, policy="user_only"),
+    _Key("embed.model", "text", None, policy="user_only"),
+    _Key("embed.apiKeyEnv", "env", None, policy="user_only"),
+    _Key("embed.batchSize", "int", 64, minimum=1, policy="user_only"),
 )
+EMBED_PROVIDERS = ("local", "http", "none")
 
 _Tree: TypeAlias = "dict[str, _Key | _Tree]"
 
@@ -276,9 +298,21 @@ def load_settings(
             cooldown_hours=_get(values, "memory.consolidate.cooldownHours", int),
             max_merges_per_pass=_get(values, "memory.consolidate.maxMergesPerPass", int),
         ),
+        embed=EmbedSettings(
+            provider=_get(values, "embed.provider", str),
+            url=_opt(values, "embed.url"),
+            model=_opt(values, "embed.model"),
+            api_key_env=_opt(values, "embed.apiKeyEnv"),
+            batch_size=_get(values, "embed.batchSize", int),
+        ),
         warnings=tuple(warnings),
         sources=tuple(sources),
     )
+
+
+def _opt(values: Mapping[str, object], name: str) -> str | None:
+    value = values[name]
+    return value if isinstance(value, str) else None
 
 
 # --- reading and validating one file --------------------------------------------------------
@@ -356,6 +390,11 @@ def _walk(
                 _walk(value, spec, f"{dotted}.", path, scope, project_root, values, problems)
             else:
                 problems.append(f"{dotted} must be a table, got {_show(value)}")
+        elif spec.policy == "user_only" and scope == "project":
+            problems.append(
+                f"{dotted} is a user setting (it decides where note text is sent); set it in "
+                f"$MEMDIR_HOME/{CONFIG_NAME}, not in a project config"
+            )
         elif spec.policy == "project_only" and scope == "user":
             problems.append(
                 f"{dotted} is a project setting; set it in "
@@ -398,6 +437,23 @@ def _convert(spec: _Key, value: object, project_root: Path | None) -> object:
         if value not in ACCESS_LEVELS:
             choices = ", ".join(repr(level) for level in ACCESS_LEVELS)
             raise ValueError(f"must be one of {choices}, got {_show(value)}")
+        return value
+    if spec.kind == "provider":
+        if value not in EMBED_PROVIDERS:
+            choices = ", ".join(repr(p) for p in EMBED_PROVIDERS)
+            raise ValueError(f"must be one of {choices}, got {_show(value)}")
+        return value
+    if spec.kind == "url":
+        if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", value):
+            raise ValueError(f"must be an http(s) URL, got {_show(value)}")
+        return value.rstrip("/")
+    if spec.kind == "text":
+        if not isinstance(value, str) or not value.strip() or len(value) > 200:
+            raise ValueError(f"must be a non-empty string, got {_show(value)}")
+        return value
+    if spec.kind == "env":
+        if not isinstance(value, str) or not _ENV_NAME.fullmatch(value):
+            raise ValueError(f"must be an environment variable name, got {_show(value)}")
         return value
     assert project_root is not None  # project_path keys only come from a project config
     return _project_path(value, project_root)

@@ -47,8 +47,9 @@ from memdir.results import (
     RestoreResult,
     WriteResult,
 )
-from memdir.retrieve import MODES, Hit, nearest_notes, search_notes
-from memdir.retrieve.similar import DUPLICATE_THRESHOLD, terms
+from memdir.retrieve import Chunk, Hit, ReindexStats, Retriever
+from memdir.retrieve.service import Progress
+from memdir.retrieve.similar import DUPLICATE_THRESHOLD
 from memdir.store import (
     AuditLog,
     AuditReport,
@@ -58,6 +59,7 @@ from memdir.store import (
     History,
     NoteDirectory,
     ScopeStore,
+    UsageStats,
     check_secrets,
     ensure_project_id,
     load_project_id,
@@ -98,6 +100,12 @@ class Memory:
         home = self._state_home()
         self._backups = Backups(home / "memory-backups")
         self._audit = AuditLog(home / "audit", lock_timeout=settings.lock_timeout)
+        self._retriever = Retriever(
+            home,
+            settings.embed,
+            usage=UsageStats(home / "memory-usage", lock_timeout=settings.lock_timeout),
+            warn=self._warn,
+        )
         self._stores: dict[Scope, ScopeStore] = {}
         if settings.memory_dir is not None and settings.project_root is not None:
             root = settings.project_root
@@ -170,7 +178,8 @@ class Memory:
         return cls(settings)
 
     def close(self) -> None:
-        """Release resources (nothing is held open between calls today)."""
+        """Close the index databases."""
+        self._retriever.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -321,13 +330,10 @@ class Memory:
         return make_id(summary, taken)
 
     def _write_result(self, note: Note, created: bool, changed: bool, rev: str) -> WriteResult:
-        others = self._all_notes()
-        nearest = tuple(nearest_notes(note, others, limit=3))
+        stores = [self._stores[s] for s in self.scopes]
+        nearest = tuple(self._retriever.nearest(stores, note, limit=3))
         duplicate = next((n for n in nearest if n.score >= DUPLICATE_THRESHOLD), None)
-        index = {(n.scope, n.id): n for n in others}
-        dangling = tuple(
-            t for t in note.links if t != note.id and self._resolve_link(t, index).scope is None
-        )
+        dangling = tuple(t for t in note.links if t != note.id and not self._exists(t))
         return WriteResult(
             note=note,
             created=created,
@@ -384,16 +390,45 @@ class Memory:
         notes.sort(key=lambda n: (-n.updated_at, n.id))
         return notes
 
+    def _exists(self, note_id: str) -> bool:
+        return any(store.directory.file_for(note_id).is_file() for store in self._chosen(None))
+
     def search(
-        self, query: str, limit: int = 10, mode: str = "any", scope: Scope | str | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        mode: str = "any",
+        scope: Scope | str | None = None,
+        *,
+        method: str = "hybrid",
     ) -> builtins.list[Hit]:
-        """Notes matching `query` (modes any/all/phrase), best first; private notes excluded."""
-        if mode not in MODES:
-            raise InvalidInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if not isinstance(limit, int) or limit < 1:
-            raise InvalidInput("limit must be a positive integer")
-        notes = [n for n in self._all_notes(scope) if not n.private]
-        return search_notes(query, notes, limit=limit, mode=mode)
+        """Notes best matching `query`, one hit per note with its best chunk's snippet.
+
+        `mode`: any word (default), all words, or the exact phrase. `method`: hybrid
+        (default; lexical only when no embedder is available), lexical or vector.
+        Private notes are never indexed, so never returned.
+        """
+        return self._retriever.search(
+            self._chosen(scope), query, limit=limit, mode=mode, method=method
+        )
+
+    def retrieve(
+        self,
+        query: str,
+        limit: int = 10,
+        mode: str = "any",
+        scope: Scope | str | None = None,
+        *,
+        method: str = "hybrid",
+    ) -> builtins.list[Chunk]:
+        """Chunks best matching `query` with note id, revision, chunk hash and byte offsets."""
+        return self._retriever.retrieve(
+            self._chosen(scope), query, limit=limit, mode=mode, method=method
+        )
+
+    def reindex(self, progress: Progress | None = None) -> ReindexStats:
+        """Rebuild the search index from the files; returns once every chunk is embedded."""
+        return self._retriever.reindex(self._chosen(None), progress)
 
     def history(self, id: str, *, scope: Scope | str | None = None) -> builtins.list[HistoryEntry]:
         """Every version of a note recorded on this machine, oldest first."""
@@ -507,6 +542,7 @@ class Memory:
                 backup_id=backup.id if backup else None,
                 count=purged_versions + purged_backups if purge else None,
             )
+        self._retriever.forget(store, id, scrub=purge)
         checks = self._verify_forgotten(store, removed, purge)
         return ForgetResult(id, store.scope, backup, purged_versions, purged_backups, checks)
 
@@ -517,12 +553,11 @@ class Memory:
         remaining = self._all_notes(store.scope)
         if any(n.id == note.id for n in remaining):
             failures.append("the note is still listed")
-        distinctive = " ".join(t for t, _ in terms(f"{note.summary} {note.body}").most_common(12))
-        if any(h.note_id == note.id for h in search_notes(distinctive, remaining, limit=1000)):
-            failures.append("a search for its distinctive terms still returns it")
+        failures.extend(self._retriever.traces(store, note))
         checks = [
             "file removed",
             "not listed",
+            "not in the index or its vectors",
             "search for its distinctive terms does not return it",
         ]
         if purge:

@@ -72,9 +72,9 @@ def main(ctx: click.Context, project: Path | None, home: Path | None) -> None:
 
 
 def _register() -> None:
-    from memdir.cli import audit, backups, demo, doctor, notes
+    from memdir.cli import audit, backups, demo, doctor, notes, search
 
-    for module in (notes, backups, doctor, audit, demo):
+    for module in (notes, search, backups, doctor, audit, demo):
         module.register(main)
 
 

@@ -1,4 +1,4 @@
-"""CLI commands about notes: remember, read, list, search, history, diff, links, forget."""
+"""CLI commands about notes: remember, read, list, history, diff, links, forget."""
 
 from __future__ import annotations
 
@@ -170,42 +170,6 @@ def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: b
 
 
 @click.command()
-@click.argument("query")
-@click.option(
-    "--mode",
-    type=click.Choice(["any", "all", "phrase"]),
-    default="any",
-    show_default=True,
-    help="Match any word, all words, or the exact phrase.",
-)
-@click.option(
-    "--limit",
-    type=click.IntRange(1, 1000),
-    default=10,
-    show_default=True,
-    help="At most this many notes.",
-)
-@click.option("--scope", type=_SCOPES, default=None, help="Search only this scope.")
-@json_option
-@run
-def search(query: str, mode: str, limit: int, scope: str | None, as_json: bool) -> None:
-    """Search notes by words (modes: any, all, phrase)."""
-    hits = _memory().search(query, limit=limit, mode=mode, scope=scope)
-    if as_json:
-        emit_json(hits)
-        return
-    if not hits:
-        console.print("no matching notes")
-        return
-    table = Table()
-    for col in ("score", "id", "summary", "snippet"):
-        table.add_column(col, overflow="fold")
-    for h in hits:
-        table.add_row(f"{h.score:.2f}", h.note_id, escape(h.summary), escape(h.snippet))
-    console.print(table)
-
-
-@click.command()
 @click.argument("note_id", metavar="ID")
 @json_option
 @run
@@ -315,5 +279,5 @@ def forget(note_id: str, yes: bool, purge: bool, scope: str | None, as_json: boo
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the CLI."""
-    for command in (remember, read, list_notes, search, history, diff, links, forget):
+    for command in (remember, read, list_notes, history, diff, links, forget):
         group.add_command(command)

@@ -1,6 +1,6 @@
 """Pure note domain, no I/O: the note model, frontmatter, ids, hashes, links and tags."""
 
-from memdir.core.frontmatter import KNOWN_KEYS, parse_note, render_note
+from memdir.core.frontmatter import KNOWN_KEYS, body_span, parse_note, render_note
 from memdir.core.ids import MAX_ID_LENGTH, is_valid_id, make_id, slugify, validate_id
 from memdir.core.links import extract_links
 from memdir.core.note import (
@@ -22,6 +22,7 @@ __all__ = [
     "Note",
     "NoteType",
     "Scope",
+    "body_span",
     "content_hash",
     "extract_links",
     "is_valid_id",

@@ -21,12 +21,14 @@ from typing import Any
 from memdir.core.note import FRONTMATTER_KEYS, Note
 from memdir.errors import InvalidInput, ParseError
 
-__all__ = ["KNOWN_KEYS", "parse_note", "render_note"]
+__all__ = ["KNOWN_KEYS", "body_span", "parse_note", "render_note"]
 
 #: Frontmatter keys memdir reads itself; any other key is kept in `Note.extra`.
 KNOWN_KEYS = FRONTMATTER_KEYS
 _BOM = "\ufeff"
 _FENCE = "---"
+_BOM_BYTES = _BOM.encode("utf-8")
+_FENCE_BYTES = _FENCE.encode("ascii")
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -55,6 +57,43 @@ def _split(text: str) -> tuple[str, str]:
         if end == -1:
             raise ParseError("frontmatter is not closed by a '---' line")
         pos = end + 1
+
+
+def body_span(data: bytes) -> tuple[int, int]:
+    """UTF-8 byte offsets (start, end) of the body in a note file's raw bytes.
+
+    The body is what parse_note splits off after the closing `---` line (a BOM is
+    allowed); `end` leaves out the trailing line breaks that body normalisation drops,
+    so ``normalize_body(data[start:end].decode())`` is the parsed body. Raises
+    ParseError, as parse_note does, for a file whose body cannot be located (empty,
+    binary, not UTF-8, no closed frontmatter); the frontmatter JSON is not checked.
+    """
+    if not data.strip():
+        raise ParseError("empty file")
+    if b"\x00" in data:
+        raise ParseError("binary file (contains NUL bytes)")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not valid UTF-8 (byte {exc.start})") from None
+    pos = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0
+    newline = data.find(b"\n", pos)
+    if newline == -1 or data[pos:newline].rstrip(b"\r \t") != _FENCE_BYTES:
+        raise ParseError("no frontmatter: the file must start with a '---' line")
+    pos = newline + 1
+    while True:
+        newline = data.find(b"\n", pos)
+        line = data[pos:] if newline == -1 else data[pos:newline]
+        if line.rstrip(b"\r \t") == _FENCE_BYTES:
+            start = len(data) if newline == -1 else newline + 1
+            break
+        if newline == -1:
+            raise ParseError("frontmatter is not closed by a '---' line")
+        pos = newline + 1
+    end = len(data)
+    while end > start and data[end - 1] in b"\r\n":
+        end -= 1
+    return start, end
 
 
 def _timestamp(doc: dict[str, Any], key: str, fallback: int) -> int:

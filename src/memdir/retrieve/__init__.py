@@ -1,5 +1,6 @@
-"""Ranking notes against text: nearest-note similarity and a simple lexical search."""
+"""Ranking notes against text: lexical, vector and hybrid search, nearest notes."""
 
-from memdir.retrieve.similar import MODES, Hit, Neighbour, nearest_notes, search_notes
+from memdir.retrieve.service import MODES, Chunk, Hit, ReindexStats, Retriever
+from memdir.retrieve.similar import Neighbour
 
-__all__ = ["MODES", "Hit", "Neighbour", "nearest_notes", "search_notes"]
+__all__ = ["MODES", "Chunk", "Hit", "Neighbour", "ReindexStats", "Retriever"]

@@ -1,4 +1,4 @@
-"""Local lexical similarity between notes, for remember's nearest notes and duplicate flag.
+"""Local lexical similarity between two notes, for remember's duplicate flag.
 
 Words are lower-cased, very common English and German words are dropped, and
 CJK runs become overlapping character pairs, so the comparison works without
@@ -16,15 +16,7 @@ from dataclasses import dataclass
 
 from memdir.core import Note, Scope
 
-__all__ = [
-    "DUPLICATE_THRESHOLD",
-    "MODES",
-    "Hit",
-    "Neighbour",
-    "nearest_notes",
-    "search_notes",
-    "terms",
-]
+__all__ = ["DUPLICATE_THRESHOLD", "Neighbour", "nearest_notes", "similarity", "terms"]
 
 #: Cosine similarity at which a new note is flagged as a likely duplicate.
 DUPLICATE_THRESHOLD = 0.8
@@ -162,6 +154,11 @@ class Neighbour:
     score: float
 
 
+def similarity(a: Note, b: Note) -> float:
+    """Cosine similarity of two notes' weighted term vectors (0 to 1)."""
+    return _cosine(_vector(a), _vector(b))
+
+
 def nearest_notes(note: Note, candidates: Iterable[Note], limit: int = 3) -> list[Neighbour]:
     """The `limit` candidates most similar to `note` (itself excluded), best first."""
     target = _vector(note)
@@ -174,59 +171,3 @@ def nearest_notes(note: Note, candidates: Iterable[Note], limit: int = 3) -> lis
             scored.append(Neighbour(other.id, other.summary, other.scope, round(score, 4)))
     scored.sort(key=lambda n: (-n.score, n.note_id))
     return scored[:limit]
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A note matching a search, with the line that matched best."""
-
-    note_id: str
-    score: float
-    snippet: str
-    scope: Scope | None
-    path: str | None
-    summary: str = ""
-
-
-MODES = ("any", "all", "phrase")
-
-
-def _snippet(note: Note, wanted: set[str], width: int = 160) -> str:
-    best, best_score = note.summary, 0
-    for line in note.body.splitlines():
-        score = len(wanted & set(terms(line)))
-        if score > best_score:
-            best, best_score = line.strip(), score
-    return best if len(best) <= width else best[: width - 1] + "…"
-
-
-def search_notes(
-    query: str, notes: Iterable[Note], limit: int = 10, mode: str = "any"
-) -> list[Hit]:
-    """Rank notes against a query: `any` term, `all` terms, or the exact `phrase`."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}")
-    q = terms(query)
-    if not q:
-        return []
-    phrase = " ".join(query.casefold().split())
-    weighed = _weigh(q)
-    hits = []
-    for note in notes:
-        vec = _vector(note)
-        if mode == "all" and not all(t in vec[0] for t in q):
-            continue
-        if mode == "phrase":
-            text = " ".join(f"{note.summary} {note.body}".casefold().split())
-            if phrase not in text:
-                continue
-        score = _cosine(weighed, vec)
-        if score > 0:
-            path = str(note.path) if note.path else None
-            hits.append(
-                Hit(
-                    note.id, round(score, 4), _snippet(note, set(q)), note.scope, path, note.summary
-                )
-            )
-    hits.sort(key=lambda h: (-h.score, h.note_id))
-    return hits[:limit]

@@ -7,6 +7,7 @@ from memdir.store.lock import DirLock
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan
 from memdir.store.notes import SaveOutcome, ScopeStore, check_secrets
 from memdir.store.project import ensure_project_id, find_project_root, load_project_id
+from memdir.store.usage import UsageStats
 
 __all__ = [
     "AuditEntry",
@@ -22,6 +23,7 @@ __all__ = [
     "SaveOutcome",
     "Scan",
     "ScopeStore",
+    "UsageStats",
     "check_secrets",
     "ensure_project_id",
     "find_project_root",

@@ -197,6 +197,18 @@ class NoteDirectory:
             changed=tuple(changed),
         )
 
+    def stamps(self) -> tuple[dict[str, tuple[int, int, int]], int]:
+        """(size, mtime_ns, inode) of every file named like a note, by id, without reading
+        any file; and how many were left out above `max_notes` (least recently changed)."""
+        entries = [(name, st) for name, st in self._entries() if is_valid_id(name[:-3])]
+        over = 0
+        if len(entries) > self.max_notes:
+            entries.sort(key=lambda e: e[1].st_mtime_ns, reverse=True)
+            over = len(entries) - self.max_notes
+            entries = entries[: self.max_notes]
+        stamps = {name[:-3]: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in entries}
+        return stamps, over
+
     def clear_leftovers(self) -> int:
         """Remove temp files of interrupted writes; the caller holds the lock, so no
         writer can still own them. Returns how many were removed."""

@@ -6,6 +6,8 @@ so the credential guard and the §1.5 limits hold on every write path.
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +86,27 @@ class ScopeStore:
         if self._history is None:
             self._history = self._history_factory()
         return self._history
+
+    @property
+    def state_key(self) -> str:
+        """Name of this scope's machine-local state (history, index): `user` or `project-<id>`.
+
+        With a damaged project file the id is unknown; derived state (the index) then
+        goes under a name made from the directory's path, so reading goes on.
+        """
+        try:
+            return self.history.root.name
+        except InvalidInput:
+            return "dir-" + hashlib.sha256(str(self.path).encode()).hexdigest()[:16]
+
+    def observe(self, note_id: str, data: bytes, note_hash: str) -> None:
+        """Record a version read from disk (an external edit) in history, once."""
+        try:
+            history = self.history
+        except InvalidInput:
+            return  # a damaged project file: the next write records it once fixed
+        if not history.has(revision_of(data)):
+            history.record(note_id, data, "observed", note_hash)
 
     def lock(self) -> DirLock:
         """The directory's write lock."""

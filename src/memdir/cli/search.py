@@ -1,0 +1,164 @@
+"""CLI commands about finding notes: search, retrieve, reindex."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import click
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from memdir.cli.output import console, emit_json, err_console, json_option, run
+from memdir.memory import Memory
+
+__all__ = ["register"]
+
+_SCOPES = click.Choice(["project", "user"])
+_MODES = click.Choice(["any", "all", "phrase"])
+_METHODS = click.Choice(["hybrid", "lexical", "vector"])
+
+
+def _memory() -> Memory:
+    memory: Memory = click.get_current_context().obj.memory()
+    return memory
+
+
+def _query_options(func: Callable[..., None]) -> Callable[..., None]:
+    for option in reversed(
+        [
+            click.option(
+                "--mode",
+                type=_MODES,
+                default="any",
+                show_default=True,
+                help="Match any word, all words, or the exact phrase.",
+            ),
+            click.option(
+                "--limit",
+                type=click.IntRange(1, 1000),
+                default=10,
+                show_default=True,
+                help="At most this many results.",
+            ),
+            click.option("--scope", type=_SCOPES, default=None, help="Search only this scope."),
+            click.option(
+                "--method",
+                type=_METHODS,
+                default="hybrid",
+                show_default=True,
+                help="Ranking: hybrid (words and meaning), lexical or vector.",
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+@click.command()
+@click.argument("query")
+@_query_options
+@json_option
+@run
+def search(
+    query: str, mode: str, limit: int, scope: str | None, method: str, as_json: bool
+) -> None:
+    """Find notes by words and meaning; one line per note with its best snippet."""
+    hits = _memory().search(query, limit=limit, mode=mode, scope=scope, method=method)
+    if as_json:
+        emit_json(hits)
+        return
+    if not hits:
+        console.print("no matching notes")
+        return
+    table = Table()
+    for col in ("score", "id", "summary", "snippet"):
+        table.add_column(col, overflow="fold")
+    for h in hits:
+        summary = escape(h.summary)
+        if h.superseded_by:
+            summary += f" [dim](superseded by {h.superseded_by})[/]"
+        table.add_row(f"{h.score:.3f}", h.note_id, summary, escape(h.snippet))
+    console.print(table)
+
+
+@click.command()
+@click.argument("query")
+@_query_options
+@json_option
+@run
+def retrieve(
+    query: str, mode: str, limit: int, scope: str | None, method: str, as_json: bool
+) -> None:
+    """Find chunks of notes, with revision, chunk hash and byte offsets in the file."""
+    chunks = _memory().retrieve(query, limit=limit, mode=mode, scope=scope, method=method)
+    if as_json:
+        emit_json(chunks)
+        return
+    if not chunks:
+        console.print("no matching chunks")
+        return
+    for c in chunks:
+        console.print(
+            f"[bold]{c.note_id}[/] score {c.score:.3f} · bytes {c.start}–{c.end} · "
+            f"rev {c.revision[:12]} · {escape(c.source)}"
+        )
+        console.print(c.text, markup=False)
+        console.print()
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    if not enabled:
+        yield None
+        return
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def update(phase: str, done: int, total: int) -> None:
+        label = {"index": "indexing notes", "embed": "embedding chunks"}.get(phase, phase)
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(label, total=total)
+        bar.update(tasks[phase], completed=done, total=total)
+
+    with bar:
+        yield update
+
+
+@click.command()
+@json_option
+@run
+def reindex(as_json: bool) -> None:
+    """Rebuild the search index from the note files (and embed every chunk)."""
+    memory = _memory()
+    with _progress(not as_json) as progress:
+        stats = memory.reindex(progress=progress)
+    if as_json:
+        emit_json(stats)
+        return
+    embedder = stats.embedder or "none (lexical search only)"
+    console.print(
+        f"indexed {stats.notes} notes in {stats.chunks} chunks; embedded {stats.embedded} "
+        f"new chunks with {embedder} in {stats.seconds:.1f} s"
+    )
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the CLI."""
+    for command in (search, retrieve, reindex):
+        group.add_command(command)

@@ -1,0 +1,30 @@
+"""Build the configured embedder from a provider name and its options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memdir.embed._base import Embedder, EmbedderUnavailable
+from memdir.embed._http import HttpEmbedder
+from memdir.embed._local import LocalE5Embedder
+
+__all__ = ["PROVIDERS", "make_embedder"]
+
+PROVIDERS = ("http", "local", "none")
+
+
+def make_embedder(provider: str, **options: Any) -> Embedder:
+    """``local`` → `LocalE5Embedder`, ``http`` → `HttpEmbedder`; ``none`` raises.
+
+    `options` are the chosen class's keyword arguments. ``none`` (vectors switched off)
+    raises EmbedderUnavailable, so callers handle "no vectors" in one place.
+    """
+    if provider == "local":
+        return LocalE5Embedder(**options)
+    if provider == "http":
+        return HttpEmbedder(**options)
+    if provider == "none":
+        raise EmbedderUnavailable("vectors are switched off (embed.provider is 'none')")
+    raise EmbedderUnavailable(
+        f"unknown embedder provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
+    )

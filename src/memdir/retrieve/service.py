@@ -1,0 +1,375 @@
+"""Search over the note directories: keeping each index fresh, embedding, ranking, merging.
+
+One `Retriever` serves every scope of a `Memory`. Before each query it refreshes
+the scope's index (only changed files are read) and embeds a bounded number of
+chunks that have no vector yet, so a write never waits for the embedder: a new
+note is searchable lexically at once and by vector as soon as it is embedded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from memdir.config import EmbedSettings
+from memdir.core import Note, Scope
+from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
+from memdir.errors import InvalidInput
+from memdir.index.db import ChunkRow, RefreshStats, SearchIndex
+from memdir.index.tokenize import fts_query, stem_set
+from memdir.retrieve.engine import DEFAULT_PARAMS, METHODS, RankedChunk, rank_chunks
+from memdir.retrieve.hybrid import FusionParams
+from memdir.retrieve.similar import Neighbour, similarity
+from memdir.store.notes import ScopeStore
+from memdir.store.usage import UsageStats
+
+__all__ = ["MODES", "Chunk", "Hit", "ReindexStats", "Retriever"]
+
+MODES: tuple[str, ...] = ("any", "all", "phrase")
+#: Chunks a query may embed before it runs (the rest waits for the next query or reindex).
+QUERY_EMBED_BUDGET = 64
+_BATCH = 32
+_SNIPPET = 200
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A note found by `search`: its best chunk decides the score and the snippet."""
+
+    note_id: str
+    score: float
+    snippet: str
+    scope: Scope
+    path: str
+    summary: str
+    revision: str
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A chunk found by `retrieve`, with where it lives in its file."""
+
+    note_id: str
+    revision: str
+    chunk_hash: str
+    start: int
+    end: int
+    score: float
+    source: str
+    scope: Scope
+    path: str
+    text: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexStats:
+    """What `reindex` did."""
+
+    notes: int
+    chunks: int
+    embedded: int
+    embedder: str | None
+    seconds: float
+
+
+def _snippet(row: ChunkRow, wanted: frozenset[str]) -> str:
+    from memdir.index.tokenize import index_terms
+
+    best, best_score = "", -1
+    for line in row.text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        score = len(wanted & set(index_terms(line)))
+        if score > best_score:
+            best, best_score = line, score
+    best = best or row.summary
+    return best if len(best) <= _SNIPPET else best[: _SNIPPET - 1] + "…"
+
+
+class Retriever:
+    """Indexes and embedder of one Memory."""
+
+    def __init__(
+        self,
+        home: Path,
+        embed: EmbedSettings,
+        *,
+        usage: UsageStats,
+        warn: Callable[[str], None],
+        params: FusionParams = DEFAULT_PARAMS,
+    ) -> None:
+        self.home = home
+        self.embed_settings = embed
+        self.usage = usage
+        self.params = params
+        self._warn = warn
+        self._indexes: dict[str, SearchIndex] = {}
+        self._embedder: Embedder | None = None
+        self._embedder_loaded = False
+
+    def close(self) -> None:
+        """Close every index database."""
+        for index in self._indexes.values():
+            index.close()
+        self._indexes.clear()
+
+    # -- parts --------------------------------------------------------------------------
+
+    def index(self, store: ScopeStore) -> SearchIndex:
+        """The index database of a scope (opened on first use)."""
+        key = store.state_key
+        index = self._indexes.get(key)
+        if index is None:
+            index = SearchIndex(self.home / "index" / f"{key}.sqlite3")
+            self._indexes[key] = index
+        return index
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder, or None (search is then lexical, with one warning)."""
+        if not self._embedder_loaded:
+            self._embedder_loaded = True
+            s = self.embed_settings
+            if s.provider != "none":
+                try:
+                    self._embedder = self._make_embedder(s)
+                except EmbedderUnavailable as exc:
+                    self._warn(f"vector search is off, search is lexical only: {exc}")
+        return self._embedder
+
+    def _make_embedder(self, s: EmbedSettings) -> Embedder:
+        if s.provider == "http":
+            if not s.url or not s.model:
+                raise EmbedderUnavailable("embed.provider 'http' needs embed.url and embed.model")
+            return make_embedder(
+                "http",
+                base_url=s.url,
+                model=s.model,
+                api_key_env=s.api_key_env,
+                batch_size=s.batch_size,
+            )
+        if s.provider == "local":
+            return make_embedder("local", verified_cache=self.home / "models")
+        return make_embedder(s.provider)
+
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Replace the configured embedder (tests, benchmarks, long-running hosts)."""
+        self._embedder, self._embedder_loaded = embedder, True
+
+    # -- keeping fresh ------------------------------------------------------------------
+
+    def refresh(self, store: ScopeStore, progress: Progress | None = None) -> RefreshStats:
+        """Bring a scope's index up to date; versions read from disk go to history."""
+        index = self.index(store)
+        step = (lambda done, total: progress("index", done, total)) if progress else None
+        stats = index.refresh(store.directory, progress=step)
+        for note_id, data, note in stats.read:
+            store.observe(note_id, data, note.hash)
+        return stats
+
+    def embed_pending(
+        self, store: ScopeStore, *, budget: int | None, progress: Progress | None = None
+    ) -> int:
+        """Embed chunks that have no vector yet (at most `budget`); return how many."""
+        embedder = self.embedder
+        if embedder is None:
+            return 0
+        index = self.index(store)
+        pending = index.pending(embedder.info.id, limit=budget)
+        done = 0
+        for start in range(0, len(pending), _BATCH):
+            batch = pending[start : start + _BATCH]
+            try:
+                vectors = embedder.embed_documents([text for _, text in batch])
+            except EmbeddingFailed as exc:
+                self._warn(f"embedding failed, search is lexical for now: {exc}")
+                break
+            index.put_vectors(embedder.info.id, [h for h, _ in batch], vectors)
+            done += len(batch)
+            if progress is not None:
+                progress("embed", done, len(pending))
+        return done
+
+    def reindex(
+        self, stores: Sequence[ScopeStore], progress: Progress | None = None
+    ) -> ReindexStats:
+        """Rebuild every index from the files and embed every chunk; vectors stay cached."""
+        import time
+
+        started = time.perf_counter()
+        notes = chunks = embedded = 0
+        for store in stores:
+            index = self.index(store)
+            index.clear()
+            self.refresh(store, progress)
+            embedded += self.embed_pending(store, budget=None, progress=progress)
+            counts = index.counts()
+            notes += len(index.note_ids())
+            chunks += counts["chunks"]
+        embedder = self.embedder
+        return ReindexStats(
+            notes,
+            chunks,
+            embedded,
+            embedder.info.id if embedder else None,
+            round(time.perf_counter() - started, 3),
+        )
+
+    # -- queries ------------------------------------------------------------------------
+
+    def _query_vector(self, query: str, method: str) -> npt.NDArray[np.float32] | None:
+        embedder = self.embedder
+        if method == "lexical" or embedder is None:
+            return None
+        try:
+            return embedder.embed_query(query)
+        except EmbeddingFailed as exc:
+            self._warn(f"embedding the query failed, search is lexical: {exc}")
+            return None
+
+    def _ranked(
+        self, stores: Sequence[ScopeStore], query: str, limit: int, mode: str, method: str
+    ) -> list[tuple[ScopeStore, RankedChunk]]:
+        if mode not in MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if method not in METHODS:
+            raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput("limit must be a positive integer")
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        for store in stores:
+            self.refresh(store)
+            if method != "lexical":
+                self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
+        if fts_query(query, "any") is None and method == "lexical":
+            return []
+        qv = self._query_vector(query, method)
+        if method == "vector" and qv is None:
+            return []
+        embedder = self.embedder
+        out: list[tuple[ScopeStore, RankedChunk]] = []
+        for store in stores:
+            ranked = rank_chunks(
+                self.index(store),
+                query,
+                mode=mode,
+                limit=limit,
+                method=method,  # type: ignore[arg-type]
+                query_vector=qv,
+                embedder_id=embedder.info.id if embedder is not None and qv is not None else None,
+                params=self.params,
+            )
+            usage = self.usage.counts(store.state_key)
+            for item in ranked:
+                uses = usage.get(item.row.note_id, 0)
+                nudged = item.score * (1.0 + 0.02 * math.log1p(uses))
+                out.append(
+                    (store, RankedChunk(item.row, nudged, item.lexical_rank, item.vector_rank))
+                )
+        out.sort(key=lambda pair: (-pair[1].score, pair[1].row.note_id, pair[1].row.ord))
+        return out
+
+    def search(
+        self, stores: Sequence[ScopeStore], query: str, *, limit: int, mode: str, method: str
+    ) -> list[Hit]:
+        """Notes best matching `query`; each note appears once, with its best chunk."""
+        ranked = self._ranked(stores, query, limit * 4, mode, method)
+        wanted = stem_set(query)
+        superseded = {store.state_key: self.index(store).superseded() for store in stores}
+        seen: set[tuple[str, str]] = set()
+        hits: list[Hit] = []
+        for store, item in ranked:
+            key = (store.state_key, item.row.note_id)
+            if key in seen:
+                continue
+            seen.add(key)
+            hits.append(
+                Hit(
+                    note_id=item.row.note_id,
+                    score=round(item.score, 6),
+                    snippet=_snippet(item.row, wanted),
+                    scope=store.scope,
+                    path=str(store.directory.file_for(item.row.note_id)),
+                    summary=item.row.summary,
+                    revision=item.row.rev,
+                    superseded_by=superseded[store.state_key].get(item.row.note_id),
+                )
+            )
+            if len(hits) == limit:
+                break
+        return hits
+
+    def retrieve(
+        self, stores: Sequence[ScopeStore], query: str, *, limit: int, mode: str, method: str
+    ) -> list[Chunk]:
+        """Chunks best matching `query`, with note id, revision, hashes and byte offsets."""
+        out = []
+        for store, item in self._ranked(stores, query, limit, mode, method)[:limit]:
+            path = store.directory.file_for(item.row.note_id)
+            out.append(
+                Chunk(
+                    note_id=item.row.note_id,
+                    revision=item.row.rev,
+                    chunk_hash=item.row.chunk_hash,
+                    start=item.row.start,
+                    end=item.row.end,
+                    score=round(item.score, 6),
+                    source=f"{store.scope.value}:{path}",
+                    scope=store.scope,
+                    path=str(path),
+                    text=item.row.text,
+                    summary=item.row.summary,
+                )
+            )
+        return out
+
+    def nearest(self, stores: Sequence[ScopeStore], note: Note, limit: int = 3) -> list[Neighbour]:
+        """Existing notes closest to `note` (lexical, from the index), itself excluded."""
+        query = " ".join((note.summary, *note.tags, note.body[:600]))
+        ranked = self._ranked(stores, query, limit * 3 + 1, "any", "lexical")
+        out: list[Neighbour] = []
+        seen: set[tuple[Scope, str]] = set()
+        for store, item in ranked:
+            key = (store.scope, item.row.note_id)
+            if key in seen or (item.row.note_id == note.id and store.scope == note.scope):
+                continue
+            seen.add(key)
+            other = store.get(item.row.note_id)
+            if other is None:
+                continue
+            out.append(
+                Neighbour(other.id, other.summary, store.scope, round(similarity(note, other), 4))
+            )
+        out.sort(key=lambda n: (-n.score, n.note_id))
+        return out[:limit]
+
+    def forget(self, store: ScopeStore, note_id: str, *, scrub: bool = False) -> None:
+        """Remove a note from the index, its vectors and the usage statistics."""
+        self.index(store).forget(note_id, scrub=scrub)
+        self.usage.forget(store.state_key, note_id)
+
+    def traces(self, store: ScopeStore, note: Note) -> list[str]:
+        """What in the index still returns a forgotten note (empty when nothing does)."""
+        self.refresh(store)
+        index = self.index(store)
+        found: list[str] = []
+        if note.id in index.note_ids():
+            found.append("the index still lists it")
+        for method in ("lexical", "vector"):
+            if method == "vector" and self.embedder is None:
+                continue
+            query = " ".join((note.summary, *note.tags, note.body[:600]))
+            ranked = self._ranked([store], query, 1000, "any", method)
+            if any(item.row.note_id == note.id for _, item in ranked):
+                found.append(f"a {method} search for its distinctive terms still returns it")
+        return found
