@@ -505,7 +505,8 @@ def test_externally_added_and_removed_files(memory: Memory, project: Path) -> No
     added = project / "MEMORY" / "added-by-git.md"
     added.write_bytes(b'---\n{"id":"added-by-git","summary":"Pulled in"}\n---\npulled body\n')
     assert "added-by-git" in {n.id for n in memory.list()}
-    assert [h.note_id for h in memory.search("pulled")] == ["added-by-git"]
+    assert [h.note_id for h in memory.search("pulled", method="lexical")] == ["added-by-git"]
+    assert memory.search("pulled")[0].note_id == "added-by-git"
     added.unlink()
     assert "added-by-git" not in {n.id for n in memory.list()}
     with pytest.raises(NotFound):
@@ -531,10 +532,14 @@ def test_list_filters_and_order(memory: Memory) -> None:
 def test_search(memory: Memory) -> None:
     a = memory.remember("Pricing cards use fills", "separated by whitespace")
     memory.remember("Unrelated", "database vacuum")
-    hits = memory.search("whitespace")
+    hits = memory.search("whitespace", method="lexical")
     assert [h.note_id for h in hits] == [a.note.id]
     assert hits[0].scope is Scope.PROJECT
-    assert memory.search("nothingmatches") == []
+    assert hits[0].match == "words"
+    assert memory.search("nothingmatches", method="lexical") == []
+    # Hybrid search also finds notes by meaning; the note with the word ranks first.
+    hybrid = memory.search("whitespace")
+    assert hybrid[0].note_id == a.note.id and hybrid[0].match == "both"
     with pytest.raises(InvalidInput):
         memory.search("x", mode="regex")
     with pytest.raises(InvalidInput):

@@ -290,10 +290,12 @@ def test_list_warns_about_notes_above_max_notes(cli: Invoke, project: Path) -> N
 def test_search(cli: Invoke) -> None:
     a = remember(cli, "Pricing cards use fills", "--body", "separated by whitespace")
     b = remember(cli, "Vacuum the database", "--body", "weekly maintenance")
-    result = cli("search", "whitespace")
+    result = cli("search", "whitespace", "--method", "lexical")
     assert result.exit_code == 0
     assert a in result.stdout and b not in result.stdout
-    assert "no matching notes" in cli("search", "zzzunmatched").stdout
+    assert "no matching notes" in cli("search", "zzzunmatched", "--method", "lexical").stdout
+    hybrid = cli("search", "whitespace")
+    assert hybrid.exit_code == 0 and hybrid.stdout.index(a) < hybrid.stdout.find(b)
     phrase = cli("search", "weekly maintenance", "--mode", "phrase")
     assert b in phrase.stdout and a not in phrase.stdout
     assert cli("search", "x", "--limit", "0").exit_code == 2
@@ -364,7 +366,8 @@ def test_forget_with_yes_and_restore(cli: Invoke, project: Path) -> None:
     assert f"forgot {note_id}" in result.stdout
     assert not path.exists()
     assert cli("read", note_id).exit_code == 3
-    assert "no matching notes" in cli("search", "zebra").stdout
+    assert "no matching notes" in cli("search", "zebra", "--method", "lexical").stdout
+    assert note_id not in cli("search", "zebra").stdout
     backup_id = re.search(r"backup (\S+) \(restore with", result.stdout)
     assert backup_id
     listing = cli("backups")

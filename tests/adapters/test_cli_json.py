@@ -187,7 +187,7 @@ def test_list_json_filters(run: Run) -> None:
 def test_search_json(run: Run, project: Path) -> None:
     a = remember(run, "Pricing cards", "--body", "fills and whitespace")["note"]["id"]
     remember(run, "Database", "--body", "vacuum weekly")
-    _, hits = run("search", "whitespace")
+    _, hits = run("search", "whitespace", "--method", "lexical")
     assert [h["note_id"] for h in hits] == [a]
     hit = hits[0]
     assert hit["scope"] == "project"

@@ -74,8 +74,9 @@ class ChunkRow:
 
 
 def embed_text(summary: str, text: str) -> str:
-    """What the embedder sees for a chunk: the note's summary gives every chunk its topic."""
-    return text if text.startswith(summary) else f"{summary}\n{text}"
+    """What the embedder sees for a chunk: the note's summary gives every chunk its topic,
+    unless the chunk already holds it (repeating it skews the vector toward it)."""
+    return text if summary in text else f"{summary}\n{text}"
 
 
 def _sha(text: str) -> str:
@@ -310,6 +311,33 @@ class SearchIndex:
                     out[int(r[0])] = ChunkRow(*r)
         return out
 
+    def stored_terms(self, ids: Iterable[int]) -> dict[int, tuple[list[str], list[str], list[str]]]:
+        """The indexed term sequences (summary, body, meta) of chunks, for the rerank."""
+        wanted = list(dict.fromkeys(ids))
+        out: dict[int, tuple[list[str], list[str], list[str]]] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for rowid, summary, body, meta in self._conn.execute(
+                    f"SELECT rowid, summary, body, meta FROM fts WHERE rowid IN ({marks})", part
+                ):
+                    out[int(rowid)] = (summary.split(), body.split(), meta.split())
+        return out
+
+    def doc_freq(self, terms: Iterable[str]) -> tuple[dict[str, int], int]:
+        """(chunks containing each term, number of chunks)."""
+        wanted = list(dict.fromkeys(terms))
+        with self._lock:
+            total = int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            if not wanted:
+                return {}, total
+            marks = ",".join("?" * len(wanted))
+            rows = self._conn.execute(
+                f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", wanted
+            ).fetchall()
+        return {str(t): int(d) for t, d in rows}, total
+
     def superseded(self) -> dict[str, str]:
         """note id → the id of a live note that supersedes it."""
         out: dict[str, str] = {}
@@ -374,7 +402,8 @@ class SearchIndex:
                 return self._matrix[2], self._matrix[3]
             rows = self._conn.execute(
                 "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.embed_hash=c.embed_hash "
-                "JOIN notes n ON n.note_id=c.note_id WHERE v.embedder=? AND n.state='ok'",
+                "JOIN notes n ON n.note_id=c.note_id WHERE v.embedder=? AND n.state='ok' "
+                "ORDER BY c.id",
                 (embedder,),
             ).fetchall()
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

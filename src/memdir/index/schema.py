@@ -9,7 +9,7 @@ from pathlib import Path
 __all__ = ["SCHEMA_VERSION", "open_index_db"]
 
 #: Bump on any change to the DDL or to what is stored: older databases are rebuilt.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,6 +41,7 @@ CREATE TABLE chunks(
 CREATE INDEX chunks_by_note ON chunks(note_id);
 CREATE INDEX chunks_by_embed ON chunks(embed_hash);
 CREATE VIRTUAL TABLE fts USING fts5(summary, body, meta, tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row');
 CREATE TABLE vectors(
     embedder TEXT NOT NULL,
     embed_hash TEXT NOT NULL,

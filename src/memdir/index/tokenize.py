@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-import Stemmer  # type: ignore[import-not-found, import-untyped, unused-ignore]
+import Stemmer
 
 from memdir.errors import InvalidInput
 

@@ -8,6 +8,7 @@ for stores of a million chunks and more.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 import numpy as np
@@ -54,3 +55,15 @@ class MatrixIndex:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(ids[i]), float(scores[i])) for i in top]
+
+    def similarities(self, query: npt.NDArray[np.float32], ids: Iterable[int]) -> dict[int, float]:
+        """Cosine of the query to each given chunk that has a vector (ids sorted ascending)."""
+        wanted = np.fromiter(ids, dtype=np.int64)
+        if len(self) == 0 or wanted.size == 0 or self.matrix.shape[1] != query.shape[0]:
+            return {}
+        pos = np.searchsorted(self.ids, wanted)
+        pos = np.minimum(pos, len(self) - 1)
+        found = self.ids[pos] == wanted
+        rows = self.matrix[pos[found]]
+        scores = rows @ query.astype(np.float32, copy=False)
+        return {int(i): float(v) for i, v in zip(wanted[found], scores, strict=True)}

@@ -1,14 +1,13 @@
 """Ranking one index's chunks for a query: lexical (FTS5 BM25), vector, or hybrid.
 
-Hybrid = weighted Reciprocal Rank Fusion of the two rankings, then a light
-rerank within the fused candidates that rewards query-term coverage and an
-exact phrase match. The query mode (any / all / phrase) filters both sides:
-`all` and `phrase` keep only chunks whose text satisfies the mode.
+Hybrid = Reciprocal Rank Fusion of the lexical and vector candidate lists, then a
+light rerank of every candidate (query-term coverage, adjacent query terms, the
+raw cosine): see `hybrid`. The query mode (any / all / phrase) filters both
+sides: for `all` and `phrase` a vector candidate must also satisfy the mode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,17 +15,15 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.index.db import ChunkRow, SearchIndex
-from memdir.index.tokenize import fts_query, index_terms, stem_set
+from memdir.index.tokenize import fts_query, query_terms
 from memdir.index.vectors import MatrixIndex
-from memdir.retrieve.hybrid import FusionParams, fuse, rerank_bonus
+from memdir.retrieve.hybrid import FusionParams, coverage, fuse, has_adjacent_pair, idf
 
-__all__ = ["DEFAULT_PARAMS", "METHODS", "RankedChunk", "rank_chunks"]
+__all__ = ["DEFAULT_PARAMS", "METHODS", "Method", "RankedChunk", "rank_chunks", "search_terms"]
 
 Method = Literal["hybrid", "lexical", "vector"]
 METHODS: tuple[str, ...] = ("hybrid", "lexical", "vector")
 DEFAULT_PARAMS = FusionParams()
-#: Fused candidates the rerank looks at (it reads their text).
-_RERANK_DEPTH = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +36,11 @@ class RankedChunk:
     vector_rank: int | None
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.casefold().split())
+def search_terms(query: str) -> list[tuple[str, ...]]:
+    """The query's distinct non-stop terms in order, each as its alternative stems."""
+    terms = query_terms(query)
+    kept = [t for t in terms if not t.is_stop] or terms
+    return list(dict.fromkeys(t.alternatives for t in kept))
 
 
 def rank_chunks(
@@ -59,59 +59,58 @@ def rank_chunks(
     lexical: list[int] = []
     if method != "vector" and match is not None:
         lexical = [cid for cid, _ in index.lexical(match, params.lexical_depth)]
+    vectors: MatrixIndex | None = None
     vector: list[int] = []
     if method != "lexical" and query_vector is not None and embedder_id is not None:
         allowed = None
         if mode != "any":
             allowed = index.matching(match) if match is not None else set()
-        ids, matrix = index.matrix(embedder_id)
-        hits = MatrixIndex(ids, matrix).search(query_vector, params.vector_depth, allowed)
-        vector = [cid for cid, _ in hits]
+        vectors = MatrixIndex(*index.matrix(embedder_id))
+        vector = [cid for cid, _ in vectors.search(query_vector, params.vector_depth, allowed)]
     if method == "lexical":
-        order = lexical
         scores = {cid: 1.0 / (params.k + r) for r, cid in enumerate(lexical, 1)}
     elif method == "vector":
-        order = vector
         scores = {cid: 1.0 / (params.k + r) for r, cid in enumerate(vector, 1)}
     else:
         scores = fuse(lexical, vector, params)
-        order = sorted(scores, key=lambda c: (-scores[c], c))
-    candidates = order[: max(limit, _RERANK_DEPTH)]
-    rows = index.chunks(candidates)
-    if method == "hybrid" and (params.coverage_weight or params.phrase_weight):
-        scores = _reranked(query, candidates, rows, scores, params)
+        scores = _reranked(index, query, scores, vectors, query_vector, params)
+    best = sorted(scores, key=lambda c: (-scores[c], c))[:limit]
+    rows = index.chunks(best)
     lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
     vec_rank = {cid: r for r, cid in enumerate(vector, 1)}
-    ranked = [
+    return [
         RankedChunk(rows[cid], scores[cid], lex_rank.get(cid), vec_rank.get(cid))
-        for cid in candidates
+        for cid in best
         if cid in rows
     ]
-    ranked.sort(key=lambda c: (-c.score, c.row.chunk_id))
-    return ranked[:limit]
 
 
 def _reranked(
+    index: SearchIndex,
     query: str,
-    candidates: Sequence[int],
-    rows: dict[int, ChunkRow],
     scores: dict[int, float],
+    vectors: MatrixIndex | None,
+    query_vector: npt.NDArray[np.float32] | None,
     params: FusionParams,
 ) -> dict[int, float]:
-    wanted = stem_set(query)
-    phrase = _normal(query)
-    multiword = len(phrase.split()) > 1
-    coverage: dict[int, float] = {}
-    phrase_hits: set[int] = set()
+    if not scores:
+        return scores
+    candidates = sorted(scores)
+    terms = search_terms(query)
+    stored = index.stored_terms(candidates)
+    df, total = index.doc_freq(a for t in terms for a in t)
+    weights = {
+        t: idf(max(df.get(a, 0) for a in t), total) for t in terms if any(df.get(a) for a in t)
+    }
+    cosines: dict[int, float] = {}
+    if vectors is not None and query_vector is not None:
+        cosines = vectors.similarities(query_vector, candidates)
+    out: dict[int, float] = {}
     for cid in candidates:
-        row = rows.get(cid)
-        if row is None:
-            continue
-        text = f"{row.summary}\n{row.text}"
-        if wanted:
-            present = set(index_terms(text))
-            coverage[cid] = len(wanted & present) / len(wanted)
-        if multiword and phrase in _normal(text):
-            phrase_hits.add(cid)
-    bonus = rerank_bonus(coverage, phrase_hits, params)
-    return {cid: scores[cid] + bonus.get(cid, 0.0) for cid in scores}
+        summary, body, meta = stored.get(cid, ([], [], []))
+        bonus = params.coverage_weight * coverage(terms, {*summary, *body, *meta}, weights)
+        if has_adjacent_pair(terms, (summary, body)):
+            bonus += params.phrase_weight
+        bonus += params.cosine_weight * cosines.get(cid, 0.0)
+        out[cid] = scores[cid] + bonus
+    return out

@@ -50,6 +50,14 @@ class Hit:
     summary: str
     revision: str
     superseded_by: str | None = None
+    #: How the note matched: "words" (full-text), "meaning" (vectors) or "both".
+    match: str = "words"
+
+
+def _match(item: RankedChunk) -> str:
+    if item.lexical_rank is not None and item.vector_rank is not None:
+        return "both"
+    return "words" if item.lexical_rank is not None else "meaning"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,7 @@ class Chunk:
     path: str
     text: str
     summary: str
+    match: str = "words"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +167,9 @@ class Retriever:
                 batch_size=s.batch_size,
             )
         if s.provider == "local":
-            return make_embedder("local", verified_cache=self.home / "models")
+            # One engine thread: steadier latency on small, shared machines, and about
+            # the same throughput as two (see docs/retrieval.md).
+            return make_embedder("local", verified_cache=self.home / "models", threads=1)
         return make_embedder(s.provider)
 
     def use_embedder(self, embedder: Embedder | None) -> None:
@@ -303,6 +314,7 @@ class Retriever:
                     summary=item.row.summary,
                     revision=item.row.rev,
                     superseded_by=superseded[store.state_key].get(item.row.note_id),
+                    match=_match(item),
                 )
             )
             if len(hits) == limit:
@@ -329,6 +341,7 @@ class Retriever:
                     path=str(path),
                     text=item.row.text,
                     summary=item.row.summary,
+                    match=_match(item),
                 )
             )
         return out

@@ -7,7 +7,6 @@ so the credential guard and the §1.5 limits hold on every write path.
 from __future__ import annotations
 
 import hashlib
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
