@@ -1,6 +1,7 @@
 """memdir: long-term memory for AI agents and the people who work with them."""
 
 from memdir.core import Note, NoteType, Scope
+from memdir.embed import Embedder, EmbedderInfo, EmbedderUnavailable, EmbeddingFailed
 from memdir.errors import (
     Busy,
     ConfigError,
@@ -25,7 +26,7 @@ from memdir.results import (
     RestoreResult,
     WriteResult,
 )
-from memdir.retrieve import Hit, Neighbour
+from memdir.retrieve import Chunk, Hit, Neighbour, ReindexStats
 from memdir.store import BackupRecord
 
 __version__ = "0.1.0"
@@ -33,9 +34,14 @@ __version__ = "0.1.0"
 __all__ = [
     "BackupRecord",
     "Busy",
+    "Chunk",
     "ConfigError",
     "Conflict",
     "DoctorReport",
+    "Embedder",
+    "EmbedderInfo",
+    "EmbedderUnavailable",
+    "EmbeddingFailed",
     "ForgetPlan",
     "ForgetResult",
     "HistoryEntry",
@@ -53,6 +59,7 @@ __all__ = [
     "NoteType",
     "ParseError",
     "Refused",
+    "ReindexStats",
     "RestoreResult",
     "Scope",
     "SecretRefused",

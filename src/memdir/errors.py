@@ -12,7 +12,9 @@
     ├── Conflict                the state changed under the request       exit 5
     ├── Busy                    another writer holds the directory lock   exit 6
     ├── ParseError              a note file on disk cannot be parsed      exit 1
-    └── IntegrityError          a verification (audit, forget) failed     exit 7
+    ├── IntegrityError          a verification (audit, forget) failed     exit 7
+    ├── EmbedderUnavailable     no usable embedder (memdir.embed)         exit 1
+    └── EmbeddingFailed         an embedding request failed (memdir.embed) exit 1
 """
 
 from __future__ import annotations

@@ -6,6 +6,13 @@ file whose mtime is within two seconds of when it was indexed is re-read and
 compared by revision, because an edit inside the file system's clock tick keeps
 the same stamp. Unparseable files are remembered by stamp so they are not
 re-read either; private notes are tracked but never chunked or searchable.
+
+Answers do not depend on chunk row ids (which differ between an index built note
+by note and one rebuilt by reindex): equal scores are ordered by (note id, chunk
+ordinal), and the vector matrix is laid out in that order too. What a query
+reads on every call (the indexed stamps, the vector matrix, the superseded map,
+whether anything awaits embedding) is cached until the indexed content changes,
+here or in another process (``PRAGMA data_version``).
 """
 
 from __future__ import annotations
@@ -29,11 +36,14 @@ from memdir.errors import ParseError
 from memdir.index.chunking import chunk_body
 from memdir.index.schema import open_index_db
 from memdir.index.tokenize import index_terms
+from memdir.index.vectors import MatrixIndex
 
 __all__ = ["ChunkRow", "NoteSource", "RefreshStats", "SearchIndex", "embed_text"]
 
 _RACY_NS = 2_000_000_000
 Stamp = tuple[int, int, int]
+#: note id → (size, mtime_ns, inode, indexed_ns, revision) as indexed.
+Known = dict[str, tuple[int, int, int, int, str]]
 
 
 class NoteSource(Protocol):
@@ -73,6 +83,17 @@ class ChunkRow:
     updated_at: int
 
 
+def _settled(known: Known) -> dict[str, Stamp] | None:
+    """Each note's indexed stamp, or None when one was indexed too soon after a write to
+    trust its stamp alone (it must be read again)."""
+    out: dict[str, Stamp] = {}
+    for note_id, (size, mtime, ino, indexed, _) in known.items():
+        if indexed - mtime < _RACY_NS:
+            return None
+        out[note_id] = (size, mtime, ino)
+    return out
+
+
 def embed_text(summary: str, text: str) -> str:
     """What the embedder sees for a chunk: the note's summary gives every chunk its topic,
     unless the chunk already holds it (repeating it skews the vector toward it)."""
@@ -90,8 +111,14 @@ class SearchIndex:
         self.path = path
         self._conn, self.rebuilt = open_index_db(path)
         self._lock = threading.RLock()
-        self._matrix: tuple[str, int, npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+        # Bumped after every commit of this connection that changes what queries see
+        # (not after a refresh that only re-stamps unchanged files).
         self._generation = 0
+        self._known: tuple[tuple[int, int], Known] | None = None
+        #: The stamps of `_known` when no note in it is racy (compared in one step).
+        self._settled: dict[str, Stamp] | None = None
+        self._cache: dict[str, tuple[tuple[int, int], object]] = {}
+        self._vectors: tuple[str, tuple[int, int], MatrixIndex] | None = None
 
     def close(self) -> None:
         """Close the database connection."""
@@ -99,7 +126,7 @@ class SearchIndex:
             self._conn.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, changes: bool = True) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -108,7 +135,23 @@ class SearchIndex:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
-            self._generation += 1
+            if changes:
+                self._generation += 1
+
+    def _stamp(self) -> tuple[int, int]:
+        """Changes whenever indexed content may have changed, here or in another process."""
+        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        return self._generation, version
+
+    def _cached(self, name: str, compute: Callable[[], object]) -> object:
+        with self._lock:
+            stamp = self._stamp()
+            hit = self._cache.get(name)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+            value = compute()
+            self._cache[name] = (stamp, value)
+            return value
 
     # -- refresh ----------------------------------------------------------------------
 
@@ -118,55 +161,78 @@ class SearchIndex:
         """Bring the index in line with the directory, reading only changed files."""
         stamps, over = source.stamps()
         with self._lock:
-            known = {
-                row[0]: (row[1], row[2], row[3], row[4], row[5])
-                for row in self._conn.execute(
-                    "SELECT note_id, size, mtime_ns, ino, indexed_ns, rev FROM notes"
-                )
-            }
-        removed = [note_id for note_id in known if note_id not in stamps]
-        todo = [
-            note_id
-            for note_id, stamp in stamps.items()
-            if note_id not in known
-            or known[note_id][:3] != stamp
-            or known[note_id][3] - known[note_id][1] < _RACY_NS
-        ]
-        if not todo and not removed:
-            return RefreshStats(unchanged=len(stamps), over_limit=over)
-        added = updated = 0
-        read: list[tuple[str, bytes, Note]] = []
-        batch: list[tuple[str, Stamp, bytes | None]] = []
-        for i, note_id in enumerate(todo, 1):
-            batch.append((note_id, stamps[note_id], source.read_bytes(note_id)))
-            if len(batch) >= 200 or i == len(todo):
-                a, u, r = self._apply(batch, known)
-                added, updated = added + a, updated + u
-                read.extend(r)
-                batch = []
-                if progress is not None:
-                    progress(i, len(todo))
-        if removed:
-            with self._write() as conn:
-                for note_id in removed:
-                    self._delete_note(conn, note_id)
+            known = self._known_rows()
+            if self._settled is None:
+                self._settled = _settled(known)
+            if self._settled is not None and self._settled == stamps:
+                return RefreshStats(unchanged=len(stamps), over_limit=over)
+            removed = [note_id for note_id in known if note_id not in stamps]
+            todo = [
+                note_id
+                for note_id, stamp in stamps.items()
+                if (seen := known.get(note_id)) is None
+                or seen[:3] != stamp
+                or seen[3] - seen[1] < _RACY_NS
+            ]
+            if not todo and not removed:
+                return RefreshStats(unchanged=len(stamps), over_limit=over)
+            added = updated = 0
+            read: list[tuple[str, bytes, Note]] = []
+            batch: list[tuple[str, Stamp, bytes | None]] = []
+            for i, note_id in enumerate(todo, 1):
+                batch.append((note_id, stamps[note_id], source.read_bytes(note_id)))
+                if len(batch) >= 200 or i == len(todo):
+                    a, u, r = self._apply(batch, known)
+                    added, updated = added + a, updated + u
+                    read.extend(r)
+                    batch = []
+                    if progress is not None:
+                        progress(i, len(todo))
+            if removed:
+                with self._write() as conn:
+                    for note_id in removed:
+                        self._delete_note(conn, note_id)
+                        del known[note_id]
+            self._known = (self._stamp(), known)
+            self._settled = None
         unchanged = len(stamps) - added - updated
         return RefreshStats(added, updated, len(removed), unchanged, over, tuple(read))
 
+    def _known_rows(self) -> Known:
+        """What is indexed, by note id; kept in memory (and in step with this connection's
+        writes) so that a no-change refresh costs no query beyond `data_version`."""
+        stamp = self._stamp()
+        if self._known is not None and self._known[0] == stamp:
+            return self._known[1]
+        known: Known = {
+            row[0]: (row[1], row[2], row[3], row[4], row[5])
+            for row in self._conn.execute(
+                "SELECT note_id, size, mtime_ns, ino, indexed_ns, rev FROM notes"
+            )
+        }
+        self._known = (stamp, known)
+        self._settled = None
+        return known
+
     def _apply(
-        self,
-        batch: Sequence[tuple[str, Stamp, bytes | None]],
-        known: dict[str, tuple[int, int, int, int, str]],
+        self, batch: Sequence[tuple[str, Stamp, bytes | None]], known: Known
     ) -> tuple[int, int, list[tuple[str, bytes, Note]]]:
+        """Index one batch of files in one transaction; `known` is updated to match."""
         added = updated = 0
         read: list[tuple[str, bytes, Note]] = []
         now = time.time_ns()
-        with self._write() as conn:
+        changes = False
+        done: Known = {}
+        gone: list[str] = []
+        with self._write(changes=False) as conn:
             for note_id, stamp, data in batch:
                 if data is None:  # removed since the listing
                     self._delete_note(conn, note_id)
+                    gone.append(note_id)
+                    changes = True
                     continue
                 rev = hashlib.sha256(data).hexdigest()
+                done[note_id] = (*stamp, now, rev)
                 previous = known.get(note_id)
                 if previous is not None and previous[4] == rev:
                     conn.execute(
@@ -174,6 +240,7 @@ class SearchIndex:
                         (*stamp, now, note_id),
                     )
                     continue
+                changes = True
                 self._delete_note(conn, note_id)
                 note = self._index_note(conn, note_id, stamp, data, rev, now)
                 if note is not None:
@@ -182,6 +249,11 @@ class SearchIndex:
                     added += 1
                 else:
                     updated += 1
+        if changes:
+            self._generation += 1
+        known.update(done)
+        for note_id in gone:
+            known.pop(note_id, None)
         return added, updated, read
 
     def _index_note(
@@ -276,15 +348,29 @@ class SearchIndex:
 
     # -- queries ----------------------------------------------------------------------
 
+    _BM25 = "bm25(fts, 5.0, 1.0, 2.0)"
+
     def lexical(self, match: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, score) for an FTS5 MATCH expression, best first (score = −bm25)."""
+        """(chunk id, score) for an FTS5 MATCH expression, best first (score = −bm25).
+
+        Equal scores are ordered by (note id, chunk ordinal), also across the cut at
+        `limit`, so the answer does not depend on row ids.
+        """
+        if limit <= 0:
+            return []
+        sql = f"SELECT rowid, {self._BM25} AS s FROM fts WHERE fts MATCH ? ORDER BY s"
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT rowid, bm25(fts, 5.0, 1.0, 2.0) AS s FROM fts WHERE fts MATCH ? "
-                "ORDER BY s LIMIT ?",
-                (match, limit),
-            ).fetchall()
-        return [(int(r[0]), -float(r[1])) for r in rows]
+            rows = self._conn.execute(sql + " LIMIT ?", (match, limit + 1)).fetchall()
+            if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
+                # A tie across the cut: read on past it (rare: duplicated text).
+                rows = []
+                for rowid, score in self._conn.execute(sql, (match,)):
+                    if len(rows) >= limit and score != rows[-1][1]:
+                        break
+                    rows.append((rowid, score))
+            keys = self.keys(r[0] for r in rows)
+        rows.sort(key=lambda r: (r[1], keys.get(int(r[0]), ("", 0))))
+        return [(int(r[0]), -float(r[1])) for r in rows[:limit]]
 
     def matching(self, match: str) -> set[int]:
         """Every chunk id matching an FTS5 expression (to filter vector candidates by mode)."""
@@ -293,6 +379,20 @@ class SearchIndex:
                 int(r[0])
                 for r in self._conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (match,))
             }
+
+    def keys(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
+        """(note id, chunk ordinal) by chunk id: the order of equal scores."""
+        wanted = list(dict.fromkeys(ids))
+        out: dict[int, tuple[str, int]] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for cid, note_id, ordinal in self._conn.execute(
+                    f"SELECT id, note_id, ord FROM chunks WHERE id IN ({marks})", part
+                ):
+                    out[int(cid)] = (str(note_id), int(ordinal))
+        return out
 
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         """Chunk rows with their note's revision and summary, by chunk id."""
@@ -329,7 +429,11 @@ class SearchIndex:
         """(chunks containing each term, number of chunks)."""
         wanted = list(dict.fromkeys(terms))
         with self._lock:
-            total = int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            total = self._cached(
+                "total",
+                lambda: int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]),
+            )
+            assert isinstance(total, int)
             if not wanted:
                 return {}, total
             marks = ",".join("?" * len(wanted))
@@ -340,14 +444,20 @@ class SearchIndex:
 
     def superseded(self) -> dict[str, str]:
         """note id → the id of a live note that supersedes it."""
-        out: dict[str, str] = {}
-        with self._lock:
+
+        def compute() -> dict[str, str]:
+            out: dict[str, str] = {}
             for note_id, sup in self._conn.execute(
-                "SELECT note_id, supersedes FROM notes WHERE state='ok' AND supersedes != '[]'"
+                "SELECT note_id, supersedes FROM notes WHERE state='ok' AND supersedes != '[]' "
+                "ORDER BY note_id"
             ):
                 for old in json.loads(sup):
                     out.setdefault(old, note_id)
-        return out
+            return out
+
+        value = self._cached("superseded", compute)
+        assert isinstance(value, dict)
+        return dict(value)
 
     def counts(self) -> dict[str, int]:
         """Rows per table, for status and tests."""
@@ -365,19 +475,28 @@ class SearchIndex:
     # -- vectors ----------------------------------------------------------------------
 
     def pending(self, embedder: str, limit: int | None = None) -> list[tuple[str, str]]:
-        """(embed hash, text to embed) of chunks with no vector from `embedder` yet."""
+        """(embed hash, text to embed) of chunks with no vector from `embedder` yet.
+
+        Most recently updated notes first; "nothing pending" is remembered until the
+        index changes, so a query on a fully embedded index does not scan for it.
+        """
         sql = (
             "SELECT c.embed_hash, n.summary, c.text FROM chunks c JOIN notes n USING(note_id) "
             "WHERE NOT EXISTS (SELECT 1 FROM vectors v "
             "WHERE v.embedder=? AND v.embed_hash=c.embed_hash) "
-            "GROUP BY c.embed_hash ORDER BY n.updated_at DESC"
+            "GROUP BY c.embed_hash ORDER BY n.updated_at DESC, c.embed_hash"
         )
         params: tuple[object, ...] = (embedder,)
         if limit is not None:
             sql += " LIMIT ?"
             params = (embedder, limit)
         with self._lock:
+            stamp = self._stamp()
+            if self._cache.get("none-pending") == (stamp, embedder):
+                return []
             rows = self._conn.execute(sql, params).fetchall()
+            if not rows:
+                self._cache["none-pending"] = (stamp, embedder)
         return [(r[0], embed_text(r[1], r[2])) for r in rows]
 
     def put_vectors(
@@ -385,35 +504,51 @@ class SearchIndex:
     ) -> None:
         """Store vectors for embed hashes."""
         data = np.ascontiguousarray(matrix, dtype=np.float32)
+        if data.ndim != 2 or data.shape[0] != len(hashes):
+            raise ValueError(f"{len(hashes)} hashes but vectors of shape {data.shape}")
         with self._write() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO vectors(embedder, embed_hash, vec) VALUES (?,?,?)",
                 [(embedder, h, data[i].tobytes()) for i, h in enumerate(hashes)],
             )
 
+    def vector_index(self, embedder: str) -> MatrixIndex:
+        """The vectors of `embedder` for every searchable chunk, as one contiguous matrix.
+
+        Rows are in (note id, chunk ordinal) order. Built once and kept until the
+        index changes; vectors of other embedders are never included.
+        """
+        with self._lock:
+            stamp = self._stamp()
+            if self._vectors is not None and self._vectors[:2] == (embedder, stamp):
+                return self._vectors[2]
+            self._vectors = None  # let the old matrix go before the new one is built
+            join = (
+                "FROM chunks c JOIN vectors v ON v.embed_hash=c.embed_hash "
+                "JOIN notes n ON n.note_id=c.note_id WHERE v.embedder=? AND n.state='ok'"
+            )
+            count = int(self._conn.execute(f"SELECT count(*) {join}", (embedder,)).fetchone()[0])
+            ids = np.empty(count, dtype=np.int64)
+            mat = np.zeros((count, 0), dtype=np.float32)
+            n = 0
+            for cid, vec in self._conn.execute(
+                f"SELECT c.id, v.vec {join} ORDER BY c.note_id, c.ord", (embedder,)
+            ):
+                if n == 0:
+                    mat = np.empty((count, len(vec) // 4), dtype=np.float32)
+                if n >= count or len(vec) != mat.shape[1] * 4:
+                    break  # changed under us (another process): rebuilt on the next call
+                ids[n] = cid
+                mat[n] = np.frombuffer(vec, dtype=np.float32)
+                n += 1
+            index = MatrixIndex(ids[:n], mat[:n])
+            self._vectors = (embedder, stamp, index)
+            return index
+
     def matrix(self, embedder: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """(chunk ids, one contiguous float32 matrix of their vectors) for `embedder`."""
-        with self._lock:
-            # data_version changes when another connection commits: a long-running
-            # process sees vectors other processes added.
-            version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
-            stamp = self._generation * 1_000_003 + version
-            if self._matrix is not None and self._matrix[:2] == (embedder, stamp):
-                return self._matrix[2], self._matrix[3]
-            rows = self._conn.execute(
-                "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.embed_hash=c.embed_hash "
-                "JOIN notes n ON n.note_id=c.note_id WHERE v.embedder=? AND n.state='ok' "
-                "ORDER BY c.id",
-                (embedder,),
-            ).fetchall()
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            if rows:
-                blob = b"".join(r[1] for r in rows)
-                mat = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1).copy()
-            else:
-                mat = np.zeros((0, 0), dtype=np.float32)
-            self._matrix = (embedder, stamp, ids, mat)
-            return ids, mat
+        index = self.vector_index(embedder)
+        return index.ids, index.matrix
 
     def drop_vectors(self, keep_embedder: str | None) -> int:
         """Delete vectors of other embedders (after a change of embedder); return how many."""

@@ -1,15 +1,28 @@
-"""The index database's schema, its version, and opening it (a mismatch or damage rebuilds it)."""
+"""The index database's schema, its version, and opening it (a mismatch or damage rebuilds it).
+
+Opening, checking and (re)creating happen under an exclusive lock on a side file,
+so two processes opening a missing, stale or damaged index at once neither delete
+each other's fresh database nor create the tables twice.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import sqlite3
+import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
+
+from memdir.index.tokenize import TOKENIZER_VERSION
 
 __all__ = ["SCHEMA_VERSION", "open_index_db"]
 
 #: Bump on any change to the DDL or to what is stored: older databases are rebuilt.
-SCHEMA_VERSION = "2"
+#: The tokenizer's version and the Unicode tables it uses are part of it, so a
+#: tokenizer change or a Python upgrade rebuilds the index instead of mixing terms.
+SCHEMA_VERSION = f"2/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
 
 _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,11 +66,16 @@ CREATE TABLE vectors(
 
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    # Deleted rows are overwritten, so a forgotten note's text does not linger in free pages.
-    conn.execute("PRAGMA secure_delete=ON")
+    try:
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        # Deleted rows are overwritten, so a forgotten note's text does not linger in
+        # free pages.
+        conn.execute("PRAGMA secure_delete=ON")
+    except BaseException:
+        conn.close()  # a damaged file: the caller deletes it, so leave no handle open
+        raise
     return conn
 
 
@@ -92,6 +110,17 @@ def _remove(path: Path) -> None:
             Path(f"{path}{suffix}").unlink()
 
 
+@contextlib.contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock that serialises opening this index across processes."""
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def open_index_db(path: Path) -> tuple[sqlite3.Connection, bool]:
     """Open (or create) the index at `path`; returns (connection, rebuilt).
 
@@ -99,23 +128,30 @@ def open_index_db(path: Path) -> tuple[sqlite3.Connection, bool]:
     cannot read, is deleted and created empty; the caller then refills it.
     """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    conn: sqlite3.Connection | None = None
-    try:
-        conn = _connect(path)
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-        version = _version(conn) if "meta" in tables else None
-        stale = bool(tables) and version != SCHEMA_VERSION
-    except sqlite3.DatabaseError:
-        version, stale = None, True
-    if version == SCHEMA_VERSION and conn is not None:
-        return conn, False
-    if stale:
-        # Another schema or a damaged file: it is derived, so it is rebuilt from the notes.
-        if conn is not None:
+    with _opening(path):
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect(path)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            version = _version(conn) if "meta" in tables else None
+            stale = bool(tables) and version != SCHEMA_VERSION
+        except sqlite3.DatabaseError:
+            if conn is not None:
+                conn.close()
+            conn, version, stale = None, None, True
+        if version == SCHEMA_VERSION and conn is not None:
+            return conn, False
+        if stale:
+            # Another schema or a damaged file: it is derived, so it is rebuilt from the notes.
+            if conn is not None:
+                conn.close()
+            _remove(path)
+            conn = None
+        if conn is None:
+            conn = _connect(path)
+        try:
+            _create(conn)  # an empty file: create the tables
+        except BaseException:
             conn.close()
-        _remove(path)
-        conn = None
-    if conn is None:
-        conn = _connect(path)
-    _create(conn)  # an empty file: create, unless another process just did
-    return conn, stale
+            raise
+        return conn, stale

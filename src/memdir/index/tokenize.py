@@ -314,7 +314,12 @@ def _query_words(text: str) -> list[_Word]:
             continue
         en, de = _stem_en(word), _stem_de(word)
         german_first = language == "de" or (not word.isascii() and _UMLAUT_RE.search(word))
-        alternatives = (en,) if en == de else (de, en) if german_first else (en, de)
+        if en == de or language == "en":
+            # A query recognised as English matches English stems only: German stems of
+            # English words only add noise (notes are stemmed by their own language).
+            alternatives: tuple[str, ...] = (en,)
+        else:
+            alternatives = (de, en) if german_first else (en, de)
         words.append(_Word(QueryTerm(alternatives, word in stops, word), en, de))
     return words
 

@@ -26,20 +26,26 @@ class VectorIndex(Protocol):
 
 
 class MatrixIndex:
-    """Exact cosine search over normalised rows."""
+    """Exact cosine search over normalised rows; equal scores keep row order."""
 
     def __init__(self, ids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]) -> None:
+        if ids.shape[0] != matrix.shape[0]:
+            raise ValueError(f"{ids.shape[0]} ids for {matrix.shape[0]} rows")
         self.ids = ids
         self.matrix = matrix
+        self._sorted: tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]] | None = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
+
+    def _usable(self, query: npt.NDArray[np.float32]) -> bool:
+        return len(self) > 0 and query.ndim == 1 and self.matrix.shape[1] == query.shape[0]
 
     def search(
         self, query: npt.NDArray[np.float32], k: int, allowed: set[int] | None = None
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the k best rows, best first; `allowed` filters ids."""
-        if len(self) == 0 or k <= 0 or self.matrix.shape[1] != query.shape[0]:
+        if k <= 0 or not self._usable(query):
             return []
         ids, matrix = self.ids, self.matrix
         if allowed is not None:
@@ -53,17 +59,26 @@ class MatrixIndex:
             scores = matrix @ query.astype(np.float32, copy=False)
         k = min(k, scores.shape[0])
         top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        if k < scores.shape[0]:
+            # Rows tied with the k-th score: keep the first ones in row order, whatever
+            # argpartition picked, so the cut is reproducible.
+            edge = scores[top].min()
+            top = np.concatenate((np.flatnonzero(scores > edge), np.flatnonzero(scores == edge)))
+            top = top[:k]
+        top = top[np.lexsort((top, -scores[top]))]
         return [(int(ids[i]), float(scores[i])) for i in top]
 
     def similarities(self, query: npt.NDArray[np.float32], ids: Iterable[int]) -> dict[int, float]:
-        """Cosine of the query to each given chunk that has a vector (ids sorted ascending)."""
+        """Cosine of the query to each given chunk that has a vector."""
         wanted = np.fromiter(ids, dtype=np.int64)
-        if len(self) == 0 or wanted.size == 0 or self.matrix.shape[1] != query.shape[0]:
+        if wanted.size == 0 or not self._usable(query):
             return {}
-        pos = np.searchsorted(self.ids, wanted)
-        pos = np.minimum(pos, len(self) - 1)
-        found = self.ids[pos] == wanted
-        rows = self.matrix[pos[found]]
+        if self._sorted is None:
+            order = np.argsort(self.ids, kind="stable")
+            self._sorted = (order, self.ids[order])
+        order, sorted_ids = self._sorted
+        pos = np.minimum(np.searchsorted(sorted_ids, wanted), len(self) - 1)
+        found = sorted_ids[pos] == wanted
+        rows = self.matrix[order[pos[found]]]
         scores = rows @ query.astype(np.float32, copy=False)
         return {int(i): float(v) for i, v in zip(wanted[found], scores, strict=True)}

@@ -4,6 +4,8 @@ Hybrid = Reciprocal Rank Fusion of the lexical and vector candidate lists, then 
 light rerank of every candidate (query-term coverage, adjacent query terms, the
 raw cosine): see `hybrid`. The query mode (any / all / phrase) filters both
 sides: for `all` and `phrase` a vector candidate must also satisfy the mode.
+Equal scores are ordered by (note id, chunk ordinal), never by row id, so a
+rebuilt index gives the same answers.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def rank_chunks(
         allowed = None
         if mode != "any":
             allowed = index.matching(match) if match is not None else set()
-        vectors = MatrixIndex(*index.matrix(embedder_id))
+        vectors = index.vector_index(embedder_id)
         vector = [cid for cid, _ in vectors.search(query_vector, params.vector_depth, allowed)]
     if method == "lexical":
         scores = {cid: 1.0 / (params.k + r) for r, cid in enumerate(lexical, 1)}
@@ -74,7 +76,8 @@ def rank_chunks(
     else:
         scores = fuse(lexical, vector, params)
         scores = _reranked(index, query, scores, vectors, query_vector, params)
-    best = sorted(scores, key=lambda c: (-scores[c], c))[:limit]
+    keys = index.keys(scores)
+    best = sorted(keys, key=lambda c: (-scores[c], keys[c]))[:limit]
     rows = index.chunks(best)
     lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
     vec_rank = {cid: r for r, cid in enumerate(vector, 1)}

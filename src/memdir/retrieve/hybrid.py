@@ -69,7 +69,5 @@ def has_adjacent_pair(terms: Sequence[tuple[str, ...]], sequences: Sequence[Sequ
     """True when two consecutive query terms stand next to each other in a sequence."""
     if len(terms) < 2:
         return False
-    pairs = {
-        (a, b) for left, right in itertools.pairwise(terms) for a in left for b in right
-    }
+    pairs = {(a, b) for left, right in itertools.pairwise(terms) for a in left for b in right}
     return any((seq[i], seq[i + 1]) in pairs for seq in sequences for i in range(len(seq) - 1))

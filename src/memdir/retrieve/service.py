@@ -4,6 +4,13 @@ One `Retriever` serves every scope of a `Memory`. Before each query it refreshes
 the scope's index (only changed files are read) and embeds a bounded number of
 chunks that have no vector yet, so a write never waits for the embedder: a new
 note is searchable lexically at once and by vector as soon as it is embedded.
+A lexical search (and so `remember`'s nearest notes) never loads the embedder.
+An embedder that cannot run turns vector search off with one warning; one that
+fails a request leaves that query lexical, with a warning.
+
+How often a note was recalled adds at most `USAGE_MAX_BONUS` to its score: enough
+to order notes of about equal relevance, never enough to pass a chunk one place
+higher in the top ranks of either list (1/61 − 1/62 ≈ 0.00026).
 """
 
 from __future__ import annotations
@@ -28,13 +35,16 @@ from memdir.retrieve.similar import Neighbour, similarity
 from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
 
-__all__ = ["MODES", "Chunk", "Hit", "ReindexStats", "Retriever"]
+__all__ = ["MODES", "Chunk", "Hit", "ReindexStats", "Retriever", "usage_bonus"]
 
 MODES: tuple[str, ...] = ("any", "all", "phrase")
 #: Chunks a query may embed before it runs (the rest waits for the next query or reindex).
 QUERY_EMBED_BUDGET = 64
 _BATCH = 32
 _SNIPPET = 200
+#: Score added per natural-log unit of recalls, and its ceiling (reached at ~22,000 uses).
+USAGE_STEP = 0.00002
+USAGE_MAX_BONUS = 0.0002
 Progress = Callable[[str, int, int], None]
 
 
@@ -87,6 +97,22 @@ class ReindexStats:
     embedded: int
     embedder: str | None
     seconds: float
+
+
+def _check(query: str, limit: int, mode: str, method: str) -> None:
+    if mode not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if method not in METHODS:
+        raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInput("limit must be a positive integer")
+    if not isinstance(query, str):
+        raise InvalidInput("query must be a string")
+
+
+def usage_bonus(uses: int) -> float:
+    """What `uses` recalls add to a score: logarithmic, at most USAGE_MAX_BONUS."""
+    return min(USAGE_STEP * math.log1p(max(uses, 0)), USAGE_MAX_BONUS)
 
 
 def _snippet(row: ChunkRow, wanted: frozenset[str]) -> str:
@@ -148,12 +174,32 @@ class Retriever:
         if not self._embedder_loaded:
             self._embedder_loaded = True
             s = self.embed_settings
-            if s.provider != "none":
+            if s.provider == "none":
+                self._warn('vector search is off (embed.provider is "none"): search is lexical')
+            else:
                 try:
                     self._embedder = self._make_embedder(s)
                 except EmbedderUnavailable as exc:
-                    self._warn(f"vector search is off, search is lexical only: {exc}")
+                    self._off(exc)
         return self._embedder
+
+    def _off(self, exc: EmbedderUnavailable) -> None:
+        """Turn vector search off for this session: the embedder cannot run at all."""
+        self._embedder = None
+        self._warn(f"vector search is off, search is lexical only: {exc}")
+
+    def _usable_embedder(self) -> tuple[Embedder, str] | None:
+        """The embedder and its vectors' identity, or None (with a warning) when it fails."""
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        try:
+            return embedder, embedder.info.id  # an HTTP embedder may ask its endpoint
+        except EmbedderUnavailable as exc:
+            self._off(exc)
+        except EmbeddingFailed as exc:
+            self._warn(f"embedding failed, search is lexical for now: {exc}")
+        return None
 
     def _make_embedder(self, s: EmbedSettings) -> Embedder:
         if s.provider == "http":
@@ -191,20 +237,24 @@ class Retriever:
         self, store: ScopeStore, *, budget: int | None, progress: Progress | None = None
     ) -> int:
         """Embed chunks that have no vector yet (at most `budget`); return how many."""
-        embedder = self.embedder
-        if embedder is None:
+        usable = self._usable_embedder()
+        if usable is None:
             return 0
+        embedder, embedder_id = usable
         index = self.index(store)
-        pending = index.pending(embedder.info.id, limit=budget)
+        pending = index.pending(embedder_id, limit=budget)
         done = 0
         for start in range(0, len(pending), _BATCH):
             batch = pending[start : start + _BATCH]
             try:
                 vectors = embedder.embed_documents([text for _, text in batch])
+            except EmbedderUnavailable as exc:
+                self._off(exc)
+                break
             except EmbeddingFailed as exc:
                 self._warn(f"embedding failed, search is lexical for now: {exc}")
                 break
-            index.put_vectors(embedder.info.id, [h for h, _ in batch], vectors)
+            index.put_vectors(embedder_id, [h for h, _ in batch], vectors)
             done += len(batch)
             if progress is not None:
                 progress("embed", done, len(pending))
@@ -226,48 +276,45 @@ class Retriever:
             counts = index.counts()
             notes += len(index.note_ids())
             chunks += counts["chunks"]
-        embedder = self.embedder
+        usable = self._usable_embedder()
         return ReindexStats(
             notes,
             chunks,
             embedded,
-            embedder.info.id if embedder else None,
+            usable[1] if usable else None,
             round(time.perf_counter() - started, 3),
         )
 
     # -- queries ------------------------------------------------------------------------
 
-    def _query_vector(self, query: str, method: str) -> npt.NDArray[np.float32] | None:
-        embedder = self.embedder
-        if method == "lexical" or embedder is None:
+    def _query_vector(self, query: str) -> tuple[npt.NDArray[np.float32], str] | None:
+        usable = self._usable_embedder()
+        if usable is None:
             return None
+        embedder, embedder_id = usable
         try:
-            return embedder.embed_query(query)
+            return embedder.embed_query(query), embedder_id
+        except EmbedderUnavailable as exc:
+            self._off(exc)
         except EmbeddingFailed as exc:
             self._warn(f"embedding the query failed, search is lexical: {exc}")
-            return None
+        return None
 
     def _ranked(
         self, stores: Sequence[ScopeStore], query: str, limit: int, mode: str, method: str
     ) -> list[tuple[ScopeStore, RankedChunk]]:
-        if mode not in MODES:
-            raise InvalidInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if method not in METHODS:
-            raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput("limit must be a positive integer")
-        if not isinstance(query, str):
-            raise InvalidInput("query must be a string")
+        _check(query, limit, mode, method)
         for store in stores:
             self.refresh(store)
             if method != "lexical":
                 self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
         if fts_query(query, "any") is None and method == "lexical":
             return []
-        qv = self._query_vector(query, method)
+        # Lexical search never touches the embedder, so a write (nearest notes) never
+        # waits for a model to load.
+        qv = self._query_vector(query) if method != "lexical" else None
         if method == "vector" and qv is None:
             return []
-        embedder = self.embedder
         out: list[tuple[ScopeStore, RankedChunk]] = []
         for store in stores:
             ranked = rank_chunks(
@@ -276,25 +323,35 @@ class Retriever:
                 mode=mode,
                 limit=limit,
                 method=method,  # type: ignore[arg-type]
-                query_vector=qv,
-                embedder_id=embedder.info.id if embedder is not None and qv is not None else None,
+                query_vector=qv[0] if qv is not None else None,
+                embedder_id=qv[1] if qv is not None else None,
                 params=self.params,
             )
             usage = self.usage.counts(store.state_key)
             for item in ranked:
-                uses = usage.get(item.row.note_id, 0)
-                nudged = item.score * (1.0 + 0.02 * math.log1p(uses))
+                nudged = item.score + usage_bonus(usage.get(item.row.note_id, 0))
                 out.append(
                     (store, RankedChunk(item.row, nudged, item.lexical_rank, item.vector_rank))
                 )
-        out.sort(key=lambda pair: (-pair[1].score, pair[1].row.note_id, pair[1].row.ord))
+        out.sort(
+            key=lambda pair: (
+                -pair[1].score,
+                pair[0].scope.value,
+                pair[1].row.note_id,
+                pair[1].row.ord,
+            )
+        )
         return out
 
     def search(
         self, stores: Sequence[ScopeStore], query: str, *, limit: int, mode: str, method: str
     ) -> list[Hit]:
         """Notes best matching `query`; each note appears once, with its best chunk."""
-        ranked = self._ranked(stores, query, limit * 4, mode, method)
+        _check(query, limit, mode, method)
+        # Every candidate chunk, so that a note with many matching chunks cannot crowd
+        # the others out of the `limit` notes.
+        pool = max(limit * 4, self.params.lexical_depth + self.params.vector_depth)
+        ranked = self._ranked(stores, query, pool, mode, method)
         wanted = stem_set(query)
         superseded = {store.state_key: self.index(store).superseded() for store in stores}
         seen: set[tuple[str, str]] = set()
@@ -379,7 +436,7 @@ class Retriever:
         if note.id in index.note_ids():
             found.append("the index still lists it")
         for method in ("lexical", "vector"):
-            if method == "vector" and self.embedder is None:
+            if method == "vector" and self._usable_embedder() is None:
                 continue
             query = " ".join((note.summary, *note.tags, note.body[:600]))
             ranked = self._ranked([store], query, 1000, "any", method)

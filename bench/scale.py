@@ -1,0 +1,291 @@
+"""Benchmark: the search index at 1k / 10k / 100k notes (reindex, refresh, search, memory, disk).
+
+Run as ``python bench/scale.py [--sizes 1000,10000] [--queries 200]``. Each size runs in
+its own subprocess (so peak RSS does not accumulate) in a temporary project and
+MEMDIR_HOME that are removed afterwards. Notes are written directly as files with
+`render_note`: ~300 characters of text drawn from a few thousand made-up words with
+Zipf-like frequencies, a summary and a few tags. ``[embed] provider = "none"`` keeps the
+lexical figures free of any model.
+
+Hybrid search is measured without embedding the notes: every chunk awaiting a vector
+gets a random unit 384-d vector under a fake embedder id (`SearchIndex.put_vectors`),
+and the query vector is random too. That times the search path (refresh, FTS5, the
+matrix product, fusion and rerank), not a model, and says nothing about quality.
+
+No assertions: the figures are printed beside their targets for people to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_SYLLABLES = (
+    "ka lo mi ne ru sa to vi de fa gu ho ji ku le mo na pe qui ri su ta ve wo xa yo ze "
+    "bra cle dro fri glo pla stre tri"
+).split()
+_TAGS = [f"topic{i}" for i in range(60)]
+_DIM = 384
+
+
+def _vocabulary(rng: random.Random, size: int) -> list[str]:
+    words: dict[str, None] = {}
+    while len(words) < size:
+        words["".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))] = None
+    return list(words)
+
+
+class _Zipf:
+    """Draws words with probability ∝ 1 / rank (s = 1.07)."""
+
+    def __init__(self, words: Sequence[str], rng: random.Random) -> None:
+        self.words = list(words)
+        self.rng = rng
+        weights = [1.0 / (rank**1.07) for rank in range(1, len(words) + 1)]
+        self.cum = list(np.cumsum(weights))
+
+    def sample(self, n: int) -> list[str]:
+        return self.rng.choices(self.words, cum_weights=self.cum, k=n)
+
+
+def _sentence(zipf: _Zipf, rng: random.Random) -> str:
+    words = zipf.sample(rng.randint(6, 14))
+    return words[0].capitalize() + " " + " ".join(words[1:]) + "."
+
+
+def _write_store(directory: Path, n: int, rng: random.Random, zipf: _Zipf) -> None:
+    from memdir.core import Note, render_note
+
+    directory.mkdir(parents=True)
+    base = 1_700_000_000_000
+    for i in range(n):
+        body = ""
+        while len(body) < rng.randint(220, 380):
+            body += _sentence(zipf, rng) + (" " if rng.random() < 0.8 else "\n\n")
+        note = Note(
+            id=f"note-{i:06d}",
+            summary=" ".join(zipf.sample(rng.randint(3, 7))).capitalize(),
+            body=body.strip(),
+            tags=tuple(sorted(set(rng.sample(_TAGS, rng.randint(1, 3))))),
+            created_at=base + i,
+            updated_at=base + i,
+        )
+        (directory / f"{note.id}.md").write_bytes(render_note(note))
+
+
+class _RandomEmbedder:
+    """Random unit vectors under a fake identity: times the search path, not a model."""
+
+    def __init__(self, seed: int) -> None:
+        from memdir.embed import EmbedderInfo
+
+        self._info = EmbedderInfo("bench-random", "1", _DIM)
+        self._rng = np.random.default_rng(seed)
+
+    @property
+    def info(self) -> Any:
+        return self._info
+
+    def _unit(self, rows: int) -> np.ndarray:
+        m = self._rng.standard_normal((rows, _DIM)).astype(np.float32)
+        m /= np.linalg.norm(m, axis=1, keepdims=True)
+        return m
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._unit(len(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        out: np.ndarray = self._unit(1)[0]
+        return out
+
+
+def _timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def _index_bytes(home: Path) -> int:
+    return sum(p.stat().st_size for p in (home / "index").glob("*.sqlite3*"))
+
+
+def run_one(n: int, queries: int, seed: int) -> dict[str, Any]:
+    """Build a store of `n` notes and measure it (runs inside the per-size subprocess)."""
+    from memdir import Memory
+
+    rng = random.Random(seed)
+    zipf = _Zipf(_vocabulary(rng, 4000), rng)
+    base = Path(tempfile.mkdtemp(prefix="memdir-scale-"))
+    out: dict[str, Any] = {"notes": n}
+    try:
+        home, project = base / "home", base / "project"
+        home.mkdir()
+        (home / "config.toml").write_text(
+            f'[memory]\nmaxNotes = {max(n, 5000)}\n\n[embed]\nprovider = "none"\n',
+            encoding="utf-8",
+        )
+        started = time.perf_counter()
+        _write_store(project / "MEMORY", n, rng, zipf)
+        out["write_files_s"] = time.perf_counter() - started
+
+        memory = Memory.open(project, home=home)
+        # The first index of foreign files also records each one in history ("observed").
+        out["first_index_s"] = _timed(memory.reindex)
+        memory.close()
+        for f in (home / "index").glob("*.sqlite3*"):
+            f.unlink()
+        memory = Memory.open(project, home=home)
+        out["cold_reindex_s"] = _timed(memory.reindex)
+        stats = memory.reindex()
+        out["chunks"] = stats.chunks
+        memory.close()
+
+        # Files older than the racy window, as in a store at rest.
+        old = time.time_ns() - 60_000_000_000
+        for f in (project / "MEMORY").iterdir():
+            os.utime(f, ns=(old, old))
+        memory = Memory.open(project, home=home)
+        retriever = memory._retriever
+        store = memory._stores[memory.scopes[0]]
+        retriever.refresh(store)  # picks up the new stamps once
+        memory.close()
+
+        fresh = Memory.open(project, home=home)
+        fresh_store = fresh._stores[fresh.scopes[0]]
+        out["refresh_fresh_s"] = _timed(lambda: fresh._retriever.refresh(fresh_store))
+        out["refresh_warm_s"] = statistics.median(
+            _timed(lambda: fresh._retriever.refresh(fresh_store)) for _ in range(5)
+        )
+        memory = fresh
+        retriever = memory._retriever
+        store = fresh_store
+
+        qrng = random.Random(seed + 1)
+        qzipf = _Zipf(zipf.words, qrng)
+        texts = [" ".join(qzipf.sample(qrng.randint(1, 3))) for _ in range(queries)]
+        memory.search(texts[0], method="lexical")  # warm-up
+        lexical = [_timed(lambda q=q: memory.search(q, method="lexical")) for q in texts]
+
+        embedder = _RandomEmbedder(seed)
+        index = retriever.index(store)
+        started = time.perf_counter()
+        while pending := index.pending(embedder.info.id, limit=5000):
+            index.put_vectors(
+                embedder.info.id,
+                [h for h, _ in pending],
+                embedder.embed_documents([t for _, t in pending]),
+            )
+        out["random_vectors_s"] = time.perf_counter() - started
+        retriever.use_embedder(embedder)
+        memory.search(texts[0])  # warm-up: builds the vector matrix once
+        hybrid = [_timed(lambda q=q: memory.search(q)) for q in texts]
+        memory.close()
+
+        for name, samples in (("lexical", lexical), ("hybrid", hybrid)):
+            out[f"{name}_p50_ms"] = statistics.median(samples) * 1000
+            out[f"{name}_p95_ms"] = _percentile(samples, 0.95) * 1000
+        out["index_mb"] = _index_bytes(home) / 1e6
+        out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return out
+
+
+def _targets(n: int) -> dict[str, str]:
+    t: dict[str, str] = {}
+    if n == 10_000:
+        t["search"] = "p95 < 30 ms"
+        t["refresh"] = "< 1 s"
+        t["cold"] = "< 15 s"
+    if n == 100_000:
+        t["search"] = "p95 < 150 ms"
+        t["rss"] = "< 400 MB"
+    return t
+
+
+def _report(r: dict[str, Any]) -> None:
+    n = r["notes"]
+    t = _targets(n)
+
+    def line(label: str, value: str, target: str = "") -> None:
+        print(f"  {label:<44} {value:>14}   {('target ' + target) if target else ''}")
+
+    print(f"\n{n:,} notes ({r['chunks']:,} chunks)")
+    line("write note files", f"{r['write_files_s']:.2f} s")
+    line("first index (incl. history of foreign files)", f"{r['first_index_s']:.2f} s")
+    line("cold reindex, lexical only", f"{r['cold_reindex_s']:.2f} s", t.get("cold", ""))
+    line(
+        "no-change refresh, new Memory",
+        f"{r['refresh_fresh_s'] * 1000:.1f} ms",
+        t.get("refresh", ""),
+    )
+    line("no-change refresh, warm", f"{r['refresh_warm_s'] * 1000:.1f} ms", t.get("refresh", ""))
+    line(
+        "search lexical p50 / p95",
+        f"{r['lexical_p50_ms']:.1f} / {r['lexical_p95_ms']:.1f} ms",
+        t.get("search", ""),
+    )
+    line(
+        "search hybrid* p50 / p95",
+        f"{r['hybrid_p50_ms']:.1f} / {r['hybrid_p95_ms']:.1f} ms",
+        t.get("search", ""),
+    )
+    line("random vectors inserted (put_vectors)", f"{r['random_vectors_s']:.2f} s")
+    line("index size on disk", f"{r['index_mb']:.1f} MB")
+    line("peak RSS", f"{r['peak_rss_mb']:.0f} MB", t.get("rss", ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated note counts")
+    parser.add_argument("--queries", type=int, default=200, help="timed searches per method")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one is not None:
+        print(json.dumps(run_one(args.one, args.queries, args.seed)))
+        return
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    print(f"memdir scale benchmark: {args.queries} queries per method, seed {args.seed}")
+    print("* hybrid: random unit 384-d vectors under a fake embedder id, random query vector;")
+    print("  it times the search path (refresh, FTS5, matrix product, fusion), not a model.")
+    for n in sizes:
+        done = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                str(n),
+                "--queries",
+                str(args.queries),
+                "--seed",
+                str(args.seed),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        _report(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+if __name__ == "__main__":
+    main()
