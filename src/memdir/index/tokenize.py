@@ -314,12 +314,13 @@ def _query_words(text: str) -> list[_Word]:
             continue
         en, de = _stem_en(word), _stem_de(word)
         german_first = language == "de" or (not word.isascii() and _UMLAUT_RE.search(word))
-        if en == de or language == "en":
-            # A query recognised as English matches English stems only: German stems of
-            # English words only add noise (notes are stemmed by their own language).
-            alternatives: tuple[str, ...] = (en,)
+        primary, other = (de, en) if german_first else (en, de)
+        if primary == other or language == "en":
+            # A query recognised as English keeps only the stem index_terms would store:
+            # German stems of English words only add noise.
+            alternatives: tuple[str, ...] = (primary,)
         else:
-            alternatives = (de, en) if german_first else (en, de)
+            alternatives = (primary, other)
         words.append(_Word(QueryTerm(alternatives, word in stops, word), en, de))
     return words
 

@@ -1,0 +1,115 @@
+"""MatrixIndex: exact cosine search, the `allowed` filter, reproducible ties, similarities."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memdir.index.vectors import MatrixIndex, VectorIndex
+
+
+def _unit(rows: list[list[float]]) -> np.ndarray:
+    m = np.asarray(rows, dtype=np.float32)
+    out: np.ndarray = m / np.linalg.norm(m, axis=1, keepdims=True)
+    return out
+
+
+def _index(rows: list[list[float]], ids: list[int] | None = None) -> MatrixIndex:
+    ids = ids if ids is not None else list(range(10, 10 + len(rows)))
+    return MatrixIndex(np.asarray(ids, dtype=np.int64), _unit(rows))
+
+
+def test_best_rows_first_with_their_cosines() -> None:
+    index = _index([[1, 0], [0, 1], [1, 1], [-1, 0]])
+    query = np.asarray([1, 0], dtype=np.float32)
+    hits = index.search(query, 3)
+    assert [cid for cid, _ in hits] == [10, 12, 11]
+    assert hits[0][1] == pytest.approx(1.0)
+    assert hits[1][1] == pytest.approx(2**-0.5)
+    assert hits[2][1] == pytest.approx(0.0, abs=1e-7)
+
+
+def test_k_larger_than_the_matrix_returns_every_row() -> None:
+    index = _index([[1, 0], [0, 1]])
+    assert len(index.search(np.asarray([1, 0], dtype=np.float32), 50)) == 2
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_no_rows_for_k_below_one(k: int) -> None:
+    assert _index([[1, 0]]).search(np.asarray([1, 0], dtype=np.float32), k) == []
+
+
+def test_empty_index_and_wrong_dimension_give_nothing() -> None:
+    empty = MatrixIndex(np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+    assert empty.search(np.asarray([1, 0], dtype=np.float32), 5) == []
+    assert empty.similarities(np.asarray([1, 0], dtype=np.float32), [1]) == {}
+    index = _index([[1, 0, 0]])
+    # A query from another model (other size) is never compared.
+    assert index.search(np.asarray([1, 0], dtype=np.float32), 5) == []
+    assert index.similarities(np.asarray([1, 0], dtype=np.float32), [10]) == {}
+
+
+def test_allowed_restricts_the_candidates() -> None:
+    index = _index([[1, 0], [0.9, 0.1], [0, 1]])
+    query = np.asarray([1, 0], dtype=np.float32)
+    assert [cid for cid, _ in index.search(query, 3, allowed={11, 12})] == [11, 12]
+    assert index.search(query, 3, allowed=set()) == []
+    assert index.search(query, 3, allowed={999}) == []
+
+
+def test_equal_scores_keep_row_order_also_across_the_cut() -> None:
+    # Ten identical rows (the same text in ten notes): which ones make the top 3, and
+    # in which order, must not depend on how argpartition happens to split them.
+    rows = [[0.0, 1.0]] + [[1.0, 0.0]] * 10
+    ids = [99, 57, 3, 41, 8, 77, 15, 62, 24, 90, 31]
+    index = _index(rows, ids)
+    query = np.asarray([1, 0], dtype=np.float32)
+    assert [cid for cid, _ in index.search(query, 3)] == [57, 3, 41]
+    assert [cid for cid, _ in index.search(query, 10)] == ids[1:]
+
+
+def test_similarities_for_ids_in_any_order() -> None:
+    index = _index([[1, 0], [0, 1], [1, 1]], ids=[30, 10, 20])
+    query = np.asarray([0, 1], dtype=np.float32)
+    sims = index.similarities(query, [20, 30, 10, 555])
+    assert set(sims) == {10, 20, 30}
+    assert sims[10] == pytest.approx(1.0)
+    assert sims[30] == pytest.approx(0.0, abs=1e-7)
+    assert sims[20] == pytest.approx(2**-0.5)
+    assert index.similarities(query, []) == {}
+
+
+def test_ids_and_rows_must_agree() -> None:
+    with pytest.raises(ValueError):
+        MatrixIndex(np.asarray([1, 2], dtype=np.int64), _unit([[1, 0]]))
+
+
+def test_matrix_index_is_a_vector_index() -> None:
+    index: VectorIndex = _index([[1, 0]])
+    assert index.search(np.asarray([1, 0], dtype=np.float32), 1)[0][0] == 10
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=2, max_size=2).filter(any),
+    st.lists(
+        st.lists(st.integers(-3, 3), min_size=2, max_size=2).filter(any), min_size=1, max_size=30
+    ),
+    st.integers(1, 35),
+    st.randoms(use_true_random=False),
+)
+def test_search_equals_a_full_sort(
+    query: list[int], rows: list[list[int]], k: int, rnd: object
+) -> None:
+    """The top k are exactly the first k of a stable sort by (−cosine, row position)."""
+    ids = list(range(1000, 1000 + len(rows)))
+    rnd.shuffle(ids)  # type: ignore[attr-defined]
+    index = _index([[float(x) for x in r] for r in rows], ids)
+    q = _unit([[float(x) for x in query]])[0]
+    scores = index.matrix @ q
+    expected = sorted(range(len(rows)), key=lambda i: (-scores[i], i))[:k]
+    got = index.search(q, k)
+    assert [cid for cid, _ in got] == [ids[i] for i in expected]
+    assert [s for _, s in got] == pytest.approx([float(scores[i]) for i in expected])
