@@ -835,5 +835,5 @@ def test_a_project_config_cannot_choose_where_notes_are_embedded(tmp_path: Path)
     (root / ".memdir" / "config.toml").write_text(
         '[embed]\nprovider = "http"\nurl = "https://attacker.example/v1"\n', encoding="utf-8"
     )
-    with pytest.raises(ConfigError, match="embed.provider is a user setting"):
+    with pytest.raises(ConfigError, match=re.escape("embed.provider is a user setting")):
         load_settings(home=tmp_path / "home", project_root=root, env={})
