@@ -43,6 +43,7 @@ __all__ = [
     "AutoExtractSettings",
     "ConsolidateSettings",
     "EmbedSettings",
+    "LlmSettings",
     "RecallSettings",
     "Settings",
     "default_home",
@@ -105,6 +106,15 @@ class EmbedSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class LlmSettings:
+    """The OpenAI-compatible chat endpoint used for extraction (`llm.*`, user config only)."""
+
+    url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """The effective, validated configuration for one invocation."""
 
@@ -120,6 +130,7 @@ class Settings:
     auto_extract: AutoExtractSettings = field(default_factory=AutoExtractSettings)
     consolidate: ConsolidateSettings = field(default_factory=ConsolidateSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
+    llm: LlmSettings = field(default_factory=LlmSettings)
     warnings: tuple[str, ...] = ()
     sources: tuple[Path, ...] = ()
 
@@ -172,6 +183,10 @@ _KEYS: tuple[_Key, ...] = (
     _Key("embed.model", "text", None, policy="user_only"),
     _Key("embed.apiKeyEnv", "env", None, policy="user_only"),
     _Key("embed.batchSize", "int", 64, minimum=1, policy="user_only"),
+    # The small model extraction and consolidation drafts call (§4.3): user config only.
+    _Key("llm.url", "url", None, policy="user_only"),
+    _Key("llm.model", "text", None, policy="user_only"),
+    _Key("llm.apiKeyEnv", "env", None, policy="user_only"),
 )
 EMBED_PROVIDERS = ("local", "http", "none")
 
@@ -304,6 +319,11 @@ def load_settings(
             model=_opt(values, "embed.model"),
             api_key_env=_opt(values, "embed.apiKeyEnv"),
             batch_size=_get(values, "embed.batchSize", int),
+        ),
+        llm=LlmSettings(
+            url=_opt(values, "llm.url"),
+            model=_opt(values, "llm.model"),
+            api_key_env=_opt(values, "llm.apiKeyEnv"),
         ),
         warnings=tuple(warnings),
         sources=tuple(sources),

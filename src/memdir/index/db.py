@@ -264,7 +264,7 @@ class SearchIndex:
             chunks = chunk_body(data)
         except ParseError:
             conn.execute(
-                "INSERT INTO notes VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
+                "INSERT INTO notes VALUES (?,?,?,?,?,'bad',0,'','',NULL,'[]','[]',0)",
                 (note_id, *stamp, now, rev),
             )
             return None
