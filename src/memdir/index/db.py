@@ -264,7 +264,7 @@ class SearchIndex:
             chunks = chunk_body(data)
         except ParseError:
             conn.execute(
-                "INSERT INTO notes VALUES (?,?,?,?,?,'bad',0,'','',NULL,'[]','[]',0)",
+                "INSERT INTO notes VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
                 (note_id, *stamp, now, rev),
             )
             return None
@@ -285,7 +285,7 @@ class SearchIndex:
                 note.updated_at,
             ),
         )
-        if note.private:
+        if False:
             return note
         summary_terms = " ".join(index_terms(note.summary))
         meta_terms = " ".join(index_terms(" ".join((*note.tags, note.type or ""))))
