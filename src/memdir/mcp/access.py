@@ -1,0 +1,126 @@
+"""What an MCP caller may do: the access level and scope of the current request."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from memdir.config import ACCESS_LEVELS
+from memdir.errors import InvalidInput, Refused
+from memdir.mcp.grants import GrantStore
+
+__all__ = ["CURRENT", "Access", "Gate", "bearer_token"]
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """The effective rights of one request: level, scope, delete right, and the grant behind it."""
+
+    level: str
+    scope: str = "both"
+    can_delete: bool = False
+    grant_id: str | None = None
+
+    def require_write(self) -> None:
+        """Refuse unless writes are allowed."""
+        if self.level == "read":
+            raise Refused(
+                f"this MCP connection is read-only ({self._source()}); nothing was written"
+            )
+
+    def require_delete(self, confirm: bool) -> None:
+        """Refuse unless deletes are allowed and the caller confirmed."""
+        self.require_write()
+        if not self.can_delete:
+            raise Refused(
+                f"deleting notes is not allowed on this MCP connection ({self._source()}); "
+                "nothing was removed"
+            )
+        if confirm is not True:
+            raise Refused(
+                "memory_delete needs confirm: true — ask the user first; nothing was removed"
+            )
+
+    def scope_for(self, requested: str | None) -> str | None:
+        """The scope to pass to `Memory` (None: both), refusing one the grant does not cover."""
+        if requested is not None and requested not in ("project", "user"):
+            raise InvalidInput("scope must be project or user")
+        if self.scope == "both":
+            return requested
+        if requested is not None and requested != self.scope:
+            raise Refused(f"this MCP grant covers the {self.scope} scope only")
+        return self.scope
+
+    def covers(self, scope: str | None) -> bool:
+        """Whether a note of `scope` is visible under this access."""
+        return self.scope == "both" or scope == self.scope
+
+    def _source(self) -> str:
+        return f"grant {self.grant_id}" if self.grant_id else "mcp.access in the memdir config"
+
+
+#: The access of the request being handled, set by the server before any dispatch.
+CURRENT: ContextVar[Access | None] = ContextVar("memdir_mcp_access", default=None)
+
+
+def _narrower(a: str, b: str) -> str:
+    return a if ACCESS_LEVELS.index(a) <= ACCESS_LEVELS.index(b) else b
+
+
+def bearer_token(headers: Mapping[str, str] | None) -> str | None:
+    """The token of an `Authorization: Bearer …` header, or None."""
+    if headers is None:
+        return None
+    value = headers.get("authorization")
+    if not value:
+        return None
+    kind, _, token = value.partition(" ")
+    token = token.strip()
+    if kind.lower() != "bearer" or not token:
+        return None
+    return token
+
+
+class Gate:
+    """Resolves the access of each request from the config and, when used, a grant.
+
+    Without a grant (a stdio server started by the user's own client) the config's
+    `mcp.access` applies: read refuses writes; read_write and read_write_delete allow
+    deletes with an explicit confirm. A grant narrows that: its level is capped by the
+    config, and deletes need a grant issued with --delete. Every call re-reads the
+    grants file, so revocation and expiry take effect on the next call.
+    """
+
+    def __init__(
+        self,
+        config_access: str,
+        store: GrantStore | None = None,
+        *,
+        fixed: tuple[str, str] | None = None,
+        require_bearer: bool = False,
+    ) -> None:
+        self.config_access = config_access
+        self.store = store
+        self.fixed = fixed
+        self.require_bearer = require_bearer
+
+    def resolve(self, headers: Mapping[str, str] | None) -> Access:
+        """The access of a request with these HTTP headers (None over stdio); Refused if none."""
+        if self.require_bearer:
+            token = bearer_token(headers)
+            if token is None or self.store is None:
+                raise Refused("this MCP server needs an Authorization: Bearer capability grant")
+            grant_id = self.fixed[0] if self.fixed else None
+            return self._from_grant(token, grant_id)
+        if self.fixed is not None and self.store is not None:
+            grant_id, token = self.fixed
+            return self._from_grant(token, grant_id)
+        return Access(self.config_access, "both", self.config_access != "read")
+
+    def _from_grant(self, token: str, grant_id: str | None) -> Access:
+        assert self.store is not None
+        grant = self.store.validate(token, grant_id)
+        level = _narrower(self.config_access, grant.access)
+        delete = grant.access == "read_write_delete" and level != "read"
+        return Access(level, grant.scope, delete, grant.id)

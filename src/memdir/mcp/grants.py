@@ -1,0 +1,262 @@
+"""Capability grants for the MCP server: issue, list, revoke and check bearer tokens.
+
+A grant is a random 256-bit bearer token with an access level (read, read_write,
+read_write_delete), a scope (project, user or both) and a lifetime of 1–60 minutes.
+The token is written once, to a file the caller names (mode 0600); only its SHA-256
+is kept in ``$MEMDIR_HOME/mcp/grants.json`` (0600, atomic writes, under a lock).
+Every MCP call re-reads that file, so a revocation or an expiry takes effect on the
+very next call. Tokens are compared in constant time and never logged or printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdir.config import ACCESS_LEVELS
+from memdir.errors import InvalidInput, NotFound, Refused
+from memdir.memory import Memory
+from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.store.lock import DirLock
+
+__all__ = [
+    "GRANT_SCOPES",
+    "MAX_MINUTES",
+    "Grant",
+    "GrantStore",
+    "issue_grant",
+    "list_grants",
+    "read_grant_file",
+    "revoke_grant",
+]
+
+GRANT_SCOPES: tuple[str, ...] = ("project", "user", "both")
+MIN_MINUTES, MAX_MINUTES = 1, 60
+_FORMAT = "memdir-mcp-grant/1"
+_TOKEN_BYTES = 32
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def token_digest(token: str) -> str:
+    """The SHA-256 (hex) of a bearer token: the only form a token is stored in."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """One capability grant as stored (no token, only its digest)."""
+
+    id: str
+    token_sha256: str
+    access: str
+    scope: str
+    created_at: int
+    expires_at: int
+    revoked_at: int | None = None
+
+    def problem(self, now: int) -> str | None:
+        """Why this grant cannot be used at `now` (Unix ms), or None when it can."""
+        if self.revoked_at is not None:
+            return f"grant {self.id} was revoked"
+        if now >= self.expires_at:
+            return f"grant {self.id} has expired"
+        return None
+
+    def public(self) -> dict[str, object]:
+        """The grant as shown to people and scripts: everything but the token digest."""
+        return {
+            "id": self.id,
+            "access": self.access,
+            "scope": self.scope,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "revoked": self.revoked_at is not None,
+            "revoked_at": self.revoked_at,
+        }
+
+
+class GrantStore:
+    """The grants of one memdir home (``<home>/mcp/grants.json``)."""
+
+    def __init__(
+        self, home: Path, *, clock: Callable[[], int] = _now_ms, lock_timeout: float = 10.0
+    ) -> None:
+        self.directory = home / "mcp"
+        self.path = self.directory / "grants.json"
+        self._clock = clock
+        self._lock_timeout = lock_timeout
+
+    def now(self) -> int:
+        """The store's clock (Unix ms); injectable for tests."""
+        return self._clock()
+
+    def _lock(self) -> DirLock:
+        ensure_private_dir(self.directory)
+        return DirLock(self.directory / ".lock", timeout=self._lock_timeout, label="the MCP grants")
+
+    def load(self) -> list[Grant]:
+        """Every grant on record, oldest first (expired and revoked ones included)."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        try:
+            data = json.loads(raw)
+            return [Grant(**item) for item in data["grants"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise Refused(
+                f"{self.path} is damaged ({type(exc).__name__}); no grant is valid"
+            ) from None
+
+    def _save(self, grants: list[Grant]) -> None:
+        doc = {"format": _FORMAT, "grants": [dataclasses.asdict(g) for g in grants]}
+        data = json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n"
+        atomic_write(self.path, data, mode=0o600)
+
+    def create(self, minutes: int, access: str, scope: str) -> tuple[Grant, str]:
+        """Record a new grant and return it with its token (the only time the token exists)."""
+        if isinstance(minutes, bool) or not MIN_MINUTES <= minutes <= MAX_MINUTES:
+            raise InvalidInput(
+                f"a grant lives {MIN_MINUTES} to {MAX_MINUTES} minutes, not {minutes!r}"
+            )
+        if access not in ACCESS_LEVELS:
+            raise InvalidInput(f"access must be one of {', '.join(ACCESS_LEVELS)}")
+        if scope not in GRANT_SCOPES:
+            raise InvalidInput(f"scope must be one of {', '.join(GRANT_SCOPES)}")
+        token = secrets.token_urlsafe(_TOKEN_BYTES)
+        now = self.now()
+        grant = Grant(
+            id="g-" + secrets.token_hex(6),
+            token_sha256=token_digest(token),
+            access=access,
+            scope=scope,
+            created_at=now,
+            expires_at=now + minutes * 60_000,
+        )
+        with self._lock():
+            grants = self.load()
+            # Drop grants that ended more than a day ago so the file stays small.
+            grants = [g for g in grants if g.expires_at > now - 86_400_000]
+            self._save([*grants, grant])
+        return grant, token
+
+    def revoke(self, grant_id: str) -> Grant:
+        """Revoke a grant at once; revoking twice keeps the first time."""
+        with self._lock():
+            grants = self.load()
+            for i, grant in enumerate(grants):
+                if grant.id == grant_id:
+                    if grant.revoked_at is None:
+                        grant = dataclasses.replace(grant, revoked_at=self.now())
+                        grants[i] = grant
+                        self._save(grants)
+                    return grant
+        raise NotFound(f"no grant {grant_id}")
+
+    def authenticate(self, token: str) -> Grant | None:
+        """The grant a token belongs to (whatever its state), or None; constant-time compare."""
+        digest = token_digest(token)
+        found: Grant | None = None
+        for grant in self.load():
+            if hmac.compare_digest(grant.token_sha256, digest):
+                found = grant
+        return found
+
+    def validate(self, token: str, grant_id: str | None = None) -> Grant:
+        """The usable grant of `token`, re-read from disk; Refused if unknown, expired, revoked."""
+        grant = self.authenticate(token)
+        if grant is None or (grant_id is not None and grant.id != grant_id):
+            raise Refused("the MCP capability grant is not valid")
+        problem = grant.problem(self.now())
+        if problem is not None:
+            raise Refused(f"{problem}; ask the user for a new grant (`memdir mcp grant`)")
+        return grant
+
+
+def _access_for(write: bool, delete: bool) -> str:
+    if delete:
+        return "read_write_delete"
+    return "read_write" if write else "read"
+
+
+def issue_grant(
+    memory: Memory,
+    *,
+    minutes: int,
+    write: bool = False,
+    delete: bool = False,
+    scope: str = "both",
+    out: Path,
+    force: bool = False,
+    store: GrantStore | None = None,
+) -> Grant:
+    """Create a grant, write its bearer capability to `out` (0600) and audit it.
+
+    Refuses to overwrite `out` unless `force`. The token is never returned or printed.
+    """
+    store = store or GrantStore(memory.settings.home, lock_timeout=memory.settings.lock_timeout)
+    if out.exists() and not force:
+        raise Refused(f"{out} exists; pass --force to overwrite it")
+    if not out.parent.is_dir():
+        raise InvalidInput(f"the directory of {out} does not exist")
+    access = _access_for(write, delete)
+    grant, token = store.create(minutes, access, scope)
+    capability = {
+        "format": _FORMAT,
+        "grant_id": grant.id,
+        "token": token,
+        "access": grant.access,
+        "scope": grant.scope,
+        "expires_at": grant.expires_at,
+        "header": "Authorization: Bearer <token>",
+    }
+    data = json.dumps(capability, indent=2).encode("utf-8") + b"\n"
+    if force and out.exists():
+        out.chmod(0o600)
+        atomic_write(out, data, mode=0o600)
+    else:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    memory._audit.append("grant", grant_id=grant.id, detail=f"{access} scope={scope}")
+    return grant
+
+
+def revoke_grant(memory: Memory, grant_id: str, *, store: GrantStore | None = None) -> Grant:
+    """Revoke a grant (immediate) and audit it."""
+    store = store or GrantStore(memory.settings.home, lock_timeout=memory.settings.lock_timeout)
+    grant = store.revoke(grant_id)
+    memory._audit.append("revoke", grant_id=grant.id, detail=grant.access)
+    return grant
+
+
+def read_grant_file(path: Path) -> tuple[str, str]:
+    """The (grant id, token) held in a capability file written by `memdir mcp grant`."""
+    try:
+        doc: Any = json.loads(path.read_bytes())
+        grant_id, token = doc["grant_id"], doc["token"]
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the grant file {path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError):
+        raise InvalidInput(f"{path} is not a memdir grant file") from None
+    if not isinstance(grant_id, str) or not isinstance(token, str):
+        raise InvalidInput(f"{path} is not a memdir grant file")
+    return grant_id, token
+
+
+def list_grants(memory: Memory, *, store: GrantStore | None = None) -> list[Grant]:
+    """Every grant on record (no tokens exist anywhere to list), oldest first."""
+    store = store or GrantStore(memory.settings.home, lock_timeout=memory.settings.lock_timeout)
+    return store.load()

@@ -1,0 +1,261 @@
+"""The structured outputs of the MCP tools (pydantic models, so each tool has an output schema)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from memdir.core import Note
+from memdir.results import ForgetResult, HistoryEntry, Link, LinkReport, WriteResult
+from memdir.retrieve import Chunk, Hit
+
+__all__ = [
+    "ChunkOut",
+    "DeleteOut",
+    "DiffOut",
+    "HistoryOut",
+    "LinksOut",
+    "NoteOut",
+    "RetrieveOut",
+    "SearchHitOut",
+    "SearchOut",
+    "WriteOut",
+]
+
+
+class SearchHitOut(BaseModel):
+    """One note found by memory_search: enough to decide whether to open it."""
+
+    id: str
+    summary: str
+    type: str | None
+    tags: list[str]
+    scope: str
+    score: float
+    snippet: str
+    match: str = Field(description="words (full text), meaning (vectors) or both")
+    superseded_by: str | None = None
+
+    @classmethod
+    def of(cls, hit: Hit, note: Note | None) -> SearchHitOut:
+        return cls(
+            id=hit.note_id,
+            summary=hit.summary,
+            type=note.type.value if note and note.type else None,
+            tags=list(note.tags) if note else [],
+            scope=hit.scope.value,
+            score=round(hit.score, 6),
+            snippet=hit.snippet,
+            match=hit.match,
+            superseded_by=hit.superseded_by,
+        )
+
+
+class SearchOut(BaseModel):
+    """Summaries and snippets only: open a note with memory_read, or chunks with memory_retrieve."""
+
+    hits: list[SearchHitOut]
+    hint: str
+
+
+class ChunkOut(BaseModel):
+    """One chunk of a note: where it lives and what it says."""
+
+    id: str
+    summary: str
+    revision: str
+    chunk_hash: str
+    start: int = Field(description="byte offset of the chunk in the note file")
+    end: int
+    score: float
+    source: str = Field(description="scope and path of the note file")
+    scope: str
+    text: str
+    match: str
+
+    @classmethod
+    def of(cls, chunk: Chunk) -> ChunkOut:
+        return cls(
+            id=chunk.note_id,
+            summary=chunk.summary,
+            revision=chunk.revision,
+            chunk_hash=chunk.chunk_hash,
+            start=chunk.start,
+            end=chunk.end,
+            score=round(chunk.score, 6),
+            source=chunk.source,
+            scope=chunk.scope.value,
+            text=chunk.text,
+            match=chunk.match,
+        )
+
+
+class RetrieveOut(BaseModel):
+    """Chunks best matching a query."""
+
+    chunks: list[ChunkOut]
+
+
+class NoteOut(BaseModel):
+    """A whole note."""
+
+    id: str
+    summary: str
+    type: str | None
+    tags: list[str]
+    body: str
+    scope: str | None
+    created_at: int = Field(description="Unix milliseconds")
+    updated_at: int = Field(description="Unix milliseconds")
+    supersedes: list[str]
+    links: list[str]
+    hash: str
+    revision: str | None = None
+
+    @classmethod
+    def of(cls, note: Note, revision: str | None = None) -> NoteOut:
+        return cls(
+            id=note.id,
+            summary=note.summary,
+            type=note.type.value if note.type else None,
+            tags=list(note.tags),
+            body=note.body,
+            scope=note.scope.value if note.scope else None,
+            created_at=note.created_at,
+            updated_at=note.updated_at,
+            supersedes=list(note.supersedes),
+            links=list(note.links),
+            hash=note.hash,
+            revision=revision,
+        )
+
+
+class HistoryEntryOut(BaseModel):
+    """One recorded version (or deletion) of a note."""
+
+    revision: str | None
+    ts: int
+    event: str
+    current: bool
+
+    @classmethod
+    def of(cls, entry: HistoryEntry) -> HistoryEntryOut:
+        return cls(revision=entry.revision, ts=entry.ts, event=entry.event, current=entry.current)
+
+
+class HistoryOut(BaseModel):
+    """Every version of a note recorded on this machine, oldest first."""
+
+    id: str
+    entries: list[HistoryEntryOut]
+
+
+class DiffOut(BaseModel):
+    """A unified diff between two revisions of a note (empty: no differences)."""
+
+    id: str
+    a: str | None
+    b: str | None
+    diff: str
+
+
+class NeighbourOut(BaseModel):
+    """An existing note close to the one just written."""
+
+    id: str
+    summary: str
+    scope: str | None
+    score: float
+
+
+class WriteOut(BaseModel):
+    """What memory_write did, and what the store already holds near it."""
+
+    id: str
+    scope: str | None
+    created: bool
+    changed: bool
+    revision: str
+    likely_duplicate: bool
+    duplicate_of: str | None
+    nearest: list[NeighbourOut]
+    dangling_links: list[str]
+
+    @classmethod
+    def of(cls, result: WriteResult, visible: set[str]) -> WriteOut:
+        note = result.note
+        return cls(
+            id=note.id,
+            scope=note.scope.value if note.scope else None,
+            created=result.created,
+            changed=result.changed,
+            revision=result.revision,
+            likely_duplicate=result.likely_duplicate and result.duplicate_of in visible,
+            duplicate_of=result.duplicate_of if result.duplicate_of in visible else None,
+            nearest=[
+                NeighbourOut(
+                    id=n.note_id,
+                    summary=n.summary,
+                    scope=n.scope.value if n.scope else None,
+                    score=round(n.score, 4),
+                )
+                for n in result.nearest
+                if n.note_id in visible
+            ],
+            dangling_links=list(result.dangling_links),
+        )
+
+
+class DeleteOut(BaseModel):
+    """What memory_delete removed; the backup restores it (`memdir backups restore ID`)."""
+
+    id: str
+    scope: str
+    backup_id: str | None
+    checks: list[str]
+
+    @classmethod
+    def of(cls, result: ForgetResult) -> DeleteOut:
+        return cls(
+            id=result.note_id,
+            scope=result.scope.value,
+            backup_id=result.backup.id if result.backup else None,
+            checks=list(result.checks),
+        )
+
+
+class LinkOut(BaseModel):
+    """A link and the scope its target resolves in (null: dangling)."""
+
+    id: str
+    scope: str | None
+    summary: str | None
+
+    @classmethod
+    def of(cls, link: Link) -> LinkOut:
+        return cls(
+            id=link.target, scope=link.scope.value if link.scope else None, summary=link.summary
+        )
+
+
+class LinksOut(BaseModel):
+    """A note's outgoing links, backlinks and dangling links."""
+
+    id: str
+    outgoing: list[LinkOut]
+    backlinks: list[LinkOut]
+    dangling: list[str]
+
+    @classmethod
+    def of(cls, report: LinkReport, hidden: set[str]) -> LinksOut:
+        outgoing = [
+            LinkOut.of(link)
+            if link.target not in hidden
+            else LinkOut(id=link.target, scope=None, summary=None)
+            for link in report.outgoing
+        ]
+        return cls(
+            id=report.note_id,
+            outgoing=outgoing,
+            backlinks=[LinkOut.of(link) for link in report.backlinks if link.target not in hidden],
+            dangling=list(report.dangling),
+        )

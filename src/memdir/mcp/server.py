@@ -1,0 +1,238 @@
+"""The memdir MCP server over stdio or loopback streamable HTTP, gated by access and grants."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent
+from mcp_types.jsonrpc import INVALID_REQUEST
+
+from memdir import __version__
+from memdir.errors import InvalidInput, MemdirError, Refused
+from memdir.guidance import GUIDANCE
+from memdir.mcp.access import CURRENT, Gate, bearer_token
+from memdir.mcp.grants import GrantStore, read_grant_file
+from memdir.mcp.tools import register_tools
+from memdir.memory import Memory
+
+__all__ = ["build_server", "parse_http_address", "serve"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: Requests that return memory content: each is checked against the grant first.
+_GUARDED = frozenset({"tools/call", "resources/read", "prompts/get"})
+_INDEX_URI = "memdir://prompt-index"
+_GUIDANCE_URI = "memdir://guidance"
+_INSTRUCTIONS = (
+    "memdir is the long-term memory of this project and user: one Markdown note per fact. "
+    "Read the prompt index resource (memdir://prompt-index) for what is known; "
+    "memory_search returns summaries and snippets, memory_read opens a note. "
+    "Write with memory_write only what a later conversation needs (see memdir://guidance)."
+)
+
+
+def _headers(ctx: ServerRequestContext[Any, Any]) -> dict[str, str] | None:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
+    return {k.lower(): v for k, v in headers.items()}
+
+
+class _Guard:
+    """Middleware: resolve and check the caller's access before any content request is served."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method not in _GUARDED:
+            return await call_next(ctx)
+        try:
+            access = self.gate.resolve(_headers(ctx))
+        except MemdirError as exc:
+            message = f"refused: {exc}"
+            if ctx.method == "tools/call":
+                return CallToolResult(
+                    content=[TextContent(type="text", text=message)], is_error=True
+                )
+            raise MCPError(INVALID_REQUEST, message) from None
+        token = CURRENT.set(access)
+        try:
+            return await call_next(ctx)
+        finally:
+            CURRENT.reset(token)
+
+
+def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
+    """The MCP server: tools, the prompt index and guidance as resources and prompts."""
+    server: MCPServer[Any] = MCPServer(
+        "memdir",
+        title="memdir memory",
+        instructions=_INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        middleware=[_Guard(gate)],
+    )
+    register_tools(server, memory)
+
+    async def prompt_index() -> str:
+        access = CURRENT.get()
+        if access is None:
+            raise Refused("no access was resolved for this call")
+        if access.scope != "both":
+            return f"This grant covers the {access.scope} scope only: use memory_search."
+        return memory.prompt_index()
+
+    async def guidance() -> str:
+        return GUIDANCE
+
+    server.resource(
+        _INDEX_URI,
+        name="prompt-index",
+        title="memdir prompt index",
+        description="One line per memory note (summary, id, type), newest first.",
+        mime_type="text/markdown",
+    )(prompt_index)
+    server.resource(
+        _GUIDANCE_URI,
+        name="guidance",
+        title="when to write a memory note",
+        description="When a memory note is worth writing, and when not.",
+        mime_type="text/markdown",
+    )(guidance)
+    server.prompt(
+        name="memory_index",
+        title="memdir prompt index",
+        description="What the long-term memory holds, to read at the start of a task.",
+    )(prompt_index)
+    server.prompt(
+        name="memory_guidance",
+        title="when to write a memory note",
+        description="When a memory note is worth writing, and when not.",
+    )(guidance)
+    return server
+
+
+# -- HTTP -------------------------------------------------------------------------------
+
+
+def parse_http_address(address: str) -> tuple[str, int]:
+    """`127.0.0.1:PORT` (or `[::1]:PORT`, `localhost:PORT`) → (host, port); loopback only."""
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise InvalidInput(f"--http needs HOST:PORT with a port from 1 to 65535, not {address!r}")
+    host = host.strip("[]")
+    if host != "localhost":
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise Refused(
+                f"the MCP HTTP server binds loopback addresses only (127.0.0.1, ::1), not {host!r}"
+            )
+    return ("127.0.0.1" if host == "localhost" else host), int(port_text)
+
+
+def _allowed_hosts(host: str, port: int) -> frozenset[str]:
+    names = {"127.0.0.1", "localhost"} if host.startswith("127.") else {f"[{host}]", "localhost"}
+    names.add(host if ":" not in host else f"[{host}]")
+    return frozenset(f"{n}:{port}" for n in names)
+
+
+class HttpGuard:
+    """ASGI wrapper: Host and Origin checks (403, DNS rebinding) and a bearer grant (401)."""
+
+    def __init__(
+        self, app: ASGIApp, hosts: frozenset[str], store: GrantStore, grant_id: str | None
+    ) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.origins = frozenset(f"http://{h}" for h in hosts)
+        self.store = store
+        self.grant_id = grant_id
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if headers.get("host") not in self.hosts:
+            await _plain(send, 403, "unexpected Host header")
+            return
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.origins:
+            await _plain(send, 403, "unexpected Origin header")
+            return
+        token = bearer_token(headers)
+        grant = self.store.authenticate(token) if token is not None else None
+        if grant is None or (self.grant_id is not None and grant.id != self.grant_id):
+            # Expired or revoked grants pass here: the MCP layer refuses them with a clear error.
+            await _plain(send, 401, "a valid capability grant is required (Authorization: Bearer)")
+            return
+        await self.app(scope, receive, send)
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    headers = [(b"content-type", b"text/plain; charset=utf-8")]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="memdir"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": text.encode("utf-8") + b"\n"})
+
+
+def _serve_http(
+    server: MCPServer[Any], host: str, port: int, store: GrantStore, grant_id: str | None
+) -> None:
+    import uvicorn
+
+    hosts = _allowed_hosts(host, port)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted(hosts),
+        allowed_origins=sorted(f"http://{h}" for h in hosts),
+    )
+    app = server.streamable_http_app(transport_security=security, host=host)
+    guarded = HttpGuard(app, hosts, store, grant_id)
+    config = uvicorn.Config(
+        guarded, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
+    )
+    shown = f"[{host}]" if ":" in host else host
+    print(f"memdir MCP server on http://{shown}:{port}/mcp", file=sys.stderr, flush=True)
+    uvicorn.Server(config).run()
+
+
+def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = None) -> None:
+    """Run the MCP server until the client disconnects (stdio) or it is interrupted (HTTP).
+
+    Without a grant, stdio runs with the config's `mcp.access`; `grant_file` narrows it.
+    HTTP always requires a grant's bearer token and binds loopback only.
+    """
+    settings = memory.settings
+    store = GrantStore(settings.home, lock_timeout=settings.lock_timeout)
+    fixed = read_grant_file(grant_file) if grant_file is not None else None
+    address = parse_http_address(http) if http is not None else None
+    if fixed is not None:
+        store.validate(fixed[1], fixed[0])  # refuse to start on an unusable grant
+    gate = Gate(settings.mcp_access, store, fixed=fixed, require_bearer=address is not None)
+    server = build_server(memory, gate)
+    if address is None:
+        anyio.run(server.run_stdio_async)
+        return
+    _serve_http(server, address[0], address[1], store, fixed[0] if fixed else None)

@@ -1,0 +1,325 @@
+"""The memdir MCP tools: validate, check access, make one `Memory` call, format the result."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from memdir.core import Note
+from memdir.errors import (
+    Busy,
+    Conflict,
+    InvalidInput,
+    MemdirError,
+    NotFound,
+    Refused,
+    SecretRefused,
+)
+from memdir.guidance import GUIDANCE
+from memdir.mcp.access import CURRENT, Access
+from memdir.mcp.models import (
+    ChunkOut,
+    DeleteOut,
+    DiffOut,
+    HistoryEntryOut,
+    HistoryOut,
+    LinksOut,
+    NoteOut,
+    RetrieveOut,
+    SearchHitOut,
+    SearchOut,
+    WriteOut,
+)
+from memdir.memory import Memory
+
+__all__ = ["TOOL_NAMES", "register_tools"]
+
+Mode = Literal["any", "all", "phrase"]
+ScopeArg = Literal["project", "user"]
+TypeArg = Literal["user", "feedback", "project", "reference"]
+NoteId = Annotated[str, Field(description="A note id (from memory_search or the prompt index).")]
+Limit = Annotated[int, Field(ge=1, le=50, description="At most this many results.")]
+
+_READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+_DELETE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+
+_PREFIX: tuple[tuple[type[MemdirError], str], ...] = (
+    (NotFound, "not found"),
+    (SecretRefused, "refused (credential guard)"),
+    (Refused, "refused"),
+    (InvalidInput, "invalid input"),
+    (Conflict, "conflict"),
+    (Busy, "busy"),
+)
+
+
+def _tool_error(exc: MemdirError) -> ToolError:
+    """A clear tool error: the kind first, then memdir's message (which never holds a secret)."""
+    kind = next((label for cls, label in _PREFIX if isinstance(exc, cls)), "error")
+    return ToolError(f"{kind}: {exc}")
+
+
+def _access() -> Access:
+    access = CURRENT.get()
+    if access is None:  # the server sets it before every dispatch; refuse if it did not
+        raise Refused("no access was resolved for this call")
+    return access
+
+
+class MemoryTools:
+    """The tool functions of one server, bound to its `Memory`."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    # -- visibility ---------------------------------------------------------------------
+
+    def _visible(self, note: Note, access: Access) -> bool:
+        return not note.private and access.covers(note.scope.value if note.scope else None)
+
+    def _note(self, note_id: str, access: Access, scope: str | None = None) -> Note:
+        """The current note `note_id`, or NotFound when it is private or outside the grant."""
+        note = self.memory.read(note_id, scope=access.scope_for(scope))
+        if not self._visible(note, access):
+            raise NotFound(f"no note {note_id}")
+        return note
+
+    def _check_history(self, note_id: str, access: Access) -> None:
+        """NotFound unless the note (or, once deleted, its last version) may be shown."""
+        try:
+            self._note(note_id, access)
+            return
+        except NotFound:
+            pass
+        revisions = [e.revision for e in self.memory.history(note_id) if e.revision]
+        if not revisions:
+            raise NotFound(f"no note {note_id}")
+        last = self.memory.read(note_id, revisions[-1], scope=access.scope_for(None))
+        if not self._visible(last, access) or self._exists_hidden(note_id, access):
+            raise NotFound(f"no note {note_id}")
+
+    def _exists_hidden(self, note_id: str, access: Access) -> bool:
+        try:
+            note = self.memory.read(note_id)
+        except NotFound:
+            return False
+        return not self._visible(note, access)
+
+    def _hidden_ids(self, access: Access) -> set[str]:
+        return {n.id for n in self.memory.list() if not self._visible(n, access)}
+
+    # -- tools --------------------------------------------------------------------------
+
+    async def memory_search(
+        self,
+        query: Annotated[str, Field(description="Words to look for (any language).")],
+        mode: Annotated[Mode, Field(description="any word, all words, or the phrase")] = "any",
+        scope: Annotated[ScopeArg | None, Field(description="project or user notes")] = None,
+        type: Annotated[TypeArg | None, Field(description="only notes of this type")] = None,
+        tags: Annotated[list[str] | None, Field(description="only notes with all these")] = None,
+        limit: Limit = 10,
+    ) -> SearchOut:
+        access = _access()
+        where = access.scope_for(scope)
+        notes = {(n.scope, n.id): n for n in self.memory.list(scope=where, type=type)}
+        wanted = {t.casefold() for t in tags or ()}
+        filtered = bool(type or wanted)
+        hits = self.memory.search(
+            query, limit=min(limit * 5, 200) if filtered else limit, mode=mode, scope=where
+        )
+        out: list[SearchHitOut] = []
+        for hit in hits:
+            note = notes.get((hit.scope, hit.note_id))
+            if note is None or not self._visible(note, access):
+                continue
+            if wanted and not wanted <= {t.casefold() for t in note.tags}:
+                continue
+            out.append(SearchHitOut.of(hit, note))
+            if len(out) >= limit:
+                break
+        hint = (
+            "open a note with memory_read(id), or get matching passages with memory_retrieve"
+            if out
+            else "nothing matched: try other words, synonyms or the other language, or mode any"
+        )
+        return SearchOut(hits=out, hint=hint)
+
+    async def memory_retrieve(
+        self,
+        query: Annotated[str, Field(description="Words to look for (any language).")],
+        mode: Annotated[Mode, Field(description="any word, all words, or the phrase")] = "any",
+        scope: Annotated[ScopeArg | None, Field(description="project or user notes")] = None,
+        limit: Limit = 10,
+    ) -> RetrieveOut:
+        access = _access()
+        chunks = self.memory.retrieve(query, limit=limit, mode=mode, scope=access.scope_for(scope))
+        hidden = self._hidden_ids(access)
+        return RetrieveOut(chunks=[ChunkOut.of(c) for c in chunks if c.note_id not in hidden])
+
+    async def memory_read(
+        self,
+        id: NoteId,
+        scope: Annotated[ScopeArg | None, Field(description="default: project, then user")] = None,
+    ) -> NoteOut:
+        note = self._note(id, _access(), scope)
+        return NoteOut.of(note)
+
+    async def memory_read_revision(
+        self,
+        id: NoteId,
+        revision: Annotated[str, Field(description="A revision (hex prefix) from memory_history.")],
+    ) -> NoteOut:
+        access = _access()
+        self._check_history(id, access)
+        note = self.memory.read(id, revision, scope=access.scope_for(None))
+        if not self._visible(note, access):
+            raise NotFound(f"no note {id}")
+        return NoteOut.of(note, revision=revision)
+
+    async def memory_history(self, id: NoteId) -> HistoryOut:
+        access = _access()
+        self._check_history(id, access)
+        entries = self.memory.history(id, scope=access.scope_for(None))
+        return HistoryOut(id=id, entries=[HistoryEntryOut.of(e) for e in entries])
+
+    async def memory_diff(
+        self,
+        id: NoteId,
+        a: Annotated[str | None, Field(description="older revision (default: previous)")] = None,
+        b: Annotated[str | None, Field(description="newer revision (default: current)")] = None,
+    ) -> DiffOut:
+        access = _access()
+        self._note(id, access)
+        for rev in (a, b):
+            if rev is not None and not self._visible(self.memory.read(id, rev), access):
+                raise NotFound(f"no note {id}")
+        return DiffOut(id=id, a=a, b=b, diff=self.memory.diff(id, a, b))
+
+    async def memory_links(self, id: NoteId) -> LinksOut:
+        access = _access()
+        self._note(id, access)
+        return LinksOut.of(self.memory.links(id), self._hidden_ids(access))
+
+    async def memory_write(
+        self,
+        summary: Annotated[str, Field(description="One line that states the fact itself.")],
+        body: Annotated[
+            str | None, Field(description="Markdown: why it matters, how to apply it, [[links]].")
+        ] = None,
+        type: Annotated[
+            TypeArg | None, Field(description="user, feedback, project, reference")
+        ] = None,
+        tags: Annotated[
+            list[str] | None,
+            Field(description="Search words: synonyms and the term in the user's other language."),
+        ] = None,
+        scope: Annotated[ScopeArg | None, Field(description="default: by type")] = None,
+        id: Annotated[
+            str | None, Field(description="Update this note instead of creating one.")
+        ] = None,
+        supersedes: Annotated[
+            list[str] | None, Field(description="Ids of notes this one replaces.")
+        ] = None,
+    ) -> WriteOut:
+        access = _access()
+        access.require_write()
+        where = access.scope_for(scope)
+        if id is not None and self._exists_hidden(id, access):
+            raise NotFound(f"no note {id}")
+        result = self.memory.remember(
+            summary, body, type=type, tags=tags, scope=where, id=id, supersedes=supersedes
+        )
+        visible = {n.id for n in self.memory.list() if self._visible(n, access)}
+        return WriteOut.of(result, visible)
+
+    async def memory_delete(
+        self,
+        id: NoteId,
+        confirm: Annotated[
+            bool, Field(description="Must be true: set it only after the user agreed.")
+        ] = False,
+    ) -> DeleteOut:
+        access = _access()
+        access.require_delete(confirm)
+        note = self._note(id, access)
+        scope = note.scope.value if note.scope else None
+        result = self.memory.forget(id, scope=scope, expect_hash=note.hash)
+        return DeleteOut.of(result)
+
+
+_DESCRIPTIONS: dict[str, str] = {
+    "memory_search": (
+        "Search the long-term memory notes of this project and user. Returns summaries, "
+        "snippets and ids only (cheap): open a promising note with memory_read, or fetch "
+        "matching passages with memory_retrieve. Search before writing a note, and try "
+        "synonyms or the user's other language when nothing matches."
+    ),
+    "memory_retrieve": (
+        "Passages (chunks) of notes best matching a query, each with its note id, revision, "
+        "chunk hash, byte offsets, score and source. Use when snippets are not enough but "
+        "whole notes would be too much."
+    ),
+    "memory_read": "Read one whole memory note by id (summary, type, tags, body, links).",
+    "memory_read_revision": "Read a past revision of a note (revisions come from memory_history).",
+    "memory_history": "Every version of a note recorded on this machine, oldest first.",
+    "memory_diff": (
+        "A unified diff between two revisions of a note (default: previous version → current)."
+    ),
+    "memory_links": "A note's outgoing [[links]], its backlinks, and links to missing notes.",
+    "memory_write": (
+        "Create a memory note, or update one (give its id). Returns the nearest existing notes "
+        "and a likely-duplicate flag: when set, update that note instead. The credential "
+        "guard refuses secrets.\n\n" + GUIDANCE
+    ),
+    "memory_delete": (
+        "Delete a memory note (a backup is kept; `memdir backups restore` undoes it). Only "
+        "with confirm: true, after the user agreed to deleting this note."
+    ),
+}
+
+_ANNOTATIONS: dict[str, ToolAnnotations] = {
+    "memory_write": _WRITE,
+    "memory_delete": _DELETE,
+}
+
+TOOL_NAMES: tuple[str, ...] = tuple(_DESCRIPTIONS)
+
+
+def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Map memdir errors to clear tool errors; keep the signature for the input schema."""
+
+    @functools.wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except MemdirError as exc:
+            raise _tool_error(exc) from None
+
+    return call
+
+
+def register_tools(server: MCPServer[Any], memory: Memory) -> None:
+    """Add every memdir tool to `server`, with its description and annotations."""
+    tools = MemoryTools(memory)
+    for name in TOOL_NAMES:
+        server.add_tool(
+            _wrap(getattr(tools, name)),
+            name=name,
+            title=name.replace("_", " "),
+            description=_DESCRIPTIONS[name],
+            annotations=_ANNOTATIONS.get(name, _READ),
+            structured_output=True,
+        )
