@@ -1,0 +1,256 @@
+"""A small OpenAI-compatible chat client for extraction, held to the HTTP rules of SPEC §3.
+
+The rules are the embedding client's (`memdir.embed._http`, whose pure helpers are reused):
+HTTPS for remote hosts, plain HTTP only to a loopback host written literally in the URL;
+redirects are refused; a request is retried at most `max_retries` times and only after a
+connection error or timeout, HTTP 429 (honouring ``Retry-After``) or HTTP 500/502/503/504.
+The API key is read from the environment variable named by `api_key_env` for each request
+and is never stored, logged or put in an exception message.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import httpx
+
+from memdir.config import LlmSettings
+from memdir.embed._http import _backoff, _detail, _is_loopback, _redact, _retry_after
+from memdir.errors import MemdirError
+
+__all__ = ["ChatClient", "ChatFailed", "ChatUnavailable", "HttpChatClient", "client_from_settings"]
+
+log = logging.getLogger(__name__)
+
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
+_TOKEN = re.compile(r"[\x21-\x7e]+")
+#: How large an answer may be before it is refused unread (a model loop, a hostile server).
+_MAX_ANSWER_BYTES = 4 << 20
+
+
+class ChatUnavailable(MemdirError):
+    """Raised when no usable chat endpoint is configured (URL, model or key variable)."""
+
+
+class ChatFailed(MemdirError):
+    """Raised when a chat request fails after the allowed retries, or its answer is unusable."""
+
+
+class ChatClient(Protocol):
+    """What extraction needs from a model: one answer text for a list of chat messages."""
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], *, json_mode: bool = False) -> str:
+        """The assistant's answer text; `json_mode` asks for a JSON object when supported."""
+        ...
+
+
+class HttpChatClient:
+    """POST ``{base_url}/chat/completions``; `complete` for text, `message` for tool use."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str | None = None,
+        timeout: float = 120,
+        max_retries: int = 3,
+        temperature: float | None = 0.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ChatUnavailable("the chat endpoint needs a model name (llm.model)")
+        if api_key_env is not None and not _ENV_NAME.fullmatch(api_key_env):
+            # Not echoed: the usual mistake is the key itself in place of the name.
+            raise ChatUnavailable(
+                "api_key_env must be the name of an environment variable holding the key "
+                "(upper case, e.g. OPENAI_API_KEY), never the key itself"
+            )
+        if not timeout > 0 or max_retries < 0:
+            raise ChatUnavailable("timeout must be positive and max_retries 0 or more")
+        self._endpoint, loopback = _endpoint_for(base_url)
+        self._model = model
+        self._api_key_env = api_key_env
+        self._max_retries = max_retries
+        self._temperature = temperature
+        self._sleep = sleep
+        # Learned from a 400 that names response_format: the endpoint does not support it.
+        self._json_mode_supported = True
+        self._client = httpx.Client(
+            transport=transport, timeout=timeout, follow_redirects=False, trust_env=not loopback
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """The chat completions URL requests go to."""
+        return str(self._endpoint)
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], *, json_mode: bool = False) -> str:
+        """The answer text of one completion (JSON mode is dropped if the endpoint lacks it)."""
+        message = self.message(messages, json_mode=json_mode)
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise ChatFailed(f"the chat endpoint {self._endpoint} returned no text content")
+        return content
+
+    def message(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        json_mode: bool = False,
+    ) -> dict[str, Any]:
+        """The assistant message of one completion (content and any `tool_calls`)."""
+        body: dict[str, Any] = {"model": self._model, "messages": list(messages)}
+        if self._temperature is not None:
+            body["temperature"] = self._temperature
+        if tools:
+            body["tools"] = list(tools)
+        wants_json = json_mode and self._json_mode_supported
+        if wants_json:
+            body["response_format"] = {"type": "json_object"}
+        try:
+            payload = self._post(body)
+        except _JsonModeRefused:
+            self._json_mode_supported = False
+            body.pop("response_format", None)
+            payload = self._post(body)
+        return self._first_message(payload)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> HttpChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"HttpChatClient(endpoint={str(self._endpoint)!r}, model={self._model!r}, "
+            f"api_key_env={self._api_key_env!r})"
+        )
+
+    def _api_key(self) -> str | None:
+        if self._api_key_env is None:
+            return None
+        key = os.environ.get(self._api_key_env)
+        if not key:
+            raise ChatUnavailable(
+                f"the environment variable {self._api_key_env} (llm.apiKeyEnv) is not set"
+            )
+        if not _TOKEN.fullmatch(key):
+            raise ChatUnavailable(
+                f"the environment variable {self._api_key_env} does not hold a usable API key"
+            )
+        return key
+
+    def _post(self, body: dict[str, Any]) -> Any:
+        """One request with bounded retries; the key never leaves this frame."""
+        key = self._api_key()
+        headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+        attempt = 0
+        while True:
+            retry_after: float | None = None
+            try:
+                response = self._client.post(self._endpoint, json=body, headers=headers)
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                failure, retryable = f"{type(exc).__name__}: {exc}", True
+            except httpx.HTTPError as exc:
+                failure, retryable = f"{type(exc).__name__}: {exc}", False
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return self._json(response)
+                if 300 <= status < 400:
+                    raise ChatFailed(
+                        f"{self._endpoint} answered HTTP {status}, a redirect; redirects are "
+                        "refused: set the endpoint's final address as llm.url"
+                    )
+                detail = _detail(response, key)
+                if status == 400 and "response_format" in body and "response_format" in detail:
+                    raise _JsonModeRefused
+                failure, retryable = f"HTTP {status}{detail}", status in _RETRY_STATUSES
+                if status == 429:
+                    retry_after = _retry_after(response.headers.get("Retry-After"))
+            failure = _redact(failure, key)
+            if not retryable or attempt >= self._max_retries:
+                tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+                raise ChatFailed(f"chat request to {self._endpoint} failed ({tries}): {failure}")
+            delay = retry_after if retry_after is not None else _backoff(attempt)
+            log.warning(
+                "chat request to %s failed (%s); retry %d of %d in %.1f s",
+                self._endpoint,
+                failure,
+                attempt + 1,
+                self._max_retries,
+                delay,
+            )
+            self._sleep(delay)
+            attempt += 1
+
+    def _json(self, response: httpx.Response) -> Any:
+        if len(response.content) > _MAX_ANSWER_BYTES:
+            raise ChatFailed(f"the chat endpoint {self._endpoint} returned an oversized answer")
+        try:
+            return response.json()
+        except ValueError:
+            raise ChatFailed(
+                f"the chat endpoint {self._endpoint} returned malformed JSON "
+                f"(HTTP {response.status_code})"
+            ) from None
+
+    def _first_message(self, payload: Any) -> dict[str, Any]:
+        choices = payload.get("choices") if isinstance(payload, dict) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            raise ChatFailed(f"the chat endpoint {self._endpoint} returned no choices[0].message")
+        return message
+
+
+class _JsonModeRefused(Exception):
+    """The endpoint rejected `response_format`; the request is repeated without it."""
+
+
+def _endpoint_for(base_url: str) -> tuple[httpx.URL, bool]:
+    """The chat completions URL under `base_url` and whether it is loopback, or a refusal."""
+    try:
+        url = httpx.URL(base_url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise ChatUnavailable(f"the chat endpoint URL is not valid: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ChatUnavailable("the chat endpoint URL must start with https:// or http://")
+    if url.userinfo:
+        raise ChatUnavailable(
+            "the chat endpoint URL must not carry credentials; name the variable holding "
+            "the key in llm.apiKeyEnv"
+        )
+    if url.query or url.fragment:
+        raise ChatUnavailable("the chat endpoint URL must not have a query or fragment")
+    loopback = _is_loopback(url.host)
+    if url.scheme == "http" and not loopback:
+        raise ChatUnavailable(
+            f"plain HTTP is allowed only to loopback (localhost, 127.0.0.0/8, ::1); "
+            f"use https:// for {url.host}"
+        )
+    return url.copy_with(path=url.path.rstrip("/") + "/chat/completions"), loopback
+
+
+def client_from_settings(settings: LlmSettings, **options: Any) -> HttpChatClient:
+    """The client that `llm.url`, `llm.model` and `llm.apiKeyEnv` (user config) describe."""
+    if not settings.url or not settings.model:
+        raise ChatUnavailable(
+            "no model for extraction is configured: set llm.url and llm.model "
+            "(and llm.apiKeyEnv if the endpoint needs a key) in the user config"
+        )
+    return HttpChatClient(settings.url, settings.model, api_key_env=settings.api_key_env, **options)

@@ -1,0 +1,57 @@
+"""Fixtures: the scripted chat server, a client for it, and Memory opened with given configs."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir import Memory
+from memdir.extract import HttpChatClient
+
+from . import ChatServer
+
+
+@pytest.fixture
+def server() -> Iterator[ChatServer]:
+    srv = ChatServer()
+    thread = threading.Thread(target=srv.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def chat(server: ChatServer, sleeps: list[float]) -> Iterator[HttpChatClient]:
+    client = HttpChatClient(server.url, "small-model", sleep=sleeps.append, max_retries=2)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def open_memory(project: Path, home: Path) -> Iterator[Callable[..., Memory]]:
+    """Open a Memory after writing the user (and optionally project) config."""
+    opened: list[Memory] = []
+
+    def make(user_config: str = "", project_config: str | None = None) -> Memory:
+        (home / "config.toml").write_text(user_config, encoding="utf-8")
+        if project_config is not None:
+            (project / ".memdir").mkdir(exist_ok=True)
+            (project / ".memdir" / "config.toml").write_text(project_config, encoding="utf-8")
+        memory = Memory.open(project, home=home)
+        opened.append(memory)
+        return memory
+
+    yield make
+    for memory in opened:
+        memory.close()
