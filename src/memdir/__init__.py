@@ -27,6 +27,7 @@ from memdir.results import (
     WriteResult,
 )
 from memdir.retrieve import Chunk, Hit, Neighbour, ReindexStats
+from memdir.retrieve.recall import Recall
 from memdir.store import BackupRecord
 
 __version__ = "0.1.0"
@@ -58,6 +59,7 @@ __all__ = [
     "Note",
     "NoteType",
     "ParseError",
+    "Recall",
     "Refused",
     "ReindexStats",
     "RestoreResult",

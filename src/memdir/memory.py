@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import logging
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memdir.config import Settings, load_settings
 from memdir.core import (
@@ -33,6 +34,8 @@ from memdir.errors import (
     ParseError,
     Refused,
 )
+from memdir.extract import ChatClient, ExtractionResult, ExtractionState, Reason, extract
+from memdir.guidance import GUIDANCE
 from memdir.results import (
     HistoryEntry,
     Link,
@@ -40,6 +43,7 @@ from memdir.results import (
     WriteResult,
 )
 from memdir.retrieve import Chunk, Hit, ReindexStats, Retriever
+from memdir.retrieve.recall import Recall, Recaller, prompt_index, recalled_ids
 from memdir.retrieve.service import Progress
 from memdir.retrieve.similar import DUPLICATE_THRESHOLD
 from memdir.store import (
@@ -57,6 +61,9 @@ from memdir.store.atomic import atomic_write, ensure_private_dir
 from memdir.upkeep import Upkeep
 
 __all__ = ["Memory"]
+
+
+_recall_log = logging.getLogger("memdir.recall")
 
 
 def _now_ms() -> int:
@@ -96,6 +103,7 @@ class Memory(Upkeep):
             warn=self._warn,
         )
         self._stores: dict[Scope, ScopeStore] = {}
+        self._recaller = Recaller()
         if settings.memory_dir is not None and settings.project_root is not None:
             root = settings.project_root
             self._stores[Scope.PROJECT] = self._make_store(
@@ -480,6 +488,73 @@ class Memory(Upkeep):
             Link(n.id, n.scope, n.summary) for n in notes if id in n.links and n.id != id
         )
         return LinkReport(id, outgoing, backlinks)
+
+    # -- agent integration (§4) ---------------------------------------------------------
+
+    def guidance(self) -> str:
+        """The shipped text that tells an agent when a note is worth writing and when not."""
+        return GUIDANCE
+
+    def prompt_index(self) -> str:
+        """§4.1: one line per note, newest first, within `memory.indexChars`; rest counted."""
+        return prompt_index(self._all_notes(), self.settings.index_chars)
+
+    def recall(
+        self,
+        message: str,
+        history: Sequence[Mapping[str, Any]] = (),
+        *,
+        is_subagent: bool = False,
+    ) -> Recall:
+        """§4.2: the notes to attach to a user message; never raises (failures are logged).
+
+        `history` holds the conversation's earlier messages as dicts; ids recalled into
+        them (``metadata["memdir"]["recalled"]``) are not attached again. Store the
+        returned `metadata` on the message and show `label`.
+        """
+        if is_subagent or not self.settings.recall.enabled:
+            return Recall()
+        try:
+            notes = self._all_notes()
+            found = self._recaller.recall(
+                message, notes, self.settings.recall, exclude=recalled_ids(history)
+            )
+        except Exception:
+            _recall_log.exception("recall failed; the message goes on without recalled notes")
+            return Recall()
+        if not found.count:
+            return found
+        attached = [n for n in notes if n.id in found.note_ids]
+        for store in self._chosen(None):
+            ids = [n.id for n in attached if n.scope is store.scope]
+            try:
+                self._retriever.usage.record(store.state_key, ids)
+            except Exception:
+                _recall_log.warning("cannot record recall statistics", exc_info=True)
+        return found
+
+    def extract(
+        self,
+        conversation: Sequence[Mapping[str, Any]],
+        llm: ChatClient | None = None,
+        *,
+        state: ExtractionState | None = None,
+        reason: Reason = "stop",
+        is_subagent: bool = False,
+        force: bool = False,
+        discard: int | None = None,
+    ) -> ExtractionResult:
+        """One extraction pass (§4.3) over the unread part of `conversation`; see memdir.extract."""
+        return extract(
+            self,
+            conversation,
+            llm,
+            state=state,
+            reason=reason,
+            is_subagent=is_subagent,
+            force=force,
+            discard=discard,
+        )
 
 
 def _display(note: Note) -> str:
