@@ -10,16 +10,11 @@ each request and is never stored, logged or put in an exception message.
 
 from __future__ import annotations
 
-import email.utils
-import ipaddress
 import logging
-import math
 import os
-import random
 import re
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
@@ -35,22 +30,22 @@ from memdir.embed._base import (
     check_texts,
     normalise_rows,
 )
+from memdir.outbound import backoff as _backoff
+from memdir.outbound import detail as _detail
+from memdir.outbound import endpoint
+from memdir.outbound import redact_key as _redact
+from memdir.outbound import retry_after as _retry_after
 
 __all__ = ["HttpEmbedder"]
 
 log = logging.getLogger(__name__)
 
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_RETRY_AFTER_CAP = 30.0
-_BACKOFF_BASE = 0.5
-_BACKOFF_CAP = 8.0
-_DETAIL_CHARS = 200
 # Upper case only, so that a key pasted where its variable's name belongs is refused
 # before it could be echoed in a "variable not set" message.
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 # Visible ASCII: a bearer token that h11 will not reject (with the value in its message).
 _TOKEN = re.compile(r"[\x21-\x7e]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 class HttpEmbedder:
@@ -267,93 +262,8 @@ class HttpEmbedder:
 
 
 def _endpoint_for(base_url: str) -> tuple[httpx.URL, bool]:
-    """The embeddings URL under `base_url` and whether it is loopback, or a refusal.
-
-    httpx parses the URL here, so the host checked is the host httpx will connect to.
-    """
+    """The embeddings URL under `base_url` and whether it is loopback, or a refusal."""
     try:
-        url = httpx.URL(base_url)
-    except (httpx.InvalidURL, TypeError) as exc:
-        raise EmbedderUnavailable(f"the embedding endpoint URL is not valid: {exc}") from None
-    if url.scheme not in ("http", "https") or not url.host:
-        raise EmbedderUnavailable("the embedding endpoint URL must start with https:// or http://")
-    if url.userinfo:
-        raise EmbedderUnavailable(
-            "the embedding endpoint URL must not carry credentials; name the variable holding "
-            "the key in api_key_env"
-        )
-    if url.query or url.fragment:
-        raise EmbedderUnavailable("the embedding endpoint URL must not have a query or fragment")
-    loopback = _is_loopback(url.host)
-    if url.scheme == "http" and not loopback:
-        raise EmbedderUnavailable(
-            f"plain HTTP is allowed only to loopback (localhost, 127.0.0.0/8, ::1); "
-            f"use https:// for {url.host}"
-        )
-    return url.copy_with(path=url.path.rstrip("/") + "/embeddings"), loopback
-
-
-def _is_loopback(host: str) -> bool:
-    """Whether `host`, as written, is a loopback name or address (nothing is resolved)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    # For IPv6 this is ::1 alone; IPv4-mapped forms are refused rather than unpacked.
-    return address.is_loopback
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (seconds or an HTTP date), capped."""
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    if not math.isfinite(seconds):
-        return None
-    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
-
-
-def _backoff(attempt: int) -> float:
-    """Exponential backoff with jitter: half the step fixed, half random."""
-    step = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
-    return step / 2 + random.uniform(0, step / 2)
-
-
-def _detail(response: httpx.Response, key: str | None) -> str:
-    """A short, single-line excerpt of the server's error message, or nothing."""
-    try:
-        response.read()
-        payload: Any = response.json()
-    except (ValueError, httpx.HTTPError):
-        payload = None
-    message: Any = None
-    if isinstance(payload, dict):
-        error = payload.get("error", payload.get("message", payload.get("detail")))
-        message = error.get("message") if isinstance(error, dict) else error
-    if not isinstance(message, str):
-        try:
-            message = response.text
-        except (ValueError, httpx.HTTPError):
-            return ""
-    text = _CONTROL.sub(" ", _redact(message, key)).strip()
-    if not text:
-        return ""
-    if len(text) > _DETAIL_CHARS:
-        text = text[: _DETAIL_CHARS - 1] + "…"
-    return f": {text}"
-
-
-def _redact(text: str, key: str | None) -> str:
-    """`text` with every occurrence of the API key replaced."""
-    return text.replace(key, "[REDACTED]") if key else text
+        return endpoint(base_url, "embeddings", what="embedding", key_setting="api_key_env")
+    except ValueError as exc:
+        raise EmbedderUnavailable(str(exc)) from None

@@ -20,8 +20,12 @@ from typing import Any, Protocol
 import httpx
 
 from memdir.config import LlmSettings
-from memdir.embed._http import _backoff, _detail, _is_loopback, _redact, _retry_after
 from memdir.errors import MemdirError
+from memdir.outbound import backoff as _backoff
+from memdir.outbound import detail as _detail
+from memdir.outbound import endpoint
+from memdir.outbound import redact_key as _redact
+from memdir.outbound import retry_after as _retry_after
 
 __all__ = ["ChatClient", "ChatFailed", "ChatUnavailable", "HttpChatClient", "client_from_settings"]
 
@@ -225,25 +229,9 @@ class _JsonModeRefused(Exception):
 def _endpoint_for(base_url: str) -> tuple[httpx.URL, bool]:
     """The chat completions URL under `base_url` and whether it is loopback, or a refusal."""
     try:
-        url = httpx.URL(base_url)
-    except (httpx.InvalidURL, TypeError) as exc:
-        raise ChatUnavailable(f"the chat endpoint URL is not valid: {exc}") from None
-    if url.scheme not in ("http", "https") or not url.host:
-        raise ChatUnavailable("the chat endpoint URL must start with https:// or http://")
-    if url.userinfo:
-        raise ChatUnavailable(
-            "the chat endpoint URL must not carry credentials; name the variable holding "
-            "the key in llm.apiKeyEnv"
-        )
-    if url.query or url.fragment:
-        raise ChatUnavailable("the chat endpoint URL must not have a query or fragment")
-    loopback = _is_loopback(url.host)
-    if url.scheme == "http" and not loopback:
-        raise ChatUnavailable(
-            f"plain HTTP is allowed only to loopback (localhost, 127.0.0.0/8, ::1); "
-            f"use https:// for {url.host}"
-        )
-    return url.copy_with(path=url.path.rstrip("/") + "/chat/completions"), loopback
+        return endpoint(base_url, "chat/completions", what="chat", key_setting="llm.apiKeyEnv")
+    except ValueError as exc:
+        raise ChatUnavailable(str(exc)) from None
 
 
 def client_from_settings(settings: LlmSettings, **options: Any) -> HttpChatClient:

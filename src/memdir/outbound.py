@@ -1,0 +1,119 @@
+"""memdir's outbound HTTP rules: which endpoints may be called, retry timing, safe error text.
+
+Shared by the embedding and the chat clients: remote endpoints must use HTTPS, plain
+HTTP goes to loopback only (decided from the URL as written, nothing is resolved),
+URLs carry no credentials, and an API key never appears in an error message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ipaddress
+import math
+import random
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+__all__ = ["backoff", "detail", "endpoint", "is_loopback", "redact_key", "retry_after"]
+
+_RETRY_AFTER_CAP = 30.0
+_BACKOFF_BASE = 0.5
+_BACKOFF_CAP = 8.0
+_DETAIL_CHARS = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def endpoint(base_url: str, suffix: str, *, what: str, key_setting: str) -> tuple[httpx.URL, bool]:
+    """`base_url` + `/suffix` and whether it is loopback; ValueError saying what is wrong.
+
+    httpx parses the URL here, so the host checked is the host httpx will connect to.
+    """
+    try:
+        url = httpx.URL(base_url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise ValueError(f"the {what} endpoint URL is not valid: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"the {what} endpoint URL must start with https:// or http://")
+    if url.userinfo:
+        raise ValueError(
+            f"the {what} endpoint URL must not carry credentials; name the variable holding "
+            f"the key in {key_setting}"
+        )
+    if url.query or url.fragment:
+        raise ValueError(f"the {what} endpoint URL must not have a query or fragment")
+    loopback = is_loopback(url.host)
+    if url.scheme == "http" and not loopback:
+        raise ValueError(
+            f"plain HTTP is allowed only to loopback (localhost, 127.0.0.0/8, ::1); "
+            f"use https:// for {url.host}"
+        )
+    return url.copy_with(path=url.path.rstrip("/") + "/" + suffix), loopback
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host`, as written, is a loopback name or address (nothing is resolved)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    # For IPv6 this is ::1 alone; IPv4-mapped forms are refused rather than unpacked.
+    return address.is_loopback
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date), capped."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
+
+
+def backoff(attempt: int) -> float:
+    """Exponential backoff with jitter: half the step fixed, half random."""
+    step = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
+    return step / 2 + random.uniform(0, step / 2)
+
+
+def detail(response: httpx.Response, key: str | None) -> str:
+    """A short, single-line excerpt of the server's error message, or nothing."""
+    try:
+        response.read()
+        payload: Any = response.json()
+    except (ValueError, httpx.HTTPError):
+        payload = None
+    message: Any = None
+    if isinstance(payload, dict):
+        error = payload.get("error", payload.get("message", payload.get("detail")))
+        message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str):
+        try:
+            message = response.text
+        except (ValueError, httpx.HTTPError):
+            return ""
+    text = _CONTROL.sub(" ", redact_key(message, key)).strip()
+    if not text:
+        return ""
+    if len(text) > _DETAIL_CHARS:
+        text = text[: _DETAIL_CHARS - 1] + "…"
+    return f": {text}"
+
+
+def redact_key(text: str, key: str | None) -> str:
+    """`text` with every occurrence of the API key replaced."""
+    return text.replace(key, "[REDACTED]") if key else text
