@@ -15,6 +15,7 @@ from memdir.errors import (
     Refused,
     SecretRefused,
 )
+from memdir.extract import ExtractionResult, ExtractionState
 from memdir.memory import Memory
 from memdir.results import (
     DoctorReport,
@@ -43,6 +44,8 @@ __all__ = [
     "EmbedderInfo",
     "EmbedderUnavailable",
     "EmbeddingFailed",
+    "ExtractionResult",
+    "ExtractionState",
     "ForgetPlan",
     "ForgetResult",
     "HistoryEntry",

@@ -72,9 +72,9 @@ def main(ctx: click.Context, project: Path | None, home: Path | None) -> None:
 
 
 def _register() -> None:
-    from memdir.cli import audit, backups, demo, doctor, mcp, notes, search
+    from memdir.cli import agent, audit, backups, demo, doctor, mcp, notes, search
 
-    for module in (notes, search, backups, doctor, audit, demo, mcp):
+    for module in (notes, search, agent, backups, doctor, audit, demo, mcp):
         module.register(main)
 
 

@@ -1,0 +1,91 @@
+"""CLI commands for agent hosts: the prompt index, per-message recall, extraction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdir.cli.output import console, emit_json, json_option, run
+from memdir.errors import InvalidInput
+from memdir.memory import Memory
+
+__all__ = ["register"]
+
+
+def _memory() -> Memory:
+    memory: Memory = click.get_current_context().obj.memory()
+    return memory
+
+
+def _messages(path: Path | None) -> list[dict[str, Any]]:
+    if path is None:
+        return []
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInput(f"cannot read a JSON list of messages from {path}: {exc}") from None
+    if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
+        raise InvalidInput(f"{path} must hold a JSON list of message objects")
+    return data
+
+
+@click.command(name="index")
+@json_option
+@run
+def index_command(as_json: bool) -> None:
+    """Print the prompt index an agent gets at the start of a run."""
+    memory = _memory()
+    text = memory.prompt_index()
+    if as_json:
+        emit_json({"index": text, "guidance": memory.guidance()})
+    else:
+        click.echo(text)
+
+
+@click.command()
+@click.argument("message")
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON list of earlier messages (their metadata says what was already recalled).",
+)
+@json_option
+@run
+def recall(message: str, history_file: Path | None, as_json: bool) -> None:
+    """Show which notes would be attached to MESSAGE (usually none)."""
+    result = _memory().recall(message, _messages(history_file))
+    if as_json:
+        emit_json(result)
+    elif not result.count:
+        console.print("nothing recalled")
+    else:
+        console.print(result.label)
+        click.echo(result.block)
+
+
+@click.command()
+@click.argument("conversation", type=click.Path(dir_okay=False, path_type=Path))
+@json_option
+@run
+def extract(conversation: Path, as_json: bool) -> None:
+    """Extract notes from a conversation (a JSON list of messages) with the configured model."""
+    result = _memory().extract(_messages(conversation), force=True)
+    if as_json:
+        emit_json(result)
+        return
+    if result.error:
+        raise InvalidInput(result.error)
+    console.print(result.announcement or "nothing worth saving")
+    for item in result.dropped:
+        console.print(f"  dropped: {item.reason}", markup=False)
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the CLI."""
+    for command in (index_command, recall, extract):
+        group.add_command(command)
