@@ -1,0 +1,88 @@
+"""`memdir index`, `memdir recall` and `memdir extract` through the real stack."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from memdir.cli.main import main
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def cli(project: Path, home: Path) -> Invoke:
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Result:
+        return runner.invoke(
+            main,
+            ["--project", str(project), "--home", str(home), *args],
+            env={"COLUMNS": "250"},
+            catch_exceptions=False,
+        )
+
+    return invoke
+
+
+def test_index_is_guidance_when_empty_then_lists_notes(cli: Invoke) -> None:
+    empty = cli("index")
+    assert empty.exit_code == 0
+    assert "No memory notes yet" in empty.stdout
+    cli("remember", "Deploys go out on Tuesdays", "--type", "project")
+    listed = cli("index", "--json")
+    doc = json.loads(listed.stdout)
+    assert "Deploys go out on Tuesdays" in doc["index"]
+    assert doc["guidance"]
+
+
+def test_recall_attaches_a_matching_note_once(cli: Invoke, tmp_path: Path) -> None:
+    made = cli(
+        "remember",
+        "Staging database password rotation uses Vault",
+        "--type",
+        "reference",
+        "--tags",
+        "vault,staging,database",
+        "--body",
+        "Rotate through the Vault UI.",
+        "--json",
+    )
+    note_id = json.loads(made.stdout)["note"]["id"]
+    first = cli("recall", "how do we rotate the staging database credentials in vault?", "--json")
+    assert first.exit_code == 0, first.output
+    doc = json.loads(first.stdout)
+    assert doc["note_ids"] == [note_id]
+    assert "<recalled-memory>" in doc["block"]
+    history = tmp_path / "history.json"
+    history.write_text(
+        json.dumps([{"role": "user", "content": "earlier", "metadata": doc["metadata"]}]),
+        encoding="utf-8",
+    )
+    again = cli("recall", "vault staging database rotation again", "--history", str(history))
+    assert again.exit_code == 0
+    assert "nothing recalled" in again.stdout
+    assert "nothing recalled" in cli("recall", "thanks, that is all for today").stdout
+
+
+def test_recall_with_a_broken_history_file_is_a_usage_error(cli: Invoke, tmp_path: Path) -> None:
+    bad = tmp_path / "history.json"
+    bad.write_text("{not json", encoding="utf-8")
+    result = cli("recall", "anything", "--history", str(bad))
+    assert result.exit_code == 2
+    assert "history.json" in result.output
+
+
+def test_extract_without_a_configured_model_says_so(cli: Invoke, tmp_path: Path) -> None:
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(
+        json.dumps([{"role": "user", "content": "We always deploy on Tuesdays."}]),
+        encoding="utf-8",
+    )
+    result = cli("extract", str(conversation))
+    assert result.exit_code == 2
+    assert "llm.url" in result.output
