@@ -14,6 +14,7 @@ re-read and compared by revision (cheap: no parse when they are the same).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -75,6 +76,8 @@ class NoteDirectory:
         self.max_notes = max_notes
         self._cache: dict[str, _Cached] = {}
         self._cache_lock = threading.Lock()
+        #: (listing, result, when) of the last scan, reused while nothing changed.
+        self._last: tuple[dict[str, _Stamp], Scan, int] | None = None
 
     def file_for(self, note_id: str) -> Path:
         """The path of a note's file (the id must already be validated)."""
@@ -150,6 +153,22 @@ class NoteDirectory:
     def scan(self) -> Scan:
         """Parse every note file, re-reading only files whose stamp changed."""
         entries = self._entries()
+        listing = {name: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in entries}
+        with self._cache_lock:
+            last = self._last
+        if last is not None and last[0] == listing and last[2] - max(
+            (stamp[1] for stamp in listing.values()), default=0
+        ) > _RACY_NS:
+            # Nothing changed since the last scan, and every file was older than the
+            # racy window then: the previous result stands (nothing was re-read).
+            return last[1]
+        scanned_at = time.time_ns()
+        result = self._scan(entries)
+        with self._cache_lock:
+            self._last = (listing, dataclasses.replace(result, changed=()), scanned_at)
+        return result
+
+    def _scan(self, entries: list[tuple[str, os.stat_result]]) -> Scan:
         over = 0
         if len(entries) > self.max_notes:
             # Keep the most recently changed files; the rest is counted, not loaded.
