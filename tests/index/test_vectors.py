@@ -70,6 +70,22 @@ def test_equal_scores_keep_row_order_also_across_the_cut() -> None:
     assert [cid for cid, _ in index.search(query, 10)] == ids[1:]
 
 
+def test_many_equal_rows() -> None:
+    n = 10_000  # more than one block of exact re-scoring
+    ids = np.arange(n, 0, -1, dtype=np.int64)
+    matrix = np.tile(_unit([[3.0, 4.0]]), (n, 1))
+    index = MatrixIndex(ids, matrix)
+    hits = index.search(np.asarray([0.6, 0.8], dtype=np.float32), 3)
+    assert [cid for cid, _ in hits] == [n, n - 1, n - 2]
+    assert len({s for _, s in hits}) == 1
+    allowed = {5, 17, 4000}
+    assert [c for c, _ in index.search(np.asarray([1, 0], dtype=np.float32), 5, allowed)] == [
+        4000,
+        17,
+        5,
+    ]
+
+
 def test_similarities_for_ids_in_any_order() -> None:
     index = _index([[1, 0], [0, 1], [1, 1]], ids=[30, 10, 20])
     query = np.asarray([0, 1], dtype=np.float32)
@@ -103,13 +119,18 @@ def test_matrix_index_is_a_vector_index() -> None:
 def test_search_equals_a_full_sort(
     query: list[int], rows: list[list[int]], k: int, rnd: object
 ) -> None:
-    """The top k are exactly the first k of a stable sort by (−cosine, row position)."""
+    """The top k are exactly the first k of a stable sort by (−cosine, row position),
+    and equal rows score exactly alike wherever they sit."""
     ids = list(range(1000, 1000 + len(rows)))
     rnd.shuffle(ids)  # type: ignore[attr-defined]
     index = _index([[float(x) for x in r] for r in rows], ids)
     q = _unit([[float(x) for x in query]])[0]
-    scores = index.matrix @ q
+    scores = (index.matrix.astype(np.float64) * q.astype(np.float64)).sum(axis=1)
     expected = sorted(range(len(rows)), key=lambda i: (-scores[i], i))[:k]
     got = index.search(q, k)
     assert [cid for cid, _ in got] == [ids[i] for i in expected]
     assert [s for _, s in got] == pytest.approx([float(scores[i]) for i in expected])
+    by_row: dict[tuple[int, ...], set[float]] = {}
+    for cid, score in got:
+        by_row.setdefault(tuple(rows[ids.index(cid)]), set()).add(score)
+    assert all(len(v) == 1 for v in by_row.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -28,6 +29,12 @@ def test_side_weights_scale_and_zero_weight_drops_a_side() -> None:
     assert fuse([1], [2], FusionParams(vector_weight=0.0)) == {1: pytest.approx(1 / 61)}
 
 
+def test_a_side_may_give_ranks_where_ties_share_one() -> None:
+    scores = fuse({1: 1, 2: 1, 3: 3}, [3], FusionParams())
+    assert scores[1] == scores[2] == pytest.approx(1 / 61)
+    assert scores[3] == pytest.approx(1 / 63 + 1 / 61)
+
+
 def test_empty_rankings_fuse_to_nothing() -> None:
     assert fuse([], [], FusionParams()) == {}
 
@@ -40,12 +47,10 @@ def test_fusion_properties(lexical: list[int], vector: list[int]) -> None:
     params = FusionParams()
     scores = fuse(lexical, vector, params)
     assert set(scores) == set(lexical) | set(vector)
-    # Within one side, a better rank never scores lower (when the other side agrees).
-    for a, b in zip(lexical, lexical[1:], strict=False):
-        if (a in vector) == (b in vector) and (
-            a not in vector or vector.index(a) <= vector.index(b)
-        ):
-            assert scores[a] > scores[b]
+    # Found by one side only: a better rank scores higher.
+    only_lexical = [x for x in lexical if x not in vector]
+    for a, b in itertools.pairwise(only_lexical):
+        assert scores[a] > scores[b]
     # Being found by both sides beats being found by one at the same rank.
     for item in set(lexical) & set(vector):
         alone = 1 / (params.k + lexical.index(item) + 1)

@@ -63,7 +63,8 @@ class RefreshStats:
     removed: int = 0
     unchanged: int = 0
     over_limit: int = 0
-    #: (note id, file bytes, parsed note) of every note read because it changed.
+    #: (note id, file bytes, parsed note) of every note read because it changed
+    #: (empty when the caller took them one batch at a time through `observe`).
     read: tuple[tuple[str, bytes, Note], ...] = field(default=(), repr=False)
 
 
@@ -156,9 +157,18 @@ class SearchIndex:
     # -- refresh ----------------------------------------------------------------------
 
     def refresh(
-        self, source: NoteSource, *, progress: Callable[[int, int], None] | None = None
+        self,
+        source: NoteSource,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        observe: Callable[[str, bytes, Note], None] | None = None,
     ) -> RefreshStats:
-        """Bring the index in line with the directory, reading only changed files."""
+        """Bring the index in line with the directory, reading only changed files.
+
+        Notes read because they changed go to `observe` after each batch is committed
+        (so a rebuild of many notes does not hold them all in memory), else they are
+        returned in `RefreshStats.read`.
+        """
         stamps, over = source.stamps()
         with self._lock:
             known = self._known_rows()
@@ -184,7 +194,11 @@ class SearchIndex:
                 if len(batch) >= 200 or i == len(todo):
                     a, u, r = self._apply(batch, known)
                     added, updated = added + a, updated + u
-                    read.extend(r)
+                    if observe is None:
+                        read.extend(r)
+                    else:
+                        for item in r:
+                            observe(*item)
                     batch = []
                     if progress is not None:
                         progress(i, len(todo))
@@ -285,7 +299,7 @@ class SearchIndex:
                 note.updated_at,
             ),
         )
-        if False:
+        if note.private:
             return note
         summary_terms = " ".join(index_terms(note.summary))
         meta_terms = " ".join(index_terms(" ".join((*note.tags, note.type or ""))))

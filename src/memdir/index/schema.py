@@ -22,7 +22,7 @@ __all__ = ["SCHEMA_VERSION", "open_index_db"]
 #: Bump on any change to the DDL or to what is stored: older databases are rebuilt.
 #: The tokenizer's version and the Unicode tables it uses are part of it, so a
 #: tokenizer change or a Python upgrade rebuilds the index instead of mixing terms.
-SCHEMA_VERSION = f"2/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
+SCHEMA_VERSION = f"3/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
 
 _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,12 +55,14 @@ CREATE INDEX chunks_by_note ON chunks(note_id);
 CREATE INDEX chunks_by_embed ON chunks(embed_hash);
 CREATE VIRTUAL TABLE fts USING fts5(summary, body, meta, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row');
+-- A rowid table: a 1.5 KB vector fits in its leaf page, where a WITHOUT ROWID (index)
+-- page would spill each one to an overflow page and triple the size on disk.
 CREATE TABLE vectors(
     embedder TEXT NOT NULL,
     embed_hash TEXT NOT NULL,
     vec BLOB NOT NULL,
     PRIMARY KEY(embedder, embed_hash)
-) WITHOUT ROWID;
+);
 """
 
 
@@ -70,6 +72,8 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        # A rebuild writes large transactions; do not keep a log that size afterwards.
+        conn.execute("PRAGMA journal_size_limit=33554432")
         # Deleted rows are overwritten, so a forgotten note's text does not linger in
         # free pages.
         conn.execute("PRAGMA secure_delete=ON")

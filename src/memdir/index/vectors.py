@@ -1,6 +1,6 @@
 """Vector search over one contiguous float32 matrix, behind a narrow `VectorIndex` protocol.
 
-Exact search is `matrix @ query` plus `argpartition`, with BLAS held to one
+Exact search is `matrix @ query` plus a partial sort, with BLAS held to one
 thread (threads cost more than they save at these sizes and the machine is
 shared). An approximate backend (e.g. usearch) can implement the same protocol
 for stores of a million chunks and more.
@@ -44,32 +44,37 @@ class MatrixIndex:
     def search(
         self, query: npt.NDArray[np.float32], k: int, allowed: set[int] | None = None
     ) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the k best rows, best first; `allowed` filters ids."""
+        """(chunk id, cosine) of the k best rows, best first; `allowed` filters ids.
+
+        The matrix product (float32 BLAS) picks the candidates; their cosines are then
+        computed again row by row in float64, so equal rows get exactly equal scores
+        wherever they sit, and equal scores keep row order, also across the cut at k.
+        """
         if k <= 0 or not self._usable(query):
             return []
-        ids, matrix = self.ids, self.matrix
-        if allowed is not None:
-            mask = np.isin(ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-            ids, matrix = ids[mask], matrix[mask]
-            if ids.shape[0] == 0:
-                return []
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1, user_api="blas"):
-            scores = matrix @ query.astype(np.float32, copy=False)
+            scores = self.matrix @ query.astype(np.float32, copy=False)
+        rows: npt.NDArray[np.intp] | None = None
+        if allowed is not None:
+            # Filter the scores, not the matrix: no copy of the matrix per query.
+            wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+            rows = np.flatnonzero(np.isin(self.ids, wanted))
+            if rows.shape[0] == 0:
+                return []
+            scores = scores[rows]
         k = min(k, scores.shape[0])
-        top = np.argpartition(-scores, k - 1)[:k]
-        if k < scores.shape[0]:
-            # Rows tied with the k-th score: keep the first ones in row order, whatever
-            # argpartition picked, so the cut is reproducible.
-            edge = scores[top].min()
-            top = np.concatenate((np.flatnonzero(scores > edge), np.flatnonzero(scores == edge)))
-            top = top[:k]
-        top = top[np.lexsort((top, -scores[top]))]
-        return [(int(ids[i]), float(scores[i])) for i in top]
+        kth = np.partition(scores, scores.shape[0] - k)[scores.shape[0] - k]
+        near = np.flatnonzero(scores >= kth - _NOISE)  # every row that may make the top k
+        if rows is not None:
+            near = rows[near]
+        exact = _dots(self.matrix, near, query)
+        order = np.lexsort((near, -exact))[:k]
+        return [(int(self.ids[near[i]]), float(exact[i])) for i in order]
 
     def similarities(self, query: npt.NDArray[np.float32], ids: Iterable[int]) -> dict[int, float]:
-        """Cosine of the query to each given chunk that has a vector."""
+        """Cosine of the query to each given chunk that has a vector (as `search` gives it)."""
         wanted = np.fromiter(ids, dtype=np.int64)
         if wanted.size == 0 or not self._usable(query):
             return {}
@@ -79,6 +84,22 @@ class MatrixIndex:
         order, sorted_ids = self._sorted
         pos = np.minimum(np.searchsorted(sorted_ids, wanted), len(self) - 1)
         found = sorted_ids[pos] == wanted
-        rows = self.matrix[order[pos[found]]]
-        scores = rows @ query.astype(np.float32, copy=False)
+        scores = _dots(self.matrix, order[pos[found]], query)
         return {int(i): float(v) for i, v in zip(wanted[found], scores, strict=True)}
+
+
+#: Bound on float32 rounding in a unit-vector dot product (rows that may tie the k-th).
+_NOISE = 1e-5
+
+
+def _dots(
+    matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float64]:
+    """matrix[rows] · query in float64, each row summed alike wherever it sits (no BLAS
+    blocking); in blocks, so that many tied rows never need a copy of the whole matrix."""
+    q = query.astype(np.float64)[np.newaxis, :]
+    out = np.empty(rows.shape[0], dtype=np.float64)
+    for start in range(0, rows.shape[0], 4096):
+        block = matrix[rows[start : start + 4096]].astype(np.float64)
+        out[start : start + block.shape[0]] = (block * q).sum(axis=1)
+    return out

@@ -4,7 +4,9 @@ Hybrid = Reciprocal Rank Fusion of the lexical and vector candidate lists, then 
 light rerank of every candidate (query-term coverage, adjacent query terms, the
 raw cosine): see `hybrid`. The query mode (any / all / phrase) filters both
 sides: for `all` and `phrase` a vector candidate must also satisfy the mode.
-Equal scores are ordered by (note id, chunk ordinal), never by row id, so a
+Chunks with equal raw scores on a side (copies of one text) share their rank
+there, so they fuse to equal scores, which usage statistics may then order; what
+remains equal is ordered by (note id, chunk ordinal), never by row id, so a
 rebuilt index gives the same answers.
 """
 
@@ -58,34 +60,44 @@ def rank_chunks(
 ) -> list[RankedChunk]:
     """The best `limit` chunks of `index` for `query`, best first."""
     match = fts_query(query, mode)  # type: ignore[arg-type]
-    lexical: list[int] = []
+    lex_rank: dict[int, int] = {}
     if method != "vector" and match is not None:
-        lexical = [cid for cid, _ in index.lexical(match, params.lexical_depth)]
+        lex_rank = _ranks(index.lexical(match, params.lexical_depth))
     vectors: MatrixIndex | None = None
-    vector: list[int] = []
+    vec_rank: dict[int, int] = {}
     if method != "lexical" and query_vector is not None and embedder_id is not None:
         allowed = None
         if mode != "any":
             allowed = index.matching(match) if match is not None else set()
         vectors = index.vector_index(embedder_id)
-        vector = [cid for cid, _ in vectors.search(query_vector, params.vector_depth, allowed)]
+        vec_rank = _ranks(vectors.search(query_vector, params.vector_depth, allowed))
     if method == "lexical":
-        scores = {cid: 1.0 / (params.k + r) for r, cid in enumerate(lexical, 1)}
+        scores = {cid: 1.0 / (params.k + r) for cid, r in lex_rank.items()}
     elif method == "vector":
-        scores = {cid: 1.0 / (params.k + r) for r, cid in enumerate(vector, 1)}
+        scores = {cid: 1.0 / (params.k + r) for cid, r in vec_rank.items()}
     else:
-        scores = fuse(lexical, vector, params)
+        scores = fuse(lex_rank, vec_rank, params)
         scores = _reranked(index, query, scores, vectors, query_vector, params)
     keys = index.keys(scores)
     best = sorted(keys, key=lambda c: (-scores[c], keys[c]))[:limit]
     rows = index.chunks(best)
-    lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
-    vec_rank = {cid: r for r, cid in enumerate(vector, 1)}
     return [
         RankedChunk(rows[cid], scores[cid], lex_rank.get(cid), vec_rank.get(cid))
         for cid in best
         if cid in rows
     ]
+
+
+def _ranks(ranking: list[tuple[int, float]]) -> dict[int, int]:
+    """Rank (from 1) of each id in a best-first list; equal scores share the better rank."""
+    out: dict[int, int] = {}
+    previous: float | None = None
+    rank = 0
+    for position, (cid, score) in enumerate(ranking, 1):
+        if score != previous:
+            rank, previous = position, score
+        out[cid] = rank
+    return out
 
 
 def _reranked(

@@ -34,13 +34,24 @@ class FusionParams:
     cosine_weight: float = 0.10
 
 
-def fuse(lexical: Sequence[int], vector: Sequence[int], params: FusionParams) -> dict[int, float]:
-    """Weighted RRF: score = Σ weight / (k + rank), ranks starting at 1; absent adds 0."""
+def fuse(
+    lexical: Sequence[int] | Mapping[int, int],
+    vector: Sequence[int] | Mapping[int, int],
+    params: FusionParams,
+) -> dict[int, float]:
+    """Weighted RRF: score = Σ weight / (k + rank); absent adds 0.
+
+    A side is a best-first sequence (ranks 1, 2, …) or a mapping id → rank (from 1),
+    in which equal scores may share a rank.
+    """
     scores: dict[int, float] = {}
-    for weight, ranking in ((params.lexical_weight, lexical), (params.vector_weight, vector)):
+    for weight, side in ((params.lexical_weight, lexical), (params.vector_weight, vector)):
         if weight <= 0:
             continue
-        for rank, item in enumerate(ranking, 1):
+        ranks = (
+            side.items() if isinstance(side, Mapping) else ((x, r) for r, x in enumerate(side, 1))
+        )
+        for item, rank in ranks:
             scores[item] = scores.get(item, 0.0) + weight / (params.k + rank)
     return scores
 
@@ -70,4 +81,4 @@ def has_adjacent_pair(terms: Sequence[tuple[str, ...]], sequences: Sequence[Sequ
     if len(terms) < 2:
         return False
     pairs = {(a, b) for left, right in itertools.pairwise(terms) for a in left for b in right}
-    return any((seq[i], seq[i + 1]) in pairs for seq in sequences for i in range(len(seq) - 1))
+    return any(not pairs.isdisjoint(itertools.pairwise(seq)) for seq in sequences)

@@ -16,6 +16,7 @@ higher in the top ranks of either list (1/61 − 1/62 ≈ 0.00026).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,9 +175,7 @@ class Retriever:
         if not self._embedder_loaded:
             self._embedder_loaded = True
             s = self.embed_settings
-            if s.provider == "none":
-                self._warn('vector search is off (embed.provider is "none"): search is lexical')
-            else:
+            if s.provider != "none":
                 try:
                     self._embedder = self._make_embedder(s)
                 except EmbedderUnavailable as exc:
@@ -228,10 +227,11 @@ class Retriever:
         """Bring a scope's index up to date; versions read from disk go to history."""
         index = self.index(store)
         step = (lambda done, total: progress("index", done, total)) if progress else None
-        stats = index.refresh(store.directory, progress=step)
-        for note_id, data, note in stats.read:
-            store.observe(note_id, data, note.hash)
-        return stats
+        return index.refresh(
+            store.directory,
+            progress=step,
+            observe=lambda note_id, data, note: store.observe(note_id, data, note.hash),
+        )
 
     def embed_pending(
         self, store: ScopeStore, *, budget: int | None, progress: Progress | None = None
@@ -290,6 +290,9 @@ class Retriever:
     def _query_vector(self, query: str) -> tuple[npt.NDArray[np.float32], str] | None:
         usable = self._usable_embedder()
         if usable is None:
+            if self.embed_settings.provider == "none" and self._embedder is None:
+                # Said once, by the first search that would have used vectors.
+                self._warn('vector search is off (embed.provider is "none"): search is lexical')
             return None
         embedder, embedder_id = usable
         try:
@@ -348,10 +351,14 @@ class Retriever:
     ) -> list[Hit]:
         """Notes best matching `query`; each note appears once, with its best chunk."""
         _check(query, limit, mode, method)
-        # Every candidate chunk, so that a note with many matching chunks cannot crowd
-        # the others out of the `limit` notes.
-        pool = max(limit * 4, self.params.lexical_depth + self.params.vector_depth)
-        ranked = self._ranked(stores, query, pool, mode, method)
+        ranked = self._ranked(stores, query, limit * 4, mode, method)
+        pool = self.params.lexical_depth + self.params.vector_depth
+        per_store = Counter(s.scope for s, _ in ranked)
+        notes = {(s.scope, r.row.note_id) for s, r in ranked}
+        if len(notes) < limit and limit * 4 in per_store.values() and limit * 4 < pool:
+            # A note with many matching chunks crowded the others out: take every
+            # candidate chunk.
+            ranked = self._ranked(stores, query, pool, mode, method)
         wanted = stem_set(query)
         superseded = {store.state_key: self.index(store).superseded() for store in stores}
         seen: set[tuple[str, str]] = set()

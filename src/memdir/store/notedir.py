@@ -156,9 +156,11 @@ class NoteDirectory:
         listing = {name: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in entries}
         with self._cache_lock:
             last = self._last
-        if last is not None and last[0] == listing and last[2] - max(
-            (stamp[1] for stamp in listing.values()), default=0
-        ) > _RACY_NS:
+        if (
+            last is not None
+            and last[0] == listing
+            and last[2] - max((stamp[1] for stamp in listing.values()), default=0) > _RACY_NS
+        ):
             # Nothing changed since the last scan, and every file was older than the
             # racy window then: the previous result stands (nothing was re-read).
             return last[1]
