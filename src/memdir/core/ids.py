@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import unicodedata
@@ -59,6 +60,14 @@ def validate_id(raw: object) -> str:
 
 def is_valid_id(raw: object) -> bool:
     """True when `raw` passes validate_id."""
+    if isinstance(raw, str):
+        return _is_valid_name(raw)
+    return False
+
+
+@functools.lru_cache(maxsize=262_144)
+def _is_valid_name(raw: str) -> bool:
+    # Every query checks every file name in a note directory: remember the answers.
     try:
         validate_id(raw)
     except InvalidInput:
