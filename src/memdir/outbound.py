@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import ipaddress
 import math
+import os
 import random
 import re
 from datetime import UTC, datetime
@@ -17,12 +18,22 @@ from typing import Any
 
 import httpx
 
-__all__ = ["backoff", "detail", "endpoint", "is_loopback", "redact_key", "retry_after"]
+__all__ = [
+    "api_key",
+    "backoff",
+    "detail",
+    "endpoint",
+    "is_loopback",
+    "redact_key",
+    "retry_after",
+]
 
 _RETRY_AFTER_CAP = 30.0
 _BACKOFF_BASE = 0.5
 _BACKOFF_CAP = 8.0
 _DETAIL_CHARS = 200
+#: An API key is printable ASCII without spaces: anything else could split a header.
+_TOKEN = re.compile(r"[\x21-\x7e]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -117,3 +128,21 @@ def detail(response: httpx.Response, key: str | None) -> str:
 def redact_key(text: str, key: str | None) -> str:
     """`text` with every occurrence of the API key replaced."""
     return text.replace(key, "[REDACTED]") if key else text
+
+
+def api_key(variable: str | None, setting: str) -> str | None:
+    """The key held by the environment variable named `variable`; ValueError if unusable.
+
+    The message names the variable and the setting that names it, never a value.
+    """
+    if variable is None:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise ValueError(f"the environment variable {variable} ({setting}) is not set")
+    if not _TOKEN.fullmatch(key):
+        raise ValueError(
+            f"the environment variable {variable} does not hold a usable API key "
+            "(spaces, line breaks or non-ASCII characters)"
+        )
+    return key

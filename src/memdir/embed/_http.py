@@ -11,7 +11,6 @@ each request and is never stored, logged or put in an exception message.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -30,9 +29,9 @@ from memdir.embed._base import (
     check_texts,
     normalise_rows,
 )
+from memdir.outbound import api_key, endpoint
 from memdir.outbound import backoff as _backoff
 from memdir.outbound import detail as _detail
-from memdir.outbound import endpoint
 from memdir.outbound import redact_key as _redact
 from memdir.outbound import retry_after as _retry_after
 
@@ -45,7 +44,6 @@ _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # before it could be echoed in a "variable not set" message.
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 # Visible ASCII: a bearer token that h11 will not reject (with the value in its message).
-_TOKEN = re.compile(r"[\x21-\x7e]+")
 
 
 class HttpEmbedder:
@@ -162,19 +160,10 @@ class HttpEmbedder:
         )
 
     def _api_key(self) -> str | None:
-        if self._api_key_env is None:
-            return None
-        key = os.environ.get(self._api_key_env)
-        if not key:
-            raise EmbedderUnavailable(
-                f"the environment variable {self._api_key_env} (api_key_env) is not set"
-            )
-        if not _TOKEN.fullmatch(key):
-            raise EmbedderUnavailable(
-                f"the environment variable {self._api_key_env} does not hold a usable API key "
-                "(spaces, line breaks or non-ASCII characters)"
-            )
-        return key
+        try:
+            return api_key(self._api_key_env, "api_key_env")
+        except ValueError as exc:
+            raise EmbedderUnavailable(str(exc)) from None
 
     def _request(self, batch: list[str]) -> Matrix:
         """Embed one batch, retrying within the rules; the key never leaves this frame."""

@@ -11,7 +11,6 @@ and is never stored, logged or put in an exception message.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,9 +20,9 @@ import httpx
 
 from memdir.config import LlmSettings
 from memdir.errors import MemdirError
+from memdir.outbound import api_key, endpoint
 from memdir.outbound import backoff as _backoff
 from memdir.outbound import detail as _detail
-from memdir.outbound import endpoint
 from memdir.outbound import redact_key as _redact
 from memdir.outbound import retry_after as _retry_after
 
@@ -33,7 +32,6 @@ log = logging.getLogger(__name__)
 
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
-_TOKEN = re.compile(r"[\x21-\x7e]+")
 #: How large an answer may be before it is refused unread (a model loop, a hostile server).
 _MAX_ANSWER_BYTES = 4 << 20
 
@@ -145,18 +143,10 @@ class HttpChatClient:
         )
 
     def _api_key(self) -> str | None:
-        if self._api_key_env is None:
-            return None
-        key = os.environ.get(self._api_key_env)
-        if not key:
-            raise ChatUnavailable(
-                f"the environment variable {self._api_key_env} (llm.apiKeyEnv) is not set"
-            )
-        if not _TOKEN.fullmatch(key):
-            raise ChatUnavailable(
-                f"the environment variable {self._api_key_env} does not hold a usable API key"
-            )
-        return key
+        try:
+            return api_key(self._api_key_env, "llm.apiKeyEnv")
+        except ValueError as exc:
+            raise ChatUnavailable(str(exc)) from None
 
     def _post(self, body: dict[str, Any]) -> Any:
         """One request with bounded retries; the key never leaves this frame."""

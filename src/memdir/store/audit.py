@@ -41,6 +41,7 @@ from types import MappingProxyType
 from typing import Any, TypeGuard
 
 from memdir.errors import Busy, IntegrityError, InvalidInput
+from memdir.store.atomic import fsync_dir as _fsync_dir
 
 # fmt: off
 __all__ = [
@@ -239,14 +240,6 @@ def _read_tail(fd: int, size: int) -> tuple[bytes | None, bytes]:
         if last_nl >= 0 and (pos == 0 or buf.rfind(b"\n", 0, last_nl) >= 0):
             return buf[buf.rfind(b"\n", 0, last_nl) + 1 : last_nl], buf[last_nl + 1 :]
     return None, buf
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_new(path: Path, data: bytes) -> None:
