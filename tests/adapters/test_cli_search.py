@@ -240,11 +240,23 @@ def test_reindex_progress_goes_to_stderr_and_never_with_json(project: Path, home
     assert json.loads(machine.stdout)["notes"] == 3
 
 
-def test_no_embedder_search_is_lexical_with_one_warning(cli: Invoke, home: Path) -> None:
+def test_vectors_switched_off_by_the_user_search_lexically_and_quietly(
+    cli: Invoke, home: Path
+) -> None:
     (home / "config.toml").write_text('[embed]\nprovider = "none"\n', encoding="utf-8")
     _remember(cli, "Pricing cards use fills", "Separated by whitespace.")
     result = cli("search", "whitespace", "--json")
     hits = json.loads(result.stdout)
     assert result.exit_code == 0 and hits[0]["match"] == "words"
-    assert result.stderr.count("vector search is off") == 1
+    assert "vector search is off" not in result.stderr
     assert _json(cli("search", "whitespace", "--method", "vector", "--json")) == []
+
+
+def test_an_unusable_embedder_search_is_lexical_with_one_warning(cli: Invoke, home: Path) -> None:
+    (home / "config.toml").write_text('[embed]\nprovider = "http"\n', encoding="utf-8")
+    _remember(cli, "Pricing cards use fills", "Separated by whitespace.")
+    result = cli("search", "whitespace", "--json")
+    hits = json.loads(result.stdout)
+    assert result.exit_code == 0 and hits[0]["match"] == "words"
+    assert result.stderr.count("vector search is off") == 1
+    assert "embed.url" in result.stderr

@@ -290,9 +290,7 @@ class Retriever:
     def _query_vector(self, query: str) -> tuple[npt.NDArray[np.float32], str] | None:
         usable = self._usable_embedder()
         if usable is None:
-            if self.embed_settings.provider == "none" and self._embedder is None:
-                # Said once, by the first search that would have used vectors.
-                self._warn('vector search is off (embed.provider is "none"): search is lexical')
+            # embed.provider = "none" is the user's own choice: nothing to warn about.
             return None
         embedder, embedder_id = usable
         try:
