@@ -11,7 +11,6 @@ from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
 from memdir.mcp import grants as grant_api
 from memdir.mcp.install import CLIENTS
 from memdir.mcp.install import install as install_client
-from memdir.mcp.server import serve as serve_mcp
 from memdir.memory import Memory
 
 __all__ = ["register"]
@@ -50,6 +49,9 @@ def mcp_group() -> None:
 @run
 def serve(grant_file: Path | None, address: str | None) -> None:
     """Serve memdir over MCP (stdio by default; stdout carries the protocol)."""
+    # The MCP SDK is imported only here: it would cost every other command ~0.5 s.
+    from memdir.mcp.server import serve as serve_mcp
+
     serve_mcp(_memory(), grant_file=grant_file, http=address)
 
 
