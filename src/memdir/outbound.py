@@ -9,25 +9,33 @@ from __future__ import annotations
 
 import email.utils
 import ipaddress
+import logging
 import math
 import os
 import random
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
 __all__ = [
+    "RequestFailed",
     "api_key",
     "backoff",
     "detail",
     "endpoint",
     "is_loopback",
+    "post_json",
     "redact_key",
     "retry_after",
 ]
 
+log = logging.getLogger(__name__)
+
+#: Statuses worth another try: rate limiting and transient server errors.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _RETRY_AFTER_CAP = 30.0
 _BACKOFF_BASE = 0.5
 _BACKOFF_CAP = 8.0
@@ -146,3 +154,73 @@ def api_key(variable: str | None, setting: str) -> str | None:
             "(spaces, line breaks or non-ASCII characters)"
         )
     return key
+
+
+class RequestFailed(Exception):
+    """A request failed after the bounded retries, or was answered with a redirect.
+
+    Callers re-raise it as their own error outside their except clause: the message never
+    holds the key, and no httpx exception (which holds the request headers) is chained.
+    """
+
+
+def post_json(
+    client: httpx.Client,
+    url: httpx.URL,
+    body: dict[str, Any],
+    *,
+    key: str | None,
+    what: str,
+    redirect_hint: str,
+    max_retries: int,
+    sleep: Callable[[float], None],
+    check: Callable[[int, str], None] | None = None,
+) -> httpx.Response:
+    """POST `body` as JSON with a bearer key and bounded retries; the 2xx response.
+
+    Retries only connection errors, timeouts and `RETRY_STATUSES` (429 honours
+    Retry-After); redirects are refused. `check(status, detail)` sees every other
+    error answer first and may raise to stop at once.
+    """
+    headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+    attempt = 0
+    while True:
+        wait: float | None = None
+        try:
+            response = client.post(url, json=body, headers=headers)
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            failure, retryable = f"{type(exc).__name__}: {exc}", True
+        except httpx.HTTPError as exc:
+            failure, retryable = f"{type(exc).__name__}: {exc}", False
+        else:
+            status = response.status_code
+            if 200 <= status < 300:
+                return response
+            if 300 <= status < 400:
+                raise RequestFailed(
+                    f"{url} answered HTTP {status}, a redirect; redirects are refused: "
+                    f"set the endpoint's final address as {redirect_hint}"
+                )
+            info = detail(response, key)
+            if check is not None:
+                check(status, info)
+            failure, retryable = f"HTTP {status}{info}", status in RETRY_STATUSES
+            if status == 429:
+                wait = retry_after(response.headers.get("Retry-After"))
+        # Raised here, outside the except clauses, so no httpx exception is chained.
+        failure = redact_key(failure, key)
+        if not retryable or attempt >= max_retries:
+            tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+            raise RequestFailed(f"{what} request to {url} failed ({tries}): {failure}")
+        delay = wait if wait is not None else backoff(attempt)
+        log.warning(
+            "%s request to %s failed (%s); retry %d of %d in %.1f s",
+            what,
+            url,
+            failure,
+            attempt + 1,
+            max_retries,
+            delay,
+        )
+        sleep(delay)
+        attempt += 1

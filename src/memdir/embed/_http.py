@@ -29,17 +29,13 @@ from memdir.embed._base import (
     check_texts,
     normalise_rows,
 )
-from memdir.outbound import api_key, endpoint
-from memdir.outbound import backoff as _backoff
+from memdir.outbound import RequestFailed, api_key, endpoint, post_json
 from memdir.outbound import detail as _detail
-from memdir.outbound import redact_key as _redact
-from memdir.outbound import retry_after as _retry_after
 
 __all__ = ["HttpEmbedder"]
 
 log = logging.getLogger(__name__)
 
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # Upper case only, so that a key pasted where its variable's name belongs is refused
 # before it could be echoed in a "variable not set" message.
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
@@ -168,49 +164,23 @@ class HttpEmbedder:
     def _request(self, batch: list[str]) -> Matrix:
         """Embed one batch, retrying within the rules; the key never leaves this frame."""
         key = self._api_key()
-        headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
-        body = {"model": self._model, "input": batch}
-        attempt = 0
-        while True:
-            retry_after: float | None = None
-            try:
-                response = self._client.post(self._endpoint, json=body, headers=headers)
-            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                failure, retryable = f"{type(exc).__name__}: {exc}", True
-            except httpx.HTTPError as exc:
-                failure, retryable = f"{type(exc).__name__}: {exc}", False
-            else:
-                status = response.status_code
-                if 200 <= status < 300:
-                    return self._parse(response, len(batch), key)
-                if 300 <= status < 400:
-                    raise EmbeddingFailed(
-                        f"{self._endpoint} answered HTTP {status}, a redirect; redirects are "
-                        "refused: set the endpoint's final address as the base URL"
-                    )
-                failure = f"HTTP {status}{_detail(response, key)}"
-                retryable = status in _RETRY_STATUSES
-                if status == 429:
-                    retry_after = _retry_after(response.headers.get("Retry-After"))
-            # Raised here, outside the except clauses, so that no exception of httpx (which
-            # holds the request and its headers) is chained to what memdir raises.
-            failure = _redact(failure, key)
-            if not retryable or attempt >= self._max_retries:
-                tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
-                raise EmbeddingFailed(
-                    f"embedding request to {self._endpoint} failed ({tries}): {failure}"
-                )
-            delay = retry_after if retry_after is not None else _backoff(attempt)
-            log.warning(
-                "embedding request to %s failed (%s); retry %d of %d in %.1f s",
+        try:
+            response = post_json(
+                self._client,
                 self._endpoint,
-                failure,
-                attempt + 1,
-                self._max_retries,
-                delay,
+                {"model": self._model, "input": batch},
+                key=key,
+                what="embedding",
+                redirect_hint="the base URL",
+                max_retries=self._max_retries,
+                sleep=self._sleep,
             )
-            self._sleep(delay)
-            attempt += 1
+        except RequestFailed as exc:
+            failure = str(exc)
+        else:
+            return self._parse(response, len(batch), key)
+        # Raised outside the except clause: nothing is chained to it, not even as context.
+        raise EmbeddingFailed(failure)
 
     def _parse(self, response: httpx.Response, expected: int, key: str | None) -> Matrix:
         """The response's vectors in input order, checked and normalised."""

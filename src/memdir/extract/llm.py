@@ -20,17 +20,12 @@ import httpx
 
 from memdir.config import LlmSettings
 from memdir.errors import MemdirError
-from memdir.outbound import api_key, endpoint
-from memdir.outbound import backoff as _backoff
-from memdir.outbound import detail as _detail
-from memdir.outbound import redact_key as _redact
-from memdir.outbound import retry_after as _retry_after
+from memdir.outbound import RequestFailed, api_key, endpoint, post_json
 
 __all__ = ["ChatClient", "ChatFailed", "ChatUnavailable", "HttpChatClient", "client_from_settings"]
 
 log = logging.getLogger(__name__)
 
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 #: How large an answer may be before it is refused unread (a model loop, a hostile server).
 _MAX_ANSWER_BYTES = 4 << 20
@@ -150,47 +145,29 @@ class HttpChatClient:
 
     def _post(self, body: dict[str, Any]) -> Any:
         """One request with bounded retries; the key never leaves this frame."""
-        key = self._api_key()
-        headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
-        attempt = 0
-        while True:
-            retry_after: float | None = None
-            try:
-                response = self._client.post(self._endpoint, json=body, headers=headers)
-            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                failure, retryable = f"{type(exc).__name__}: {exc}", True
-            except httpx.HTTPError as exc:
-                failure, retryable = f"{type(exc).__name__}: {exc}", False
-            else:
-                status = response.status_code
-                if 200 <= status < 300:
-                    return self._json(response)
-                if 300 <= status < 400:
-                    raise ChatFailed(
-                        f"{self._endpoint} answered HTTP {status}, a redirect; redirects are "
-                        "refused: set the endpoint's final address as llm.url"
-                    )
-                detail = _detail(response, key)
-                if status == 400 and "response_format" in body and "response_format" in detail:
-                    raise _JsonModeRefused
-                failure, retryable = f"HTTP {status}{detail}", status in _RETRY_STATUSES
-                if status == 429:
-                    retry_after = _retry_after(response.headers.get("Retry-After"))
-            failure = _redact(failure, key)
-            if not retryable or attempt >= self._max_retries:
-                tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
-                raise ChatFailed(f"chat request to {self._endpoint} failed ({tries}): {failure}")
-            delay = retry_after if retry_after is not None else _backoff(attempt)
-            log.warning(
-                "chat request to %s failed (%s); retry %d of %d in %.1f s",
+
+        def check(status: int, detail: str) -> None:
+            if status == 400 and "response_format" in body and "response_format" in detail:
+                raise _JsonModeRefused
+
+        try:
+            response = post_json(
+                self._client,
                 self._endpoint,
-                failure,
-                attempt + 1,
-                self._max_retries,
-                delay,
+                body,
+                key=self._api_key(),
+                what="chat",
+                redirect_hint="llm.url",
+                max_retries=self._max_retries,
+                sleep=self._sleep,
+                check=check,
             )
-            self._sleep(delay)
-            attempt += 1
+        except RequestFailed as exc:
+            failure = str(exc)
+        else:
+            return self._json(response)
+        # Raised outside the except clause: nothing is chained to it, not even as context.
+        raise ChatFailed(failure)
 
     def _json(self, response: httpx.Response) -> Any:
         if len(response.content) > _MAX_ANSWER_BYTES:
