@@ -20,23 +20,6 @@ Invoke = Callable[..., Result]
 AWS_KEY = "AKIA" + "Q7W2E9R4T6Y8U1I3"
 
 
-@pytest.fixture
-def cli(project: Path, home: Path) -> Invoke:
-    """Run `memdir --project P --home H ARGS…` in-process; stdout and stderr kept apart."""
-    runner = CliRunner()
-
-    def invoke(*args: str, input: str | bytes | None = None) -> Result:
-        return runner.invoke(
-            main,
-            ["--project", str(project), "--home", str(home), *args],
-            input=input,
-            env={"COLUMNS": "250"},
-            catch_exceptions=False,
-        )
-
-    return invoke
-
-
 def created_id(result: Result) -> str:
     match = re.search(r"^(?:created|updated|unchanged) (\S+) ", result.stdout, re.MULTILINE)
     assert match, result.output

@@ -6,27 +6,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
-
-from memdir.cli.main import main
+from click.testing import Result
 
 Invoke = Callable[..., Result]
-
-
-@pytest.fixture
-def cli(project: Path, home: Path) -> Invoke:
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Result:
-        return runner.invoke(
-            main,
-            ["--project", str(project), "--home", str(home), *args],
-            env={"COLUMNS": "250"},
-            catch_exceptions=False,
-        )
-
-    return invoke
 
 
 def test_index_is_guidance_when_empty_then_lists_notes(cli: Invoke) -> None:

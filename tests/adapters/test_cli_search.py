@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-
-from memdir.cli.main import main
+from click.testing import Result
 
 Invoke = Callable[..., Result]
 
@@ -31,21 +29,6 @@ HIT_FIELDS = {
 }
 CHUNK_FIELDS = {"note_id", "revision", "chunk_hash", "start", "end", "score", "source"}
 REINDEX_FIELDS = {"notes", "chunks", "embedded", "embedder", "seconds"}
-
-
-@pytest.fixture
-def cli(project: Path, home: Path) -> Invoke:
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Result:
-        return runner.invoke(
-            main,
-            ["--project", str(project), "--home", str(home), *args],
-            env={"COLUMNS": "250"},
-            catch_exceptions=False,
-        )
-
-    return invoke
 
 
 def _json(result: Result) -> Any:
