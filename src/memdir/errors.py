@@ -13,6 +13,11 @@
     ├── Busy                    another writer holds the directory lock   exit 6
     ├── ParseError              a note file on disk cannot be parsed      exit 1
     ├── IntegrityError          a verification (audit, forget) failed     exit 7
+    ├── SyncFailed              the sync server is unreachable or failing exit 8
+    │   └── RateLimited         the server said 429; retry after a while  exit 8
+    ├── SyncRefused             sync cannot run: off, signed out, wrong   exit 4
+    │   │                       account, erased account, bad token
+    │   └── IncompatibleVersion client and server protocols do not match  exit 4
     ├── EmbedderUnavailable     no usable embedder (memdir.embed)         exit 1
     └── EmbeddingFailed         an embedding request failed (memdir.embed) exit 1
 """
@@ -27,18 +32,23 @@ __all__ = [
     "EXIT_NOT_FOUND",
     "EXIT_OK",
     "EXIT_REFUSED",
+    "EXIT_SYNC",
     "EXIT_USAGE",
     "Busy",
     "ConfigError",
     "Conflict",
+    "IncompatibleVersion",
     "IntegrityError",
     "InvalidInput",
     "LimitExceeded",
     "MemdirError",
     "NotFound",
     "ParseError",
+    "RateLimited",
     "Refused",
     "SecretRefused",
+    "SyncFailed",
+    "SyncRefused",
     "exit_code_for",
 ]
 
@@ -50,6 +60,7 @@ EXIT_REFUSED = 4
 EXIT_CONFLICT = 5
 EXIT_BUSY = 6
 EXIT_INTEGRITY = 7
+EXIT_SYNC = 8
 
 
 class MemdirError(Exception):
@@ -116,6 +127,28 @@ class IntegrityError(MemdirError):
     """Raised when a verification fails: a broken audit chain, a forget that left traces."""
 
     exit_code = EXIT_INTEGRITY
+
+
+class SyncFailed(MemdirError):
+    """Raised when the sync server cannot be reached or fails (5xx, timeouts); notes stay safe."""
+
+    exit_code = EXIT_SYNC
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class RateLimited(SyncFailed):
+    """Raised when the sync server answers 429; `retry_after` holds its Retry-After seconds."""
+
+
+class SyncRefused(Refused):
+    """Raised when sync cannot run as asked: switched off, signed out, rebinding, bad token."""
+
+
+class IncompatibleVersion(SyncRefused):
+    """Raised when the client and the sync server speak no common protocol version."""
 
 
 def exit_code_for(error: BaseException) -> int:

@@ -1,0 +1,1 @@
+"""The sync server (§7.3): an ASGI app over a pluggable storage backend."""

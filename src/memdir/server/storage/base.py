@@ -1,0 +1,61 @@
+"""The storage interface of the sync server: immutable note revisions plus one manifest per scope.
+
+A backend stores, per user and scope key (`user` or `project/<id>`):
+
+- immutable revisions, addressed by (note id, rev) where rev is the SHA-256 of the bytes;
+  writing one that exists is a no-op (the bytes are the same by construction);
+- one `Manifest`, replaced atomically by compare-and-swap on its version: a swap from
+  `expected` succeeds only if the stored version is still `expected` (0: no manifest yet);
+- an erase marker per user, written before any of the user's data is deleted, after
+  which every request of that user is refused.
+
+Backends know nothing of quotas, tokens or validation: `memdir.server.service` does that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from memdir.sync.protocol import Manifest
+
+__all__ = ["Storage", "StoredObject"]
+
+#: (note id, rev, bytes) of one revision to store.
+StoredObject = tuple[str, str, bytes]
+
+
+class Storage(Protocol):
+    """What the sync server needs from a backend. Every method is safe to call from threads."""
+
+    def manifest(self, user: str, scope: str) -> Manifest:
+        """The scope's current manifest (an empty one with version 0 when there is none)."""
+        ...
+
+    def objects(self, user: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
+        """The bytes of the revisions in `wanted` (rev -> note id); missing ones are left out."""
+        ...
+
+    def put_objects(self, user: str, scope: str, objects: Iterable[StoredObject]) -> None:
+        """Store revisions durably (before the manifest that names them is swapped in)."""
+        ...
+
+    def swap_manifest(self, user: str, scope: str, expected: int, manifest: Manifest) -> bool:
+        """Replace the manifest if its version is still `expected`; False when it moved on."""
+        ...
+
+    def mark_erased(self, user: str) -> None:
+        """Write the user's erase marker (idempotent)."""
+        ...
+
+    def is_erased(self, user: str) -> bool:
+        """True once the user's erase marker exists."""
+        ...
+
+    def erase(self, user: str) -> None:
+        """Delete every manifest and revision of the user; the marker stays."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and handles."""
+        ...

@@ -1,0 +1,271 @@
+"""The sync wire protocol (§7.3), version 1: the models shared by client and server.
+
+Every request carries the `Memdir-Protocol` header with the client's protocol
+version; a server that cannot speak it answers 426 with the range it supports, and
+a client that meets a server outside its own range stops with `IncompatibleVersion`
+(never guessing at a format). Every response announces the server's quotas, both in
+the `Memdir-Quotas` header and, for JSON bodies, in a `quotas` field.
+
+Revisions are the SHA-256 of a note file's exact bytes (`rev`); `hash` is the §1.1
+content hash. Objects travel as UTF-8 text (note files are UTF-8 by definition).
+
+Errors are JSON bodies `{"error": CODE, "message": ..., ...}` with these codes:
+
+    401 unauthorized          missing or wrong bearer token
+    403 forbidden             admin endpoint without the admin key
+    409 stale                 a change's `base` is not the server's current revision
+                              (`ids` names them), or `version` did not match (commit-first);
+                              nothing of the commit was applied
+    409 case_collision        a new id differs only in case from a live note (`ids`)
+    410 account_erased        the account was erased; the server refuses it for good
+    413 quota_exceeded        too many changes, notes, or a body over the size quota
+    422 invalid               a malformed id, note text, or a rev that does not match its text
+    426 incompatible_protocol the client's protocol version is not supported
+    429 rate_limited          too many requests; the `Retry-After` header gives seconds
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "ERROR_CODES",
+    "MAX_PROTOCOL",
+    "MIN_PROTOCOL",
+    "PROTOCOL_HEADER",
+    "PROTOCOL_VERSION",
+    "QUOTA_HEADER",
+    "Change",
+    "CommitRequest",
+    "CommitResult",
+    "Entry",
+    "EraseRequest",
+    "EraseResult",
+    "ErrorBody",
+    "Identity",
+    "Manifest",
+    "Quotas",
+    "ScopeRef",
+    "Snapshot",
+    "SnapshotRequest",
+    "Tombstone",
+    "rev_of",
+]
+
+PROTOCOL_VERSION = 1
+#: The protocol versions this code speaks, as client and as server.
+MIN_PROTOCOL = 1
+MAX_PROTOCOL = 1
+PROTOCOL_HEADER = "Memdir-Protocol"
+QUOTA_HEADER = "Memdir-Quotas"
+
+ERROR_CODES = (
+    "unauthorized",
+    "forbidden",
+    "stale",
+    "case_collision",
+    "account_erased",
+    "quota_exceeded",
+    "invalid",
+    "incompatible_protocol",
+    "rate_limited",
+)
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+Rev = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+NoteId = Annotated[str, Field(min_length=1, max_length=80)]
+ProjectId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$")]
+
+
+def rev_of(data: bytes) -> str:
+    """The revision id of a note file's bytes (same as the store's history)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Quotas(_Model):
+    """The server's limits (§7.3 defaults). A lowered quota only blocks growth."""
+
+    max_notes: int = Field(5000, ge=1, description="live notes per scope")
+    max_changes: int = Field(500, ge=1, description="changes per commit")
+    max_body_bytes: int = Field(128 * 1024, ge=1, description="UTF-8 bytes per note body")
+    max_response_bytes: int = Field(
+        16 * 1024 * 1024, ge=1, description="bytes of bodies per response"
+    )
+    tombstone_days: int = Field(90, ge=1, description="days a deletion stays in the manifest")
+
+    def header(self) -> str:
+        """The `Memdir-Quotas` header value."""
+        return (
+            f"notes={self.max_notes}; changes={self.max_changes}; body={self.max_body_bytes}; "
+            f"response={self.max_response_bytes}; tombstone-days={self.tombstone_days}"
+        )
+
+    @classmethod
+    def from_header(cls, value: str) -> Quotas:
+        """Parse a `Memdir-Quotas` header (unknown keys ignored, missing ones default)."""
+        names = {
+            "notes": "max_notes",
+            "changes": "max_changes",
+            "body": "max_body_bytes",
+            "response": "max_response_bytes",
+            "tombstone-days": "tombstone_days",
+        }
+        fields: dict[str, int] = {}
+        for part in value.split(";"):
+            key, _, raw = part.strip().partition("=")
+            if key in names and raw.strip().isdigit():
+                fields[names[key]] = int(raw.strip())
+        return cls.model_validate(fields)
+
+
+class ScopeRef(_Model):
+    """Which logical scope a request is about: the user's notes or one project's."""
+
+    kind: Literal["user", "project"]
+    project: ProjectId | None = None
+
+    @model_validator(mode="after")
+    def _project_iff_kind(self) -> ScopeRef:
+        if (self.kind == "project") != (self.project is not None):
+            raise ValueError("`project` is required for kind=project and only there")
+        return self
+
+    @property
+    def key(self) -> str:
+        """A storage key: `user` or `project/<id>`."""
+        return "user" if self.kind == "user" else f"project/{self.project}"
+
+
+class Entry(_Model):
+    """A live note in the manifest."""
+
+    rev: Rev
+    hash: Rev
+    size: int = Field(ge=0, description="bytes of the note file")
+    updated_at: int = Field(ge=0, description="server time of the change, Unix ms")
+
+
+class Tombstone(_Model):
+    """A deleted note: the revision that was deleted and when."""
+
+    rev: Rev
+    deleted_at: int = Field(ge=0, description="server time of the deletion, Unix ms")
+
+
+class Manifest(_Model):
+    """One scope's manifest; `version` goes up by one with every accepted commit (0: empty)."""
+
+    version: int = Field(0, ge=0)
+    notes: dict[str, Entry] = Field(default_factory=dict)
+    tombstones: dict[str, Tombstone] = Field(default_factory=dict)
+
+
+class Identity(_Model):
+    """`GET /v1/memory/identity`: who the token belongs to and what the server speaks."""
+
+    user: str
+    server: str = Field(description="server software and version")
+    protocol: int
+    min_protocol: int
+    quotas: Quotas
+
+
+class SnapshotRequest(_Model):
+    """`POST /v1/memory/snapshot`: the manifest, plus the texts the client lacks."""
+
+    scope: ScopeRef
+    have: list[Rev] = Field(default_factory=list, description="revisions the client holds")
+    known_version: int | None = Field(
+        None, description="the version the client last saw: if still current, `unchanged` is set"
+    )
+
+
+class Snapshot(_Model):
+    """A scope's manifest and the texts of revisions not in `have` (up to the response quota)."""
+
+    version: int
+    unchanged: bool = Field(False, description="manifest still at known_version; lists omitted")
+    notes: dict[str, Entry] = Field(default_factory=dict)
+    tombstones: dict[str, Tombstone] = Field(default_factory=dict)
+    objects: dict[str, str] = Field(default_factory=dict, description="rev -> note file text")
+    truncated: bool = Field(
+        False, description="more texts are missing: ask again with a larger have"
+    )
+    quotas: Quotas
+
+
+class Change(_Model):
+    """One note change. `base` is the server revision the change was made against (None: new)."""
+
+    id: NoteId
+    op: Literal["put", "delete"]
+    base: Rev | None = None
+    rev: Rev | None = Field(None, description="put: SHA-256 of the UTF-8 text")
+    text: str | None = Field(None, description="put: the whole note file")
+
+    @model_validator(mode="after")
+    def _put_has_text(self) -> Change:
+        if self.op == "put" and (self.text is None or self.rev is None):
+            raise ValueError("a put needs `rev` and `text`")
+        if self.op == "delete" and (self.text is not None or self.base is None):
+            raise ValueError("a delete needs `base` and no `text`")
+        return self
+
+
+class CommitRequest(_Model):
+    """`POST /v1/memory/commit`: apply every change or none.
+
+    `version`, when given, must equal the manifest's version (commit-first batches);
+    every change's `base` is always checked against the current manifest.
+    """
+
+    scope: ScopeRef
+    version: int | None = None
+    changes: list[Change] = Field(min_length=1)
+
+
+class CommitResult(_Model):
+    """The manifest after an accepted commit, with the entries the commit set."""
+
+    version: int
+    notes: dict[str, Entry] = Field(default_factory=dict)
+    tombstones: dict[str, Tombstone] = Field(default_factory=dict)
+    quotas: Quotas
+
+
+class EraseRequest(_Model):
+    """`POST /v1/admin/erase`: erase one account (marker first, then its data)."""
+
+    user: str
+
+
+class EraseResult(_Model):
+    """What an erase did."""
+
+    user: str
+    erased: bool
+    quotas: Quotas
+
+
+class ErrorBody(_Model):
+    """Every error response."""
+
+    error: str
+    message: str
+    ids: list[str] = Field(default_factory=list)
+    version: int | None = None
+    supported: list[int] = Field(default_factory=list)
+    quotas: Quotas | None = None
+
+
+def is_rev(value: str) -> bool:
+    """True for a well-formed revision id."""
+    return _HEX64.fullmatch(value) is not None
