@@ -1,5 +1,6 @@
 """memdir: long-term memory for AI agents and the people who work with them."""
 
+from memdir._version import __version__
 from memdir.core import Note, NoteType, Scope
 from memdir.embed import Embedder, EmbedderInfo, EmbedderUnavailable, EmbeddingFailed
 from memdir.errors import (
@@ -30,8 +31,6 @@ from memdir.results import (
 from memdir.retrieve import Chunk, Hit, Neighbour, ReindexStats
 from memdir.retrieve.recall import Recall
 from memdir.store import BackupRecord
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BackupRecord",

@@ -58,6 +58,8 @@ from memdir.store import (
     revision_of,
 )
 from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.sync.service import SyncService
+from memdir.syncing import Syncing
 from memdir.upkeep import Upkeep
 
 __all__ = ["Memory"]
@@ -82,7 +84,7 @@ class _Fields(NamedTuple):
     private: bool | None
 
 
-class Memory(Upkeep):
+class Memory(Upkeep, Syncing):
     """Long-term memory of one project plus the user's own notes.
 
     Open with `Memory.open(project_dir)`; every method re-reads what changed on
@@ -123,6 +125,13 @@ class Memory(Upkeep):
             self._stores[Scope.USER] = self._make_store(
                 Scope.USER, user_dir, lambda: History(home / "memory-history" / "user")
             )
+        project_root = settings.project_root
+        self._sync = SyncService(
+            home / "memory-sync",
+            self._stores,
+            (lambda: ensure_project_id(project_root)) if project_root is not None else None,
+            clock=clock,
+        )
 
     def _state_home(self) -> Path:
         """Where history, backups and the audit log live: $MEMDIR_HOME when it is usable.
@@ -175,8 +184,9 @@ class Memory(Upkeep):
         return cls(settings)
 
     def close(self) -> None:
-        """Close the index databases."""
+        """Close the index and sync state databases."""
         self._retriever.close()
+        self._sync.close()
 
     def __enter__(self) -> Memory:
         return self

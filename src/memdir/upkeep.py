@@ -26,6 +26,7 @@ from memdir.store import (
     revision_of,
 )
 from memdir.store.atomic import TEMP_MARKER
+from memdir.sync.service import SyncService
 
 __all__ = ["Upkeep"]
 
@@ -39,6 +40,7 @@ class Upkeep:
     _audit: AuditLog
     _retriever: Retriever
     _stores: dict[Scope, ScopeStore]
+    _sync: SyncService
 
     if TYPE_CHECKING:
 
@@ -101,6 +103,7 @@ class Upkeep:
             if purge:
                 purged_versions = store.history.purge(id)
                 purged_backups = self._backups.purge(id, store.path)
+                self._sync.purge(store.scope, id)
             self._audit.append(
                 "purge" if purge else "forget",
                 scope=store.scope.value,
@@ -136,7 +139,9 @@ class Upkeep:
                 for b in self._backups.list(None)
             ):
                 failures.append("a backup still holds it")
-            checks += ["history scrubbed", "backups scrubbed"]
+            if self._sync.holds_copy(store.scope, note.id):
+                failures.append("the sync baseline still holds it")
+            checks += ["history scrubbed", "backups scrubbed", "sync copies scrubbed"]
         if failures:
             raise IntegrityError(
                 f"forget of {note.id} could not be verified: " + "; ".join(failures)

@@ -1,0 +1,98 @@
+"""The user's sync account on this machine: the on/off switch and the sign-in credentials.
+
+Both live in `$MEMDIR_HOME/memory-sync/` (a 0700 directory). The switch is a file of
+its own so it survives sign-outs and restarts (§7.1); the credentials file holds the
+server URL, the account name and the bearer token, written with mode 0600. A token
+is never accepted on the command line, never logged and never shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.errors import InvalidInput
+from memdir.store.atomic import atomic_write, ensure_private_dir
+
+__all__ = ["Credentials", "SyncAccount", "check_token"]
+
+#: A bearer token is printable ASCII without spaces (anything else could split a header).
+_TOKEN = re.compile(r"[\x21-\x7e]{16,512}")
+
+
+def check_token(token: str) -> str:
+    """The token with surrounding whitespace removed; InvalidInput when it is not usable."""
+    token = token.strip()
+    if not _TOKEN.fullmatch(token):
+        raise InvalidInput(
+            "that is not a sync token (expected 16–512 printable characters without spaces)"
+        )
+    return token
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """Where and as whom this machine syncs."""
+
+    server: str
+    user: str
+    token: str
+
+    def __repr__(self) -> str:  # never show the token, even in a traceback
+        return f"Credentials(server={self.server!r}, user={self.user!r}, token=<hidden>)"
+
+
+class SyncAccount:
+    """The switch and the credentials in one `memory-sync` directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._switch = root / "switch.json"
+        self._credentials = root / "credentials.json"
+
+    @property
+    def enabled(self) -> bool:
+        """Whether cloud requests are allowed (on unless the user switched sync off)."""
+        try:
+            doc = json.loads(self._switch.read_bytes())
+        except (OSError, ValueError):
+            return True
+        return not (isinstance(doc, dict) and doc.get("enabled") is False)
+
+    def set_enabled(self, on: bool) -> None:
+        """Persist the switch."""
+        ensure_private_dir(self.root)
+        atomic_write(self._switch, json.dumps({"enabled": on}).encode() + b"\n", mode=0o600)
+
+    def credentials(self) -> Credentials | None:
+        """The stored sign-in, None when signed out (or the file is unreadable)."""
+        try:
+            info = self._credentials.stat()
+            doc = json.loads(self._credentials.read_bytes())
+        except (OSError, ValueError):
+            return None
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            self._credentials.chmod(0o600)  # someone loosened it: tighten again
+        if not isinstance(doc, dict):
+            return None
+        server, user, token = doc.get("server"), doc.get("user"), doc.get("token")
+        if not all(isinstance(v, str) and v for v in (server, user, token)):
+            return None
+        return Credentials(str(server), str(user), str(token))
+
+    def save(self, credentials: Credentials) -> None:
+        """Store the sign-in (0600)."""
+        ensure_private_dir(self.root)
+        doc = {"server": credentials.server, "user": credentials.user, "token": credentials.token}
+        atomic_write(self._credentials, json.dumps(doc).encode() + b"\n", mode=0o600)
+
+    def sign_out(self) -> bool:
+        """Remove the stored sign-in; False when there was none."""
+        try:
+            self._credentials.unlink()
+        except FileNotFoundError:
+            return False
+        return True

@@ -1,0 +1,281 @@
+"""The client's sync state of one scope: baseline copies, last-seen manifest, binding, conflicts.
+
+One SQLite file per scope in `$MEMDIR_HOME/memory-sync/` (machine-local, never synced):
+
+- `base`: for each note, the exact bytes both sides agreed on at the last sync — the
+  common ancestor of the three-way merge (§7.4);
+- `remote`: the server's manifest as of `meta.version` (live entries and tombstones),
+  so a pass that finds the manifest unchanged needs no listing from the server;
+- `conflicts`: notes held back, with the server's version as it was, for the conflict view;
+- `meta`: the manifest version last seen and the account + origin the scope is bound to.
+
+Every pass commits its updates in one transaction, so a crash leaves the previous state.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.errors import IntegrityError
+from memdir.store.atomic import ensure_private_dir
+
+__all__ = ["BaseCopy", "Baseline", "Binding", "HeldConflict", "RemoteEntry"]
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS base (id TEXT PRIMARY KEY, rev TEXT NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS remote (
+    id TEXT PRIMARY KEY, rev TEXT NOT NULL, deleted_at INTEGER  -- NULL: live
+);
+CREATE TABLE IF NOT EXISTS conflicts (
+    id TEXT PRIMARY KEY,
+    server_rev TEXT,            -- NULL: deleted on the server
+    server_data BLOB,
+    local_rev TEXT,             -- NULL: deleted here
+    reasons TEXT NOT NULL,      -- JSON list of strings
+    found_at INTEGER NOT NULL   -- Unix ms
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class BaseCopy:
+    """A note as both sides had it at the last sync."""
+
+    rev: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteEntry:
+    """One entry of the last-seen manifest: a live revision or a tombstone."""
+
+    rev: str
+    deleted_at: int | None = None
+
+    @property
+    def live(self) -> bool:
+        """True for a live note, False for a tombstone."""
+        return self.deleted_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """The account and server origin a scope synced with first (§7.1)."""
+
+    user: str
+    origin: str
+
+    def describe(self) -> str:
+        """`user at origin`."""
+        return f"{self.user} at {self.origin}"
+
+
+@dataclass(frozen=True, slots=True)
+class HeldConflict:
+    """A note held back by a conflict, with the server's version as last seen."""
+
+    id: str
+    server_rev: str | None
+    server_data: bytes | None
+    local_rev: str | None
+    reasons: tuple[str, ...]
+    found_at: int
+
+
+class Baseline:
+    """The sync state of one scope, in its own SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        ensure_private_dir(path.parent)
+        self.path = path
+        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        with self.transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None:
+                self._set("schema", str(_SCHEMA_VERSION))
+            elif int(row[0]) > _SCHEMA_VERSION:
+                raise IntegrityError(
+                    f"{path} was written by a newer memdir (sync state schema {row[0]}); "
+                    "upgrade memdir to sync this scope"
+                )
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic unit of updates (nests: inner blocks join the outer one)."""
+        if self._db.in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- meta --------------------------------------------------------------------
+
+    def _get(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set(self, key: str, value: str | None) -> None:
+        if value is None:
+            self._db.execute("DELETE FROM meta WHERE key=?", (key,))
+        else:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def version(self) -> int | None:
+        """The manifest version `remote` describes (None: never synced)."""
+        raw = self._get("version")
+        return None if raw is None else int(raw)
+
+    def set_version(self, version: int | None) -> None:
+        """Record the manifest version `remote` now describes (None: unknown)."""
+        self._set("version", None if version is None else str(version))
+
+    @property
+    def binding(self) -> Binding | None:
+        """The account and origin this scope is bound to, None before its first sync."""
+        raw = self._get("binding")
+        if raw is None:
+            return None
+        doc = json.loads(raw)
+        return Binding(str(doc["user"]), str(doc["origin"]))
+
+    def bind(self, binding: Binding) -> None:
+        """Bind the scope (done once, at its first successful sync)."""
+        self._set("binding", json.dumps({"user": binding.user, "origin": binding.origin}))
+
+    @property
+    def last_sync(self) -> int | None:
+        """Unix ms of the last completed pass."""
+        raw = self._get("last_sync")
+        return None if raw is None else int(raw)
+
+    def mark_synced(self, when_ms: int) -> None:
+        """Record a completed pass."""
+        self._set("last_sync", str(when_ms))
+
+    # -- baseline copies ------------------------------------------------------------
+
+    def bases(self) -> dict[str, str]:
+        """Revision of every baseline copy, by note id."""
+        return {str(i): str(r) for i, r in self._db.execute("SELECT id, rev FROM base")}
+
+    def base(self, note_id: str) -> BaseCopy | None:
+        """The baseline copy of a note."""
+        row = self._db.execute("SELECT rev, data FROM base WHERE id=?", (note_id,)).fetchone()
+        return None if row is None else BaseCopy(str(row[0]), bytes(row[1]))
+
+    def set_base(self, note_id: str, rev: str, data: bytes) -> None:
+        """Record the version both sides now agree on."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO base (id, rev, data) VALUES (?, ?, ?)", (note_id, rev, data)
+        )
+
+    def drop_base(self, note_id: str) -> None:
+        """Forget a note's baseline (deleted on both sides, or purged)."""
+        self._db.execute("DELETE FROM base WHERE id=?", (note_id,))
+
+    # -- last-seen manifest --------------------------------------------------------
+
+    def remote(self) -> dict[str, RemoteEntry]:
+        """The last-seen manifest, by note id."""
+        rows = self._db.execute("SELECT id, rev, deleted_at FROM remote")
+        return {str(i): RemoteEntry(str(r), None if d is None else int(d)) for i, r, d in rows}
+
+    def replace_remote(self, entries: dict[str, RemoteEntry]) -> None:
+        """Replace the whole last-seen manifest."""
+        self._db.execute("DELETE FROM remote")
+        self._db.executemany(
+            "INSERT INTO remote (id, rev, deleted_at) VALUES (?, ?, ?)",
+            [(i, e.rev, e.deleted_at) for i, e in entries.items()],
+        )
+
+    def set_remote(self, note_id: str, entry: RemoteEntry | None) -> None:
+        """Update one entry of the last-seen manifest (None: gone)."""
+        if entry is None:
+            self._db.execute("DELETE FROM remote WHERE id=?", (note_id,))
+        else:
+            self._db.execute(
+                "INSERT OR REPLACE INTO remote (id, rev, deleted_at) VALUES (?, ?, ?)",
+                (note_id, entry.rev, entry.deleted_at),
+            )
+
+    # -- conflicts -----------------------------------------------------------------
+
+    def conflicts(self) -> list[HeldConflict]:
+        """Every note held back by a conflict, oldest first."""
+        rows = self._db.execute(
+            "SELECT id, server_rev, server_data, local_rev, reasons, found_at FROM conflicts "
+            "ORDER BY found_at, id"
+        )
+        return [
+            HeldConflict(
+                str(i),
+                None if sr is None else str(sr),
+                None if sd is None else bytes(sd),
+                None if lr is None else str(lr),
+                tuple(json.loads(rs)),
+                int(at),
+            )
+            for i, sr, sd, lr, rs, at in rows
+        ]
+
+    def conflict(self, note_id: str) -> HeldConflict | None:
+        """The conflict holding back a note, if any."""
+        for held in self.conflicts():
+            if held.id == note_id:
+                return held
+        return None
+
+    def hold(
+        self,
+        note_id: str,
+        *,
+        server_rev: str | None,
+        server_data: bytes | None,
+        local_rev: str | None,
+        reasons: tuple[str, ...],
+    ) -> None:
+        """Record (or refresh) a conflict; keeps the first time it was found."""
+        found = self.conflict(note_id)
+        at = found.found_at if found is not None else int(time.time() * 1000)
+        self._db.execute(
+            "INSERT OR REPLACE INTO conflicts "
+            "(id, server_rev, server_data, local_rev, reasons, found_at) VALUES (?,?,?,?,?,?)",
+            (note_id, server_rev, server_data, local_rev, json.dumps(list(reasons)), at),
+        )
+
+    def release(self, note_id: str) -> None:
+        """Drop a note's conflict (resolved, or merged cleanly after all)."""
+        self._db.execute("DELETE FROM conflicts WHERE id=?", (note_id,))
+
+    def purge(self, note_id: str) -> None:
+        """Remove every copy of a note's text kept here (forget --purge).
+
+        The baseline revision stays (without its text) so the next pass still uploads
+        the deletion instead of pulling the note back.
+        """
+        with self.transaction():
+            self._db.execute("UPDATE base SET data = x'' WHERE id=?", (note_id,))
+            self.release(note_id)

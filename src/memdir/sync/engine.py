@@ -1,0 +1,508 @@
+"""One sync pass of one scope: three-way comparison against the baseline, merge, pull, push.
+
+For every note the pass compares three revisions — this machine (L), the baseline
+both sides agreed on at the last sync (B) and the server (S):
+
+- L == S: in sync (the baseline follows);
+- L == B: only the server changed — its version is written here (the local one backed up);
+- S == B: only this machine changed — uploaded with `base` = S, so the server refuses
+  it if anything moved meanwhile (then the pass starts over from a fresh snapshot);
+- otherwise both changed: `merge_notes` combines them (both versions backed up first)
+  or the note becomes a conflict that holds back only itself.
+
+A server tombstone of exactly the local version deletes it here; an edit against a
+deletion keeps the edit. Files memdir cannot parse, and notes past `maxNotes` that a
+scan did not load, are never treated as deleted: they are left alone and reported.
+Nothing is ever last-writer-wins.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from memdir.core import Note, parse_note, render_note
+from memdir.errors import MemdirError, ParseError, SyncFailed
+from memdir.store import ScopeStore
+from memdir.sync.baseline import Baseline, RemoteEntry
+from memdir.sync.client import Stale, SyncClient
+from memdir.sync.merge import merge_notes
+from memdir.sync.protocol import (
+    Change,
+    CommitRequest,
+    Entry,
+    ScopeRef,
+    Snapshot,
+    SnapshotRequest,
+    rev_of,
+)
+
+__all__ = ["Aborted", "PassReport", "ScopePass"]
+
+_MAX_RESTARTS = 6
+
+
+class Aborted(SyncFailed):
+    """Raised inside a pass when sync was switched off; what was done so far is kept."""
+
+
+@dataclass(slots=True)
+class PassReport:
+    """What one pass of one scope did."""
+
+    scope: str
+    version: int | None = None
+    unchanged: bool = False
+    pulled: list[str] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    deleted_here: list[str] = field(default_factory=list)
+    deleted_there: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when anything moved in either direction."""
+        return bool(
+            self.pulled or self.pushed or self.merged or self.deleted_here or self.deleted_there
+        )
+
+
+@dataclass(slots=True)
+class _Server:
+    """The server's side as one snapshot (plus fetched texts) shows it."""
+
+    version: int
+    live: dict[str, str]
+    tombstones: dict[str, str]
+    texts: dict[str, bytes]
+    remote: dict[str, RemoteEntry]
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What one comparison decided: local writes now, uploads, and writes after uploads."""
+
+    pulls: list[tuple[str, bytes]] = field(default_factory=list)
+    local_deletes: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    #: note id -> bytes to write here once the server accepted the upload (merges)
+    after: dict[str, bytes] = field(default_factory=dict)
+    #: note id -> the revision both sides hold (None: deleted on both)
+    agreed: dict[str, str | None] = field(default_factory=dict)
+    merged: list[str] = field(default_factory=list)
+    #: notes held by a conflict before this pass
+    held: set[str] = field(default_factory=set)
+
+
+class _MissingText(Exception):
+    """A text the comparison needs was not in the answer: list the manifest in full."""
+
+
+class ScopePass:
+    """Runs passes for one scope against one server."""
+
+    def __init__(
+        self,
+        store: ScopeStore,
+        baseline: Baseline,
+        client: SyncClient,
+        scope: ScopeRef,
+        *,
+        abort: threading.Event | None = None,
+        clock: Callable[[], int],
+    ) -> None:
+        self.store = store
+        self.baseline = baseline
+        self.client = client
+        self.scope = scope
+        self.abort = abort or threading.Event()
+        self._clock = clock
+
+    def run(self) -> PassReport:
+        """One pass; restarts from a fresh snapshot when the server moved on meanwhile."""
+        report = PassReport(scope=self.store.scope.value)
+        start = (self.client.transfer.requests, self.client.transfer.sent)
+        received = self.client.transfer.received
+        try:
+            full = False
+            for _ in range(_MAX_RESTARTS):
+                try:
+                    self._once(report, full=full)
+                    break
+                except Stale:
+                    continue
+                except _MissingText:
+                    full = True
+            else:
+                raise SyncFailed(
+                    "the server kept changing during the sync; nothing is lost, sync will retry"
+                )
+            self.baseline.mark_synced(self._clock())
+        finally:
+            report.requests = self.client.transfer.requests - start[0]
+            report.bytes_sent = self.client.transfer.sent - start[1]
+            report.bytes_received = self.client.transfer.received - received
+        return report
+
+    def _check_abort(self) -> None:
+        if self.abort.is_set():
+            raise Aborted("sync was switched off; the pass stopped and local notes are kept")
+
+    # -- reading both sides ------------------------------------------------------------
+
+    def _local(self) -> tuple[dict[str, Note], dict[str, str], set[str]]:
+        scan = self.store.scan()
+        # A file on disk that the scan did not load (unparseable, past maxNotes) is not
+        # a deletion: it is left out of the comparison altogether.
+        unknown = self.store.directory.ids_on_disk() - scan.notes.keys()
+        return scan.notes, scan.revisions, unknown
+
+    def _snapshot(self, have: set[str], local_changed: bool, *, full: bool) -> _Server | None:
+        known = None if full else self.baseline.version
+        request = SnapshotRequest(scope=self.scope, have=sorted(have), known_version=known)
+        snap = self.client.snapshot(request)
+        if snap.unchanged and known is not None:
+            if not local_changed:
+                return None
+            remote = self.baseline.remote()
+            return _Server(
+                version=snap.version,
+                live={i: e.rev for i, e in remote.items() if e.live},
+                tombstones={i: e.rev for i, e in remote.items() if not e.live},
+                texts={},
+                remote=remote,
+            )
+        if snap.unchanged:  # the server answered `unchanged` to a client that knew nothing
+            snap = self.client.snapshot(SnapshotRequest(scope=self.scope, have=sorted(have)))
+        texts = self._texts(snap)
+        while snap.truncated:
+            self._check_abort()
+            have = have | texts.keys()
+            snap = self.client.snapshot(SnapshotRequest(scope=self.scope, have=sorted(have)))
+            got = self._texts(snap)
+            if not got and snap.truncated:
+                raise SyncFailed("the sync server keeps truncating its answer without progress")
+            texts.update(got)
+        remote = {i: RemoteEntry(e.rev) for i, e in snap.notes.items()}
+        remote.update({i: RemoteEntry(t.rev, t.deleted_at) for i, t in snap.tombstones.items()})
+        return _Server(
+            version=snap.version,
+            live={i: e.rev for i, e in snap.notes.items()},
+            tombstones={i: t.rev for i, t in snap.tombstones.items()},
+            texts=texts,
+            remote=remote,
+        )
+
+    def _texts(self, snap: Snapshot) -> dict[str, bytes]:
+        texts: dict[str, bytes] = {}
+        for rev, text in snap.objects.items():
+            data = text.encode("utf-8")
+            if rev_of(data) != rev:
+                raise SyncFailed(
+                    "the sync server sent a note whose bytes do not match its revision; "
+                    "nothing was changed"
+                )
+            texts[rev] = data
+        return texts
+
+    # -- one comparison --------------------------------------------------------------
+
+    def _once(self, report: PassReport, *, full: bool) -> None:
+        self._check_abort()
+        notes, revs, unknown = self._local()
+        bases = self.baseline.bases()
+        ids = (notes.keys() | bases.keys()) - unknown
+        local_changed = any(revs.get(i) != bases.get(i) for i in ids)
+        have = set(bases.values()) | set(revs.values())
+        server = self._snapshot(have, local_changed, full=full)
+        if server is None:
+            report.unchanged = True
+            report.version = self.baseline.version
+            return
+        self._check_abort()
+        every = (ids | server.live.keys() | (server.tombstones.keys() & notes.keys())) - unknown
+        plan = _Plan(held={c.id for c in self.baseline.conflicts()})
+        for note_id in sorted(every):
+            self._decide(note_id, notes, revs, bases, server, plan, report)
+        for note_id in sorted(unknown & (server.live.keys() | bases.keys())):
+            report.held[note_id] = "the local file cannot be read as a note (see `memdir doctor`)"
+        self._apply_pulls(plan, notes, revs, report)
+        self._push(plan, server, notes, revs, report)
+
+    def _decide(
+        self,
+        note_id: str,
+        notes: dict[str, Note],
+        revs: dict[str, str],
+        bases: dict[str, str],
+        server: _Server,
+        plan: _Plan,
+        report: PassReport,
+    ) -> None:
+        local, base, remote = revs.get(note_id), bases.get(note_id), server.live.get(note_id)
+        if local == remote:
+            if local != base or note_id in plan.held:
+                plan.agreed[note_id] = local
+            return
+        if local == base:
+            if remote is not None:
+                plan.pulls.append((note_id, self._text(note_id, remote, server, revs)))
+            else:
+                plan.local_deletes.append(note_id)
+            return
+        if remote == base:
+            tomb = server.tombstones.get(note_id)
+            if base is None and local is not None and tomb == local:
+                plan.local_deletes.append(note_id)  # deleted on the server, untouched here
+            elif local is not None:
+                data = self._local_bytes(note_id, local)
+                plan.changes.append(
+                    Change(id=note_id, op="put", base=remote, rev=local, text=data.decode("utf-8"))
+                )
+            elif remote is not None:
+                plan.changes.append(Change(id=note_id, op="delete", base=remote))
+            return
+        self._merge(note_id, notes, revs, server, plan, report)
+
+    def _merge(
+        self,
+        note_id: str,
+        notes: dict[str, Note],
+        revs: dict[str, str],
+        server: _Server,
+        plan: _Plan,
+        report: PassReport,
+    ) -> None:
+        remote = server.live.get(note_id)
+        base_copy = self.baseline.base(note_id)
+        server_data = None if remote is None else self._text(note_id, remote, server, revs)
+        try:
+            # A purged baseline keeps its revision but no text: there is no common ancestor.
+            base_note = (
+                parse_note(base_copy.data, file_id=note_id)
+                if base_copy is not None and base_copy.data
+                else None
+            )
+            server_note = None if server_data is None else parse_note(server_data, file_id=note_id)
+        except ParseError:
+            report.held[note_id] = "the server's version cannot be read as a note"
+            return
+        local_note = notes.get(note_id)
+        outcome = merge_notes(
+            base_note, local_note, server_note, max_body_bytes=self.client.quotas.max_body_bytes
+        )
+        if not outcome.clean:
+            self.baseline.hold(
+                note_id,
+                server_rev=remote,
+                server_data=server_data,
+                local_rev=revs.get(note_id),
+                reasons=outcome.conflicts,
+            )
+            report.conflicts.append(note_id)
+            return
+        result = outcome.result
+        if result is None:
+            if local_note is not None:
+                plan.local_deletes.append(note_id)
+            if remote is not None:
+                plan.changes.append(Change(id=note_id, op="delete", base=remote))
+            return
+        if server_note is not None and server_data is not None and result.same_content(server_note):
+            data = server_data
+        elif local_note is not None and result.same_content(local_note):
+            data = self._local_bytes(note_id, revs[note_id])
+        else:
+            data = render_note(result)
+        rev = rev_of(data)
+        plan.merged.append(note_id)
+        if rev == remote:  # the merge is the server's version: only this machine changes
+            plan.pulls.append((note_id, data))
+            return
+        # The server's version is backed up before the upload replaces it; this machine's
+        # is backed up by the write that replaces it (§7.4: both sides, before a merge).
+        if server_data is not None:
+            self.store.backup(note_id, server_data, "sync merge: the server's version")
+        plan.changes.append(
+            Change(id=note_id, op="put", base=remote, rev=rev, text=data.decode("utf-8"))
+        )
+        if rev != revs.get(note_id):
+            plan.after[note_id] = data
+
+    def _text(self, note_id: str, rev: str, server: _Server, revs: dict[str, str]) -> bytes:
+        data = server.texts.get(rev)
+        if data is not None:
+            return data
+        if revs.get(note_id) == rev:
+            return self._local_bytes(note_id, rev)
+        base = self.baseline.base(note_id)
+        if base is not None and base.rev == rev:
+            return base.data
+        held = self.baseline.conflict(note_id)
+        if held is not None and held.server_rev == rev and held.server_data is not None:
+            return held.server_data
+        if not server.texts and server.remote:
+            raise _MissingText(note_id)
+        raise SyncFailed(f"the sync server did not send note {note_id}'s text; sync will retry")
+
+    def _local_bytes(self, note_id: str, rev: str) -> bytes:
+        data = self.store.directory.read_bytes(note_id)
+        if data is None or rev_of(data) != rev:
+            raise Stale(f"note {note_id} changed on disk during the sync", (note_id,), None)
+        return data
+
+    # -- applying ------------------------------------------------------------------
+
+    def _apply_pulls(
+        self, plan: _Plan, notes: dict[str, Note], revs: dict[str, str], report: PassReport
+    ) -> None:
+        with self.baseline.transaction():
+            for note_id, rev in plan.agreed.items():
+                if rev is None:
+                    self.baseline.drop_base(note_id)
+                else:
+                    self.baseline.set_base(note_id, rev, self._local_bytes(note_id, rev))
+                self.baseline.release(note_id)
+        for note_id, data in plan.pulls:
+            self._check_abort()
+            if self._write_here(note_id, data, revs.get(note_id), report):
+                (report.merged if note_id in plan.merged else report.pulled).append(note_id)
+        for note_id in plan.local_deletes:
+            self._check_abort()
+            note = notes[note_id]
+            try:
+                self.store.remove(
+                    note_id,
+                    backup_reason="sync: deleted on the server",
+                    event="sync-delete",
+                    expect_hash=note.hash,
+                )
+            except MemdirError as exc:
+                report.held[note_id] = str(exc)
+                continue
+            with self.baseline.transaction():
+                self.baseline.drop_base(note_id)
+                self.baseline.release(note_id)
+            report.deleted_here.append(note_id)
+
+    def _write_here(
+        self, note_id: str, data: bytes, expected: str | None, report: PassReport
+    ) -> bool:
+        """Write the agreed bytes here (backing up what they replace); the baseline follows."""
+        try:
+            note = parse_note(data, file_id=note_id)
+            self.store.save(
+                note,
+                raw=data,
+                event="sync",
+                expect_revision=expected or "",
+                backup_reason="sync: replaced by the server's version" if expected else None,
+            )
+        except MemdirError as exc:
+            report.held[note_id] = str(exc)
+            return False
+        with self.baseline.transaction():
+            self.baseline.set_base(note_id, rev_of(data), data)
+            self.baseline.release(note_id)
+        return True
+
+    def _push(
+        self,
+        plan: _Plan,
+        server: _Server,
+        notes: dict[str, Note],
+        revs: dict[str, str],
+        report: PassReport,
+    ) -> None:
+        changes = self._within_quota(plan.changes, server, report)
+        version = server.version
+        exact = True
+        with self.baseline.transaction():
+            self.baseline.replace_remote(server.remote)
+            self.baseline.set_version(version)
+        for chunk in _chunks(changes, self.client.quotas.max_changes):
+            self._check_abort()
+            result = self.client.commit(CommitRequest(scope=self.scope, changes=chunk))
+            exact = exact and result.version == version + 1
+            version = result.version
+            with self.baseline.transaction():
+                for change in chunk:
+                    self._accepted(change, result.notes.get(change.id))
+                    (report.deleted_there if change.op == "delete" else report.pushed).append(
+                        change.id
+                    )
+                # Another client's commit between ours means `remote` misses it: forget the
+                # version so the next pass lists the manifest again.
+                self.baseline.set_version(version if exact else None)
+            self.store.audit.append(
+                "sync-commit",
+                scope=self.store.scope.value,
+                origin=self.client.origin,
+                count=len(chunk),
+            )
+            for change in chunk:
+                data = plan.after.pop(change.id, None)
+                if (
+                    data is not None
+                    and self._write_here(change.id, data, revs.get(change.id), report)
+                ) or change.id in plan.merged:
+                    report.merged.append(change.id)
+        report.version = version if exact else server.version
+        for note_id in plan.after:  # merges whose upload was held back: nothing written here
+            report.held.setdefault(note_id, "the merged version was not uploaded")
+
+    def _accepted(self, change: Change, entry: Entry | None) -> None:
+        if change.op == "delete":
+            self.baseline.drop_base(change.id)
+            self.baseline.set_remote(
+                change.id, RemoteEntry(change.base or "", deleted_at=self._clock())
+            )
+        else:
+            assert change.rev is not None and change.text is not None
+            self.baseline.set_base(change.id, change.rev, change.text.encode("utf-8"))
+            self.baseline.set_remote(change.id, RemoteEntry(entry.rev if entry else change.rev))
+        self.baseline.release(change.id)
+
+    def _within_quota(
+        self, changes: list[Change], server: _Server, report: PassReport
+    ) -> list[Change]:
+        quotas = self.client.quotas
+        live = len(server.live)
+        kept: list[Change] = []
+        for change in changes:
+            if change.op == "put" and change.text is not None:
+                body = _body_bytes(change.text)
+                if body > quotas.max_body_bytes:
+                    report.held[change.id] = (
+                        f"the body is {body} bytes, over the server's limit of "
+                        f"{quotas.max_body_bytes} bytes; it stays on this machine"
+                    )
+                    continue
+                if change.base is None and change.id not in server.live:
+                    if live >= quotas.max_notes:
+                        report.held[change.id] = (
+                            f"the server holds its limit of {quotas.max_notes} notes for this "
+                            "scope; the note stays on this machine"
+                        )
+                        continue
+                    live += 1
+            kept.append(change)
+        return kept
+
+
+def _body_bytes(text: str) -> int:
+    try:
+        return parse_note(text.encode("utf-8")).body_bytes
+    except ParseError:
+        return len(text.encode("utf-8"))
+
+
+def _chunks(changes: list[Change], size: int) -> Iterator[list[Change]]:
+    for start in range(0, len(changes), max(1, size)):
+        yield changes[start : start + size]

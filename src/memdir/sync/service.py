@@ -1,0 +1,408 @@
+"""The sync client of one `Memory`: sign-in, the switch, scope binding, passes, conflict resolution.
+
+Each logical scope (the user's notes, each project's notes) is bound to the first
+account and server origin that synced it; signed in elsewhere, that scope pauses and
+says why (§7.1) — there is no one-click rebinding. Resolving a conflict only changes
+this machine (the note file and the baseline); the next pass uploads the outcome.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from memdir.core import Note, Scope, make_id, parse_note, render_note
+from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, ParseError, SyncRefused
+from memdir.store import ScopeStore
+from memdir.sync.account import Credentials, SyncAccount, check_token
+from memdir.sync.baseline import Baseline, Binding, HeldConflict
+from memdir.sync.client import SyncClient, origin_of
+from memdir.sync.engine import PassReport, ScopePass
+from memdir.sync.merge import merge_notes
+from memdir.sync.protocol import ScopeRef, rev_of
+
+__all__ = [
+    "KEEP_CHOICES",
+    "ConflictView",
+    "Resolution",
+    "ScopeStatus",
+    "SyncRun",
+    "SyncService",
+    "SyncStatus",
+]
+
+KEEP_CHOICES = ("local", "server", "both")
+_MARKERS = ("<<<<<<< ", ">>>>>>> ", "||||||| ")
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStatus:
+    """Sync state of one scope on this machine."""
+
+    scope: str
+    bound_to: str | None
+    paused: str | None
+    last_sync: int | None
+    version: int | None
+    conflicts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStatus:
+    """Whether sync is on, where it goes, and each scope's state."""
+
+    enabled: bool
+    server: str | None
+    user: str | None
+    scopes: tuple[ScopeStatus, ...]
+
+
+@dataclass(slots=True)
+class SyncRun:
+    """The outcome of one `memdir sync`: a report per scope that ran, a reason per paused one."""
+
+    reports: list[PassReport] = field(default_factory=list)
+    paused: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def conflicts(self) -> int:
+        """Conflicts found by this run."""
+        return sum(len(r.conflicts) for r in self.reports)
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictView:
+    """A held-back note: the baseline, this machine's and the server's version (None: deleted)."""
+
+    id: str
+    scope: str
+    reasons: tuple[str, ...]
+    baseline: str | None
+    local: str | None
+    server: str | None
+    found_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What resolving a conflict did; `new_id` is the server's copy kept beside (keep both)."""
+
+    id: str
+    scope: str
+    kept: str
+    new_id: str | None
+    backup_ids: tuple[str, ...]
+
+
+class SyncService:
+    """Sync for the scopes of one `Memory`."""
+
+    def __init__(
+        self,
+        root: Path,
+        stores: Mapping[Scope, ScopeStore],
+        project_id: Callable[[], str] | None,
+        *,
+        clock: Callable[[], int],
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.root = root
+        self.account = SyncAccount(root)
+        self._stores = stores
+        self._project_id = project_id
+        self._clock = clock
+        self._transport = transport
+        self._baselines: dict[Scope, Baseline] = {}
+
+    def close(self) -> None:
+        """Close the scopes' sync state databases."""
+        for baseline in self._baselines.values():
+            baseline.close()
+        self._baselines.clear()
+
+    def _baseline(self, scope: Scope) -> Baseline:
+        baseline = self._baselines.get(scope)
+        if baseline is None:
+            store = self._stores[scope]
+            baseline = Baseline(self.root / f"{store.state_key}.sqlite")
+            self._baselines[scope] = baseline
+        return baseline
+
+    def _ref(self, scope: Scope) -> ScopeRef:
+        if scope is Scope.USER:
+            return ScopeRef(kind="user")
+        if self._project_id is None:
+            raise InvalidInput("no project is open")
+        return ScopeRef(kind="project", project=self._project_id())
+
+    def _client(self, credentials: Credentials) -> SyncClient:
+        return SyncClient(credentials.server, credentials.token, transport=self._transport)
+
+    # -- account ---------------------------------------------------------------------
+
+    def login(self, server: str, token: str) -> SyncStatus:
+        """Check the token against the server and store the sign-in (0600)."""
+        token = check_token(token)
+        with SyncClient(server, token, transport=self._transport) as client:
+            identity = client.identity()
+        self.account.save(Credentials(server.rstrip("/"), identity.user, token))
+        return self.status()
+
+    def logout(self) -> bool:
+        """Forget the stored sign-in (the switch and the scope bindings stay)."""
+        return self.account.sign_out()
+
+    def set_enabled(self, on: bool) -> SyncStatus:
+        """Turn cloud requests on or off for every scope (persisted)."""
+        self.account.set_enabled(on)
+        return self.status()
+
+    def _paused(self, scope: Scope, credentials: Credentials | None) -> str | None:
+        if credentials is None:
+            return None
+        bound = self._baseline(scope).binding
+        here = Binding(credentials.user, origin_of(credentials.server))
+        if bound is None or bound == here:
+            return None
+        return (
+            f"the {scope.value} notes were first synced as {bound.describe()}; you are signed in "
+            f"as {here.describe()}. Sync is paused for them: sign in to that account again to "
+            "go on (memdir never moves notes to another account by itself)"
+        )
+
+    def status(self) -> SyncStatus:
+        """The switch, the sign-in and each scope's sync state."""
+        credentials = self.account.credentials()
+        scopes = []
+        for scope in self._stores:
+            baseline = self._baseline(scope)
+            bound = baseline.binding
+            scopes.append(
+                ScopeStatus(
+                    scope=scope.value,
+                    bound_to=bound.describe() if bound else None,
+                    paused=self._paused(scope, credentials),
+                    last_sync=baseline.last_sync,
+                    version=baseline.version,
+                    conflicts=len(baseline.conflicts()),
+                )
+            )
+        return SyncStatus(
+            enabled=self.account.enabled,
+            server=credentials.server if credentials else None,
+            user=credentials.user if credentials else None,
+            scopes=tuple(scopes),
+        )
+
+    # -- passes ----------------------------------------------------------------------
+
+    def keys(self) -> dict[str, Scope]:
+        """Scheduler keys (the scopes' state names) of the open scopes."""
+        return {self._stores[s].state_key: s for s in self._stores}
+
+    def run(
+        self, scopes: tuple[Scope, ...] | None = None, *, abort: threading.Event | None = None
+    ) -> SyncRun:
+        """One pass over each scope (both by default); raises when sync cannot run at all."""
+        if not self.account.enabled:
+            raise SyncRefused("sync is off (turn it on with `memdir sync on`); notes stay local")
+        credentials = self.account.credentials()
+        if credentials is None:
+            raise SyncRefused("not signed in: run `memdir sync login --server URL` first")
+        run = SyncRun()
+        with self._client(credentials) as client:
+            for scope in scopes or tuple(self._stores):
+                paused = self._paused(scope, credentials)
+                if paused is not None:
+                    run.paused[scope.value] = paused
+                    continue
+                baseline = self._baseline(scope)
+                engine = ScopePass(
+                    self._stores[scope],
+                    baseline,
+                    client,
+                    self._ref(scope),
+                    abort=abort,
+                    clock=self._clock,
+                )
+                report = engine.run()
+                if baseline.binding is None:
+                    baseline.bind(Binding(credentials.user, client.origin))
+                run.reports.append(report)
+        return run
+
+    # -- conflicts -------------------------------------------------------------------
+
+    def conflicts(self) -> list[ConflictView]:
+        """Every held-back note of the open scopes."""
+        views = []
+        for scope in self._stores:
+            baseline = self._baseline(scope)
+            store = self._stores[scope]
+            for held in baseline.conflicts():
+                base = baseline.base(held.id)
+                local = store.directory.read_bytes(held.id)
+                views.append(
+                    ConflictView(
+                        id=held.id,
+                        scope=scope.value,
+                        reasons=held.reasons,
+                        baseline=_text(base.data) if base is not None else None,
+                        local=_text(local),
+                        server=_text(held.server_data),
+                        found_at=held.found_at,
+                    )
+                )
+        return views
+
+    def _held(self, note_id: str, scope: Scope | None) -> tuple[Scope, HeldConflict]:
+        for candidate in (scope,) if scope is not None else tuple(self._stores):
+            if candidate not in self._stores:
+                continue
+            held = self._baseline(candidate).conflict(note_id)
+            if held is not None:
+                return candidate, held
+        raise NotFound(f"note {note_id} has no sync conflict")
+
+    def draft(self, note_id: str, scope: Scope | None = None) -> str:
+        """A merged draft of a conflicted note for hand editing (markers where sides clash)."""
+        found, held = self._held(note_id, scope)
+        store, baseline = self._stores[found], self._baseline(found)
+        local = store.directory.read_bytes(note_id)
+        base = baseline.base(note_id)
+        notes = [
+            _parsed(d, note_id) for d in (base.data if base else None, local, held.server_data)
+        ]
+        outcome = merge_notes(*notes, max_body_bytes=2**31)
+        draft = outcome.result if outcome.clean else outcome.draft
+        draft = draft or notes[1] or notes[2]
+        if draft is None:
+            raise NotFound(f"note {note_id} is deleted on both sides; nothing to edit")
+        return render_note(draft).decode("utf-8")
+
+    def resolve(
+        self,
+        note_id: str,
+        *,
+        keep: str | None = None,
+        text: str | None = None,
+        scope: Scope | None = None,
+    ) -> Resolution:
+        """Settle a conflict on this machine: keep local, server, both, or an edited text."""
+        if (keep is None) == (text is None):
+            raise InvalidInput("give exactly one of --keep local|server|both or an edited text")
+        if keep is not None and keep not in KEEP_CHOICES:
+            raise InvalidInput(f"--keep must be one of {', '.join(KEEP_CHOICES)}")
+        found, held = self._held(note_id, scope)
+        store, baseline = self._stores[found], self._baseline(found)
+        local = store.directory.read_bytes(note_id)
+        local_rev = rev_of(local) if local is not None else None
+        backups: list[str] = []
+        new_id: str | None = None
+
+        def set_aside(data: bytes | None, whose: str) -> None:
+            if data is not None:
+                backups.append(store.backup(note_id, data, f"sync conflict: {whose} set aside").id)
+
+        if keep == "local":
+            set_aside(held.server_data, "the server's version")
+        elif keep == "server":
+            set_aside(local, "this machine's version")
+            if held.server_data is None:
+                if local is not None:
+                    store.remove(note_id, backup_reason=None, event="sync-delete")
+            else:
+                self._write(store, note_id, held.server_data, local_rev)
+        elif keep == "both":
+            if held.server_data is None or local is None:
+                raise InvalidInput(
+                    "one side deleted the note, so there are not two versions to keep; "
+                    "use --keep local or --keep server"
+                )
+            server_note = _parsed(held.server_data, note_id)
+            assert server_note is not None
+            new_id = make_id(server_note.summary, taken=store.directory.ids_on_disk())
+            copy = Note(
+                id=new_id,
+                summary=server_note.summary,
+                body=server_note.body,
+                type=server_note.type,
+                tags=server_note.tags,
+                created_at=server_note.created_at,
+                updated_at=server_note.updated_at,
+                supersedes=server_note.supersedes,
+                private=server_note.private,
+                extra=server_note.extra,
+            )
+            store.save(copy, event="sync", expect_revision="")
+        else:
+            assert text is not None
+            data = _edited(text, note_id)
+            set_aside(local, "this machine's version")
+            set_aside(held.server_data, "the server's version")
+            self._write(store, note_id, data, local_rev)
+        with baseline.transaction():
+            # The server's version becomes the baseline: the next pass sees only this
+            # machine's outcome as a change and uploads it against that exact revision.
+            if held.server_rev is not None and held.server_data is not None:
+                baseline.set_base(note_id, held.server_rev, held.server_data)
+            else:
+                baseline.drop_base(note_id)
+            baseline.release(note_id)
+        kept = keep if keep is not None else "edited"
+        return Resolution(note_id, found.value, kept, new_id, tuple(backups))
+
+    @staticmethod
+    def _write(store: ScopeStore, note_id: str, data: bytes, expected: str | None) -> None:
+        note = _parsed(data, note_id)
+        assert note is not None
+        try:
+            store.save(note, raw=data, event="sync", expect_revision=expected or "")
+        except Conflict:
+            raise Conflict(
+                f"note {note_id} changed on this machine while resolving; nothing was written — "
+                "look at it again"
+            ) from None
+
+    def purge(self, scope: Scope, note_id: str) -> None:
+        """Scrub the copies of a forgotten note kept for sync (forget --purge)."""
+        if scope in self._stores:
+            self._baseline(scope).purge(note_id)
+
+    def holds_copy(self, scope: Scope, note_id: str) -> bool:
+        """True when the sync state still keeps a text of the note."""
+        if scope not in self._stores:
+            return False
+        baseline = self._baseline(scope)
+        base = baseline.base(note_id)
+        return bool(base and base.data) or baseline.conflict(note_id) is not None
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def _parsed(data: bytes | None, note_id: str) -> Note | None:
+    if not data:
+        return None
+    try:
+        return parse_note(data, file_id=note_id)
+    except ParseError:
+        return None
+
+
+def _edited(text: str, note_id: str) -> bytes:
+    if any(line.startswith(_MARKERS) for line in text.splitlines()):
+        raise InvalidInput("the edited note still has conflict markers; nothing was written")
+    data = text.encode("utf-8")
+    try:
+        note = parse_note(data, file_id=note_id)
+    except (ParseError, MemdirError) as exc:
+        raise InvalidInput(f"the edited note cannot be read: {exc}; nothing was written") from None
+    if note.id != note_id:
+        raise InvalidInput(f"the edited note must keep its id {note_id}")
+    return data
