@@ -188,6 +188,10 @@ class Memory(Upkeep, Syncing):
         self._retriever.close()
         self._sync.close()
 
+    def _reopen(self) -> Memory:
+        """Another `Memory` on the same settings (for work in another thread)."""
+        return Memory(self.settings, clock=self._clock)
+
     def __enter__(self) -> Memory:
         return self
 

@@ -232,7 +232,16 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
         store.validate(fixed[1], fixed[0])  # refuse to start on an unusable grant
     gate = Gate(settings.mcp_access, store, fixed=fixed, require_bearer=address is not None)
     server = build_server(memory, gate)
-    if address is None:
-        anyio.run(server.run_stdio_async)
-        return
-    _serve_http(server, address[0], address[1], store, fixed[0] if fixed else None)
+    # Signed in to a sync server: this long-running process syncs in the background (§7.2).
+    status = memory.sync_status()
+    coordinator = memory.background_sync() if status.server and status.enabled else None
+    if coordinator is not None:
+        coordinator.start()
+    try:
+        if address is None:
+            anyio.run(server.run_stdio_async)
+        else:
+            _serve_http(server, address[0], address[1], store, fixed[0] if fixed else None)
+    finally:
+        if coordinator is not None:
+            coordinator.stop()

@@ -7,6 +7,7 @@ so the credential guard and the §1.5 limits hold on every write path.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,18 @@ class ScopeStore:
         self.backups = backups
         self.audit = audit
         self.max_note_bytes = max_note_bytes
+        self._listeners: list[Callable[[str, str], None]] = []
+
+    def on_change(self, listener: Callable[[str, str], None]) -> None:
+        """Call `listener(note_id, event)` after every write or removal (e.g. to schedule sync)."""
+        self._listeners.append(listener)
+
+    def _changed(self, note_id: str, event: str) -> None:
+        for listener in self._listeners:
+            try:
+                listener(note_id, event)
+            except Exception:  # a listener never fails a write that already happened
+                logging.getLogger("memdir.store").exception("change listener failed")
 
     @property
     def scope(self) -> Scope:
@@ -222,6 +235,7 @@ class ScopeStore:
                 note_hash=note.hash,
             )
         written = note.located(self.scope, self.directory.file_for(note.id))
+        self._changed(note.id, event)
         return SaveOutcome(written, rev, previous)
 
     def backup(self, note_id: str, data: bytes, reason: str) -> BackupRecord:
@@ -257,4 +271,5 @@ class ScopeStore:
             record = self.backup(note_id, old_bytes, backup_reason) if backup_reason else None
             self.directory.remove(note_id)
             history.record(note_id, None, event)
+        self._changed(note_id, event)
         return previous, record

@@ -99,6 +99,8 @@ class Baseline:
         self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        # Forgetting a note must not leave its text in free pages (forget --purge).
+        self._db.execute("PRAGMA secure_delete=ON")
         with self.transaction():
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -279,3 +281,4 @@ class Baseline:
         with self.transaction():
             self._db.execute("UPDATE base SET data = x'' WHERE id=?", (note_id,))
             self.release(note_id)
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -74,7 +74,7 @@ class PassReport:
 
 
 @dataclass(slots=True)
-class _Server:
+class ServerView:
     """The server's side as one snapshot (plus fetched texts) shows it."""
 
     version: int
@@ -156,14 +156,14 @@ class ScopePass:
 
     # -- reading both sides ------------------------------------------------------------
 
-    def _local(self) -> tuple[dict[str, Note], dict[str, str], set[str]]:
+    def local_state(self) -> tuple[dict[str, Note], dict[str, str], set[str]]:
         scan = self.store.scan()
         # A file on disk that the scan did not load (unparseable, past maxNotes) is not
         # a deletion: it is left out of the comparison altogether.
         unknown = self.store.directory.ids_on_disk() - scan.notes.keys()
         return scan.notes, scan.revisions, unknown
 
-    def _snapshot(self, have: set[str], local_changed: bool, *, full: bool) -> _Server | None:
+    def snapshot(self, have: set[str], local_changed: bool, *, full: bool) -> ServerView | None:
         known = None if full else self.baseline.version
         request = SnapshotRequest(scope=self.scope, have=sorted(have), known_version=known)
         snap = self.client.snapshot(request)
@@ -171,7 +171,7 @@ class ScopePass:
             if not local_changed:
                 return None
             remote = self.baseline.remote()
-            return _Server(
+            return ServerView(
                 version=snap.version,
                 live={i: e.rev for i, e in remote.items() if e.live},
                 tombstones={i: e.rev for i, e in remote.items() if not e.live},
@@ -191,7 +191,7 @@ class ScopePass:
             texts.update(got)
         remote = {i: RemoteEntry(e.rev) for i, e in snap.notes.items()}
         remote.update({i: RemoteEntry(t.rev, t.deleted_at) for i, t in snap.tombstones.items()})
-        return _Server(
+        return ServerView(
             version=snap.version,
             live={i: e.rev for i, e in snap.notes.items()},
             tombstones={i: t.rev for i, t in snap.tombstones.items()},
@@ -215,12 +215,12 @@ class ScopePass:
 
     def _once(self, report: PassReport, *, full: bool) -> None:
         self._check_abort()
-        notes, revs, unknown = self._local()
+        notes, revs, unknown = self.local_state()
         bases = self.baseline.bases()
         ids = (notes.keys() | bases.keys()) - unknown
         local_changed = any(revs.get(i) != bases.get(i) for i in ids)
         have = set(bases.values()) | set(revs.values())
-        server = self._snapshot(have, local_changed, full=full)
+        server = self.snapshot(have, local_changed, full=full)
         if server is None:
             report.unchanged = True
             report.version = self.baseline.version
@@ -241,7 +241,7 @@ class ScopePass:
         notes: dict[str, Note],
         revs: dict[str, str],
         bases: dict[str, str],
-        server: _Server,
+        server: ServerView,
         plan: _Plan,
         report: PassReport,
     ) -> None:
@@ -275,7 +275,7 @@ class ScopePass:
         note_id: str,
         notes: dict[str, Note],
         revs: dict[str, str],
-        server: _Server,
+        server: ServerView,
         plan: _Plan,
         report: PassReport,
     ) -> None:
@@ -335,7 +335,7 @@ class ScopePass:
         if rev != revs.get(note_id):
             plan.after[note_id] = data
 
-    def _text(self, note_id: str, rev: str, server: _Server, revs: dict[str, str]) -> bytes:
+    def _text(self, note_id: str, rev: str, server: ServerView, revs: dict[str, str]) -> bytes:
         data = server.texts.get(rev)
         if data is not None:
             return data
@@ -415,7 +415,7 @@ class ScopePass:
     def _push(
         self,
         plan: _Plan,
-        server: _Server,
+        server: ServerView,
         notes: dict[str, Note],
         revs: dict[str, str],
         report: PassReport,
@@ -470,7 +470,7 @@ class ScopePass:
         self.baseline.release(change.id)
 
     def _within_quota(
-        self, changes: list[Change], server: _Server, report: PassReport
+        self, changes: list[Change], server: ServerView, report: PassReport
     ) -> list[Change]:
         quotas = self.client.quotas
         live = len(server.live)

@@ -20,6 +20,7 @@ from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, ParseEr
 from memdir.store import ScopeStore
 from memdir.sync.account import Credentials, SyncAccount, check_token
 from memdir.sync.baseline import Baseline, Binding, HeldConflict
+from memdir.sync.batch import BatchResult, commit_first
 from memdir.sync.client import SyncClient, origin_of
 from memdir.sync.engine import PassReport, ScopePass
 from memdir.sync.merge import merge_notes
@@ -234,6 +235,27 @@ class SyncService:
                     baseline.bind(Binding(credentials.user, client.origin))
                 run.reports.append(report)
         return run
+
+    def commit_first(
+        self, scope: Scope, writes: Mapping[str, Note | None], reason: str
+    ) -> BatchResult | None:
+        """Commit a batch to the server before writing it here; None when sync does not apply.
+
+        Sync applies when it is on, signed in, and the scope is bound to this account
+        (it synced before); otherwise the caller writes locally and the batch syncs
+        later like any local edit.
+        """
+        credentials = self.account.credentials()
+        if not self.account.enabled or credentials is None or scope not in self._stores:
+            return None
+        baseline = self._baseline(scope)
+        if baseline.binding is None or self._paused(scope, credentials) is not None:
+            return None
+        with self._client(credentials) as client:
+            engine = ScopePass(
+                self._stores[scope], baseline, client, self._ref(scope), clock=self._clock
+            )
+            return commit_first(engine, writes, reason)
 
     # -- conflicts -------------------------------------------------------------------
 

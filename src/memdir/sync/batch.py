@@ -1,0 +1,140 @@
+"""Commit-first batches (§7.3): changes nobody reviews note by note go to the server first.
+
+A consolidation-style batch (merging duplicates, retiring superseded notes) touches
+many notes at once. With sync on, every involved note must be fully in sync (this
+machine == baseline == server), the commit carries the manifest version it was checked
+against, and only when the server accepts is the batch written here. If anything moved
+in between, nothing of the batch is written and the caller is told to sync first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from memdir.core import Note, render_note
+from memdir.errors import Conflict, LimitExceeded
+from memdir.sync.baseline import RemoteEntry
+from memdir.sync.client import Stale
+from memdir.sync.engine import ScopePass, ServerView
+from memdir.sync.protocol import Change, CommitRequest, rev_of
+
+__all__ = ["BatchResult", "commit_first"]
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What a commit-first batch wrote: on the server (version) and here."""
+
+    version: int | None  # the manifest version after the commit; None: written here only
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    backup_ids: list[str] = field(default_factory=list)
+
+
+def _check_in_sync(engine: ScopePass, ids: list[str], server: ServerView) -> dict[str, str]:
+    """The server revision of each note (absent: new); Conflict when any is not fully in sync."""
+    _, revs, unknown = engine.local_state()
+    bases = engine.baseline.bases()
+    held = {c.id for c in engine.baseline.conflicts()}
+    out: dict[str, str] = {}
+    for note_id in ids:
+        local, base, remote = revs.get(note_id), bases.get(note_id), server.live.get(note_id)
+        if note_id in unknown or note_id in held or not (local == base == remote):
+            raise Conflict(
+                f"note {note_id} is not in sync with the server (changed on one side, or in a "
+                "conflict); run `memdir sync` first — nothing of the batch was written"
+            )
+        if remote is not None:
+            out[note_id] = remote
+    return out
+
+
+def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: str) -> BatchResult:
+    """Commit `writes` (note id -> new note, None: delete) to the server, then write them here."""
+    ids = sorted(writes)
+    server = engine.snapshot(set(engine.baseline.bases().values()), True, full=True)
+    assert server is not None  # a full listing is never `unchanged`
+    remote = _check_in_sync(engine, ids, server)
+    changes: list[Change] = []
+    payload: dict[str, bytes] = {}
+    for note_id in ids:
+        note = writes[note_id]
+        if note is None:
+            if note_id in remote:
+                changes.append(Change(id=note_id, op="delete", base=remote[note_id]))
+            continue
+        data = render_note(note)
+        payload[note_id] = data
+        changes.append(
+            Change(
+                id=note_id,
+                op="put",
+                base=remote.get(note_id),
+                rev=rev_of(data),
+                text=data.decode("utf-8"),
+            )
+        )
+    quota = engine.client.quotas.max_changes
+    if len(changes) > quota:
+        raise LimitExceeded(
+            f"the batch changes {len(changes)} notes; the server takes {quota} per commit, and "
+            "a commit-first batch must go in one piece — split it"
+        )
+    version = server.version
+    if changes:
+        try:
+            result = engine.client.commit(
+                CommitRequest(scope=engine.scope, version=version, changes=changes)
+            )
+        except Stale:
+            raise Conflict(
+                "the server changed while the batch was checked; nothing of the batch was "
+                "written — run `memdir sync` and try again"
+            ) from None
+        version = result.version
+    return _write_here(engine, writes, payload, version, server, reason)
+
+
+def _write_here(
+    engine: ScopePass,
+    writes: Mapping[str, Note | None],
+    payload: dict[str, bytes],
+    version: int,
+    server: ServerView,
+    reason: str,
+) -> BatchResult:
+    store, baseline = engine.store, engine.baseline
+    out = BatchResult(version=version)
+    for note_id, note in sorted(writes.items()):
+        if note is None:
+            if store.directory.read_bytes(note_id) is not None:
+                _, record = store.remove(note_id, backup_reason=reason, event="consolidate")
+                if record is not None:
+                    out.backup_ids.append(record.id)
+            out.deleted.append(note_id)
+            continue
+        data = payload[note_id]
+        current = store.directory.read_bytes(note_id)
+        store.save(
+            note,
+            raw=data,
+            event="consolidate",
+            expect_revision=rev_of(current) if current is not None else "",
+            backup_reason=reason if current is not None else None,
+        )
+        out.written.append(note_id)
+    with baseline.transaction():
+        remote = dict(server.remote)
+        for note_id in writes:
+            if note_id in payload:
+                data = payload[note_id]
+                baseline.set_base(note_id, rev_of(data), data)
+                remote[note_id] = RemoteEntry(rev_of(data))
+            else:
+                baseline.drop_base(note_id)
+                remote.pop(note_id, None)
+        baseline.replace_remote(remote)
+        # Deletions' tombstones are not known here: list the manifest again next time.
+        baseline.set_version(version if all(n is not None for n in writes.values()) else None)
+    return out
