@@ -114,7 +114,9 @@ def test_damaged_credentials_read_as_signed_out(tmp_path: Path) -> None:
     assert account.credentials() is None
 
 
-@pytest.mark.parametrize("bad", ["", "short", "has space in the middle of it", "é" * 20, "x\n" * 10])
+@pytest.mark.parametrize(
+    "bad", ["", "short", "has space in the middle of it", "é" * 20, "x\n" * 10]
+)
 def test_check_token_refuses_unusable_tokens(bad: str) -> None:
     with pytest.raises(InvalidInput):
         check_token(bad)
