@@ -35,3 +35,61 @@ def memory(project: Path, home: Path) -> Iterator[Memory]:
         yield m
     finally:
         m.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """An admin DSN of a PostgreSQL server for the session.
+
+    `MEMDIR_TEST_PG_DSN` when set (CI starts the server), else a throwaway cluster started
+    here (tests/postgres_cluster.py) and stopped at the end. When neither works the tests
+    are skipped, or failed when `MEMDIR_REQUIRE_POSTGRES=1` (CI).
+    """
+    import os
+    from typing import NoReturn
+
+    required = os.environ.get("MEMDIR_REQUIRE_POSTGRES") == "1"
+
+    def unavailable(reason: str) -> NoReturn:
+        if required:
+            pytest.fail(f"PostgreSQL is required (MEMDIR_REQUIRE_POSTGRES=1): {reason}")
+        pytest.skip(f"no PostgreSQL for the tests: {reason}")
+
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        unavailable("psycopg is not installed (pip install -e '.[dev]')")
+    dsn = os.environ.get("MEMDIR_TEST_PG_DSN")
+    if dsn:
+        yield dsn
+        return
+    import postgres_cluster
+
+    try:
+        cluster = postgres_cluster.start_cluster()
+    except postgres_cluster.ClusterUnavailable as error:
+        unavailable(str(error))
+    try:
+        yield cluster.dsn
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_database_dsn(postgres_dsn: str) -> Iterator[str]:
+    """The DSN of a new, empty database for this test alone (dropped afterwards)."""
+    import uuid
+
+    import psycopg
+    from psycopg import conninfo, sql
+
+    name = f"memdir_test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield conninfo.make_conninfo(postgres_dsn, dbname=name)
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )

@@ -1,0 +1,325 @@
+"""The sync server's PostgreSQL storage backend (psycopg 3 with a connection pool).
+
+Schema, created and upgraded by `PostgresStorage` itself::
+
+    memdir_schema       (singleton, version)                  the applied migration count
+    memdir_manifests    (user_id, scope) -> version, body     one manifest per scope, CAS on version
+    memdir_revisions    (user_id, scope, rev) -> note_id, body immutable note revisions (bytea)
+    memdir_erased_users (user_id) -> erased_at                 erase markers, never deleted
+
+Migrations are an ordered list of SQL steps. Every server process that starts runs the
+missing ones in one transaction under a transaction-scoped advisory lock, so several
+processes starting together agree; a database whose schema is newer than this code is
+refused and never touched.
+
+Writes for a user (`put_objects`, `swap_manifest`) take a shared advisory lock on the
+user and do nothing once the erase marker exists; `mark_erased` takes it exclusively.
+So once `mark_erased` returns, no write that began earlier is still in flight and no
+later one lands: `erase` then removes everything and nothing comes back.
+
+The DSN's password never appears in a message: errors name only host, port and database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from memdir.errors import InvalidInput, MemdirError, Refused
+from memdir.sync.protocol import Manifest, rev_of
+
+try:
+    import psycopg
+    from psycopg import conninfo as pg_conninfo
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as error:  # pragma: no cover - exercised only on the plain install
+    raise ImportError(
+        "the PostgreSQL storage backend needs the postgres extra: pip install 'memdir[postgres]'"
+    ) from error
+
+from memdir.server.storage.base import StoredObject
+
+__all__ = ["SCHEMA_VERSION", "PostgresStorage"]
+
+#: The schema steps, in order; step i brings the schema from version i to i + 1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE memdir_manifests (
+        user_id    text        NOT NULL,
+        scope      text        NOT NULL,
+        version    bigint      NOT NULL CHECK (version > 0),
+        body       jsonb       NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (user_id, scope)
+    );
+    CREATE TABLE memdir_revisions (
+        user_id    text        NOT NULL,
+        scope      text        NOT NULL,
+        rev        text        NOT NULL,
+        note_id    text        NOT NULL,
+        body       bytea       NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (user_id, scope, rev)
+    );
+    CREATE TABLE memdir_erased_users (
+        user_id   text        PRIMARY KEY,
+        erased_at timestamptz NOT NULL DEFAULT now()
+    );
+    """,
+)
+#: The schema version this code writes and reads.
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# Advisory lock keys. The one-argument (bigint) and two-argument (int4, int4) forms are
+# separate key spaces, so the per-user locks cannot collide with the migration lock.
+_MIGRATION_LOCK = 0x6D656D646972  # "memdir"
+_USER_LOCK_CLASS = 0x6D656D64  # "memd"
+
+# Bytes of object bodies sent per INSERT statement (all in one transaction).
+_PUT_CHUNK_BYTES = 16 * 1024 * 1024
+_CONNECT_TIMEOUT_S = 10
+
+
+def _user_lock_key(user: str) -> int:
+    """A stable signed 32-bit key for a user's advisory lock."""
+    return int.from_bytes(hashlib.sha256(user.encode()).digest()[:4], "big", signed=True)
+
+
+class _Target:
+    """Where a DSN points, for messages: host:port/db, and the password to scrub."""
+
+    def __init__(self, dsn: str) -> None:
+        try:
+            params = pg_conninfo.conninfo_to_dict(dsn)
+        except psycopg.Error:
+            # libpq's parse errors quote pieces of the string, which may be the password.
+            raise MemdirError(
+                "the PostgreSQL DSN cannot be parsed "
+                "(not shown because it may hold a password): check its syntax"
+            ) from None
+        host = str(params.get("host") or params.get("hostaddr") or "localhost")
+        port = str(params.get("port") or "5432")
+        dbname = str(params.get("dbname") or params.get("user") or "")
+        self.where = f"{host}:{port}/{dbname}"
+        self.password = str(params.get("password") or "")
+        self.params = params
+
+    def scrub(self, text: str) -> str:
+        """`text` on one line with the password (if any) blanked out."""
+        text = re.sub(r"\s+", " ", text).strip()
+        if self.password:
+            text = text.replace(self.password, "***")
+        return text
+
+    def failure(self, reason: BaseException | str) -> MemdirError:
+        """The error for a connection that failed."""
+        why = self.scrub(str(reason)) or type(reason).__name__
+        return MemdirError(f"cannot connect to PostgreSQL at {self.where}: {why}")
+
+
+class PostgresStorage:
+    """`Storage` in a PostgreSQL database; safe to share between threads and processes."""
+
+    def __init__(self, dsn: str, *, max_connections: int = 10) -> None:
+        self._target = _Target(dsn)
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if "connect_timeout" not in self._target.params:
+            kwargs["connect_timeout"] = _CONNECT_TIMEOUT_S
+        if "application_name" not in self._target.params:
+            kwargs["application_name"] = "memdir-server"
+        self._migrate(dsn, kwargs)
+        self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
+            dsn,
+            kwargs=kwargs,
+            min_size=1,
+            max_size=max(1, max_connections),
+            open=True,
+            check=ConnectionPool.check_connection,
+            name="memdir-storage",
+            timeout=30.0,
+        )
+
+    # -- schema ------------------------------------------------------------------------
+
+    def _migrate(self, dsn: str, kwargs: dict[str, Any]) -> None:
+        try:
+            conn = psycopg.connect(dsn, **kwargs)
+        except psycopg.OperationalError as error:
+            raise self._target.failure(error) from None
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                exists = conn.execute("SELECT to_regclass('memdir_schema') IS NOT NULL").fetchone()
+                if not (exists and exists[0]):
+                    conn.execute(
+                        "CREATE TABLE memdir_schema ("
+                        " singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"
+                        " version integer NOT NULL)"
+                    )
+                row = conn.execute("SELECT version FROM memdir_schema").fetchone()
+                current = int(row[0]) if row else 0
+                if current > SCHEMA_VERSION:
+                    raise Refused(
+                        f"the PostgreSQL database at {self._target.where} has memdir schema "
+                        f"version {current}, newer than this memdir knows ({SCHEMA_VERSION}): "
+                        "upgrade memdir; the database was not changed"
+                    )
+                for step in MIGRATIONS[current:]:
+                    conn.execute(step)
+                if current < SCHEMA_VERSION:
+                    conn.execute(
+                        "INSERT INTO memdir_schema (singleton, version) VALUES (true, %s)"
+                        " ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version",
+                        (SCHEMA_VERSION,),
+                    )
+        except psycopg.OperationalError as error:
+            raise self._target.failure(error) from None
+        except psycopg.Error as error:  # e.g. no CREATE privilege for the first migration
+            raise MemdirError(
+                f"cannot set up the memdir schema in PostgreSQL at {self._target.where}: "
+                f"{self._target.scrub(str(error))}"
+            ) from None
+        finally:
+            conn.close()
+
+    # -- connections -------------------------------------------------------------------
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as error:
+            raise self._target.failure(f"no connection available ({error})") from None
+        except psycopg.OperationalError as error:
+            raise self._target.failure(error) from None
+
+    @staticmethod
+    def _lock_user(conn: psycopg.Connection[tuple[Any, ...]], user: str, *, shared: bool) -> None:
+        fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        conn.execute(f"SELECT {fn}(%s, %s)", (_USER_LOCK_CLASS, _user_lock_key(user)))
+
+    # -- Storage -----------------------------------------------------------------------
+
+    def manifest(self, user: str, scope: str) -> Manifest:
+        """The scope's current manifest (an empty one with version 0 when there is none)."""
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT version, body::text FROM memdir_manifests"
+                " WHERE user_id = %s AND scope = %s",
+                (user, scope),
+            ).fetchone()
+        if row is None:
+            return Manifest(version=0)
+        return Manifest.model_validate_json(row[1]).model_copy(update={"version": int(row[0])})
+
+    def objects(self, user: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
+        """The bytes of the revisions in `wanted` (rev -> note id); missing ones are left out."""
+        revs = list(wanted)
+        if not revs:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT rev, body FROM memdir_revisions"
+                " WHERE user_id = %s AND scope = %s AND rev = ANY(%s)",
+                (user, scope, revs),
+            ).fetchall()
+        return {str(rev): bytes(body) for rev, body in rows}
+
+    def put_objects(self, user: str, scope: str, objects: Iterable[StoredObject]) -> None:
+        """Store revisions durably; existing ones are left as they are. None after erasure.
+
+        Every rev is checked against its bytes first (InvalidInput, nothing stored).
+        """
+        chunks: list[tuple[list[str], list[str], list[bytes]]] = []
+        ids: list[str] = []
+        revs: list[str] = []
+        bodies: list[bytes] = []
+        size = 0
+        for note_id, rev, body in objects:
+            if rev_of(body) != rev:
+                raise InvalidInput(f"revision {rev[:12]} of {note_id} does not match its bytes")
+            ids.append(note_id)
+            revs.append(rev)
+            bodies.append(bytes(body))
+            size += len(body)
+            if size >= _PUT_CHUNK_BYTES:
+                chunks.append((ids, revs, bodies))
+                ids, revs, bodies, size = [], [], [], 0
+        if ids:
+            chunks.append((ids, revs, bodies))
+        if not chunks:
+            return
+        with self._conn() as conn, conn.transaction():
+            self._lock_user(conn, user, shared=True)
+            for chunk_ids, chunk_revs, chunk_bodies in chunks:
+                conn.execute(
+                    "INSERT INTO memdir_revisions (user_id, scope, note_id, rev, body)"
+                    " SELECT %s, %s, n, r, b"
+                    " FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS t(n, r, b)"
+                    " WHERE NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)"
+                    " ON CONFLICT DO NOTHING",
+                    (user, scope, chunk_ids, chunk_revs, chunk_bodies, user),
+                )
+
+    def swap_manifest(self, user: str, scope: str, expected: int, manifest: Manifest) -> bool:
+        """Replace the manifest if its version is still `expected`; False when it moved on.
+
+        Also False once the user's erase marker exists (the service then refuses the user).
+        """
+        if manifest.version <= expected:
+            raise ValueError(
+                f"a swapped-in manifest must have a version above {expected}, "
+                f"not {manifest.version}"
+            )
+        body = manifest.model_dump_json(exclude={"version"})
+        with self._conn() as conn, conn.transaction():
+            self._lock_user(conn, user, shared=True)
+            if expected == 0:
+                cursor = conn.execute(
+                    "INSERT INTO memdir_manifests (user_id, scope, version, body)"
+                    " SELECT %s, %s, %s, %s::jsonb"
+                    " WHERE NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)"
+                    " ON CONFLICT (user_id, scope) DO NOTHING",
+                    (user, scope, manifest.version, body, user),
+                )
+            else:
+                cursor = conn.execute(
+                    "UPDATE memdir_manifests SET version = %s, body = %s::jsonb,"
+                    " updated_at = now()"
+                    " WHERE user_id = %s AND scope = %s AND version = %s"
+                    " AND NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)",
+                    (manifest.version, body, user, scope, expected, user),
+                )
+            return cursor.rowcount == 1
+
+    def mark_erased(self, user: str) -> None:
+        """Write the user's erase marker (idempotent), after every write in flight ends."""
+        with self._conn() as conn, conn.transaction():
+            self._lock_user(conn, user, shared=False)
+            conn.execute(
+                "INSERT INTO memdir_erased_users (user_id) VALUES (%s)"
+                " ON CONFLICT (user_id) DO NOTHING",
+                (user,),
+            )
+
+    def is_erased(self, user: str) -> bool:
+        """True once the user's erase marker exists."""
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)", (user,)
+            ).fetchone()
+        return bool(row and row[0])
+
+    def erase(self, user: str) -> None:
+        """Delete every manifest and revision of the user; the marker stays."""
+        with self._conn() as conn, conn.transaction():
+            conn.execute("DELETE FROM memdir_manifests WHERE user_id = %s", (user,))
+            conn.execute("DELETE FROM memdir_revisions WHERE user_id = %s", (user,))
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._pool.close()
