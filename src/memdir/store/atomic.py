@@ -47,10 +47,12 @@ def ensure_private_dir(directory: Path) -> Path:
     return directory
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int = 0o666) -> None:
+def atomic_write(path: Path, data: bytes, *, mode: int = 0o666, sync_dir: bool = True) -> None:
     """Replace `path` with `data` so that a crash leaves either the old or the new file.
 
     `mode` is filtered by the umask like any new file; pass 0o600 for private state.
+    `sync_dir=False` leaves the directory fsync (which makes the rename durable) to the
+    caller, who batches many writes into one directory and syncs it once at the end.
     A replaced file keeps its permissions (narrowed to `mode`): a note a person made
     private with chmod stays private when memdir rewrites it.
     """
@@ -77,7 +79,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o666) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    fsync_dir(directory)
+    if sync_dir:
+        fsync_dir(directory)
 
 
 def atomic_create(path: Path, data: bytes, *, mode: int = 0o666) -> bool:

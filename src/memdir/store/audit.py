@@ -34,7 +34,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -288,21 +288,35 @@ class AuditLog:
 
     def append(self, action: str, **fields: str | int | None) -> AuditEntry:
         """Add one entry under the cross-process lock and return it; durable on return."""
-        if action not in ACTIONS:
-            known = ", ".join(sorted(ACTIONS))
-            raise InvalidInput(f"unknown audit action {action!r} (known: {known})")
-        for key, value in fields.items():
-            if (problem := _field_problem(key, value)) is not None:
-                raise InvalidInput(problem)
+        return self.append_many([(action, fields)])[0]
+
+    def append_many(
+        self, items: Sequence[tuple[str, Mapping[str, str | int | None]]]
+    ) -> list[AuditEntry]:
+        """Add several entries in order with one write and one fsync; durable on return."""
+        checked: list[tuple[str, dict[str, str | int | None]]] = []
+        for action, fields in items:
+            if action not in ACTIONS:
+                known = ", ".join(sorted(ACTIONS))
+                raise InvalidInput(f"unknown audit action {action!r} (known: {known})")
+            for key, value in fields.items():
+                if (problem := _field_problem(key, value)) is not None:
+                    raise InvalidInput(problem)
+            checked.append((action, dict(sorted(fields.items()))))
+        if not checked:
+            return []
         if not self.directory.is_dir():
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.directory.chmod(0o700)
         with self._locked(exclusive=True):
-            return self._append_locked(action, dict(sorted(fields.items())))
+            return self._append_locked(checked)
 
-    def _append_locked(self, action: str, fields: dict[str, str | int | None]) -> AuditEntry:
+    def _append_locked(
+        self, items: list[tuple[str, dict[str, str | int | None]]]
+    ) -> list[AuditEntry]:
         created = not self.log_path.exists()
         fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        entries: list[AuditEntry] = []
         try:
             if created:
                 _fsync_dir(self.directory)
@@ -310,17 +324,20 @@ class AuditLog:
             ts = self._clock()
             if not _is_int(ts) or ts < 0:
                 raise InvalidInput(f"audit clock must return Unix milliseconds, not {ts!r}")
-            digest = _hash(_body(seq + 1, ts, action, fields, prev))
-            entry = AuditEntry(seq + 1, ts, action, MappingProxyType(fields), prev, digest)
-            line = _line(entry)
-            if (written := os.write(fd, line)) != len(line):
+            for action, fields in items:
+                digest = _hash(_body(seq + 1, ts, action, fields, prev))
+                entry = AuditEntry(seq + 1, ts, action, MappingProxyType(fields), prev, digest)
+                entries.append(entry)
+                seq, prev = entry.seq, entry.hash
+            lines = b"".join(_line(entry) for entry in entries)
+            if (written := os.write(fd, lines)) != len(lines):
                 # What was written is a torn fragment: the next append moves it aside.
-                raise OSError(f"short write to {self.log_path} ({written} of {len(line)} bytes)")
+                raise OSError(f"short write to {self.log_path} ({written} of {len(lines)} bytes)")
             os.fsync(fd)
         finally:
             os.close(fd)
-        self._write_head(entry.seq, entry.hash)
-        return entry
+        self._write_head(entries[-1].seq, entries[-1].hash)
+        return entries
 
     def _set_aside_torn(self, fd: int) -> bytes | None:
         """Move a torn final fragment to ``audit.jsonl.torn-<ts>``; return the last full line.

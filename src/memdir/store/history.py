@@ -64,19 +64,33 @@ class History:
         return self._object(rev).exists()
 
     def record(
-        self, note_id: str, data: bytes | None, event: str, note_hash: str | None = None
+        self,
+        note_id: str,
+        data: bytes | None,
+        event: str,
+        note_hash: str | None = None,
+        *,
+        defer_dirs: set[Path] | None = None,
     ) -> str | None:
-        """Store `data` (None for a deletion) and log the event; return its rev."""
+        """Store `data` (None for a deletion) and log the event; return its rev.
+
+        With `defer_dirs`, directories whose fsync is still due are added to it instead
+        of being synced here (a batch syncs each once; see `sync_dirs`).
+        """
         rev = None
         if data is not None:
             rev = revision_of(data)
             obj = self._object(rev)
             if not obj.exists():
                 ensure_private_dir(obj.parent)
-                atomic_write(obj, data, mode=0o600)
+                atomic_write(obj, data, mode=0o600, sync_dir=defer_dirs is None)
+                if defer_dirs is not None:
+                    defer_dirs.add(obj.parent)
         line = {"ts": int(time.time() * 1000), "event": event, "rev": rev, "hash": note_hash}
         log = self._log(note_id)
         ensure_private_dir(log.parent)
+        if defer_dirs is not None and not log.exists():
+            defer_dirs.add(log.parent)
         entry = (json.dumps(line, separators=(",", ":")) + "\n").encode()
         fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         try:

@@ -283,10 +283,13 @@ class NoteDirectory:
         atomic_write(self.file_for(note.id), data)
         return data
 
-    def write_bytes(self, note_id: str, data: bytes) -> None:
-        """Atomically write exact bytes (restoring a backup); the caller holds the lock."""
+    def write_bytes(self, note_id: str, data: bytes, *, sync_dir: bool = True) -> None:
+        """Atomically write exact bytes (a backup, a sync pull); the caller holds the lock.
+
+        `sync_dir=False`: the caller fsyncs the directory once after a batch of writes.
+        """
         self.ensure()
-        atomic_write(self.file_for(note_id), data)
+        atomic_write(self.file_for(note_id), data, sync_dir=sync_dir)
 
     def remove(self, note_id: str) -> bool:
         """Unlink a note's file durably; the caller holds the lock."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,11 +17,13 @@ from memdir.errors import (
     Conflict,
     InvalidInput,
     LimitExceeded,
+    MemdirError,
     NotFound,
     ParseError,
     SecretRefused,
 )
 from memdir.guard import describe, scan_fields
+from memdir.store.atomic import fsync_dir
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, revision_of
@@ -165,16 +167,18 @@ class ScopeStore:
             ) from None
         return data, note
 
-    def _check_case(self, note_id: str) -> None:
+    def _check_case(self, note_id: str, on_disk: Iterable[str] | None = None) -> None:
         folded = note_id.casefold()
-        for existing in self.directory.ids_on_disk():
+        for existing in self.directory.ids_on_disk() if on_disk is None else on_disk:
             if existing != note_id and existing.casefold() == folded:
                 raise Conflict(
                     f"note id {note_id!r} differs only in case from the existing file "
                     f"{existing}.md; case-insensitive file systems would merge them"
                 )
 
-    def _check_limits(self, note: Note, previous: Note | None, max_notes: int) -> None:
+    def _check_limits(
+        self, note: Note, previous: Note | None, max_notes: int, count: int | None = None
+    ) -> None:
         size = note.body_bytes
         if size > self.max_note_bytes and (previous is None or size > previous.body_bytes):
             raise LimitExceeded(
@@ -182,7 +186,8 @@ class ScopeStore:
                 f"{self.max_note_bytes} bytes. Split it into several linked notes."
             )
         if previous is None:
-            count = len(self.directory.ids_on_disk())
+            if count is None:
+                count = len(self.directory.ids_on_disk())
             if count >= max_notes:
                 raise LimitExceeded(
                     f"the {self.scope.value} scope holds {count} notes; the limit "
@@ -237,6 +242,68 @@ class ScopeStore:
         written = note.located(self.scope, self.directory.file_for(note.id))
         self._changed(note.id, event)
         return SaveOutcome(written, rev, previous)
+
+    def save_many(
+        self, items: Sequence[tuple[Note, bytes, str]], *, event: str, backup_reason: str
+    ) -> dict[str, SaveOutcome | MemdirError]:
+        """Write many notes as exact bytes under one lock (a sync pull); each checked as in `save`.
+
+        Each item is (note, its file bytes, the revision expected on disk now — "" for
+        none). A refused item (guard, limits, case clash, changed meanwhile) is reported
+        as its error and skipped; the others are written, replaced versions backed up
+        with `backup_reason`. Every file is fsynced before its rename; the directories'
+        fsyncs and the audit entries are batched, and all are durable on return.
+        """
+        out: dict[str, SaveOutcome | MemdirError] = {}
+        with self.lock():
+            history = self.history
+            on_disk = self.directory.ids_on_disk()
+            dirs: set[Path] = set()
+            audit: list[tuple[str, dict[str, str | int | None]]] = []
+            for note, raw, expected in items:
+                try:
+                    check_secrets(note)
+                    old_bytes, previous = self._current(note.id)
+                    if (revision_of(old_bytes) if old_bytes is not None else "") != expected:
+                        raise Conflict(
+                            f"note {note.id} changed since it was read; nothing was written"
+                        )
+                    if previous is None:
+                        self._check_case(note.id, on_disk)
+                    self._check_limits(note, previous, self.directory.max_notes, count=len(on_disk))
+                except MemdirError as exc:
+                    out[note.id] = exc
+                    continue
+                if old_bytes is not None and previous is not None:
+                    if not history.has(revision_of(old_bytes)):
+                        history.record(note.id, old_bytes, "observed", previous.hash)
+                    self.backup(note.id, old_bytes, backup_reason)
+                self.directory.write_bytes(note.id, raw, sync_dir=False)
+                rev = history.record(note.id, raw, event, note.hash, defer_dirs=dirs)
+                rev = rev or revision_of(raw)
+                on_disk.add(note.id)
+                audit.append(
+                    (
+                        "write",
+                        {
+                            "scope": self.scope.value,
+                            "note_id": note.id,
+                            "revision": rev,
+                            "note_hash": note.hash,
+                        },
+                    )
+                )
+                located = note.located(self.scope, self.directory.file_for(note.id))
+                out[note.id] = SaveOutcome(located, rev, previous)
+            if audit:
+                fsync_dir(self.path)
+                for directory in dirs:
+                    fsync_dir(directory)
+                self.audit.append_many(audit)
+        for note_id, outcome in out.items():
+            if isinstance(outcome, SaveOutcome):
+                self._changed(note_id, event)
+        return out
 
     def backup(self, note_id: str, data: bytes, reason: str) -> BackupRecord:
         """Copy a version into the backups and log it."""

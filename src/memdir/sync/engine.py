@@ -369,10 +369,9 @@ class ScopePass:
                 else:
                     self.baseline.set_base(note_id, rev, self._local_bytes(note_id, rev))
                 self.baseline.release(note_id)
-        for note_id, data in plan.pulls:
-            self._check_abort()
-            if self._write_here(note_id, data, revs.get(note_id), report):
-                (report.merged if note_id in plan.merged else report.pulled).append(note_id)
+        self._check_abort()
+        for note_id in self._write_here(plan.pulls, revs, report):
+            (report.merged if note_id in plan.merged else report.pulled).append(note_id)
         for note_id in plan.local_deletes:
             self._check_abort()
             note = notes[note_id]
@@ -392,25 +391,30 @@ class ScopePass:
             report.deleted_here.append(note_id)
 
     def _write_here(
-        self, note_id: str, data: bytes, expected: str | None, report: PassReport
-    ) -> bool:
-        """Write the agreed bytes here (backing up what they replace); the baseline follows."""
-        try:
-            note = parse_note(data, file_id=note_id)
-            self.store.save(
-                note,
-                raw=data,
-                event="sync",
-                expect_revision=expected or "",
-                backup_reason="sync: replaced by the server's version" if expected else None,
-            )
-        except MemdirError as exc:
-            report.held[note_id] = str(exc)
-            return False
+        self, writes: list[tuple[str, bytes]], revs: dict[str, str], report: PassReport
+    ) -> list[str]:
+        """Write agreed bytes here in one batch (replaced versions backed up); the baseline
+        follows for each note written. Returns the ids written."""
+        items: list[tuple[Note, bytes, str]] = []
+        for note_id, data in writes:
+            try:
+                items.append((parse_note(data, file_id=note_id), data, revs.get(note_id, "")))
+            except MemdirError as exc:
+                report.held[note_id] = f"the server's version cannot be read as a note: {exc}"
+        outcomes = self.store.save_many(
+            items, event="sync", backup_reason="sync: replaced by the server's version"
+        )
+        written: list[str] = []
         with self.baseline.transaction():
-            self.baseline.set_base(note_id, rev_of(data), data)
-            self.baseline.release(note_id)
-        return True
+            for note, data, _ in items:
+                outcome = outcomes[note.id]
+                if isinstance(outcome, MemdirError):
+                    report.held[note.id] = str(outcome)
+                    continue
+                self.baseline.set_base(note.id, rev_of(data), data)
+                self.baseline.release(note.id)
+                written.append(note.id)
+        return written
 
     def _push(
         self,
@@ -433,7 +437,11 @@ class ScopePass:
             version = result.version
             with self.baseline.transaction():
                 for change in chunk:
-                    self._accepted(change, result.notes.get(change.id))
+                    # A merge's baseline moves only once it is written here as well: if
+                    # that write fails, the next pass merges against the old baseline.
+                    self._accepted(
+                        change, result.notes.get(change.id), set_base=change.id not in plan.after
+                    )
                     (report.deleted_there if change.op == "delete" else report.pushed).append(
                         change.id
                     )
@@ -446,18 +454,14 @@ class ScopePass:
                 origin=self.client.origin,
                 count=len(chunk),
             )
-            for change in chunk:
-                data = plan.after.pop(change.id, None)
-                if (
-                    data is not None
-                    and self._write_here(change.id, data, revs.get(change.id), report)
-                ) or change.id in plan.merged:
-                    report.merged.append(change.id)
+            after = [(c.id, plan.after.pop(c.id)) for c in chunk if c.id in plan.after]
+            self._write_here(after, revs, report)
+            report.merged.extend(c.id for c in chunk if c.id in plan.merged)
         report.version = version if exact else server.version
         for note_id in plan.after:  # merges whose upload was held back: nothing written here
             report.held.setdefault(note_id, "the merged version was not uploaded")
 
-    def _accepted(self, change: Change, entry: Entry | None) -> None:
+    def _accepted(self, change: Change, entry: Entry | None, *, set_base: bool) -> None:
         if change.op == "delete":
             self.baseline.drop_base(change.id)
             self.baseline.set_remote(
@@ -465,7 +469,8 @@ class ScopePass:
             )
         else:
             assert change.rev is not None and change.text is not None
-            self.baseline.set_base(change.id, change.rev, change.text.encode("utf-8"))
+            if set_base:
+                self.baseline.set_base(change.id, change.rev, change.text.encode("utf-8"))
             self.baseline.set_remote(change.id, RemoteEntry(entry.rev if entry else change.rev))
         self.baseline.release(change.id)
 
