@@ -239,7 +239,12 @@ def conflicts(full: bool, as_json: bool) -> None:
     help="local: this machine's; server: the server's; both: the server's as a new note.",
 )
 @click.option("--edit", is_flag=True, help="Merge by hand in $EDITOR, starting from a draft.")
-@click.option("--scope", type=click.Choice(["project", "user"]), default=None)
+@click.option(
+    "--scope",
+    type=click.Choice(["project", "user"]),
+    default=None,
+    help="The scope of the note (default: project first, then user).",
+)
 @json_option
 @run
 def resolve(note_id: str, keep: str | None, edit: bool, scope: str | None, as_json: bool) -> None:
