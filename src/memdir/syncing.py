@@ -127,7 +127,9 @@ class Syncing:
                 out.written.append(note_id)
         return out
 
-    def background_sync(self, *, budget_per_minute: int = 8) -> SyncCoordinator:
+    def background_sync(
+        self, *, budget_per_minute: int = 8, debounce: float = 3.0
+    ) -> SyncCoordinator:
         """A §7.2 coordinator for this process's scopes; the caller starts and stops it.
 
         Writes through this `Memory` schedule an upload about three seconds later; each
@@ -150,6 +152,7 @@ class Syncing:
             run_pass,
             enabled=lambda: account.enabled and account.credentials() is not None,
             budget_per_minute=budget_per_minute,
+            debounce=debounce,
         )
         for key, scope in keys.items():
             # This process works on its project for as long as it runs.
