@@ -239,6 +239,11 @@ class Memory(Upkeep, Syncing):
             notes.extend(scan.notes.values())
         return notes
 
+    def _agent_notes(self) -> builtins.list[Note]:
+        """Notes an agent may be shown unasked: not those held back by a sync conflict (§3)."""
+        held = self._sync.held()
+        return [n for n in self._all_notes() if (n.scope, n.id) not in held]
+
     def _warn(self, message: str) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
@@ -419,9 +424,11 @@ class Memory(Upkeep, Syncing):
         (default; lexical only when no embedder is available), lexical or vector.
         Private notes are never indexed, so never returned.
         """
-        return self._retriever.search(
-            self._chosen(scope), query, limit=limit, mode=mode, method=method
+        held = self._sync.held()
+        hits = self._retriever.search(
+            self._chosen(scope), query, limit=limit + len(held), mode=mode, method=method
         )
+        return [h for h in hits if (h.scope, h.note_id) not in held][:limit]
 
     def retrieve(
         self,
@@ -433,9 +440,11 @@ class Memory(Upkeep, Syncing):
         method: str = "hybrid",
     ) -> builtins.list[Chunk]:
         """Chunks best matching `query` with note id, revision, chunk hash and byte offsets."""
-        return self._retriever.retrieve(
-            self._chosen(scope), query, limit=limit, mode=mode, method=method
+        held = self._sync.held()
+        chunks = self._retriever.retrieve(
+            self._chosen(scope), query, limit=limit + 4 * len(held), mode=mode, method=method
         )
+        return [c for c in chunks if (c.scope, c.note_id) not in held][:limit]
 
     def reindex(self, progress: Progress | None = None) -> ReindexStats:
         """Rebuild the search index from the files; returns once every chunk is embedded."""
@@ -511,7 +520,7 @@ class Memory(Upkeep, Syncing):
 
     def prompt_index(self) -> str:
         """§4.1: one line per note, newest first, within `memory.indexChars`; rest counted."""
-        return prompt_index(self._all_notes(), self.settings.index_chars)
+        return prompt_index(self._agent_notes(), self.settings.index_chars)
 
     def recall(
         self,
@@ -529,7 +538,7 @@ class Memory(Upkeep, Syncing):
         if is_subagent or not self.settings.recall.enabled:
             return Recall()
         try:
-            notes = self._all_notes()
+            notes = self._agent_notes()
             found = self._recaller.recall(
                 message, notes, self.settings.recall, exclude=recalled_ids(history)
             )

@@ -390,6 +390,15 @@ class SyncService:
                 "look at it again"
             ) from None
 
+    def held(self) -> set[tuple[Scope, str]]:
+        """(scope, id) of every note held back by a sync conflict (kept out of agents' view)."""
+        out: set[tuple[Scope, str]] = set()
+        for scope in self._stores:
+            path = self.root / f"{self._stores[scope].state_key}.sqlite"
+            if scope in self._baselines or path.exists():
+                out.update((scope, c.id) for c in self._baseline(scope).conflicts())
+        return out
+
     def purge(self, scope: Scope, note_id: str) -> None:
         """Scrub the copies of a forgotten note kept for sync (forget --purge)."""
         if scope in self._stores:
