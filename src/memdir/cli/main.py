@@ -65,16 +65,28 @@ def main(ctx: click.Context, project: Path | None, home: Path | None) -> None:
 
     Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 not found,
     4 refused (credential guard, limits, permissions), 5 conflict,
-    6 busy (another writer holds the lock), 7 verification failed.
+    6 busy (another writer holds the lock), 7 verification failed,
+    8 the sync server could not be reached or failed.
     """
     ctx.obj = AppContext(project, home)
     ctx.call_on_close(ctx.obj.show_warnings)
 
 
 def _register() -> None:
-    from memdir.cli import agent, audit, backups, demo, doctor, mcp, notes, search
+    from memdir.cli import (
+        agent,
+        audit,
+        backups,
+        demo,
+        doctor,
+        mcp,
+        notes,
+        search,
+        server,
+        sync,
+    )
 
-    for module in (notes, search, agent, backups, doctor, audit, demo, mcp):
+    for module in (notes, search, agent, backups, doctor, audit, demo, mcp, sync, server):
         module.register(main)
 
 

@@ -1,0 +1,281 @@
+"""CLI commands for the sync server: serve, user add/list/remove, admin-key, erase."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.table import Table
+
+from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
+from memdir.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from memdir.server.storage.base import Storage
+
+__all__ = ["register"]
+
+# The server stack (pydantic, FastAPI, uvicorn) is imported inside the commands: every
+# other memdir command would pay for it at start-up.
+
+_data_option = click.option(
+    "--data",
+    "data",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The server's data directory (accounts, and notes with the dir backend).",
+)
+_backend_option = click.option(
+    "--backend",
+    type=click.Choice(["dir", "postgres"]),
+    default="dir",
+    show_default=True,
+    help="Where notes are stored: the data directory, or PostgreSQL (needs --dsn).",
+)
+_dsn_option = click.option(
+    "--dsn",
+    envvar="MEMDIR_SERVER_DSN",
+    default=None,
+    show_envvar=True,
+    help="PostgreSQL connection string for --backend postgres (never printed).",
+)
+_force_option = click.option(
+    "--force", is_flag=True, help="Overwrite the output file if it exists."
+)
+
+
+def _storage(backend: str, data: Path, dsn: str | None) -> Storage:
+    from memdir.server.service import open_storage
+
+    return open_storage(backend, data, dsn)
+
+
+@click.group(name="server")
+def server_group() -> None:
+    """Run a memdir sync server and manage its accounts (§7.3)."""
+
+
+@server_group.command()
+@_data_option
+@_backend_option
+@_dsn_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on (0: any free port; the ready line shows it).",
+)
+@click.option(
+    "--rate-limit",
+    type=click.IntRange(min=0),
+    default=120,
+    show_default=True,
+    help="Requests per minute per account (0: no limit).",
+)
+@click.option(
+    "--rate-burst",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Requests an account may make in a row before the rate limit applies.",
+)
+@click.option("--max-notes", type=click.IntRange(min=1), help="Live notes per scope [5000].")
+@click.option("--max-changes", type=click.IntRange(min=1), help="Changes per commit [500].")
+@click.option(
+    "--max-body-bytes", type=click.IntRange(min=1), help="UTF-8 bytes per note body [131072]."
+)
+@click.option(
+    "--max-response-bytes",
+    type=click.IntRange(min=1),
+    help="Bytes of note texts per snapshot response [16777216].",
+)
+@click.option(
+    "--tombstone-days", type=click.IntRange(min=1), help="Days a deletion stays listed [90]."
+)
+@json_option
+@run
+def serve(
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    host: str,
+    port: int,
+    rate_limit: int,
+    rate_burst: int,
+    max_notes: int | None,
+    max_changes: int | None,
+    max_body_bytes: int | None,
+    max_response_bytes: int | None,
+    tombstone_days: int | None,
+    as_json: bool,
+) -> None:
+    """Serve the sync API until interrupted; prints one line when it is ready."""
+    from memdir.server.accounts import Accounts
+    from memdir.server.app import create_app
+    from memdir.server.app import serve as run_server
+    from memdir.server.ratelimit import RateLimiter
+    from memdir.server.service import SyncService
+    from memdir.store.atomic import ensure_private_dir
+    from memdir.sync.protocol import Quotas
+
+    given = {
+        "max_notes": max_notes,
+        "max_changes": max_changes,
+        "max_body_bytes": max_body_bytes,
+        "max_response_bytes": max_response_bytes,
+        "tombstone_days": tombstone_days,
+    }
+    quotas = Quotas.model_validate({k: v for k, v in given.items() if v is not None})
+    ensure_private_dir(data)
+    storage = _storage(backend, data, dsn)
+
+    def ready(url: str) -> None:
+        if as_json:  # one line, so a supervisor can read it like the plain one
+            doc = {"listening": url, "backend": backend, "quotas": quotas.model_dump()}
+            click.echo(json.dumps(doc))
+        else:
+            click.echo(f"memdir sync server listening on {url}")
+        sys.stdout.flush()
+
+    try:
+        service = SyncService(storage, quotas)
+        limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
+        run_server(create_app(service, Accounts(data), limiter), host, port, ready)
+    finally:
+        storage.close()
+
+
+@server_group.group(name="user")
+def user_group() -> None:
+    """Add, list and remove the server's accounts."""
+
+
+@user_group.command(name="add")
+@click.argument("name")
+@_data_option
+@click.option(
+    "--token-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Write the account's bearer token to this file, mode 0600 (it is never printed).",
+)
+@click.option("--rotate", is_flag=True, help="The user exists: issue a new token instead.")
+@_force_option
+@json_option
+@run
+def user_add(
+    name: str, data: Path, token_out: Path, rotate: bool, force: bool, as_json: bool
+) -> None:
+    """Add an account (or rotate its token); the token goes to --token-out only."""
+    from memdir.server.accounts import Accounts, check_secret_target, write_secret
+
+    check_secret_target(token_out, force=force)
+    token = Accounts(data).add_user(name, rotate=rotate)
+    write_secret(token_out, token, force=force)
+    if as_json:
+        emit_json({"user": name, "rotated": rotate, "token_file": str(token_out)})
+        return
+    verb = "issued a new token for" if rotate else "added user"
+    console.print(f"{verb} {name}; token written to {token_out} (mode 0600)", markup=False)
+
+
+@user_group.command(name="list")
+@_data_option
+@json_option
+@run
+def user_list(data: Path, as_json: bool) -> None:
+    """List the accounts (names and when they were made; tokens are never stored)."""
+    from memdir.server.accounts import Accounts
+
+    accounts = Accounts(data).users()
+    if as_json:
+        emit_json([a.public() for a in accounts])
+        return
+    if not accounts:
+        console.print("no users")
+        return
+    table = Table()
+    table.add_column("user")
+    table.add_column("created")
+    for account in accounts:
+        table.add_row(account.name, fmt_ms(account.created_at))
+    console.print(table)
+
+
+@user_group.command(name="remove")
+@click.argument("name")
+@_data_option
+@json_option
+@run
+def user_remove(name: str, data: Path, as_json: bool) -> None:
+    """Remove an account: its token stops working (its notes stay; see `server erase`)."""
+    from memdir.server.accounts import Accounts
+
+    Accounts(data).remove_user(name)
+    if as_json:
+        emit_json({"user": name, "removed": True})
+        return
+    console.print(f"removed user {name}; its notes stay until `memdir server erase {name}`")
+
+
+@server_group.command(name="admin-key")
+@_data_option
+@click.option(
+    "--key-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Write the admin key to this file, mode 0600 (it is never printed).",
+)
+@_force_option
+@json_option
+@run
+def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
+    """Issue the admin key (for POST /v1/admin/erase); any previous key stops working."""
+    from memdir.server.accounts import Accounts, check_secret_target, write_secret
+
+    check_secret_target(key_out, force=force)
+    key = Accounts(data).set_admin_key()
+    write_secret(key_out, key, force=force)
+    if as_json:
+        emit_json({"key_file": str(key_out)})
+        return
+    console.print(f"admin key written to {key_out} (mode 0600)", markup=False)
+
+
+@server_group.command()
+@click.argument("user")
+@_data_option
+@_backend_option
+@_dsn_option
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@run
+def erase(user: str, data: Path, backend: str, dsn: str | None, yes: bool, as_json: bool) -> None:
+    """Erase an account's notes for good; the server refuses the account from then on."""
+    from memdir.server.service import SyncService
+    from memdir.server.storage.directory import validate_user
+
+    validate_user(user)
+    if not yes:
+        if as_json:
+            raise InvalidInput("erasing cannot be undone; pass --yes to confirm")
+        click.confirm(f"Erase every note of {user} on this server for good?", abort=True)
+    storage = _storage(backend, data, dsn)
+    try:
+        result = SyncService(storage).erase(user)
+    finally:
+        storage.close()
+    if as_json:
+        emit_json({"user": result.user, "erased": result.erased})
+        return
+    console.print(f"erased {user}; the server refuses this account from now on", markup=False)
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the CLI."""
+    group.add_command(server_group)

@@ -1,0 +1,382 @@
+"""The sync server's rules (§7.3) over any `Storage`: snapshots, all-or-nothing commits, erase.
+
+The HTTP app authenticates and then makes one call here; every refusal is a
+`ServiceError` carrying the status and protocol error code the app sends back.
+
+A commit is validated in two passes. What depends only on the request (ids, note
+texts, revisions, duplicates, the change quota) is checked once. What depends on the
+manifest (stale bases, the commit-first `version`, case collisions, the note and body
+quotas) is checked against the manifest that is about to be replaced; the new
+revisions are stored, then the manifest is swapped by compare-and-swap on its
+version. A lost race re-reads the manifest and checks again, so a commit is applied
+whole against exactly the manifest it was checked against, or not at all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir import __version__
+from memdir.core import Note, parse_note, validate_id
+from memdir.errors import InvalidInput, MemdirError, ParseError
+from memdir.server.storage.base import Storage, StoredObject
+from memdir.sync.protocol import (
+    MAX_PROTOCOL,
+    MIN_PROTOCOL,
+    Change,
+    CommitRequest,
+    CommitResult,
+    Entry,
+    EraseResult,
+    Identity,
+    Manifest,
+    Quotas,
+    Snapshot,
+    SnapshotRequest,
+    Tombstone,
+    rev_of,
+)
+
+__all__ = [
+    "SERVER_NAME",
+    "ServiceError",
+    "SyncService",
+    "now_ms",
+    "open_storage",
+    "redact_dsn",
+]
+
+SERVER_NAME = f"memdir/{__version__}"
+_DAY_MS = 86_400_000
+#: Lost compare-and-swap races a commit re-checks before it reports `stale`.
+_SWAP_ATTEMPTS = 8
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    """The wall clock in Unix milliseconds (the default service clock)."""
+    return int(time.time() * 1000)
+
+
+class ServiceError(Exception):
+    """Raised when the service refuses a request; `status` and `code` are the HTTP answer."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        ids: Iterable[str] = (),
+        version: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.ids = sorted(ids)
+        self.version = version
+
+
+@dataclass(frozen=True, slots=True)
+class _Put:
+    """A put that passed the request-only checks."""
+
+    id: str
+    base: str | None
+    rev: str
+    data: bytes
+    note: Note
+
+
+def _invalid(message: str, ids: Iterable[str] = ()) -> ServiceError:
+    return ServiceError(422, "invalid", message, ids=ids)
+
+
+def _check_put(change: Change) -> _Put:
+    """Check one put against itself: id, text, revision."""
+    assert change.text is not None and change.rev is not None  # guaranteed by Change
+    try:
+        data = change.text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _invalid(f"the text of {change.id} is not valid Unicode", [change.id]) from None
+    if rev_of(data) != change.rev:
+        raise _invalid(f"rev of {change.id} is not the SHA-256 of its text", [change.id])
+    try:
+        note = parse_note(data, file_id=change.id)
+    except (ParseError, InvalidInput) as exc:
+        raise _invalid(f"note {change.id} cannot be parsed: {exc}", [change.id]) from None
+    if note.id != change.id:
+        raise _invalid(f"note text says id {note.id!r}, the change {change.id!r}", [change.id])
+    return _Put(change.id, change.base, change.rev, data, note)
+
+
+def _rev_in(notes: dict[str, Entry], note_id: str) -> str | None:
+    entry = notes.get(note_id)
+    return entry.rev if entry is not None else None
+
+
+class SyncService:
+    """The server side of the sync protocol, stateless between calls apart from `storage`."""
+
+    def __init__(
+        self, storage: Storage, quotas: Quotas | None = None, clock: Callable[[], int] = now_ms
+    ) -> None:
+        self.storage = storage
+        self.quotas = quotas if quotas is not None else Quotas()
+        self._clock = clock
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _check_user(self, user: str) -> None:
+        try:
+            erased = self.storage.is_erased(user)
+        except InvalidInput as exc:
+            raise _invalid(str(exc)) from None
+        if erased:
+            raise ServiceError(410, "account_erased", f"the account {user!r} was erased")
+
+    def _live_tombstones(self, manifest: Manifest, now: int) -> dict[str, Tombstone]:
+        cutoff = now - self.quotas.tombstone_days * _DAY_MS
+        return {k: t for k, t in manifest.tombstones.items() if t.deleted_at >= cutoff}
+
+    # -- requests ------------------------------------------------------------------------
+
+    def identity(self, user: str) -> Identity:
+        """Who `user` is to this server, and what the server speaks and allows."""
+        self._check_user(user)
+        return Identity(
+            user=user,
+            server=SERVER_NAME,
+            protocol=MAX_PROTOCOL,
+            min_protocol=MIN_PROTOCOL,
+            quotas=self.quotas,
+        )
+
+    def snapshot(self, user: str, request: SnapshotRequest) -> Snapshot:
+        """The scope's manifest and, up to the response quota, the texts not in `have`."""
+        self._check_user(user)
+        key = request.scope.key
+        manifest = self.storage.manifest(user, key)
+        if request.known_version is not None and request.known_version == manifest.version:
+            return Snapshot(version=manifest.version, unchanged=True, quotas=self.quotas)
+        have = set(request.have)
+        budget = self.quotas.max_response_bytes
+        wanted: dict[str, str] = {}
+        used = 0
+        truncated = False
+        for note_id in sorted(manifest.notes):
+            entry = manifest.notes[note_id]
+            if entry.rev in have:
+                continue
+            # Always send one, so a client progresses even past a note bigger than the budget.
+            if wanted and used + entry.size > budget:
+                truncated = True
+                continue
+            wanted[entry.rev] = note_id
+            used += entry.size
+        found = self.storage.objects(user, key, wanted) if wanted else {}
+        for rev in wanted.keys() - found.keys():
+            log.error("storage lacks revision %s of %s in %s/%s", rev, wanted[rev], user, key)
+        return Snapshot(
+            version=manifest.version,
+            notes=dict(manifest.notes),
+            tombstones=self._live_tombstones(manifest, self._clock()),
+            objects={rev: data.decode("utf-8") for rev, data in found.items()},
+            truncated=truncated,
+            quotas=self.quotas,
+        )
+
+    def commit(self, user: str, request: CommitRequest) -> CommitResult:
+        """Apply every change or none; raise ServiceError saying why when none."""
+        self._check_user(user)
+        quotas = self.quotas
+        changes = request.changes
+        if len(changes) > quotas.max_changes:
+            raise ServiceError(
+                413,
+                "quota_exceeded",
+                f"{len(changes)} changes in one commit; the quota is {quotas.max_changes}",
+            )
+        seen: set[str] = set()
+        dupes: set[str] = set()
+        for change in changes:
+            (dupes if change.id in seen else seen).add(change.id)
+        if dupes:
+            raise _invalid("a commit names each note once", dupes)
+        for change in changes:
+            try:
+                validate_id(change.id)
+            except InvalidInput as exc:
+                raise _invalid(str(exc), [change.id]) from None
+        puts = [_check_put(c) for c in changes if c.op == "put"]
+        deletes = [c for c in changes if c.op == "delete"]
+        key = request.scope.key
+        stored = False
+        for _ in range(_SWAP_ATTEMPTS):
+            current = self.storage.manifest(user, key)
+            now = self._clock()
+            result, manifest = self._apply(user, key, request, current, puts, deletes, now)
+            if not stored:
+                objects: list[StoredObject] = [(p.id, p.rev, p.data) for p in puts]
+                self.storage.put_objects(user, key, objects)
+                stored = True
+            if self.storage.swap_manifest(user, key, current.version, manifest):
+                return result
+            self._check_user(user)
+        raise ServiceError(
+            409,
+            "stale",
+            "the manifest kept changing under the commit; sync and try again",
+            version=self.storage.manifest(user, key).version,
+        )
+
+    def _apply(
+        self,
+        user: str,
+        key: str,
+        request: CommitRequest,
+        current: Manifest,
+        puts: Sequence[_Put],
+        deletes: Sequence[Change],
+        now: int,
+    ) -> tuple[CommitResult, Manifest]:
+        """Check the commit against `current`; return the result and the next manifest."""
+        quotas = self.quotas
+        if request.version is not None and request.version != current.version:
+            raise ServiceError(
+                409,
+                "stale",
+                f"the manifest is at version {current.version}, not {request.version}",
+                version=current.version,
+            )
+        live = current.notes
+        stale = [c.id for c in request.changes if c.base != _rev_in(live, c.id)]
+        if stale:
+            raise ServiceError(
+                409,
+                "stale",
+                "some changes were made against an older revision",
+                ids=stale,
+                version=current.version,
+            )
+        folded = {note_id.casefold(): note_id for note_id in live}
+        collisions: set[str] = set()
+        for put in puts:
+            if put.id in live:
+                continue
+            other = folded.setdefault(put.id.casefold(), put.id)
+            if other != put.id:
+                collisions |= {put.id, other}
+        if collisions:
+            raise ServiceError(
+                409, "case_collision", "note ids may not differ only in case", ids=collisions
+            )
+        self._check_bodies(user, key, current, puts)
+        before = len(live)
+        after = before + sum(p.id not in live for p in puts) - len(deletes)
+        if after > quotas.max_notes and after > before:
+            raise ServiceError(
+                413,
+                "quota_exceeded",
+                f"the commit would leave {after} notes; the quota is {quotas.max_notes}",
+            )
+        notes = dict(live)
+        tombstones = self._live_tombstones(current, now)
+        set_notes: dict[str, Entry] = {}
+        set_tombstones: dict[str, Tombstone] = {}
+        for put in puts:
+            entry = Entry(rev=put.rev, hash=put.note.hash, size=len(put.data), updated_at=now)
+            notes[put.id] = set_notes[put.id] = entry
+            tombstones.pop(put.id, None)
+        for delete in deletes:
+            gone = notes.pop(delete.id)
+            tombstone = Tombstone(rev=gone.rev, deleted_at=now)
+            tombstones[delete.id] = set_tombstones[delete.id] = tombstone
+        manifest = Manifest(version=current.version + 1, notes=notes, tombstones=tombstones)
+        result = CommitResult(
+            version=manifest.version, notes=set_notes, tombstones=set_tombstones, quotas=quotas
+        )
+        return result, manifest
+
+    def _check_bodies(self, user: str, key: str, current: Manifest, puts: Sequence[_Put]) -> None:
+        """Refuse bodies over the quota, unless no larger than the server's version (no growth)."""
+        limit = self.quotas.max_body_bytes
+        over = [p for p in puts if p.note.body_bytes > limit]
+        if not over:
+            return
+        wanted = {current.notes[p.id].rev: p.id for p in over if p.id in current.notes}
+        old = self.storage.objects(user, key, wanted) if wanted else {}
+        too_big: list[str] = []
+        for put in over:
+            entry = current.notes.get(put.id)
+            data = old.get(entry.rev) if entry else None
+            try:
+                previous = parse_note(data, file_id=put.id).body_bytes if data else 0
+            except ParseError:
+                previous = 0
+            if put.note.body_bytes > previous:
+                too_big.append(put.id)
+        if too_big:
+            raise ServiceError(
+                413,
+                "quota_exceeded",
+                f"note bodies over the quota of {limit} bytes (and larger than before)",
+                ids=too_big,
+            )
+
+    def erase(self, user: str) -> EraseResult:
+        """Erase an account: the marker first (requests are refused from then on), then data."""
+        try:
+            self.storage.mark_erased(user)
+        except InvalidInput as exc:
+            raise _invalid(str(exc)) from None
+        self.storage.erase(user)
+        return EraseResult(user=user, erased=True, quotas=self.quotas)
+
+
+def redact_dsn(dsn: str) -> str:
+    """A DSN fit to print: any password replaced by `***` (URL and key=value forms)."""
+    redacted = re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", dsn)
+    return re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*:)[^@]*@", r"\1***@", redacted)
+
+
+def open_storage(backend: str, data_dir: Path, dsn: str | None = None) -> Storage:
+    """The storage backend by name: `dir` (under `data_dir`) or `postgres` (at `dsn`)."""
+    if backend == "dir":
+        from memdir.server.storage.directory import DirectoryStorage
+
+        return DirectoryStorage(data_dir)
+    if backend != "postgres":
+        raise InvalidInput(f"unknown storage backend {backend!r}; use dir or postgres")
+    if not dsn:
+        raise InvalidInput("the postgres backend needs --dsn (or MEMDIR_SERVER_DSN)")
+    try:
+        module = importlib.import_module("memdir.server.storage.postgres")
+        storage: Storage = module.PostgresStorage(dsn)
+    except ImportError as exc:
+        if exc.name == "memdir.server.storage.postgres":
+            raise
+        raise MemdirError(
+            "the PostgreSQL backend needs psycopg: pip install 'memdir[postgres]'"
+        ) from None
+    except MemdirError:
+        raise
+    except Exception as exc:
+        detail = str(exc)
+        for secret in re.findall(r"(?i)password\s*=\s*('[^']*'|\S+)", dsn) + re.findall(
+            r"^[a-z][a-z0-9+.-]*://[^:/@]*:([^@]*)@", dsn
+        ):
+            detail = detail.replace(secret, "***")
+        raise MemdirError(
+            f"cannot open the PostgreSQL storage at {redact_dsn(dsn)}: "
+            f"{type(exc).__name__}: {detail}"
+        ) from None
+    return storage
