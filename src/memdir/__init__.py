@@ -7,14 +7,18 @@ from memdir.errors import (
     Busy,
     ConfigError,
     Conflict,
+    IncompatibleVersion,
     IntegrityError,
     InvalidInput,
     LimitExceeded,
     MemdirError,
     NotFound,
     ParseError,
+    RateLimited,
     Refused,
     SecretRefused,
+    SyncFailed,
+    SyncRefused,
 )
 from memdir.extract import ExtractionResult, ExtractionState
 from memdir.memory import Memory
@@ -31,13 +35,18 @@ from memdir.results import (
 from memdir.retrieve import Chunk, Hit, Neighbour, ReindexStats
 from memdir.retrieve.recall import Recall
 from memdir.store import BackupRecord
+from memdir.sync.batch import BatchResult
+from memdir.sync.engine import PassReport
+from memdir.sync.service import ConflictView, Resolution, SyncRun, SyncStatus
 
 __all__ = [
     "BackupRecord",
+    "BatchResult",
     "Busy",
     "Chunk",
     "ConfigError",
     "Conflict",
+    "ConflictView",
     "DoctorReport",
     "Embedder",
     "EmbedderInfo",
@@ -49,6 +58,7 @@ __all__ = [
     "ForgetResult",
     "HistoryEntry",
     "Hit",
+    "IncompatibleVersion",
     "IntegrityError",
     "InvalidInput",
     "LimitExceeded",
@@ -61,12 +71,19 @@ __all__ = [
     "Note",
     "NoteType",
     "ParseError",
+    "PassReport",
+    "RateLimited",
     "Recall",
     "Refused",
     "ReindexStats",
+    "Resolution",
     "RestoreResult",
     "Scope",
     "SecretRefused",
+    "SyncFailed",
+    "SyncRefused",
+    "SyncRun",
+    "SyncStatus",
     "WriteResult",
     "__version__",
 ]

@@ -22,6 +22,9 @@ Errors are JSON bodies `{"error": CODE, "message": ..., ...}` with these codes:
     422 invalid               a malformed id, note text, or a rev that does not match its text
     426 incompatible_protocol the client's protocol version is not supported
     429 rate_limited          too many requests; the `Retry-After` header gives seconds
+
+and, outside the API proper: 404 not_found, 405 method_not_allowed, 500 internal,
+503 busy (with `Retry-After`). A client treats any 5xx as transient.
 """
 
 from __future__ import annotations
@@ -73,6 +76,10 @@ ERROR_CODES = (
     "invalid",
     "incompatible_protocol",
     "rate_limited",
+    "not_found",
+    "method_not_allowed",
+    "internal",
+    "busy",
 )
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
