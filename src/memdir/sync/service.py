@@ -214,21 +214,23 @@ class SyncService:
         credentials = self.account.credentials()
         if credentials is None:
             raise SyncRefused("not signed in: run `memdir sync login --server URL` first")
+        for scope in scopes or ():
+            if scope not in self._stores:
+                raise InvalidInput(f"there are no {scope.value} notes here to sync")
         run = SyncRun()
         with self._client(credentials) as client:
             for scope in scopes or tuple(self._stores):
                 paused = self._paused(scope, credentials)
+                try:
+                    ref = self._ref(scope)
+                except MemdirError as exc:  # e.g. a damaged .memdir/project.json
+                    paused = paused or f"the project's identity cannot be read: {exc}"
                 if paused is not None:
                     run.paused[scope.value] = paused
                     continue
                 baseline = self._baseline(scope)
                 engine = ScopePass(
-                    self._stores[scope],
-                    baseline,
-                    client,
-                    self._ref(scope),
-                    abort=abort,
-                    clock=self._clock,
+                    self._stores[scope], baseline, client, ref, abort=abort, clock=self._clock
                 )
                 report = engine.run()
                 if baseline.binding is None:
