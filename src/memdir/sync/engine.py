@@ -100,6 +100,16 @@ class _Plan:
     held: set[str] = field(default_factory=set)
 
 
+@dataclass(slots=True)
+class _Sides:
+    """Both sides of one comparison: this machine's notes and revisions, baselines, server."""
+
+    notes: dict[str, Note]
+    revs: dict[str, str]
+    bases: dict[str, str]
+    server: ServerView
+
+
 class _MissingText(Exception):
     """A text the comparison needs was not in the answer: list the manifest in full."""
 
@@ -228,24 +238,17 @@ class ScopePass:
         self._check_abort()
         every = (ids | server.live.keys() | (server.tombstones.keys() & notes.keys())) - unknown
         plan = _Plan(held={c.id for c in self.baseline.conflicts()})
+        sides = _Sides(notes, revs, bases, server)
         for note_id in sorted(every):
-            self._decide(note_id, notes, revs, bases, server, plan, report)
+            self._decide(note_id, sides, plan, report)
         for note_id in sorted(unknown & (server.live.keys() | bases.keys())):
             report.held[note_id] = "the local file cannot be read as a note (see `memdir doctor`)"
         self._apply_pulls(plan, notes, revs, report)
         self._push(plan, server, notes, revs, report)
 
-    def _decide(
-        self,
-        note_id: str,
-        notes: dict[str, Note],
-        revs: dict[str, str],
-        bases: dict[str, str],
-        server: ServerView,
-        plan: _Plan,
-        report: PassReport,
-    ) -> None:
-        local, base, remote = revs.get(note_id), bases.get(note_id), server.live.get(note_id)
+    def _decide(self, note_id: str, sides: _Sides, plan: _Plan, report: PassReport) -> None:
+        revs, server = sides.revs, sides.server
+        local, base, remote = revs.get(note_id), sides.bases.get(note_id), server.live.get(note_id)
         if local == remote:
             if local != base or note_id in plan.held:
                 plan.agreed[note_id] = local
@@ -268,17 +271,10 @@ class ScopePass:
             elif remote is not None:
                 plan.changes.append(Change(id=note_id, op="delete", base=remote))
             return
-        self._merge(note_id, notes, revs, server, plan, report)
+        self._merge(note_id, sides, plan, report)
 
-    def _merge(
-        self,
-        note_id: str,
-        notes: dict[str, Note],
-        revs: dict[str, str],
-        server: ServerView,
-        plan: _Plan,
-        report: PassReport,
-    ) -> None:
+    def _merge(self, note_id: str, sides: _Sides, plan: _Plan, report: PassReport) -> None:
+        notes, revs, server = sides.notes, sides.revs, sides.server
         remote = server.live.get(note_id)
         base_copy = self.baseline.base(note_id)
         server_data = None if remote is None else self._text(note_id, remote, server, revs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -350,18 +350,7 @@ class SyncService:
             server_note = _parsed(held.server_data, note_id)
             assert server_note is not None
             new_id = make_id(server_note.summary, taken=store.directory.ids_on_disk())
-            copy = Note(
-                id=new_id,
-                summary=server_note.summary,
-                body=server_note.body,
-                type=server_note.type,
-                tags=server_note.tags,
-                created_at=server_note.created_at,
-                updated_at=server_note.updated_at,
-                supersedes=server_note.supersedes,
-                private=server_note.private,
-                extra=server_note.extra,
-            )
+            copy = replace(server_note, id=new_id)
             store.save(copy, event="sync", expect_revision="")
         else:
             assert text is not None
