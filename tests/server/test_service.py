@@ -172,6 +172,18 @@ def test_the_server_never_reads_texts_the_client_has(service: SyncService, stora
     assert storage.asked == [b.rev]
 
 
+def test_a_probe_without_objects_lists_the_manifest_and_reads_no_text(
+    service: SyncService, storage: Spy
+) -> None:
+    a = put("a-note")
+    service.commit("alice", commit_req(a))
+    storage.asked.clear()
+    snap = service.snapshot("alice", SnapshotRequest(scope=USER, known_version=0, objects=False))
+    assert not snap.unchanged and set(snap.notes) == {"a-note"}
+    assert snap.objects == {} and not snap.truncated
+    assert storage.asked == []
+
+
 def test_known_version_unchanged_gives_empty_lists(service: SyncService) -> None:
     service.commit("alice", commit_req(put("a-note")))
     snap = service.snapshot("alice", SnapshotRequest(scope=USER, known_version=1))

@@ -172,7 +172,7 @@ class SyncService:
         wanted: dict[str, str] = {}
         used = 0
         truncated = False
-        for note_id in sorted(manifest.notes):
+        for note_id in sorted(manifest.notes) if request.objects else ():
             entry = manifest.notes[note_id]
             if entry.rev in have:
                 continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,14 +167,17 @@ class ScopeStore:
             ) from None
         return data, note
 
-    def _check_case(self, note_id: str, on_disk: Iterable[str] | None = None) -> None:
+    def _check_case(self, note_id: str, folded_ids: Mapping[str, str] | None = None) -> None:
+        """Refuse an id differing only in case from a file on disk (folded_ids: casefold -> id)."""
         folded = note_id.casefold()
-        for existing in self.directory.ids_on_disk() if on_disk is None else on_disk:
-            if existing != note_id and existing.casefold() == folded:
-                raise Conflict(
-                    f"note id {note_id!r} differs only in case from the existing file "
-                    f"{existing}.md; case-insensitive file systems would merge them"
-                )
+        if folded_ids is None:
+            folded_ids = {i.casefold(): i for i in self.directory.ids_on_disk() if i != note_id}
+        existing = folded_ids.get(folded)
+        if existing is not None and existing != note_id:
+            raise Conflict(
+                f"note id {note_id!r} differs only in case from the existing file "
+                f"{existing}.md; case-insensitive file systems would merge them"
+            )
 
     def _check_limits(
         self, note: Note, previous: Note | None, max_notes: int, count: int | None = None
@@ -258,6 +261,7 @@ class ScopeStore:
         with self.lock():
             history = self.history
             on_disk = self.directory.ids_on_disk()
+            folded = {i.casefold(): i for i in on_disk}
             dirs: set[Path] = set()
             audit: list[tuple[str, dict[str, str | int | None]]] = []
             for note, raw, expected in items:
@@ -269,7 +273,7 @@ class ScopeStore:
                             f"note {note.id} changed since it was read; nothing was written"
                         )
                     if previous is None:
-                        self._check_case(note.id, on_disk)
+                        self._check_case(note.id, folded)
                     self._check_limits(note, previous, self.directory.max_notes, count=len(on_disk))
                 except MemdirError as exc:
                     out[note.id] = exc
@@ -282,6 +286,7 @@ class ScopeStore:
                 rev = history.record(note.id, raw, event, note.hash, defer_dirs=dirs)
                 rev = rev or revision_of(raw)
                 on_disk.add(note.id)
+                folded.setdefault(note.id.casefold(), note.id)
                 audit.append(
                     (
                         "write",

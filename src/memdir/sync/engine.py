@@ -174,22 +174,24 @@ class ScopePass:
         return scan.notes, scan.revisions, unknown
 
     def snapshot(self, have: set[str], local_changed: bool, *, full: bool) -> ServerView | None:
+        """The server's side; None when neither side changed since the last pass.
+
+        A client that synced before first probes with its known version and no `have`
+        list (a few hundred bytes each way when nothing changed); only when the manifest
+        moved does it ask for the texts it lacks, naming the listed revisions it holds.
+        """
         known = None if full else self.baseline.version
-        request = SnapshotRequest(scope=self.scope, have=sorted(have), known_version=known)
-        snap = self.client.snapshot(request)
-        if snap.unchanged and known is not None:
-            if not local_changed:
-                return None
-            remote = self.baseline.remote()
-            return ServerView(
-                version=snap.version,
-                live={i: e.rev for i, e in remote.items() if e.live},
-                tombstones={i: e.rev for i, e in remote.items() if not e.live},
-                texts={},
-                remote=remote,
+        if known is not None:
+            probe = self.client.snapshot(
+                SnapshotRequest(scope=self.scope, known_version=known, objects=False)
             )
-        if snap.unchanged:  # the server answered `unchanged` to a client that knew nothing
-            snap = self.client.snapshot(SnapshotRequest(scope=self.scope, have=sorted(have)))
+            if probe.unchanged:
+                return None if not local_changed else self._remembered(probe.version)
+            listed = {e.rev for e in probe.notes.values()}
+            if listed <= have:
+                return self._view(probe, {})
+            have = have & listed
+        snap = self.client.snapshot(SnapshotRequest(scope=self.scope, have=sorted(have)))
         texts = self._texts(snap)
         while snap.truncated:
             self._check_abort()
@@ -199,6 +201,21 @@ class ScopePass:
             if not got and snap.truncated:
                 raise SyncFailed("the sync server keeps truncating its answer without progress")
             texts.update(got)
+        return self._view(snap, texts)
+
+    def _remembered(self, version: int) -> ServerView:
+        """The server's side as the last pass saw it (the manifest has not moved since)."""
+        remote = self.baseline.remote()
+        return ServerView(
+            version=version,
+            live={i: e.rev for i, e in remote.items() if e.live},
+            tombstones={i: e.rev for i, e in remote.items() if not e.live},
+            texts={},
+            remote=remote,
+        )
+
+    @staticmethod
+    def _view(snap: Snapshot, texts: dict[str, bytes]) -> ServerView:
         remote = {i: RemoteEntry(e.rev) for i, e in snap.notes.items()}
         remote.update({i: RemoteEntry(t.rev, t.deleted_at) for i, t in snap.tombstones.items()})
         return ServerView(

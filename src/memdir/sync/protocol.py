@@ -193,6 +193,7 @@ class SnapshotRequest(_Model):
     known_version: int | None = Field(
         None, description="the version the client last saw: if still current, `unchanged` is set"
     )
+    objects: bool = Field(True, description="false: the manifest only, no texts (a cheap probe)")
 
 
 class Snapshot(_Model):
