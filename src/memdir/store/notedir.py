@@ -256,6 +256,15 @@ class NoteDirectory:
             # is_file() uses the directory entry's type: no stat per file.
             return {e.name[:-3] for e in iterator if self._is_note_name(e.name) and e.is_file()}
 
+    def read_all(self) -> dict[str, bytes]:
+        """The bytes of every `.md` file by stem, unparsed (a file that vanishes is left out)."""
+        out: dict[str, bytes] = {}
+        for name in self.ids_on_disk():
+            data = self.read_bytes(name)
+            if data is not None:
+                out[name] = data
+        return out
+
     def read_bytes(self, note_id: str) -> bytes | None:
         """The current bytes of a note's file, or None when it does not exist."""
         try:

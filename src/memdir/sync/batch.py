@@ -34,7 +34,8 @@ class BatchResult:
 
 def _check_in_sync(engine: ScopePass, ids: list[str], server: ServerView) -> dict[str, str]:
     """The server revision of each note (absent: new); Conflict when any is not fully in sync."""
-    _, revs, unknown = engine.local_state()
+    here = engine.local_state()
+    revs, unknown = here.revs, here.unknown
     bases = engine.baseline.bases()
     held = {c.id for c in engine.baseline.conflicts()}
     out: dict[str, str] = {}

@@ -100,14 +100,43 @@ class _Plan:
     held: set[str] = field(default_factory=set)
 
 
+class _Local:
+    """This machine's note files: bytes and revisions, each parsed on first use."""
+
+    def __init__(self, store: ScopeStore, data: dict[str, bytes], revs: dict[str, str]) -> None:
+        self._store = store
+        self.data = data
+        self.revs = revs
+        self.unknown: set[str] = set()
+        self._notes: dict[str, Note] = {}
+
+    def note(self, note_id: str) -> Note | None:
+        """The parsed note (None: no such file, or it cannot be parsed — then `unknown`)."""
+        found = self._notes.get(note_id)
+        if found is not None or note_id not in self.data or note_id in self.unknown:
+            return found
+        try:
+            found = parse_note(self.data[note_id], file_id=note_id)
+        except MemdirError:
+            self.unknown.add(note_id)
+            return None
+        found = found.located(self._store.scope, self._store.directory.file_for(note_id))
+        self._notes[note_id] = found
+        return found
+
+
 @dataclass(slots=True)
 class _Sides:
-    """Both sides of one comparison: this machine's notes and revisions, baselines, server."""
+    """Both sides of one comparison: this machine's files, the baselines, the server."""
 
-    notes: dict[str, Note]
-    revs: dict[str, str]
+    local: _Local
     bases: dict[str, str]
     server: ServerView
+
+    @property
+    def revs(self) -> dict[str, str]:
+        """Revision of every local note file."""
+        return self.local.revs
 
 
 class _MissingText(Exception):
@@ -166,12 +195,20 @@ class ScopePass:
 
     # -- reading both sides ------------------------------------------------------------
 
-    def local_state(self) -> tuple[dict[str, Note], dict[str, str], set[str]]:
-        scan = self.store.scan()
-        # A file on disk that the scan did not load (unparseable, past maxNotes) is not
-        # a deletion: it is left out of the comparison altogether.
-        unknown = self.store.directory.ids_on_disk() - scan.notes.keys()
-        return scan.notes, scan.revisions, unknown
+    def local_state(self) -> _Local:
+        """This machine's side: every note file's revision; parsed only where it changed.
+
+        A file unchanged since the last sync (its revision is the baseline's) was parsed
+        then; the others are parsed here, and one that cannot be parsed is not a deletion:
+        it is left out of the comparison altogether and reported.
+        """
+        data = self.store.directory.read_all()
+        bases = self.baseline.bases()
+        local = _Local(self.store, data, {i: rev_of(b) for i, b in data.items()})
+        for note_id, rev in local.revs.items():
+            if rev != bases.get(note_id):
+                local.note(note_id)
+        return local
 
     def snapshot(self, have: set[str], local_changed: bool, *, full: bool) -> ServerView | None:
         """The server's side; None when neither side changed since the last pass.
@@ -242,9 +279,10 @@ class ScopePass:
 
     def _once(self, report: PassReport, *, full: bool) -> None:
         self._check_abort()
-        notes, revs, unknown = self.local_state()
+        local = self.local_state()
+        revs, unknown = local.revs, local.unknown
         bases = self.baseline.bases()
-        ids = (notes.keys() | bases.keys()) - unknown
+        ids = (revs.keys() | bases.keys()) - unknown
         local_changed = any(revs.get(i) != bases.get(i) for i in ids)
         have = set(bases.values()) | set(revs.values())
         server = self.snapshot(have, local_changed, full=full)
@@ -253,15 +291,15 @@ class ScopePass:
             report.version = self.baseline.version
             return
         self._check_abort()
-        every = (ids | server.live.keys() | (server.tombstones.keys() & notes.keys())) - unknown
+        every = (ids | server.live.keys() | (server.tombstones.keys() & revs.keys())) - unknown
         plan = _Plan(held={c.id for c in self.baseline.conflicts()})
-        sides = _Sides(notes, revs, bases, server)
+        sides = _Sides(local, bases, server)
         for note_id in sorted(every):
             self._decide(note_id, sides, plan, report)
         for note_id in sorted(unknown & (server.live.keys() | bases.keys())):
             report.held[note_id] = "the local file cannot be read as a note (see `memdir doctor`)"
-        self._apply_pulls(plan, notes, revs, report)
-        self._push(plan, server, notes, revs, report)
+        self._apply_pulls(plan, local, report)
+        self._push(plan, server, revs, report)
 
     def _decide(self, note_id: str, sides: _Sides, plan: _Plan, report: PassReport) -> None:
         revs, server = sides.revs, sides.server
@@ -291,7 +329,7 @@ class ScopePass:
         self._merge(note_id, sides, plan, report)
 
     def _merge(self, note_id: str, sides: _Sides, plan: _Plan, report: PassReport) -> None:
-        notes, revs, server = sides.notes, sides.revs, sides.server
+        revs, server = sides.revs, sides.server
         remote = server.live.get(note_id)
         base_copy = self.baseline.base(note_id)
         server_data = None if remote is None else self._text(note_id, remote, server, revs)
@@ -306,7 +344,10 @@ class ScopePass:
         except ParseError:
             report.held[note_id] = "the server's version cannot be read as a note"
             return
-        local_note = notes.get(note_id)
+        local_note = sides.local.note(note_id)
+        if local_note is None and note_id in revs:
+            report.held[note_id] = "the local file cannot be read as a note (see `memdir doctor`)"
+            return
         outcome = merge_notes(
             base_note, local_note, server_note, max_body_bytes=self.client.quotas.max_body_bytes
         )
@@ -372,9 +413,8 @@ class ScopePass:
 
     # -- applying ------------------------------------------------------------------
 
-    def _apply_pulls(
-        self, plan: _Plan, notes: dict[str, Note], revs: dict[str, str], report: PassReport
-    ) -> None:
+    def _apply_pulls(self, plan: _Plan, local: _Local, report: PassReport) -> None:
+        revs = local.revs
         with self.baseline.transaction():
             for note_id, rev in plan.agreed.items():
                 if rev is None:
@@ -387,8 +427,10 @@ class ScopePass:
             (report.merged if note_id in plan.merged else report.pulled).append(note_id)
         for note_id in plan.local_deletes:
             self._check_abort()
-            note = notes[note_id]
+            note = local.note(note_id)
             try:
+                if note is None:
+                    raise ParseError(f"the local file of {note_id} cannot be read as a note")
                 self.store.remove(
                     note_id,
                     backup_reason="sync: deleted on the server",
@@ -430,12 +472,7 @@ class ScopePass:
         return written
 
     def _push(
-        self,
-        plan: _Plan,
-        server: ServerView,
-        notes: dict[str, Note],
-        revs: dict[str, str],
-        report: PassReport,
+        self, plan: _Plan, server: ServerView, revs: dict[str, str], report: PassReport
     ) -> None:
         changes = self._within_quota(plan.changes, server, report)
         version = server.version
