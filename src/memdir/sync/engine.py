@@ -154,6 +154,7 @@ class ScopePass:
         scope: ScopeRef,
         *,
         abort: threading.Event | None = None,
+        still_on: Callable[[], bool] = lambda: True,
         clock: Callable[[], int],
     ) -> None:
         self.store = store
@@ -161,6 +162,7 @@ class ScopePass:
         self.client = client
         self.scope = scope
         self.abort = abort or threading.Event()
+        self._still_on = still_on
         self._clock = clock
 
     def run(self) -> PassReport:
@@ -190,7 +192,8 @@ class ScopePass:
         return report
 
     def _check_abort(self) -> None:
-        if self.abort.is_set():
+        # Between requests: the switch may have been turned off here or in another process.
+        if self.abort.is_set() or not self._still_on():
             raise Aborted("sync was switched off; the pass stopped and local notes are kept")
 
     # -- reading both sides ------------------------------------------------------------

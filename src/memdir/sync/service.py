@@ -230,7 +230,13 @@ class SyncService:
                     continue
                 baseline = self._baseline(scope)
                 engine = ScopePass(
-                    self._stores[scope], baseline, client, ref, abort=abort, clock=self._clock
+                    self._stores[scope],
+                    baseline,
+                    client,
+                    ref,
+                    abort=abort,
+                    still_on=lambda: self.account.enabled,
+                    clock=self._clock,
                 )
                 report = engine.run()
                 if baseline.binding is None:
