@@ -137,3 +137,17 @@ def test_check_token_strips_whitespace() -> None:
 )
 def test_origin_is_normalised(url: str, origin: str) -> None:
     assert origin_of(url) == origin
+
+
+def test_a_memory_that_never_synced_creates_no_sync_state(tmp_path: Path) -> None:
+    from memdir import Memory
+
+    home = tmp_path / "home"
+    with Memory.open(tmp_path, home=home) as m:
+        m.remember("A note that never leaves this machine", scope="user")
+        status = m.sync_status()
+        assert not status.server and all(s.version is None for s in status.scopes)
+        assert m.sync_conflicts() == []
+        m.search("note")
+        m.forget(m.list(scope="user")[0].id, purge=True)
+    assert not (home / "memory-sync").exists()

@@ -133,6 +133,14 @@ class SyncService:
             self._baselines[scope] = baseline
         return baseline
 
+    def _existing(self, scope: Scope) -> Baseline | None:
+        """The scope's sync state if it ever synced (reading never creates the file)."""
+        if scope in self._baselines:
+            return self._baselines[scope]
+        if (self.root / f"{self._stores[scope].state_key}.sqlite").exists():
+            return self._baseline(scope)
+        return None
+
     def _ref(self, scope: Scope) -> ScopeRef:
         if scope is Scope.USER:
             return ScopeRef(kind="user")
@@ -163,9 +171,10 @@ class SyncService:
         return self.status()
 
     def _paused(self, scope: Scope, credentials: Credentials | None) -> str | None:
-        if credentials is None:
+        baseline = self._existing(scope)
+        if credentials is None or baseline is None:
             return None
-        bound = self._baseline(scope).binding
+        bound = baseline.binding
         here = Binding(credentials.user, origin_of(credentials.server))
         if bound is None or bound == here:
             return None
@@ -180,16 +189,16 @@ class SyncService:
         credentials = self.account.credentials()
         scopes = []
         for scope in self._stores:
-            baseline = self._baseline(scope)
-            bound = baseline.binding
+            baseline = self._existing(scope)
+            bound = baseline.binding if baseline else None
             scopes.append(
                 ScopeStatus(
                     scope=scope.value,
                     bound_to=bound.describe() if bound else None,
                     paused=self._paused(scope, credentials),
-                    last_sync=baseline.last_sync,
-                    version=baseline.version,
-                    conflicts=len(baseline.conflicts()),
+                    last_sync=baseline.last_sync if baseline else None,
+                    version=baseline.version if baseline else None,
+                    conflicts=len(baseline.conflicts()) if baseline else 0,
                 )
             )
         return SyncStatus(
@@ -256,8 +265,8 @@ class SyncService:
         credentials = self.account.credentials()
         if not self.account.enabled or credentials is None or scope not in self._stores:
             return None
-        baseline = self._baseline(scope)
-        if baseline.binding is None or self._paused(scope, credentials) is not None:
+        baseline = self._existing(scope)
+        if baseline is None or baseline.binding is None or self._paused(scope, credentials):
             return None
         with self._client(credentials) as client:
             engine = ScopePass(
@@ -271,7 +280,9 @@ class SyncService:
         """Every held-back note of the open scopes."""
         views = []
         for scope in self._stores:
-            baseline = self._baseline(scope)
+            baseline = self._existing(scope)
+            if baseline is None:
+                continue
             store = self._stores[scope]
             for held in baseline.conflicts():
                 base = baseline.base(held.id)
@@ -291,9 +302,10 @@ class SyncService:
 
     def _held(self, note_id: str, scope: Scope | None) -> tuple[Scope, HeldConflict]:
         for candidate in (scope,) if scope is not None else tuple(self._stores):
-            if candidate not in self._stores:
+            baseline = self._existing(candidate) if candidate in self._stores else None
+            if baseline is None:
                 continue
-            held = self._baseline(candidate).conflict(note_id)
+            held = baseline.conflict(note_id)
             if held is not None:
                 return candidate, held
         raise NotFound(f"note {note_id} has no sync conflict")
@@ -391,21 +403,22 @@ class SyncService:
         """(scope, id) of every note held back by a sync conflict (kept out of agents' view)."""
         out: set[tuple[Scope, str]] = set()
         for scope in self._stores:
-            path = self.root / f"{self._stores[scope].state_key}.sqlite"
-            if scope in self._baselines or path.exists():
-                out.update((scope, c.id) for c in self._baseline(scope).conflicts())
+            baseline = self._existing(scope)
+            if baseline is not None:
+                out.update((scope, c.id) for c in baseline.conflicts())
         return out
 
     def purge(self, scope: Scope, note_id: str) -> None:
         """Scrub the copies of a forgotten note kept for sync (forget --purge)."""
-        if scope in self._stores:
-            self._baseline(scope).purge(note_id)
+        baseline = self._existing(scope) if scope in self._stores else None
+        if baseline is not None:
+            baseline.purge(note_id)
 
     def holds_copy(self, scope: Scope, note_id: str) -> bool:
         """True when the sync state still keeps a text of the note."""
-        if scope not in self._stores:
+        baseline = self._existing(scope) if scope in self._stores else None
+        if baseline is None:
             return False
-        baseline = self._baseline(scope)
         base = baseline.base(note_id)
         return bool(base and base.data) or baseline.conflict(note_id) is not None
 
