@@ -141,6 +141,8 @@ def switch_off(as_json: bool) -> None:
 
 
 def _read_token(token_file: Path | None) -> str:
+    if token_file is not None and str(token_file) == "-":
+        return sys.stdin.readline().strip()
     if token_file is not None:
         try:
             return token_file.read_text(encoding="utf-8").strip()
@@ -162,9 +164,9 @@ def _read_token(token_file: Path | None) -> str:
 @click.option("--server", required=True, help="Sync server URL (https://, or http:// to loopback).")
 @click.option(
     "--token-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     default=None,
-    help=f"File holding the token (else ${_TOKEN_ENV}, else a hidden prompt).",
+    help=f"File holding the token, - for stdin (else ${_TOKEN_ENV}, else a hidden prompt).",
 )
 @json_option
 @run

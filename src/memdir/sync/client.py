@@ -9,10 +9,12 @@ once as `RateLimited` with the server's Retry-After, so the scheduler can pause.
 
 from __future__ import annotations
 
+import email.utils
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -27,7 +29,7 @@ from memdir.errors import (
     SyncFailed,
     SyncRefused,
 )
-from memdir.outbound import backoff, detail, endpoint, retry_after
+from memdir.outbound import backoff, detail, endpoint
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
     MIN_PROTOCOL,
@@ -77,18 +79,25 @@ def origin_of(url: str) -> str:
 
 
 def _retry_seconds(value: str | None) -> float:
-    """Retry-After as seconds, not capped (the scheduler honours long pauses), default 60."""
-    if value is not None:
+    """Retry-After (seconds or an HTTP date) as seconds, up to a day; default 60.
+
+    Not capped like a model API's: the scheduler honours a long pause by the server.
+    """
+    if value is None:
+        return 60.0
+    try:
+        seconds = float(value)
+    except ValueError:
         try:
-            seconds = float(value)
-        except ValueError:
-            parsed = retry_after(value)
-            if parsed is not None:
-                return parsed
-        else:
-            if math.isfinite(seconds) and seconds >= 0:
-                return min(seconds, 24 * 3600.0)
-    return 60.0
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return 60.0
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return 60.0
+    return min(max(seconds, 0.0), 24 * 3600.0)
 
 
 class SyncClient:

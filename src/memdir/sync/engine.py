@@ -246,6 +246,9 @@ class ScopePass:
     def _remembered(self, version: int) -> ServerView:
         """The server's side as the last pass saw it (the manifest has not moved since)."""
         remote = self.baseline.remote()
+        # Tombstones past the server's window have dropped out of its manifest by now.
+        cutoff = self._clock() - self.client.quotas.tombstone_days * 86_400_000
+        remote = {i: e for i, e in remote.items() if e.deleted_at is None or e.deleted_at >= cutoff}
         return ServerView(
             version=version,
             live={i: e.rev for i, e in remote.items() if e.live},
@@ -303,6 +306,10 @@ class ScopePass:
             report.held[note_id] = "the local file cannot be read as a note (see `memdir doctor`)"
         self._apply_pulls(plan, local, report)
         self._push(plan, server, revs, report)
+        if report.held:
+            # Something was skipped: the next pass lists the manifest again rather than
+            # trusting `unchanged`, so a pull held back here is retried once it can go.
+            self.baseline.set_version(None)
 
     def _decide(self, note_id: str, sides: _Sides, plan: _Plan, report: PassReport) -> None:
         revs, server = sides.revs, sides.server
