@@ -312,13 +312,14 @@ def test_switching_off_elsewhere_stops_the_background_pass_in_flight(
         project = next(k for k in coordinator.status() if k.startswith("project"))
 
         def ended() -> bool:
-            state = coordinator.status()[project]
-            return state.last_ok_at is not None or state.last_error is not None
+            return coordinator.status()[project].state != "syncing"
 
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not ended():
             time.sleep(0.02)
         assert ended()
+        state = coordinator.status()[project]
+        assert state.state == "off" and state.last_error is None  # switched off: no failure
     finally:
         switched.set()
         coordinator.stop()

@@ -18,7 +18,9 @@ Nothing is ever last-writer-wins.
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -155,6 +157,7 @@ class ScopePass:
         *,
         abort: threading.Event | None = None,
         still_on: Callable[[], bool] = lambda: True,
+        sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], int],
     ) -> None:
         self.store = store
@@ -163,6 +166,7 @@ class ScopePass:
         self.scope = scope
         self.abort = abort or threading.Event()
         self._still_on = still_on
+        self._sleep = sleep
         self._clock = clock
 
     def run(self) -> PassReport:
@@ -172,11 +176,14 @@ class ScopePass:
         received = self.client.transfer.received
         try:
             full = False
-            for _ in range(_MAX_RESTARTS):
+            for attempt in range(_MAX_RESTARTS):
                 try:
                     self._once(report, full=full)
                     break
                 except Stale:
+                    # Other machines are committing: a short, growing, random pause
+                    # spreads the retries out instead of colliding again at once.
+                    self._sleep(random.uniform(0, 0.05 * 2**attempt))
                     continue
                 except _MissingText:
                     full = True

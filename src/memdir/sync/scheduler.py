@@ -385,7 +385,8 @@ class SyncCoordinator:
             d.streak = 0 if changed else d.streak + 1
             d.next_check = now + self._gap(d.streak)
             return
-        if abort.is_set():  # switched off or stopping: not a failure of the directory
+        if abort.is_set() or not self._is_on():
+            # Switched off (here or through the switch file) or stopping: not a failure.
             log.info("sync pass of %s aborted: %s", key, error)
             if must:
                 d.retry_due = now
