@@ -16,7 +16,8 @@ from memdir.core import Note, render_note
 from memdir.errors import Conflict, LimitExceeded
 from memdir.sync.baseline import RemoteEntry
 from memdir.sync.client import Stale
-from memdir.sync.engine import ScopePass, ServerView
+from memdir.sync.comparison import ServerView
+from memdir.sync.engine import ScopePass
 from memdir.sync.protocol import Change, CommitRequest, rev_of
 
 __all__ = ["BatchResult", "commit_first"]

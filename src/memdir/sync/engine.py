@@ -22,13 +22,13 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from memdir.core import Note, parse_note, render_note
 from memdir.errors import MemdirError, ParseError, SyncFailed
 from memdir.store import ScopeStore
 from memdir.sync.baseline import Baseline, RemoteEntry
 from memdir.sync.client import Stale, SyncClient
+from memdir.sync.comparison import LocalFiles, PassReport, Plan, ServerView, Sides
 from memdir.sync.merge import merge_notes
 from memdir.sync.protocol import (
     Change,
@@ -47,98 +47,6 @@ _MAX_RESTARTS = 6
 
 class Aborted(SyncFailed):
     """Raised inside a pass when sync was switched off; what was done so far is kept."""
-
-
-@dataclass(slots=True)
-class PassReport:
-    """What one pass of one scope did."""
-
-    scope: str
-    version: int | None = None
-    unchanged: bool = False
-    pulled: list[str] = field(default_factory=list)
-    pushed: list[str] = field(default_factory=list)
-    merged: list[str] = field(default_factory=list)
-    deleted_here: list[str] = field(default_factory=list)
-    deleted_there: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    held: dict[str, str] = field(default_factory=dict)
-    requests: int = 0
-    bytes_sent: int = 0
-    bytes_received: int = 0
-
-    @property
-    def changed(self) -> bool:
-        """True when anything moved in either direction."""
-        return bool(
-            self.pulled or self.pushed or self.merged or self.deleted_here or self.deleted_there
-        )
-
-
-@dataclass(slots=True)
-class ServerView:
-    """The server's side as one snapshot (plus fetched texts) shows it."""
-
-    version: int
-    live: dict[str, str]
-    tombstones: dict[str, str]
-    texts: dict[str, bytes]
-    remote: dict[str, RemoteEntry]
-
-
-@dataclass(slots=True)
-class _Plan:
-    """What one comparison decided: local writes now, uploads, and writes after uploads."""
-
-    pulls: list[tuple[str, bytes]] = field(default_factory=list)
-    local_deletes: list[str] = field(default_factory=list)
-    changes: list[Change] = field(default_factory=list)
-    #: note id -> bytes to write here once the server accepted the upload (merges)
-    after: dict[str, bytes] = field(default_factory=dict)
-    #: note id -> the revision both sides hold (None: deleted on both)
-    agreed: dict[str, str | None] = field(default_factory=dict)
-    merged: list[str] = field(default_factory=list)
-    #: notes held by a conflict before this pass
-    held: set[str] = field(default_factory=set)
-
-
-class _Local:
-    """This machine's note files: bytes and revisions, each parsed on first use."""
-
-    def __init__(self, store: ScopeStore, data: dict[str, bytes], revs: dict[str, str]) -> None:
-        self._store = store
-        self.data = data
-        self.revs = revs
-        self.unknown: set[str] = set()
-        self._notes: dict[str, Note] = {}
-
-    def note(self, note_id: str) -> Note | None:
-        """The parsed note (None: no such file, or it cannot be parsed — then `unknown`)."""
-        found = self._notes.get(note_id)
-        if found is not None or note_id not in self.data or note_id in self.unknown:
-            return found
-        try:
-            found = parse_note(self.data[note_id], file_id=note_id)
-        except MemdirError:
-            self.unknown.add(note_id)
-            return None
-        found = found.located(self._store.scope, self._store.directory.file_for(note_id))
-        self._notes[note_id] = found
-        return found
-
-
-@dataclass(slots=True)
-class _Sides:
-    """Both sides of one comparison: this machine's files, the baselines, the server."""
-
-    local: _Local
-    bases: dict[str, str]
-    server: ServerView
-
-    @property
-    def revs(self) -> dict[str, str]:
-        """Revision of every local note file."""
-        return self.local.revs
 
 
 class _MissingText(Exception):
@@ -205,7 +113,7 @@ class ScopePass:
 
     # -- reading both sides ------------------------------------------------------------
 
-    def local_state(self) -> _Local:
+    def local_state(self) -> LocalFiles:
         """This machine's side: every note file's revision; parsed only where it changed.
 
         A file unchanged since the last sync (its revision is the baseline's) was parsed
@@ -214,7 +122,7 @@ class ScopePass:
         """
         data = self.store.directory.read_all()
         bases = self.baseline.bases()
-        local = _Local(self.store, data, {i: rev_of(b) for i, b in data.items()})
+        local = LocalFiles(self.store, data, {i: rev_of(b) for i, b in data.items()})
         for note_id, rev in local.revs.items():
             if rev != bases.get(note_id):
                 local.note(note_id)
@@ -291,6 +199,9 @@ class ScopePass:
     # -- one comparison --------------------------------------------------------------
 
     def _once(self, report: PassReport, *, full: bool) -> None:
+        # A restarted comparison finds the conflicts and held notes again.
+        report.conflicts.clear()
+        report.held.clear()
         self._check_abort()
         local = self.local_state()
         revs, unknown = local.revs, local.unknown
@@ -305,8 +216,8 @@ class ScopePass:
             return
         self._check_abort()
         every = (ids | server.live.keys() | (server.tombstones.keys() & revs.keys())) - unknown
-        plan = _Plan(held={c.id for c in self.baseline.conflicts()})
-        sides = _Sides(local, bases, server)
+        plan = Plan(held={c.id for c in self.baseline.conflicts()})
+        sides = Sides(local, bases, server)
         for note_id in sorted(every):
             self._decide(note_id, sides, plan, report)
         for note_id in sorted(unknown & (server.live.keys() | bases.keys())):
@@ -318,7 +229,7 @@ class ScopePass:
             # trusting `unchanged`, so a pull held back here is retried once it can go.
             self.baseline.set_version(None)
 
-    def _decide(self, note_id: str, sides: _Sides, plan: _Plan, report: PassReport) -> None:
+    def _decide(self, note_id: str, sides: Sides, plan: Plan, report: PassReport) -> None:
         revs, server = sides.revs, sides.server
         local, base, remote = revs.get(note_id), sides.bases.get(note_id), server.live.get(note_id)
         if local == remote:
@@ -345,7 +256,7 @@ class ScopePass:
             return
         self._merge(note_id, sides, plan, report)
 
-    def _merge(self, note_id: str, sides: _Sides, plan: _Plan, report: PassReport) -> None:
+    def _merge(self, note_id: str, sides: Sides, plan: Plan, report: PassReport) -> None:
         revs, server = sides.revs, sides.server
         remote = server.live.get(note_id)
         base_copy = self.baseline.base(note_id)
@@ -430,7 +341,7 @@ class ScopePass:
 
     # -- applying ------------------------------------------------------------------
 
-    def _apply_pulls(self, plan: _Plan, local: _Local, report: PassReport) -> None:
+    def _apply_pulls(self, plan: Plan, local: LocalFiles, report: PassReport) -> None:
         revs = local.revs
         with self.baseline.transaction():
             for note_id, rev in plan.agreed.items():
@@ -489,7 +400,7 @@ class ScopePass:
         return written
 
     def _push(
-        self, plan: _Plan, server: ServerView, revs: dict[str, str], report: PassReport
+        self, plan: Plan, server: ServerView, revs: dict[str, str], report: PassReport
     ) -> None:
         changes = self._within_quota(plan.changes, server, report)
         version = server.version
