@@ -184,6 +184,15 @@ def test_a_probe_without_objects_lists_the_manifest_and_reads_no_text(
     assert storage.asked == []
 
 
+def test_a_texts_only_snapshot_omits_the_lists(service: SyncService) -> None:
+    a, b = put("a-note", "aaa"), put("b-note", "bbb")
+    service.commit("alice", commit_req(a, b))
+    assert a.rev is not None
+    snap = service.snapshot("alice", SnapshotRequest(scope=USER, have=[a.rev], lists=False))
+    assert snap.notes == {} and snap.tombstones == {}
+    assert snap.objects == {b.rev: b.text} and snap.version == 1
+
+
 def test_known_version_unchanged_gives_empty_lists(service: SyncService) -> None:
     service.commit("alice", commit_req(put("a-note")))
     snap = service.snapshot("alice", SnapshotRequest(scope=USER, known_version=1))

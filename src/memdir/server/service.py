@@ -187,8 +187,8 @@ class SyncService:
             log.error("storage lacks revision %s of %s in %s/%s", rev, wanted[rev], user, key)
         return Snapshot(
             version=manifest.version,
-            notes=dict(manifest.notes),
-            tombstones=self._live_tombstones(manifest, self._clock()),
+            notes=dict(manifest.notes) if request.lists else {},
+            tombstones=self._live_tombstones(manifest, self._clock()) if request.lists else {},
             objects={rev: data.decode("utf-8") for rev, data in found.items()},
             truncated=truncated,
             quotas=self.quotas,

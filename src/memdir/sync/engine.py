@@ -145,18 +145,33 @@ class ScopePass:
             listed = {e.rev for e in probe.notes.values()}
             if listed <= have:
                 return self._view(probe, {})
-            have = have & listed
-        snap = self.client.snapshot(SnapshotRequest(scope=self.scope, have=sorted(have)))
+            # The probe's listing stands; only the texts are fetched (revisions are
+            # content-addressed, and a commit against a stale listing is refused).
+            _, texts = self._fetch(have & listed, lists=False)
+            return self._view(probe, texts)
+        snap, texts = self._fetch(have, lists=True)
+        return self._view(snap, texts)
+
+    def _fetch(self, have: set[str], *, lists: bool) -> tuple[Snapshot, dict[str, bytes]]:
+        """A snapshot and every text not in `have` (asking again while the server truncates).
+
+        The first answer's listing stands; later answers carry texts only.
+        """
+        request = SnapshotRequest(scope=self.scope, have=sorted(have), lists=lists)
+        snap = self.client.snapshot(request)
         texts = self._texts(snap)
-        while snap.truncated:
+        truncated = snap.truncated
+        while truncated:
             self._check_abort()
             have = have | texts.keys()
-            snap = self.client.snapshot(SnapshotRequest(scope=self.scope, have=sorted(have)))
-            got = self._texts(snap)
-            if not got and snap.truncated:
+            request = SnapshotRequest(scope=self.scope, have=sorted(have), lists=False)
+            more = self.client.snapshot(request)
+            got = self._texts(more)
+            if not got and more.truncated:
                 raise SyncFailed("the sync server keeps truncating its answer without progress")
             texts.update(got)
-        return self._view(snap, texts)
+            truncated = more.truncated
+        return snap, texts
 
     def _remembered(self, version: int) -> ServerView:
         """The server's side as the last pass saw it (the manifest has not moved since)."""

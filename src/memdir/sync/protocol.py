@@ -194,6 +194,7 @@ class SnapshotRequest(_Model):
         None, description="the version the client last saw: if still current, `unchanged` is set"
     )
     objects: bool = Field(True, description="false: the manifest only, no texts (a cheap probe)")
+    lists: bool = Field(True, description="false: the texts only, no manifest lists")
 
 
 class Snapshot(_Model):
