@@ -84,8 +84,8 @@ def is_loopback(host: str) -> bool:
     return address.is_loopback
 
 
-def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (seconds or an HTTP date), capped."""
+def retry_after(value: str | None, *, cap: float = _RETRY_AFTER_CAP) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date), up to `cap`."""
     if value is None:
         return None
     try:
@@ -100,7 +100,7 @@ def retry_after(value: str | None) -> float | None:
         seconds = (when - datetime.now(UTC)).total_seconds()
     if not math.isfinite(seconds):
         return None
-    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
+    return min(max(seconds, 0.0), cap)
 
 
 def backoff(attempt: int) -> float:

@@ -172,9 +172,10 @@ def user_add(
     name: str, data: Path, token_out: Path, rotate: bool, force: bool, as_json: bool
 ) -> None:
     """Add an account (or rotate its token); the token goes to --token-out only."""
-    from memdir.server.accounts import Accounts, check_secret_target, write_secret
+    from memdir.server.accounts import Accounts, write_secret
+    from memdir.store.atomic import check_private_target
 
-    check_secret_target(token_out, force=force)
+    check_private_target(token_out, force=force)
     token = Accounts(data).add_user(name, rotate=rotate)
     write_secret(token_out, token, force=force)
     if as_json:
@@ -236,9 +237,10 @@ def user_remove(name: str, data: Path, as_json: bool) -> None:
 @run
 def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
     """Issue the admin key (for POST /v1/admin/erase); any previous key stops working."""
-    from memdir.server.accounts import Accounts, check_secret_target, write_secret
+    from memdir.server.accounts import Accounts, write_secret
+    from memdir.store.atomic import check_private_target
 
-    check_secret_target(key_out, force=force)
+    check_private_target(key_out, force=force)
     key = Accounts(data).set_admin_key()
     write_secret(key_out, key, force=force)
     if as_json:

@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import time
 from collections.abc import Callable
@@ -25,7 +24,12 @@ from typing import Any
 from memdir.config import ACCESS_LEVELS
 from memdir.errors import InvalidInput, NotFound, Refused
 from memdir.memory import Memory
-from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.store.atomic import (
+    atomic_write,
+    check_private_target,
+    ensure_private_dir,
+    write_private,
+)
 from memdir.store.lock import DirLock
 
 __all__ = [
@@ -207,10 +211,7 @@ def issue_grant(
     Refuses to overwrite `out` unless `force`. The token is never returned or printed.
     """
     store = store or GrantStore(memory.settings.home, lock_timeout=memory.settings.lock_timeout)
-    if out.exists() and not force:
-        raise Refused(f"{out} exists; pass --force to overwrite it")
-    if not out.parent.is_dir():
-        raise InvalidInput(f"the directory of {out} does not exist")
+    check_private_target(out, force=force)
     access = _access_for(write, delete)
     grant, token = store.create(minutes, access, scope)
     capability = {
@@ -223,13 +224,7 @@ def issue_grant(
         "header": "Authorization: Bearer <token>",
     }
     data = json.dumps(capability, indent=2).encode("utf-8") + b"\n"
-    if force and out.exists():
-        out.chmod(0o600)
-        atomic_write(out, data, mode=0o600)
-    else:
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+    write_private(out, data, force=force)
     memory._audit.append("grant", grant_id=grant.id, detail=f"{access} scope={scope}")
     return grant
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.errors import Conflict, InvalidInput, NotFound, Refused
+from memdir.errors import Conflict, NotFound, Refused
 from memdir.server.storage.directory import validate_user
-from memdir.store.atomic import atomic_create, atomic_write, ensure_private_dir
+from memdir.store.atomic import atomic_write, ensure_private_dir, write_private
 from memdir.store.lock import DirLock
 
-__all__ = ["Account", "Accounts", "check_secret_target", "token_digest", "write_secret"]
+__all__ = ["Account", "Accounts", "token_digest", "write_secret"]
 
 _FORMAT = "memdir-server-accounts/1"
 _TOKEN_BYTES = 32
@@ -36,25 +36,9 @@ def token_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def check_secret_target(path: Path, *, force: bool) -> None:
-    """Refuse (before anything is issued) to write a secret over an existing file."""
-    if path.is_dir():
-        raise InvalidInput(f"{path} is a directory")
-    if not path.parent.is_dir():
-        raise InvalidInput(f"{path.parent} does not exist")
-    if path.exists() and not force:
-        raise Refused(f"{path} exists; pass --force to overwrite it")
-
-
 def write_secret(path: Path, secret: str, *, force: bool) -> None:
     """Write a token or key to `path`, mode 0600; an existing file only with `force`."""
-    check_secret_target(path, force=force)
-    data = secret.encode("utf-8") + b"\n"
-    if force:
-        atomic_write(path, data, mode=0o600)
-        path.chmod(0o600)
-    elif not atomic_create(path, data, mode=0o600):
-        raise Refused(f"{path} exists; pass --force to overwrite it")
+    write_private(path, secret.encode("utf-8") + b"\n", force=force)
 
 
 @dataclass(frozen=True, slots=True)

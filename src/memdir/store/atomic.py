@@ -8,13 +8,17 @@ import secrets
 import stat
 from pathlib import Path
 
+from memdir.errors import InvalidInput, Refused
+
 __all__ = [
     "TEMP_MARKER",
     "atomic_create",
     "atomic_write",
+    "check_private_target",
     "ensure_private_dir",
     "fsync_dir",
     "remove_durably",
+    "write_private",
 ]
 
 #: Temp files carry this marker so scans skip them and a crash leaves them recognisable.
@@ -133,3 +137,27 @@ def remove_durably(path: Path) -> bool:
         return False
     fsync_dir(path.parent)
     return True
+
+
+def check_private_target(path: Path, *, force: bool) -> None:
+    """Refuse, before a secret is issued, to write it over an existing file (or nowhere)."""
+    if path.is_dir():
+        raise InvalidInput(f"{path} is a directory")
+    if not path.parent.is_dir():
+        raise InvalidInput(f"the directory of {path} does not exist")
+    if path.exists() and not force:
+        raise Refused(f"{path} exists; pass --force to overwrite it")
+
+
+def write_private(path: Path, data: bytes, *, force: bool) -> None:
+    """Write a secret (a token, a key, a capability) to `path` with mode 0600, durably.
+
+    An existing file is replaced only with `force` (narrowed to 0600 first); otherwise
+    the file is created exclusively, so a racing writer cannot be overwritten.
+    """
+    check_private_target(path, force=force)
+    if force and path.exists():
+        path.chmod(0o600)
+        atomic_write(path, data, mode=0o600)
+    elif not atomic_create(path, data, mode=0o600):
+        raise Refused(f"{path} exists; pass --force to overwrite it")

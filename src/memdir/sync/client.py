@@ -9,12 +9,9 @@ once as `RateLimited` with the server's Retry-After, so the scheduler can pause.
 
 from __future__ import annotations
 
-import email.utils
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -29,7 +26,7 @@ from memdir.errors import (
     SyncFailed,
     SyncRefused,
 )
-from memdir.outbound import backoff, detail, endpoint
+from memdir.outbound import backoff, detail, endpoint, retry_after
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
     MIN_PROTOCOL,
@@ -83,21 +80,8 @@ def _retry_seconds(value: str | None) -> float:
 
     Not capped like a model API's: the scheduler honours a long pause by the server.
     """
-    if value is None:
-        return 60.0
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return 60.0
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    if not math.isfinite(seconds):
-        return 60.0
-    return min(max(seconds, 0.0), 24 * 3600.0)
+    seconds = retry_after(value, cap=24 * 3600.0)
+    return 60.0 if seconds is None else seconds
 
 
 class SyncClient:
