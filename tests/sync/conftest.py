@@ -674,3 +674,30 @@ def world(server: Server, tmp_path: Path, request: pytest.FixtureRequest) -> Ite
 def two(world: World) -> tuple[Machine, Machine]:
     """Machines `a` and `b`, both signed in as alice."""
     return world.machine("a"), world.machine("b")
+
+
+@dataclass
+class Pair:
+    """Two machines' `Memory` (user notes only), signed in to one dir-backend server."""
+
+    a: Memory
+    b: Memory
+    url: str
+
+
+@pytest.fixture
+def pair(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Pair]:
+    """A fresh server (`server_args` marker honoured) and two signed-in machines."""
+    data = tmp_path / "srv"
+    data.mkdir()
+    token = add_user(data, "alice")
+    with running_server(data, extra_args=_server_args(request.node)) as running:
+        a = Memory.open(None, home=tmp_path / "a")
+        b = Memory.open(None, home=tmp_path / "b")
+        try:
+            a.sync_login(running.url, token)
+            b.sync_login(running.url, token)
+            yield Pair(a, b, running.url)
+        finally:
+            a.close()
+            b.close()

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-from memdir import Memory
-from sync_server import add_user, running_server
+from .conftest import Pair
 
 
 def _wait(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
@@ -19,62 +17,43 @@ def _wait(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
     return False
 
 
-def test_a_write_is_uploaded_by_the_coordinator_and_switch_off_stops_it(tmp_path: Path) -> None:
-    data = tmp_path / "srv"
-    data.mkdir()
-    token = add_user(data, "alice")
-    with running_server(data) as server:
-        a = Memory.open(None, home=tmp_path / "a")
-        b = Memory.open(None, home=tmp_path / "b")
-        a.sync_login(server.url, token)
-        b.sync_login(server.url, token)
-        coordinator = a.background_sync(debounce=0.05)
-        coordinator.start()
-        try:
-            written = a.remember("Written while the background sync runs", scope="user")
-            note_id = written.note.id
+def test_a_write_is_uploaded_by_the_coordinator_and_switch_off_stops_it(pair: Pair) -> None:
+    a, b = pair.a, pair.b
+    coordinator = a.background_sync(debounce=0.05)
+    coordinator.start()
+    try:
+        note_id = a.remember("Written while the background sync runs", scope="user").note.id
 
-            def arrived() -> bool:
-                b.sync()
-                return any(n.id == note_id for n in b.list(scope="user"))
-
-            assert _wait(arrived), coordinator.status()
-            assert all(s.last_error is None for s in coordinator.status().values())
-
-            a.sync_switch(False)
-            coordinator.set_enabled(False)
-            a.remember("Written while sync is off", scope="user")
-            time.sleep(0.5)
+        def arrived() -> bool:
             b.sync()
-            assert not any(n.summary == "Written while sync is off" for n in b.list(scope="user"))
-        finally:
-            coordinator.stop()
-            a.close()
-            b.close()
+            return any(n.id == note_id for n in b.list(scope="user"))
 
+        assert _wait(arrived), coordinator.status()
+        assert all(s.last_error is None for s in coordinator.status().values())
 
-def test_pulls_do_not_schedule_an_upload(tmp_path: Path) -> None:
-    data = tmp_path / "srv"
-    data.mkdir()
-    token = add_user(data, "alice")
-    with running_server(data) as server:
-        a = Memory.open(None, home=tmp_path / "a")
-        a.sync_login(server.url, token)
-        b = Memory.open(None, home=tmp_path / "b")
-        b.sync_login(server.url, token)
-        b.remember("From the other machine", scope="user")
+        a.sync_switch(False)
+        coordinator.set_enabled(False)
+        a.remember("Written while sync is off", scope="user")
+        time.sleep(0.5)
         b.sync()
-        coordinator = a.background_sync(debounce=0.05)
-        touched: list[str] = []
-        original = coordinator.touch
-        coordinator.touch = lambda key: (touched.append(key), original(key))[1]  # type: ignore[method-assign]
-        try:
-            run = a.sync()
-            assert run.reports[-1].pulled
-            assert touched == []
-            a.remember("A local write", scope="user")
-            assert touched == ["user"]
-        finally:
-            coordinator.stop()
-            a.close()
-            b.close()
+        assert not any(n.summary == "Written while sync is off" for n in b.list(scope="user"))
+    finally:
+        coordinator.stop()
+
+
+def test_pulls_do_not_schedule_an_upload(pair: Pair) -> None:
+    a, b = pair.a, pair.b
+    b.remember("From the other machine", scope="user")
+    b.sync()
+    coordinator = a.background_sync(debounce=0.05)
+    touched: list[str] = []
+    original = coordinator.touch
+    coordinator.touch = lambda key: (touched.append(key), original(key))[1]  # type: ignore[method-assign]
+    try:
+        run = a.sync()
+        assert run.reports[-1].pulled
+        assert touched == []
+        a.remember("A local write", scope="user")
+        assert touched == ["user"]
+    finally:
+        coordinator.stop()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from memdir import Memory
-from sync_server import add_user, running_server
+
+from .conftest import Pair
 
 
 def _edit(memory: Memory, note_id: str, old: str, new: str) -> None:
@@ -14,41 +13,30 @@ def _edit(memory: Memory, note_id: str, old: str, new: str) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
 
 
-def test_conflicted_note_is_hidden_from_agents_until_resolved(tmp_path: Path) -> None:
-    data = tmp_path / "srv"
-    data.mkdir()
-    token = add_user(data, "alice")
-    with running_server(data) as server:
-        a = Memory.open(None, home=tmp_path / "a")
-        b = Memory.open(None, home=tmp_path / "b")
-        try:
-            for m in (a, b):
-                m.sync_login(server.url, token)
-            note = a.remember(
-                "Zebra crossing rule for the quokka project",
-                body="quokka zebra line one\nline two\nline three",
-                scope="user",
-            ).note
-            a.sync()
-            b.sync()
-            _edit(a, note.id, "line two", "line two from a")
-            _edit(b, note.id, "line two", "line two from b")
-            a.sync()
-            run = b.sync()
-            assert run.conflicts == 1
-            assert [v.id for v in b.sync_conflicts()] == [note.id]
-            # The local file is still there and listed, but agents do not see it.
-            assert note.id in {n.id for n in b.list(scope="user")}
-            assert note.id not in {h.note_id for h in b.search("quokka zebra", method="lexical")}
-            assert note.id not in {c.note_id for c in b.retrieve("quokka zebra", method="lexical")}
-            assert note.id not in b.prompt_index()
-            assert note.id not in b.recall("what is the zebra crossing rule for quokka?").note_ids
-            assert note.id in {h.note_id for h in a.search("quokka zebra", method="lexical")}
-            assert note.id in a.recall("what is the zebra crossing rule for quokka?").note_ids
+def test_conflicted_note_is_hidden_from_agents_until_resolved(pair: Pair) -> None:
+    a, b = pair.a, pair.b
+    note = a.remember(
+        "Zebra crossing rule for the quokka project",
+        body="quokka zebra line one\nline two\nline three",
+        scope="user",
+    ).note
+    a.sync()
+    b.sync()
+    _edit(a, note.id, "line two", "line two from a")
+    _edit(b, note.id, "line two", "line two from b")
+    a.sync()
+    run = b.sync()
+    assert run.conflicts == 1
+    assert [v.id for v in b.sync_conflicts()] == [note.id]
+    # The local file is still there and listed, but agents do not see it.
+    assert note.id in {n.id for n in b.list(scope="user")}
+    assert note.id not in {h.note_id for h in b.search("quokka zebra", method="lexical")}
+    assert note.id not in {c.note_id for c in b.retrieve("quokka zebra", method="lexical")}
+    assert note.id not in b.prompt_index()
+    assert note.id not in b.recall("what is the zebra crossing rule for quokka?").note_ids
+    assert note.id in {h.note_id for h in a.search("quokka zebra", method="lexical")}
+    assert note.id in a.recall("what is the zebra crossing rule for quokka?").note_ids
 
-            b.sync_resolve(note.id, "local")
-            assert note.id in {h.note_id for h in b.search("quokka zebra", method="lexical")}
-            assert note.id in b.prompt_index()
-        finally:
-            a.close()
-            b.close()
+    b.sync_resolve(note.id, "local")
+    assert note.id in {h.note_id for h in b.search("quokka zebra", method="lexical")}
+    assert note.id in b.prompt_index()

@@ -2,57 +2,47 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memdir import Memory, SyncFailed, SyncRefused
+from memdir import SyncFailed, SyncRefused
 from memdir.sync.client import SyncClient
-from sync_server import add_user, running_server
+
+from .conftest import Pair
 
 
+@pytest.mark.server_args("--max-changes", "5")
 def test_switch_off_during_a_pass_stops_before_the_next_commit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    data = tmp_path / "srv"
-    data.mkdir()
-    token = add_user(data, "alice")
-    with running_server(data, extra_args=["--max-changes", "5"]) as server:
-        a = Memory.open(None, home=tmp_path / "a")
-        b = Memory.open(None, home=tmp_path / "b")
-        try:
-            a.sync_login(server.url, token)
-            b.sync_login(server.url, token)
-            for i in range(12):
-                a.remember(f"Offline note number {i}", body=f"body {i}", scope="user")
-            original = SyncClient.commit
-            commits: list[int] = []
+    a, b = pair.a, pair.b
+    for i in range(12):
+        a.remember(f"Offline note number {i}", body=f"body {i}", scope="user")
+    original = SyncClient.commit
+    commits: list[int] = []
 
-            def commit_then_switch_off(self: SyncClient, request: Any) -> Any:
-                result = original(self, request)
-                commits.append(len(request.changes))
-                a.sync_switch(False)  # as if `memdir sync off` ran in another terminal
-                return result
+    def commit_then_switch_off(self: SyncClient, request: Any) -> Any:
+        result = original(self, request)
+        commits.append(len(request.changes))
+        a.sync_switch(False)  # as if `memdir sync off` ran in another terminal
+        return result
 
-            monkeypatch.setattr(SyncClient, "commit", commit_then_switch_off)
-            with pytest.raises(SyncFailed, match="switched off"):
-                a.sync()
-            assert commits == [5]
-            with pytest.raises(SyncRefused, match="sync is off"):
-                a.sync()
-            monkeypatch.setattr(SyncClient, "commit", original)
+    monkeypatch.setattr(SyncClient, "commit", commit_then_switch_off)
+    with pytest.raises(SyncFailed, match="switched off"):
+        a.sync()
+    assert commits == [5]
+    with pytest.raises(SyncRefused, match="sync is off"):
+        a.sync()
+    monkeypatch.setattr(SyncClient, "commit", original)
 
-            b.sync()
-            assert len(b.list(scope="user")) == 5  # accepted before the switch stays
-            assert len(a.list(scope="user")) == 12  # nothing local was touched
+    b.sync()
+    assert len(b.list(scope="user")) == 5  # accepted before the switch stays
+    assert len(a.list(scope="user")) == 12  # nothing local was touched
 
-            a.sync_switch(True)
-            a.sync()
-            b.sync()
-            assert sorted(n.summary for n in b.list(scope="user")) == sorted(
-                n.summary for n in a.list(scope="user")
-            )
-        finally:
-            a.close()
-            b.close()
+    a.sync_switch(True)
+    a.sync()
+    b.sync()
+    assert sorted(n.summary for n in b.list(scope="user")) == sorted(
+        n.summary for n in a.list(scope="user")
+    )
