@@ -42,6 +42,7 @@ from memdir.server.service import open_storage
 from memdir.server.storage.base import Storage
 from memdir.store.atomic import atomic_write
 from memdir.store.project import load_project_id
+from memdir.sync.engine import PassReport
 from memdir.sync.protocol import Manifest, rev_of
 from memdir.sync.service import SyncRun
 from sync_server import RunningServer, add_user, auth_headers, running_server
@@ -701,3 +702,15 @@ def pair(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Pair]:
         finally:
             a.close()
             b.close()
+
+
+def report(run: SyncRun, scope: str = "project") -> PassReport:
+    """The pass report of one scope in a run."""
+    found = [r for r in run.reports if r.scope == scope]
+    assert len(found) == 1, run
+    return found[0]
+
+
+def lines(n: int, prefix: str = "line") -> str:
+    """A body of `n` distinct lines."""
+    return "\n".join(f"{prefix} {i}" for i in range(n))

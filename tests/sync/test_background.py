@@ -48,7 +48,12 @@ def test_pulls_do_not_schedule_an_upload(pair: Pair) -> None:
     coordinator = a.background_sync(debounce=0.05)
     touched: list[str] = []
     original = coordinator.touch
-    coordinator.touch = lambda key: (touched.append(key), original(key))[1]  # type: ignore[method-assign]
+
+    def recording_touch(key: str) -> None:
+        touched.append(key)
+        original(key)
+
+    coordinator.touch = recording_touch  # type: ignore[method-assign]
     try:
         run = a.sync()
         assert run.reports[-1].pulled

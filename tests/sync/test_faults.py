@@ -20,21 +20,10 @@ from fault_proxy import FaultProxy
 from memdir import Memory
 from memdir.core import Note, render_note
 from memdir.errors import Conflict, RateLimited, SyncFailed
-from memdir.sync.engine import PassReport
 from memdir.sync.protocol import rev_of
 from memdir.sync.service import SyncRun
 
-from .conftest import Machine, World
-
-
-def report(run: SyncRun, scope: str = "project") -> PassReport:
-    found = [r for r in run.reports if r.scope == scope]
-    assert len(found) == 1, run
-    return found[0]
-
-
-def lines(n: int, prefix: str = "line") -> str:
-    return "\n".join(f"{prefix} {i}" for i in range(n))
+from .conftest import Machine, World, lines, report
 
 
 @pytest.fixture

@@ -25,25 +25,10 @@ from memdir.errors import (
     SyncRefused,
 )
 from memdir.sync.baseline import Baseline, RemoteEntry
-from memdir.sync.engine import PassReport
 from memdir.sync.protocol import rev_of
-from memdir.sync.service import SyncRun
 from sync_server import admin_key, auth_headers
 
-from .conftest import SCOPES, Machine, Server, World
-
-
-def report(run: SyncRun, scope: str = "project") -> PassReport:
-    """The pass report of one scope in a run."""
-    found = [r for r in run.reports if r.scope == scope]
-    assert len(found) == 1, run
-    return found[0]
-
-
-def lines(n: int, prefix: str = "line") -> str:
-    """A body of `n` distinct lines."""
-    return "\n".join(f"{prefix} {i}" for i in range(n))
-
+from .conftest import SCOPES, Machine, Server, World, lines, report
 
 #: For tests of the client's logic, where the storage backend makes no difference.
 only_dir = pytest.mark.parametrize("backend", ["dir"])
