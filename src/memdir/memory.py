@@ -131,6 +131,7 @@ class Memory(Upkeep, Syncing):
             self._stores,
             (lambda: ensure_project_id(project_root)) if project_root is not None else None,
             clock=clock,
+            lock_timeout=max(settings.lock_timeout, 30.0),
         )
 
     def _state_home(self) -> Path:

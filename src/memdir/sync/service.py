@@ -18,6 +18,7 @@ import httpx
 from memdir.core import Note, Scope, make_id, parse_note, render_note
 from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, ParseError, SyncRefused
 from memdir.store import ScopeStore
+from memdir.store.lock import DirLock
 from memdir.sync.account import Credentials, SyncAccount, check_token
 from memdir.sync.baseline import Baseline, Binding, HeldConflict
 from memdir.sync.batch import BatchResult, commit_first
@@ -109,6 +110,7 @@ class SyncService:
         project_id: Callable[[], str] | None,
         *,
         clock: Callable[[], int],
+        lock_timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.root = root
@@ -117,6 +119,7 @@ class SyncService:
         self._project_id = project_id
         self._clock = clock
         self._transport = transport
+        self._lock_timeout = lock_timeout
         self._baselines: dict[Scope, Baseline] = {}
 
     def close(self) -> None:
@@ -140,6 +143,14 @@ class SyncService:
         if (self.root / f"{self._stores[scope].state_key}.sqlite").exists():
             return self._baseline(scope)
         return None
+
+    def _pass_lock(self, scope: Scope) -> DirLock:
+        """One pass per scope at a time on this machine (a CLI run beside a long-running
+        process's background sync waits for the other's pass to end)."""
+        key = self._stores[scope].state_key
+        return DirLock(
+            self.root / f"{key}.lock", timeout=self._lock_timeout, label=f"the sync of {key}"
+        )
 
     def _ref(self, scope: Scope) -> ScopeRef:
         if scope is Scope.USER:
@@ -247,7 +258,8 @@ class SyncService:
                     still_on=lambda: self.account.enabled,
                     clock=self._clock,
                 )
-                report = engine.run()
+                with self._pass_lock(scope):
+                    report = engine.run()
                 if baseline.binding is None:
                     baseline.bind(Binding(credentials.user, client.origin))
                 run.reports.append(report)
@@ -272,7 +284,8 @@ class SyncService:
             engine = ScopePass(
                 self._stores[scope], baseline, client, self._ref(scope), clock=self._clock
             )
-            return commit_first(engine, writes, reason)
+            with self._pass_lock(scope):
+                return commit_first(engine, writes, reason)
 
     # -- conflicts -------------------------------------------------------------------
 
