@@ -250,6 +250,7 @@ def test_switch_off_and_on_and_paused_scopes(world: World) -> None:
     )
     paused = memdir(a, "sync")
     assert "project: paused" in paused.stdout and "alice" in paused.stdout
+    assert paused.exit_code == 4  # nothing synced for a paused scope: a script must notice
     status = memdir(a, "sync", "status")
     assert "paused:" in status.stdout
     scopes = json.loads(memdir(a, "sync", "status", "--json").stdout)["scopes"]

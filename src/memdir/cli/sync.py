@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
-from memdir.errors import EXIT_CONFLICT, InvalidInput
+from memdir.errors import EXIT_CONFLICT, EXIT_REFUSED, InvalidInput
 from memdir.memory import Memory
 from memdir.sync.service import KEEP_CHOICES, SyncRun, SyncStatus
 
@@ -39,8 +39,9 @@ def _memory() -> Memory:
 def sync(ctx: click.Context, scope: str | None, as_json: bool) -> None:
     """Run one sync pass now (see also: status, on, off, login, conflicts, resolve).
 
-    Exit codes: 0 done, 4 sync off / signed out / refused, 5 conflicts were found,
-    8 the server could not be reached or failed (local notes are unchanged).
+    Exit codes: 0 done, 4 sync off / signed out / refused / a scope paused (bound to
+    another account), 5 conflicts were found, 8 the server could not be reached or
+    failed (local notes are unchanged).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -51,6 +52,8 @@ def sync(ctx: click.Context, scope: str | None, as_json: bool) -> None:
         _print_run(result)
     if result.conflicts:
         sys.exit(EXIT_CONFLICT)
+    if result.paused:
+        sys.exit(EXIT_REFUSED)
 
 
 def _print_run(result: SyncRun) -> None:
