@@ -109,6 +109,9 @@ class Syncing:
         store = self._store(chosen)
         out = BatchResult(version=None)
         with store.lock():
+            for note in writes.values():  # all checked before any is written
+                if note is not None:
+                    store.admit(note)
             for note_id, note in sorted(writes.items()):
                 current = store.directory.read_bytes(note_id)
                 if note is None:

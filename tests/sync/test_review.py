@@ -69,10 +69,6 @@ def _server_texts(data: Path) -> str:
 # -- bugs ----------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="commit_first uploads the batch before the local guard/limits run: a secret leaks",
-)
 def test_commit_batch_never_uploads_a_credential(pair: Pair, tmp_path: Path) -> None:
     a = pair.a
     nid = a.remember("Deploy notes", body="plain text", scope="user").note.id
@@ -138,11 +134,6 @@ def test_a_copy_of_a_hand_written_note_under_a_new_name_syncs(pair: Pair) -> Non
     assert _file(b, "meeting-template-copy-3b4").read_bytes() == data
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="commit_first writes the batch over a local edit made while the commit was in "
-    "flight (expect_revision is re-read, not the checked one): last writer wins",
-)
 def test_commit_batch_does_not_overwrite_a_local_edit_made_during_the_commit(
     pair: Pair, monkeypatch: pytest.MonkeyPatch
 ) -> None:

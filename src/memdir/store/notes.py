@@ -197,6 +197,14 @@ class ScopeStore:
                     f"(memory.maxNotes) is {max_notes}. Remove some before adding new ones."
                 )
 
+    def admit(self, note: Note) -> None:
+        """Every check `save` makes, without writing: a batch checks all before writing any."""
+        check_secrets(note)
+        _, previous = self._current(note.id)
+        if previous is None:
+            self._check_case(note.id)
+        self._check_limits(note, previous, self.directory.max_notes)
+
     def save(
         self,
         note: Note,

@@ -31,10 +31,15 @@ class BatchResult:
     written: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     backup_ids: list[str] = field(default_factory=list)
+    #: accepted by the server but edited here meanwhile: the next sync merges them
+    skipped: list[str] = field(default_factory=list)
 
 
-def _check_in_sync(engine: ScopePass, ids: list[str], server: ServerView) -> dict[str, str]:
-    """The server revision of each note (absent: new); Conflict when any is not fully in sync."""
+def _check_in_sync(
+    engine: ScopePass, ids: list[str], server: ServerView
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The server's and this machine's revision of each note (absent: none); Conflict when
+    any is not fully in sync."""
     here = engine.local_state()
     revs, unknown = here.revs, here.unknown
     bases = engine.baseline.bases()
@@ -49,7 +54,7 @@ def _check_in_sync(engine: ScopePass, ids: list[str], server: ServerView) -> dic
             )
         if remote is not None:
             out[note_id] = remote
-    return out
+    return out, {i: revs[i] for i in ids if i in revs}
 
 
 def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: str) -> BatchResult:
@@ -57,7 +62,12 @@ def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: s
     ids = sorted(writes)
     server = engine.snapshot(set(engine.baseline.bases().values()), True, full=True)
     assert server is not None  # a full listing is never `unchanged`
-    remote = _check_in_sync(engine, ids, server)
+    remote, local = _check_in_sync(engine, ids, server)
+    # Every check a local write makes (the credential guard, limits, case clashes) runs
+    # before anything is sent: a refused note must not reach the server either.
+    for note in writes.values():
+        if note is not None:
+            engine.store.admit(note)
     changes: list[Change] = []
     payload: dict[str, bytes] = {}
     for note_id in ids:
@@ -95,47 +105,59 @@ def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: s
                 "written — run `memdir sync` and try again"
             ) from None
         version = result.version
-    return _write_here(engine, writes, payload, version, server, reason)
+    return _write_here(engine, writes, payload, local, version, server, reason)
 
 
 def _write_here(
     engine: ScopePass,
     writes: Mapping[str, Note | None],
     payload: dict[str, bytes],
-    version: int,
+    local: dict[str, str],
+    version: int | None,
     server: ServerView,
     reason: str,
 ) -> BatchResult:
+    """Write the accepted batch here, each note only if its file is still as checked.
+
+    A note edited meanwhile keeps the edit (and its old baseline, so the next pass
+    merges it with the batch's version on the server): never last-writer-wins.
+    """
     store, baseline = engine.store, engine.baseline
     out = BatchResult(version=version)
     for note_id, note in sorted(writes.items()):
-        if note is None:
-            if store.directory.read_bytes(note_id) is not None:
-                _, record = store.remove(note_id, backup_reason=reason, event="consolidate")
-                if record is not None:
-                    out.backup_ids.append(record.id)
-            out.deleted.append(note_id)
-            continue
-        data = payload[note_id]
-        current = store.directory.read_bytes(note_id)
-        store.save(
-            note,
-            raw=data,
-            event="consolidate",
-            expect_revision=rev_of(current) if current is not None else "",
-            backup_reason=reason if current is not None else None,
-        )
+        with store.lock():
+            current = store.directory.read_bytes(note_id)
+            if (rev_of(current) if current is not None else None) != local.get(note_id):
+                out.skipped.append(note_id)
+                continue
+            if note is None:
+                if current is not None:
+                    _, record = store.remove(note_id, backup_reason=reason, event="consolidate")
+                    if record is not None:
+                        out.backup_ids.append(record.id)
+                out.deleted.append(note_id)
+                continue
+            store.save(
+                note,
+                raw=payload[note_id],
+                event="consolidate",
+                expect_revision=local.get(note_id, ""),
+                backup_reason=reason if current is not None else None,
+            )
         out.written.append(note_id)
     with baseline.transaction():
         remote = dict(server.remote)
         for note_id in writes:
+            written = note_id not in out.skipped
             if note_id in payload:
                 data = payload[note_id]
-                baseline.set_base(note_id, rev_of(data), data)
                 remote[note_id] = RemoteEntry(rev_of(data))
+                if written:
+                    baseline.set_base(note_id, rev_of(data), data)
             else:
-                baseline.drop_base(note_id)
                 remote.pop(note_id, None)
+                if written:
+                    baseline.drop_base(note_id)
         baseline.replace_remote(remote)
         # Deletions' tombstones are not known here: list the manifest again next time.
         baseline.set_version(version if all(n is not None for n in writes.values()) else None)
