@@ -81,11 +81,6 @@ def test_commit_batch_never_uploads_a_credential(pair: Pair, tmp_path: Path) -> 
     assert SECRET not in _server_texts(tmp_path / "srv")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a first pass that fails after pulling leaves the scope unbound: "
-    "another account then deletes the pulled notes here instead of pausing",
-)
 def test_a_first_pass_that_fails_midway_still_binds_the_scope(
     pair: Pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,11 +106,6 @@ def test_a_first_pass_that_fails_midway_still_binds_the_scope(
     assert "user" in run.paused
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two notes with identical bytes share a revision: the second never reaches "
-    "a machine holding the first (_text looks up by note id, `have` suppresses the text)",
-)
 def test_a_copy_of_a_hand_written_note_under_a_new_name_syncs(pair: Pair) -> None:
     a, b = pair.a, pair.b
     data = (
@@ -161,11 +151,6 @@ def test_commit_batch_does_not_overwrite_a_local_edit_made_during_the_commit(
     assert "edited by hand meanwhile" in path.read_text() or a.sync_conflicts()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a conflict without baseline whose note is then deleted on both sides is never "
-    "re-evaluated (its id is in no set of the pass): a phantom conflict stays forever",
-)
 def test_a_conflict_deleted_on_both_sides_is_released(pair: Pair) -> None:
     a, b = pair.a, pair.b
     for memory, body in ((a, "version a\n"), (b, "version b\n")):
@@ -186,11 +171,6 @@ def test_a_conflict_deleted_on_both_sides_is_released(pair: Pair) -> None:
 
 @only_dir
 @pytest.mark.own_server
-@pytest.mark.xfail(
-    strict=True,
-    reason="client holds back any body over the (lowered) quota, even one that shrinks; "
-    "the server would accept it (§7.3: a lowered quota only blocks growth)",
-)
 def test_a_lowered_body_quota_does_not_hold_back_a_shrinking_edit(world: World) -> None:
     a = world.machine("a")
     nid = a.note("Long note", "x" * 3000)

@@ -188,6 +188,13 @@ class Baseline:
         row = self._db.execute("SELECT rev, data FROM base WHERE id=?", (note_id,)).fetchone()
         return None if row is None else BaseCopy(str(row[0]), bytes(row[1]))
 
+    def text_of(self, rev: str) -> bytes | None:
+        """The bytes of a revision held as any note's baseline copy."""
+        row = self._db.execute(
+            "SELECT data FROM base WHERE rev=? AND length(data) > 0 LIMIT 1", (rev,)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
     def set_base(self, note_id: str, rev: str, data: bytes) -> None:
         """Record the version both sides now agree on."""
         self._db.execute(

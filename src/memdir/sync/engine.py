@@ -230,8 +230,9 @@ class ScopePass:
             report.version = self.baseline.version
             return
         self._check_abort()
-        every = (ids | server.live.keys() | (server.tombstones.keys() & revs.keys())) - unknown
         plan = Plan(held={c.id for c in self.baseline.conflicts()})
+        every = ids | server.live.keys() | (server.tombstones.keys() & revs.keys()) | plan.held
+        every -= unknown
         sides = Sides(local, bases, server)
         for note_id in sorted(every):
             self._decide(note_id, sides, plan, report)
@@ -344,6 +345,16 @@ class ScopePass:
         held = self.baseline.conflict(note_id)
         if held is not None and held.server_rev == rev and held.server_data is not None:
             return held.server_data
+        # The same bytes under another id (a copied file): `have` named them, so the
+        # server did not send them again.
+        for other, other_rev in revs.items():
+            if other_rev == rev:
+                data = self.store.directory.read_bytes(other)
+                if data is not None and rev_of(data) == rev:
+                    return data
+        copy = self.baseline.text_of(rev)
+        if copy is not None:
+            return copy
         if not server.texts and server.remote:
             raise _MissingText(note_id)
         raise SyncFailed(f"the sync server did not send note {note_id}'s text; sync will retry")
@@ -467,6 +478,16 @@ class ScopePass:
             self.baseline.set_remote(change.id, RemoteEntry(entry.rev if entry else change.rev))
         self.baseline.release(change.id)
 
+    def _server_body(self, change: Change, server: ServerView) -> int:
+        """Body size of the server's version a change replaces (0: none, or not known here)."""
+        if change.base is None:
+            return 0
+        data = server.texts.get(change.base)
+        if data is None:
+            base = self.baseline.base(change.id)
+            data = base.data if base is not None and base.rev == change.base else None
+        return _body_bytes_of(data)
+
     def _within_quota(
         self, changes: list[Change], server: ServerView, report: PassReport
     ) -> list[Change]:
@@ -476,7 +497,9 @@ class ScopePass:
         for change in changes:
             if change.op == "put" and change.text is not None:
                 body = _body_bytes(change.text)
-                if body > quotas.max_body_bytes:
+                # A lowered quota only blocks growth: a note already over it on the
+                # server may still shrink (the server makes the same check).
+                if body > quotas.max_body_bytes and body > self._server_body(change, server):
                     report.held[change.id] = (
                         f"the body is {body} bytes, over the server's limit of "
                         f"{quotas.max_body_bytes} bytes; it stays on this machine"
@@ -492,6 +515,10 @@ class ScopePass:
                     live += 1
             kept.append(change)
         return kept
+
+
+def _body_bytes_of(data: bytes | None) -> int:
+    return 0 if data is None else _body_bytes(data.decode("utf-8", errors="replace"))
 
 
 def _body_bytes(text: str) -> int:

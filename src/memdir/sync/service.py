@@ -259,9 +259,11 @@ class SyncService:
                     clock=self._clock,
                 )
                 with self._pass_lock(scope):
+                    if baseline.binding is None:
+                        # Bound before the first pass writes anything: a pass that fails
+                        # half-way still ties these notes to this account (§7.1).
+                        baseline.bind(Binding(credentials.user, client.origin))
                     report = engine.run()
-                if baseline.binding is None:
-                    baseline.bind(Binding(credentials.user, client.origin))
                 run.reports.append(report)
         return run
 
