@@ -184,11 +184,6 @@ def test_a_lowered_body_quota_does_not_hold_back_a_shrinking_edit(world: World) 
     assert world.manifest(world.key("project")).notes[nid].size < 3000 + 400
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a server manifest that went back in version (restored backup) is taken as "
-    "deletions: every note written since is deleted here",
-)
 def test_a_server_restored_from_an_older_backup_does_not_delete_newer_notes(
     pair: Pair, tmp_path: Path
 ) -> None:

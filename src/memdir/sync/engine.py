@@ -18,6 +18,7 @@ Nothing is ever last-writer-wins.
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -43,6 +44,7 @@ from memdir.sync.protocol import (
 __all__ = ["Aborted", "PassReport", "ScopePass"]
 
 _MAX_RESTARTS = 6
+log = logging.getLogger("memdir.sync")
 
 
 class Aborted(SyncFailed):
@@ -142,6 +144,9 @@ class ScopePass:
             )
             if probe.unchanged:
                 return None if not local_changed else self._remembered(probe.version)
+            if probe.version < known:
+                self._server_went_back(known, probe.version)
+                raise _MissingText("the server went back in version")
             listed = {e.rev for e in probe.notes.values()}
             if listed <= have:
                 return self._view(probe, {})
@@ -172,6 +177,33 @@ class ScopePass:
             texts.update(got)
             truncated = more.truncated
         return snap, texts
+
+    def _server_went_back(self, known: int, now: int) -> None:
+        """The manifest is older than the last one seen (a server restored from a backup).
+
+        Its absences and older revisions are not changes anyone made: the baselines are
+        set aside, so notes the server lacks are uploaded again and notes that differ
+        become conflicts to settle — nothing is deleted or rolled back here.
+        """
+        log.warning(
+            "the sync server's %s manifest went back from version %d to %d (restored from a "
+            "backup?); comparing without baselines so nothing is deleted or rolled back",
+            self.store.scope.value,
+            known,
+            now,
+        )
+        with self.baseline.transaction():
+            for note_id in self.baseline.bases():
+                self.baseline.drop_base(note_id)
+            self.baseline.replace_remote({})
+            self.baseline.set_version(None)
+
+    def _recently_synced(self) -> bool:
+        """Whether the last pass is within the server's tombstone window (less a day of
+        clock skew): then every deletion since has a tombstone still."""
+        last = self.baseline.last_sync
+        window = (self.client.quotas.tombstone_days - 1) * 86_400_000
+        return last is not None and self._clock() - last < window
 
     def _remembered(self, version: int) -> ServerView:
         """The server's side as the last pass saw it (the manifest has not moved since)."""
@@ -255,8 +287,16 @@ class ScopePass:
         if local == base:
             if remote is not None:
                 plan.pulls.append((note_id, self._text(note_id, remote, server, revs)))
-            else:
+            elif note_id in server.tombstones or not self._recently_synced():
                 plan.local_deletes.append(note_id)
+            else:
+                # Gone from the server without a tombstone although this machine synced
+                # within the window: the server lost it (a restore), nobody deleted it.
+                assert local is not None
+                data = self._local_bytes(note_id, local)
+                plan.changes.append(
+                    Change(id=note_id, op="put", base=None, rev=local, text=data.decode("utf-8"))
+                )
             return
         if remote == base:
             tomb = server.tombstones.get(note_id)
