@@ -141,7 +141,11 @@ class Upkeep:
                 failures.append("a backup still holds it")
             if self._sync.holds_copy(store.scope, note.id):
                 failures.append("the sync baseline still holds it")
-            checks += ["history scrubbed", "backups scrubbed", "sync copies scrubbed"]
+            checks += [
+                "history scrubbed",
+                "backups scrubbed",
+                "sync copies on this machine scrubbed",
+            ]
         if failures:
             raise IntegrityError(
                 f"forget of {note.id} could not be verified: " + "; ".join(failures)

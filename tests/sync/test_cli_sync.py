@@ -266,7 +266,7 @@ def test_exit_8_when_the_server_is_down(world: World) -> None:
     before = a.all_files()
     result = memdir(a, "sync")
     assert result.exit_code == 8
-    assert "cannot reach the sync server" in result.stderr and "unchanged" in result.stderr
+    assert "cannot reach the sync server" in result.stderr and "no note is lost" in result.stderr
     as_json = memdir(a, "sync", "--json")
     assert as_json.exit_code == 8
     assert json.loads(as_json.stdout)["error"]["exitCode"] == 8

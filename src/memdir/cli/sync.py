@@ -41,7 +41,7 @@ def sync(ctx: click.Context, scope: str | None, as_json: bool) -> None:
 
     Exit codes: 0 done, 4 sync off / signed out / refused / a scope paused (bound to
     another account), 5 conflicts were found, 8 the server could not be reached or
-    failed (local notes are unchanged).
+    failed (no note is lost; run it again later).
     """
     if ctx.invoked_subcommand is not None:
         return

@@ -183,7 +183,7 @@ class SyncClient:
                 )
             if attempt + 1 < _TRIES:
                 self._sleep(backoff(attempt))
-        raise SyncFailed(message + "; local notes are unchanged and sync will retry")
+        raise SyncFailed(message + "; no note is lost, and sync will retry")
 
     def _note_quotas(self, response: httpx.Response) -> None:
         header = response.headers.get(QUOTA_HEADER)

@@ -354,7 +354,14 @@ class SyncService:
             raise InvalidInput("give exactly one of --keep local|server|both or an edited text")
         if keep is not None and keep not in KEEP_CHOICES:
             raise InvalidInput(f"--keep must be one of {', '.join(KEEP_CHOICES)}")
-        found, held = self._held(note_id, scope)
+        found, _ = self._held(note_id, scope)
+        with self._pass_lock(found):  # not while a pass of this scope runs
+            return self._resolve(found, note_id, keep, text)
+
+    def _resolve(
+        self, found: Scope, note_id: str, keep: str | None, text: str | None
+    ) -> Resolution:
+        held = self._held(note_id, found)[1]
         store, baseline = self._stores[found], self._baseline(found)
         local = store.directory.read_bytes(note_id)
         local_rev = rev_of(local) if local is not None else None
@@ -371,7 +378,7 @@ class SyncService:
             set_aside(local, "this machine's version")
             if held.server_data is None:
                 if local is not None:
-                    store.remove(note_id, backup_reason=None, event="sync-delete")
+                    store.remove(note_id, backup_reason=None, event="resolve-delete")
             else:
                 self._write(store, note_id, held.server_data, local_rev)
         elif keep == "both":
@@ -384,7 +391,7 @@ class SyncService:
             assert server_note is not None
             new_id = make_id(server_note.summary, taken=store.directory.ids_on_disk())
             copy = replace(server_note, id=new_id)
-            store.save(copy, event="sync", expect_revision="")
+            store.save(copy, event="resolve", expect_revision="")
         else:
             assert text is not None
             data = _edited(text, note_id)
@@ -407,7 +414,7 @@ class SyncService:
         note = _parsed(data, note_id)
         assert note is not None
         try:
-            store.save(note, raw=data, event="sync", expect_revision=expected or "")
+            store.save(note, raw=data, event="resolve", expect_revision=expected or "")
         except Conflict:
             raise Conflict(
                 f"note {note_id} changed on this machine while resolving; nothing was written — "
@@ -427,7 +434,8 @@ class SyncService:
         """Scrub the copies of a forgotten note kept for sync (forget --purge)."""
         baseline = self._existing(scope) if scope in self._stores else None
         if baseline is not None:
-            baseline.purge(note_id)
+            with self._pass_lock(scope):
+                baseline.purge(note_id)
 
     def holds_copy(self, scope: Scope, note_id: str) -> bool:
         """True when the sync state still keeps a text of the note."""
