@@ -16,8 +16,7 @@ from memdir.config import Settings
 from memdir.core import Note, Scope, parse_scope
 from memdir.errors import InvalidInput, SyncRefused
 from memdir.store import ScopeStore
-from memdir.store.history import revision_of
-from memdir.sync.batch import BatchResult
+from memdir.sync.batch import BatchResult, write_batch
 from memdir.sync.scheduler import SyncCoordinator
 from memdir.sync.service import (
     ConflictView,
@@ -112,22 +111,7 @@ class Syncing:
             for note in writes.values():  # all checked before any is written
                 if note is not None:
                     store.admit(note)
-            for note_id, note in sorted(writes.items()):
-                current = store.directory.read_bytes(note_id)
-                if note is None:
-                    if current is not None:
-                        _, record = store.remove(note_id, backup_reason=reason, event="consolidate")
-                        if record is not None:
-                            out.backup_ids.append(record.id)
-                    out.deleted.append(note_id)
-                    continue
-                store.save(
-                    note,
-                    event="consolidate",
-                    expect_revision=revision_of(current) if current is not None else "",
-                    backup_reason=reason if current is not None else None,
-                )
-                out.written.append(note_id)
+            write_batch(store, writes, reason, out)
         return out
 
     def background_sync(

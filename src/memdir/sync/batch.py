@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 
 from memdir.core import Note, render_note
 from memdir.errors import Conflict, LimitExceeded
+from memdir.store import ScopeStore
 from memdir.sync.baseline import RemoteEntry
 from memdir.sync.client import Stale
 from memdir.sync.comparison import ServerView
 from memdir.sync.engine import ScopePass
 from memdir.sync.protocol import Change, CommitRequest, rev_of
 
-__all__ = ["BatchResult", "commit_first"]
+__all__ = ["BatchResult", "commit_first", "write_batch"]
 
 
 @dataclass(slots=True)
@@ -108,6 +109,44 @@ def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: s
     return _write_here(engine, writes, payload, local, version, server, reason)
 
 
+def write_batch(
+    store: ScopeStore,
+    writes: Mapping[str, Note | None],
+    reason: str,
+    out: BatchResult,
+    *,
+    payload: Mapping[str, bytes] | None = None,
+    expected: Mapping[str, str] | None = None,
+) -> None:
+    """Write a batch here (replaced and deleted versions backed up with `reason`).
+
+    With `expected` (note id -> revision; absent: no file), a note whose file is no
+    longer as expected is skipped (`out.skipped`) rather than overwritten.
+    """
+    for note_id, note in sorted(writes.items()):
+        with store.lock():
+            current = store.directory.read_bytes(note_id)
+            now = rev_of(current) if current is not None else None
+            if expected is not None and now != expected.get(note_id):
+                out.skipped.append(note_id)
+                continue
+            if note is None:
+                if current is not None:
+                    _, record = store.remove(note_id, backup_reason=reason, event="consolidate")
+                    if record is not None:
+                        out.backup_ids.append(record.id)
+                out.deleted.append(note_id)
+                continue
+            store.save(
+                note,
+                raw=payload.get(note_id) if payload is not None else None,
+                event="consolidate",
+                expect_revision=now or "",
+                backup_reason=reason if current is not None else None,
+            )
+        out.written.append(note_id)
+
+
 def _write_here(
     engine: ScopePass,
     writes: Mapping[str, Note | None],
@@ -122,29 +161,9 @@ def _write_here(
     A note edited meanwhile keeps the edit (and its old baseline, so the next pass
     merges it with the batch's version on the server): never last-writer-wins.
     """
-    store, baseline = engine.store, engine.baseline
     out = BatchResult(version=version)
-    for note_id, note in sorted(writes.items()):
-        with store.lock():
-            current = store.directory.read_bytes(note_id)
-            if (rev_of(current) if current is not None else None) != local.get(note_id):
-                out.skipped.append(note_id)
-                continue
-            if note is None:
-                if current is not None:
-                    _, record = store.remove(note_id, backup_reason=reason, event="consolidate")
-                    if record is not None:
-                        out.backup_ids.append(record.id)
-                out.deleted.append(note_id)
-                continue
-            store.save(
-                note,
-                raw=payload[note_id],
-                event="consolidate",
-                expect_revision=local.get(note_id, ""),
-                backup_reason=reason if current is not None else None,
-            )
-        out.written.append(note_id)
+    write_batch(engine.store, writes, reason, out, payload=payload, expected=local)
+    baseline = engine.baseline
     with baseline.transaction():
         remote = dict(server.remote)
         for note_id in writes:
