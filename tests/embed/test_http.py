@@ -17,6 +17,7 @@ import httpx
 import numpy as np
 import pytest
 
+from loopback import serving
 from memdir.embed import (
     EmbedderUnavailable,
     EmbeddingFailed,
@@ -110,14 +111,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[ScriptedServer]:
-    srv = ScriptedServer()
-    thread = threading.Thread(target=srv.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
+    with serving(ScriptedServer()) as srv:
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 @pytest.fixture

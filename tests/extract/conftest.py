@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from loopback import serving
 from memdir import Memory
 from memdir.extract import HttpChatClient
 
@@ -16,14 +16,8 @@ from . import ChatServer
 
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
-    srv = ChatServer()
-    thread = threading.Thread(target=srv.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
+    with serving(ChatServer()) as srv:
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 @pytest.fixture
