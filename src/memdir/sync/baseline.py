@@ -232,11 +232,13 @@ class Baseline:
 
     # -- conflicts -----------------------------------------------------------------
 
-    def conflicts(self) -> list[HeldConflict]:
-        """Every note held back by a conflict, oldest first."""
-        rows = self._db.execute(
-            "SELECT id, server_rev, server_data, local_rev, reasons, found_at FROM conflicts "
-            "ORDER BY found_at, id"
+    def conflicts(self, note_id: str | None = None) -> list[HeldConflict]:
+        """Every note held back by a conflict, oldest first (or only `note_id`'s)."""
+        sql = "SELECT id, server_rev, server_data, local_rev, reasons, found_at FROM conflicts"
+        rows = (
+            self._db.execute(sql + " WHERE id=?", (note_id,))
+            if note_id is not None
+            else self._db.execute(sql + " ORDER BY found_at, id")
         )
         return [
             HeldConflict(
@@ -252,10 +254,8 @@ class Baseline:
 
     def conflict(self, note_id: str) -> HeldConflict | None:
         """The conflict holding back a note, if any."""
-        for held in self.conflicts():
-            if held.id == note_id:
-                return held
-        return None
+        found = self.conflicts(note_id)
+        return found[0] if found else None
 
     def hold(
         self,

@@ -78,6 +78,8 @@ class ScopePass:
         self._still_on = still_on
         self._sleep = sleep
         self._clock = clock
+        #: the note files as this comparison read them (set by each comparison)
+        self._files: dict[str, bytes] = {}
 
     def run(self) -> PassReport:
         """One pass; restarts from a fresh snapshot when the server moved on meanwhile."""
@@ -251,6 +253,7 @@ class ScopePass:
         report.held.clear()
         self._check_abort()
         local = self.local_state()
+        self._files = local.data
         revs, unknown = local.revs, local.unknown
         bases = self.baseline.bases()
         ids = (revs.keys() | bases.keys()) - unknown
@@ -388,10 +391,8 @@ class ScopePass:
         # The same bytes under another id (a copied file): `have` named them, so the
         # server did not send them again.
         for other, other_rev in revs.items():
-            if other_rev == rev:
-                data = self.store.directory.read_bytes(other)
-                if data is not None and rev_of(data) == rev:
-                    return data
+            if other_rev == rev and other in self._files:
+                return self._files[other]
         copy = self.baseline.text_of(rev)
         if copy is not None:
             return copy
@@ -400,7 +401,10 @@ class ScopePass:
         raise SyncFailed(f"the sync server did not send note {note_id}'s text; sync will retry")
 
     def _local_bytes(self, note_id: str, rev: str) -> bytes:
-        data = self.store.directory.read_bytes(note_id)
+        """A note file's bytes as this comparison read them (the disk only for others)."""
+        data = self._files.get(note_id)
+        if data is None or rev_of(data) != rev:
+            data = self.store.directory.read_bytes(note_id)
         if data is None or rev_of(data) != rev:
             raise Stale(f"note {note_id} changed on disk during the sync", (note_id,), None)
         return data
