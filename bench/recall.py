@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memdir import Memory
 from memdir.core import Note, NoteType, render_note
-from memdir.retrieve.recall import Recaller
+from memdir.retrieve import Recaller
 
 
 def _words(text: str) -> list[str]:

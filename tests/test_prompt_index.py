@@ -10,7 +10,7 @@ import pytest
 
 from memdir import Memory
 from memdir.guidance import EMPTY_INDEX, GUIDANCE
-from memdir.retrieve.recall import prompt_index
+from memdir.retrieve import prompt_index
 
 
 @pytest.fixture

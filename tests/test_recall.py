@@ -12,7 +12,7 @@ import pytest
 from memdir import Memory, Recall
 from memdir.config import RecallSettings
 from memdir.core import Note, Scope
-from memdir.retrieve.recall import Recaller, recalled_ids
+from memdir.retrieve import Recaller, recalled_ids
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from memdir import Memory
 from memdir.core import Scope
 from memdir.embed import Embedder, EmbedderInfo, EmbedderUnavailable, EmbeddingFailed, HttpEmbedder
 from memdir.index.db import embed_text
-from memdir.retrieve.service import QUERY_EMBED_BUDGET, usage_bonus
+from memdir.retrieve import QUERY_EMBED_BUDGET, usage_bonus
 from memdir.store.notedir import NoteDirectory
 
 METHODS = ("lexical", "vector", "hybrid")
@@ -656,7 +656,7 @@ def test_vectors_survive_a_reindex_but_not_the_deleted_index(project: Path, home
 def test_writes_never_wait_for_the_embedder(
     project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir.retrieve.service import Retriever
+    from memdir.retrieve import Retriever
 
     loads: list[str] = []
 

@@ -12,7 +12,7 @@ import pytest
 
 from memdir.core import Note, render_note
 from memdir.index.db import SearchIndex, embed_text
-from memdir.index.tokenize import fts_query
+from memdir.index.query import analyse
 
 OLD = time.time_ns() - 3600 * 1_000_000_000  # a file at rest, long before it is indexed
 Stamp = tuple[int, int, int]
@@ -64,7 +64,7 @@ def index(tmp_path: Path) -> SearchIndex:
 
 
 def _ids(index: SearchIndex, query: str, mode: str = "any") -> list[str]:
-    match = fts_query(query, mode)  # type: ignore[arg-type]
+    match = analyse(query, mode).match
     assert match is not None
     hits = index.lexical(match, 50)
     keys = index.keys(cid for cid, _ in hits)
@@ -237,7 +237,7 @@ def test_chunk_rows_slice_the_file_bytes(index: SearchIndex) -> None:
     body = "Café 🎉 zebra.\n\n数据库使用PostgreSQL。\n\n" + "Long zebra text here. " * 80
     data = src.note("mixed-a", "Mixed text", body)
     index.refresh(src)
-    match = fts_query("zebra")
+    match = analyse("zebra").match
     assert match is not None
     rows = index.chunks(cid for cid, _ in index.lexical(match, 50))
     assert len(rows) > 1
@@ -273,7 +273,7 @@ def test_equal_scores_are_ordered_by_note_not_by_row_id(tmp_path: Path) -> None:
         src.note("other-note", "Zebra", "zebra zebra zebra")
         idx = SearchIndex(tmp_path / f"{name}.sqlite3")
         idx.refresh(src)
-        match = fts_query("zebra crossing")
+        match = analyse("zebra crossing").match
         assert match is not None
         for limit in (3, 5, 13):
             hits = idx.lexical(match, limit)

@@ -11,16 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memdir.errors import InvalidInput
+from memdir.index.query import analyse, match_expression
 from memdir.index.tokenize import (
     DE_STOP_WORDS,
     EN_STOP_WORDS,
     FTS5_TOKENIZE,
     QueryTerm,
     detect_language,
-    fts_query,
     index_terms,
     query_terms,
-    stem_set,
+    query_words,
 )
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -52,7 +52,7 @@ class Fts:
         return {r[0] for r in self.db.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,))}
 
     def search(self, query: str, mode: str = "any") -> set[int]:
-        return self.match(fts_query(query, mode))  # type: ignore[arg-type]
+        return self.match(analyse(query, mode).match)
 
 
 @pytest.fixture
@@ -204,17 +204,17 @@ def test_query_flags_stop_words_and_modes_drop_them() -> None:
     terms = query_terms("The cat is on the mat")
     assert [t.is_stop for t in terms] == [True, False, True, True, True, False]
     assert [t.surface for t in terms] == ["the", "cat", "is", "on", "the", "mat"]
-    assert fts_query("The cat is on the mat", "any") == '("cat") OR ("mat")'
-    assert fts_query("The cat is on the mat", "all") == '("cat") AND ("mat")'
-    assert fts_query("The cat is on the mat", "phrase") == '"the cat is on the mat"'
+    assert analyse("The cat is on the mat", "any").match == '("cat") OR ("mat")'
+    assert analyse("The cat is on the mat", "all").match == '("cat") AND ("mat")'
+    assert analyse("The cat is on the mat", "phrase").match == '"the cat is on the mat"'
     # Only stop-words: they are kept, or nothing could be searched.
-    assert fts_query("to be or not to be", "all") == '("to") AND ("be") AND ("or") AND ("not")'
+    assert analyse("to be or not to be", "all").match == '("to") AND ("be") AND ("or") AND ("not")'
 
 
 def test_stop_words_follow_the_query_language() -> None:
     # Undecided: German function words that are English words stay searchable.
-    assert fts_query("MIT licence", "all") == '("mit") AND ("licenc")'
-    assert fts_query("die hard", "all") == '("die") AND ("hard")'
+    assert analyse("MIT licence", "all").match == '("mit") AND ("licenc")'
+    assert analyse("die hard", "all").match == '("die") AND ("hard")'
     assert detect_language("die Häuser und der Garten werden gebaut") == "de"
     assert [t.is_stop for t in query_terms("die Häuser und der Garten werden gebaut")] == [
         True,
@@ -240,11 +240,11 @@ def test_phrase_matches_words_in_order_only(fts: Fts) -> None:
 
 def test_phrase_ors_the_english_and_german_variants(fts: Fts) -> None:
     note = fts.add(GERMAN)
-    expr = fts_query("Häuser werden", "phrase")  # detected as German: primary stems German
+    expr = analyse("Häuser werden", "phrase").match  # detected as German: primary stems German
     assert expr == '"haus werd" OR "häuser werden"'
     assert fts.match(expr) == {note}
     # Undecided: primary (as index_terms would store it), all-English, all-German.
-    expr = fts_query("Häuser running", "phrase")
+    expr = analyse("Häuser running", "phrase").match
     assert expr == '"haus run" OR "häuser run" OR "haus running"'
     assert fts.match(expr) == set()
     mixed = fts.add("The Häuser running")
@@ -254,40 +254,42 @@ def test_phrase_ors_the_english_and_german_variants(fts: Fts) -> None:
 def test_columns_filter(fts: Fts) -> None:
     in_summary = fts.add("nothing here", summary="pricing cards")
     in_body = fts.add("pricing cards use fills")
-    expr = fts_query("pricing", "any", columns=("summary",))
+    expr = match_expression(query_words("pricing"), "any", columns=("summary",))
     assert expr == '{summary} : (("price" OR "pricing"))'
     assert fts.match(expr) == {in_summary}
-    assert fts.match(fts_query("pricing", columns=("summary", "body", "meta"))) == {
+    assert fts.match(
+        match_expression(query_words("pricing"), columns=("summary", "body", "meta"))
+    ) == {
         in_summary,
         in_body,
     }
     with pytest.raises(ValueError):
-        fts_query("x", columns=("body} OR {x",))
+        match_expression(query_words("x"), columns=("body} OR {x",))
     with pytest.raises(ValueError):
-        fts_query("x", columns=())
+        match_expression(query_words("x"), columns=())
 
 
 def test_nothing_to_search_and_bad_mode() -> None:
     for mode in ("any", "all", "phrase"):
-        assert fts_query("", mode) is None
-        assert fts_query("  -- ** ()  ", mode) is None
+        assert analyse("", mode).match is None
+        assert analyse("  -- ** ()  ", mode).match is None
     with pytest.raises(InvalidInput):
-        fts_query("x", "fuzzy")  # type: ignore[arg-type]
+        analyse("x", "fuzzy")
 
 
 def test_user_syntax_is_never_fts_syntax(fts: Fts) -> None:
     note = fts.add("alpha beta gamma")
-    assert fts_query('alpha" OR "x', "any") == '("alpha") OR ("x")'
-    assert fts_query("alpha NOT beta", "all") == '("alpha") AND ("beta")'  # "not": a stop-word
+    assert analyse('alpha" OR "x', "any").match == '("alpha") OR ("x")'
+    assert analyse("alpha NOT beta", "all").match == '("alpha") AND ("beta")'  # "not": a stop-word
     assert fts.search("NEAR(alpha beta)", "all") == {note}  # "near" is just a (stop-)word
     assert fts.search("alp*", "any") == set()  # no prefix queries sneak in
     assert fts.search("body:alpha", "all") == set()  # "body" is a word here, not a column
 
 
-def test_stem_set_is_distinct_non_stop_primary_stems() -> None:
-    assert stem_set("The runner is running and runs quickly") == {"runner", "run", "quick"}
-    assert stem_set("the and of") == frozenset()
-    assert stem_set("机器学习") == {"机器", "器学", "学习"}
+def test_stems_are_distinct_non_stop_primary_stems() -> None:
+    assert analyse("The runner is running and runs quickly").stems == {"runner", "run", "quick"}
+    assert analyse("the and of").stems == frozenset()
+    assert analyse("机器学习").stems == {"机器", "器学", "学习"}
 
 
 def test_characters_sqlite_does_not_count_as_letters_separate_words(fts: Fts) -> None:
@@ -339,9 +341,12 @@ for _text in (ENGLISH, GERMAN, "机器学习 使用Python编程", "alpha beta", 
 
 @SETTINGS
 @given(queries, st.sampled_from(["any", "all", "phrase"]), st.booleans())
-def test_fts_query_never_makes_sqlite_raise(query: str, mode: str, columns: bool) -> None:
+def test_the_match_expression_never_makes_sqlite_raise(
+    query: str, mode: str, columns: bool
+) -> None:
     cols = ("summary", "body", "meta") if columns else None
-    expr = fts_query(query, mode, columns=cols)  # type: ignore[arg-type]
+    expr = match_expression(query_words(query), mode, columns=cols)
+    assert analyse(query, mode).match == match_expression(query_words(query), mode)
     if expr is None:
         assert not query_terms(query)  # stop-words alone are still searched
         return
@@ -351,7 +356,7 @@ def test_fts_query_never_makes_sqlite_raise(query: str, mode: str, columns: bool
 @SETTINGS
 @given(queries, st.sampled_from(["any", "all", "phrase"]))
 def test_a_query_finds_a_note_holding_its_own_text(query: str, mode: str) -> None:
-    expr = fts_query(query, mode)  # type: ignore[arg-type]
+    expr = analyse(query, mode).match
     if expr is None:
         return
     table = Fts()

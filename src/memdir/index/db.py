@@ -9,7 +9,9 @@ re-read either; private notes are tracked but never chunked or searchable.
 
 Answers do not depend on chunk row ids (which differ between an index built note
 by note and one rebuilt by reindex): equal scores are ordered by (note id, chunk
-ordinal), and the vector matrix is laid out in that order too. What a query
+ordinal), and the vector matrix is laid out in that order too. A `SearchFilter`
+(types, tags, excluded notes) becomes part of each query's SQL, so it applies before
+BM25's cut and before the vector top-k. What a query
 reads on every call (the indexed stamps, the vector matrix, the superseded map,
 whether anything awaits embedding) is cached until the indexed content changes,
 here or in another process (``PRAGMA data_version``).
@@ -31,9 +33,10 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memdir.core import Note, parse_note
+from memdir.core import Note, Scope, parse_note
 from memdir.errors import ParseError
 from memdir.index.chunking import chunk_body
+from memdir.index.query import SearchFilter
 from memdir.index.schema import open_index_db
 from memdir.index.tokenize import index_terms
 from memdir.index.vectors import MatrixIndex
@@ -299,6 +302,10 @@ class SearchIndex:
                 note.updated_at,
             ),
         )
+        conn.executemany(
+            "INSERT OR IGNORE INTO note_tags(note_id, tag) VALUES (?,?)",
+            [(note_id, tag.casefold()) for tag in note.tags],
+        )
         if note.private:
             return note
         summary_terms = " ".join(index_terms(note.summary))
@@ -329,6 +336,7 @@ class SearchIndex:
             "DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id=?)", (note_id,)
         )
         conn.execute("DELETE FROM chunks WHERE note_id=?", (note_id,))
+        conn.execute("DELETE FROM note_tags WHERE note_id=?", (note_id,))
         conn.execute("DELETE FROM notes WHERE note_id=?", (note_id,))
 
     def forget(self, note_id: str, *, scrub: bool = False) -> None:
@@ -358,27 +366,72 @@ class SearchIndex:
         with self._write() as conn:
             conn.execute("DELETE FROM fts")
             conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM note_tags")
             conn.execute("DELETE FROM notes")
 
     # -- queries ----------------------------------------------------------------------
 
     _BM25 = "bm25(fts, 5.0, 1.0, 2.0)"
 
-    def lexical(self, match: str, limit: int) -> list[tuple[int, float]]:
+    @staticmethod
+    def _where(filter: SearchFilter | None, scope: Scope | None) -> tuple[str, list[object]]:
+        """SQL over chunks ``c`` joined to notes ``n`` for the notes `filter` keeps ("" when
+        it keeps every note); `scope` is the scope of this index's notes (for `exclude`)."""
+        if filter is None or not filter.restricts:
+            return "", []
+        clauses: list[str] = []
+        params: list[object] = []
+        if filter.types is not None:
+            clauses.append("n.type IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(t.value for t in filter.types)))
+        tags = filter.wanted_tags()
+        if tags:
+            clauses.append(
+                "(SELECT count(*) FROM note_tags t WHERE t.note_id = c.note_id "
+                "AND t.tag IN (SELECT value FROM json_each(?))) = ?"
+            )
+            params += [json.dumps(sorted(tags), ensure_ascii=False), len(tags)]
+        excluded = filter.excluded_ids(scope)
+        if excluded:
+            clauses.append("c.note_id NOT IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(excluded), ensure_ascii=False))
+        if not clauses:
+            return "", []
+        return " AND ".join(clauses), params
+
+    def _kept_chunks(
+        self, filter: SearchFilter | None, scope: Scope | None
+    ) -> tuple[str, list[object]]:
+        """`` AND rowid IN (…)`` for an FTS query when `filter` restricts ("" otherwise)."""
+        where, params = self._where(filter, scope)
+        if not where:
+            return "", []
+        sub = f"SELECT c.id FROM chunks c JOIN notes n USING(note_id) WHERE {where}"
+        return f" AND rowid IN ({sub})", params
+
+    def lexical(
+        self,
+        match: str,
+        limit: int,
+        filter: SearchFilter | None = None,
+        scope: Scope | None = None,
+    ) -> list[tuple[int, float]]:
         """(chunk id, score) for an FTS5 MATCH expression, best first (score = −bm25).
 
-        Equal scores are ordered by (note id, chunk ordinal), also across the cut at
-        `limit`, so the answer does not depend on row ids.
+        Only chunks of notes that `filter` keeps take part (`scope`: the scope of this
+        index's notes). Equal scores are ordered by (note id, chunk ordinal), also across
+        the cut at `limit`, so the answer does not depend on row ids.
         """
         if limit <= 0:
             return []
-        sql = f"SELECT rowid, {self._BM25} AS s FROM fts WHERE fts MATCH ? ORDER BY s"
+        kept, params = self._kept_chunks(filter, scope)
+        sql = f"SELECT rowid, {self._BM25} AS s FROM fts WHERE fts MATCH ?{kept} ORDER BY s"
         with self._lock:
-            rows = self._conn.execute(sql + " LIMIT ?", (match, limit + 1)).fetchall()
+            rows = self._conn.execute(sql + " LIMIT ?", (match, *params, limit + 1)).fetchall()
             if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
                 # A tie across the cut: read on past it (rare: duplicated text).
                 rows = []
-                for rowid, score in self._conn.execute(sql, (match,)):
+                for rowid, score in self._conn.execute(sql, (match, *params)):
                     if len(rows) >= limit and score != rows[-1][1]:
                         break
                     rows.append((rowid, score))
@@ -386,13 +439,26 @@ class SearchIndex:
         rows.sort(key=lambda r: (r[1], keys.get(int(r[0]), ("", 0))))
         return [(int(r[0]), -float(r[1])) for r in rows[:limit]]
 
-    def matching(self, match: str) -> set[int]:
-        """Every chunk id matching an FTS5 expression (to filter vector candidates by mode)."""
+    def matching(
+        self, match: str, filter: SearchFilter | None = None, scope: Scope | None = None
+    ) -> set[int]:
+        """Every chunk id matching an FTS5 expression (to filter vector candidates by mode),
+        of the notes `filter` keeps."""
+        kept, params = self._kept_chunks(filter, scope)
+        sql = f"SELECT rowid FROM fts WHERE fts MATCH ?{kept}"
         with self._lock:
-            return {
-                int(r[0])
-                for r in self._conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (match,))
-            }
+            return {int(r[0]) for r in self._conn.execute(sql, (match, *params))}
+
+    def filtered(self, filter: SearchFilter, scope: Scope | None = None) -> set[int] | None:
+        """Every searchable chunk id of the notes `filter` keeps; None when it keeps all."""
+        where, params = self._where(filter, scope)
+        if not where:
+            return None
+        sql = (
+            f"SELECT c.id FROM chunks c JOIN notes n USING(note_id) WHERE n.state='ok' AND {where}"
+        )
+        with self._lock:
+            return {int(r[0]) for r in self._conn.execute(sql, params)}
 
     def keys(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
         """(note id, chunk ordinal) by chunk id: the order of equal scores."""
@@ -563,9 +629,3 @@ class SearchIndex:
         """(chunk ids, one contiguous float32 matrix of their vectors) for `embedder`."""
         index = self.vector_index(embedder)
         return index.ids, index.matrix
-
-    def drop_vectors(self, keep_embedder: str | None) -> int:
-        """Delete vectors of other embedders (after a change of embedder); return how many."""
-        with self._write() as conn:
-            cur = conn.execute("DELETE FROM vectors WHERE embedder IS NOT ?", (keep_embedder,))
-            return int(cur.rowcount)

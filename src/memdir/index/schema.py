@@ -22,7 +22,7 @@ __all__ = ["SCHEMA_VERSION", "open_index_db"]
 #: Bump on any change to the DDL or to what is stored: older databases are rebuilt.
 #: The tokenizer's version and the Unicode tables it uses are part of it, so a
 #: tokenizer change or a Python upgrade rebuilds the index instead of mixing terms.
-SCHEMA_VERSION = f"3/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
+SCHEMA_VERSION = f"4/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
 
 _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,6 +51,12 @@ CREATE TABLE chunks(
     end_ INTEGER NOT NULL,
     text TEXT NOT NULL
 );
+-- A note's tags, case-folded, so a search can require tags inside its SQL.
+CREATE TABLE note_tags(
+    note_id TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    PRIMARY KEY(note_id, tag)
+) WITHOUT ROWID;
 CREATE INDEX chunks_by_note ON chunks(note_id);
 CREATE INDEX chunks_by_embed ON chunks(embed_hash);
 CREATE VIRTUAL TABLE fts USING fts5(summary, body, meta, tokenize='unicode61 remove_diacritics 0');

@@ -34,20 +34,17 @@ from typing import Literal
 
 import Stemmer
 
-from memdir.errors import InvalidInput
-
 __all__ = [
     "DE_STOP_WORDS",
     "EN_STOP_WORDS",
     "FTS5_TOKENIZE",
     "TOKENIZER_VERSION",
-    "QueryMode",
     "QueryTerm",
+    "QueryWord",
     "detect_language",
-    "fts_query",
     "index_terms",
     "query_terms",
-    "stem_set",
+    "query_words",
 ]
 
 #: Changes whenever the same text would give different terms: store it with the index.
@@ -56,7 +53,6 @@ TOKENIZER_VERSION = "1"
 #: The FTS5 tokenizer declaration these terms are made for (they pass it unchanged).
 FTS5_TOKENIZE = "unicode61 remove_diacritics 0"
 
-QueryMode = Literal["any", "all", "phrase"]
 Language = Literal["en", "de"]
 
 # --- stop-words ------------------------------------------------------------------------------
@@ -294,23 +290,32 @@ class QueryTerm:
     is_stop: bool
     #: The word as typed, normalised and lower-cased.
     surface: str
+    #: True for a CJK character pair (or a lone CJK character), False for a word.
+    cjk: bool = False
 
 
 @dataclass(frozen=True, slots=True)
-class _Word:
+class QueryWord:
+    """A `QueryTerm` with its English and German stems (the variants of a phrase)."""
+
     term: QueryTerm
     english: str
     german: str
 
 
-def _query_words(text: str) -> list[_Word]:
+def query_words(text: str) -> list[QueryWord]:
+    """One QueryWord per word or CJK pair of a query, in order (stop-words flagged, not dropped).
+
+    This is the one query-side scan of a text; `memdir.index.query.analyse` builds
+    everything a search needs from it.
+    """
     pieces, language = _scan(text)
     stops = _STOP_DE_TEXT if language == "de" else _STOP_OTHER_TEXT
-    words: list[_Word] = []
+    words: list[QueryWord] = []
     for run, word in pieces:
         if run:
             for unit in _cjk_units(run):
-                words.append(_Word(QueryTerm((unit,), False, unit), unit, unit))
+                words.append(QueryWord(QueryTerm((unit,), False, unit, True), unit, unit))
             continue
         en, de = _stem_en(word), _stem_de(word)
         german_first = language == "de" or (not word.isascii() and _UMLAUT_RE.search(word))
@@ -321,59 +326,10 @@ def _query_words(text: str) -> list[_Word]:
             alternatives: tuple[str, ...] = (primary,)
         else:
             alternatives = (primary, other)
-        words.append(_Word(QueryTerm(alternatives, word in stops, word), en, de))
+        words.append(QueryWord(QueryTerm(alternatives, word in stops, word), en, de))
     return words
 
 
 def query_terms(text: str) -> list[QueryTerm]:
-    """One QueryTerm per word or CJK pair of a query, in order (stop-words flagged, not dropped)."""
-    return [w.term for w in _query_words(text)]
-
-
-def stem_set(text: str) -> frozenset[str]:
-    """Distinct primary stems of the words that are not stop-words (for rerank coverage)."""
-    return frozenset(w.term.alternatives[0] for w in _query_words(text) if not w.term.is_stop)
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-_COLUMN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def fts_query(
-    text: str, mode: QueryMode = "any", *, columns: Sequence[str] | None = None
-) -> str | None:
-    """A safe FTS5 MATCH expression for a user query; None when nothing is left to search.
-
-    Every term is double-quoted, so nothing the user types acts as FTS5 syntax.
-    ``any``: ``("a1" OR "a2") OR ("b1")``; ``all``: the same groups joined by AND —
-    stop-words are dropped unless the query has nothing else. ``phrase``: every word in
-    order as one FTS5 phrase over the primary stems, OR-ed with the all-English and
-    all-German variants when they differ. `columns` restricts the match to those columns.
-    """
-    words = _query_words(text)
-    if mode == "phrase":
-        variants = (
-            [w.term.alternatives[0] for w in words],
-            [w.english for w in words],
-            [w.german for w in words],
-        )
-        phrases = list(dict.fromkeys(" ".join(v) for v in variants if v))
-        expr = " OR ".join(_quote(p) for p in phrases)
-    elif mode in ("any", "all"):
-        kept = [w for w in words if not w.term.is_stop] or words
-        groups = dict.fromkeys(w.term.alternatives for w in kept)
-        joiner = " OR " if mode == "any" else " AND "
-        expr = joiner.join("(" + " OR ".join(_quote(a) for a in g) + ")" for g in groups)
-    else:
-        raise InvalidInput(f"search mode must be one of any, all, phrase; got {mode!r}")
-    if not expr:
-        return None
-    if columns is not None:
-        names = list(columns)
-        if not names or not all(_COLUMN_RE.fullmatch(c) for c in names):
-            raise ValueError(f"invalid FTS5 column names: {names!r}")
-        expr = "{" + " ".join(names) + "} : (" + expr + ")"
-    return expr
+    """The QueryTerms of `query_words` (for texts that need no phrase variants: notes, recall)."""
+    return [w.term for w in query_words(text)]

@@ -1,10 +1,11 @@
 """What an agent is shown from memory: the prompt index (§4.1) and per-message recall (§4.2).
 
 Pure: notes in, text out; no I/O. `Recaller` keeps the terms of every note it has
-seen, keyed by (scope, id, content hash), so a repeated call only tokenises the message.
+seen, keyed by (scope, id, content hash), so a repeated call only analyses the message,
+once (`memdir.index.query.analyse`).
 
-Scoring. The message goes through `memdir.index.tokenize.query_terms` (stems in
-English and German, CJK character pairs); stop-words and one-letter words are dropped
+Scoring. The message's analysed terms (stems in English and German, CJK character
+pairs, from the tokenizer that indexes notes); stop-words and one-letter words are dropped
 and a repeated term counts once. Each remaining term t gets a weight
 
     w(t) = min(1.5, ln((N + 20) / (df(t) + 1)) / ln 21) × (0.35 if t is a weak word)
@@ -36,6 +37,7 @@ from memdir.config import RecallSettings
 from memdir.core import Note, Scope
 from memdir.core.links import LINK_PATTERN
 from memdir.guidance import EMPTY_INDEX
+from memdir.index.query import AnalysedQuery, analyse
 from memdir.index.tokenize import query_terms
 
 __all__ = [
@@ -204,14 +206,14 @@ def _terms(text: str) -> frozenset[str]:
     )
 
 
-def _message_terms(message: str) -> list[_Term]:
+def _message_terms(message: AnalysedQuery) -> list[_Term]:
     weak = _weak_stems()
     out: list[_Term] = []
     seen: set[tuple[str, ...]] = set()
     prev = ""
-    for q in query_terms(message):
+    for q in message.terms:
         surface = q.surface
-        cjk = len(surface) == 2 and all(ord(c) >= 0x2E80 for c in surface)
+        cjk = q.cjk and len(surface) == 2  # a pair, not a lone character
         continues = cjk and len(prev) == 2 and prev[1] == surface[0]
         prev = surface if cjk else ""
         if q.is_stop or (len(surface) < 2 and surface.isascii()) or q.alternatives in seen:
@@ -313,7 +315,7 @@ class Recaller:
     def _score_locked(
         self, message: str, min_score: float, exclude: Collection[str]
     ) -> list[Scored]:
-        terms = _message_terms(message)
+        terms = _message_terms(analyse(message))
         if not terms:
             return []
         total = len(self._entries)

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from memdir.core import Note, render_note
+from memdir.core.vocab import SearchMethod
 from memdir.index.db import SearchIndex
-from memdir.retrieve.engine import RankedChunk, rank_chunks, search_terms
+from memdir.index.query import analyse
 from memdir.retrieve.hybrid import FusionParams
+from memdir.retrieve.ranking import RankedChunk, rank_chunks
 
 EMBEDDER = "hand@1/3"
 Stamp = tuple[int, int, int]
@@ -68,9 +70,12 @@ def _q(*v: float) -> np.ndarray:
     return out
 
 
-def _rank(index: SearchIndex, query: str, **kw: object) -> list[RankedChunk]:
+def _rank(
+    index: SearchIndex, query: str, *, mode: str = "any", method: str = "hybrid", **kw: object
+) -> list[RankedChunk]:
     kw.setdefault("embedder_id", EMBEDDER)
-    return rank_chunks(index, query, **kw)  # type: ignore[arg-type]
+    analysed = analyse(query, mode)
+    return rank_chunks(index, analysed, method=SearchMethod(method), **kw)  # type: ignore[arg-type]
 
 
 def _ids(ranked: list[RankedChunk]) -> list[str]:
@@ -184,7 +189,7 @@ def test_answers_do_not_depend_on_row_ids(tmp_path: Path, method: str, mode: str
         b.close()
 
 
-def test_search_terms_drop_stop_words_unless_nothing_else_is_left() -> None:
-    assert search_terms("the apple and the pie") == [("appl",), ("pie",)]
-    assert search_terms("the and") == [("the",), ("and",)]
-    assert search_terms("apple apple") == [("appl",)]
+def test_rerank_groups_drop_stop_words_unless_nothing_else_is_left() -> None:
+    assert analyse("the apple and the pie").groups == (("appl",), ("pie",))
+    assert analyse("the and").groups == (("the",), ("and",))
+    assert analyse("apple apple").groups == (("appl",),)

@@ -8,6 +8,9 @@ A lexical search (and so `remember`'s nearest notes) never loads the embedder.
 An embedder that cannot run turns vector search off with one warning; one that
 fails a request leaves that query lexical, with a warning.
 
+Each query is analysed once (`memdir.index.query.analyse`) and its `SearchFilter`
+goes down into the index's SQL, so a filtered search needs no over-fetch.
+
 How often a note was recalled adds at most `USAGE_MAX_BONUS` to its score: enough
 to order notes of about equal relevance, never enough to pass a chunk one place
 higher in the top ranks of either list (1/61 − 1/62 ≈ 0.00026).
@@ -26,19 +29,28 @@ import numpy.typing as npt
 
 from memdir.config import EmbedSettings
 from memdir.core import Note, Scope
+from memdir.core.vocab import SearchMethod, SearchMode, choices
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
 from memdir.errors import InvalidInput
 from memdir.index.db import ChunkRow, RefreshStats, SearchIndex
-from memdir.index.tokenize import fts_query, stem_set
-from memdir.retrieve.engine import DEFAULT_PARAMS, METHODS, RankedChunk, rank_chunks
+from memdir.index.query import AnalysedQuery, SearchFilter, analyse
+from memdir.index.tokenize import index_terms
 from memdir.retrieve.hybrid import FusionParams
+from memdir.retrieve.ranking import DEFAULT_PARAMS, NO_FILTER, RankedChunk, rank_chunks
 from memdir.retrieve.similar import Neighbour, similarity
 from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
 
-__all__ = ["MODES", "Chunk", "Hit", "ReindexStats", "Retriever", "usage_bonus"]
+__all__ = [
+    "QUERY_EMBED_BUDGET",
+    "Chunk",
+    "Hit",
+    "Progress",
+    "ReindexStats",
+    "Retriever",
+    "usage_bonus",
+]
 
-MODES: tuple[str, ...] = ("any", "all", "phrase")
 #: Chunks a query may embed before it runs (the rest waits for the next query or reindex).
 QUERY_EMBED_BUDGET = 64
 _BATCH = 32
@@ -100,15 +112,35 @@ class ReindexStats:
     seconds: float
 
 
-def _check(query: str, limit: int, mode: str, method: str) -> None:
-    if mode not in MODES:
-        raise InvalidInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if method not in METHODS:
-        raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+def _mode(value: SearchMode | str) -> SearchMode:
+    try:
+        return SearchMode(value)
+    except ValueError:
+        raise InvalidInput(
+            f"mode must be one of {', '.join(choices(SearchMode))}, got {value!r}"
+        ) from None
+
+
+def _method(value: SearchMethod | str) -> SearchMethod:
+    try:
+        return SearchMethod(value)
+    except ValueError:
+        raise InvalidInput(
+            f"method must be one of {', '.join(choices(SearchMethod))}, got {value!r}"
+        ) from None
+
+
+def _checked(
+    query: str, limit: int, mode: SearchMode | str, method: SearchMethod | str
+) -> tuple[AnalysedQuery, SearchMethod]:
+    """The query analysed for `mode`, and the method; InvalidInput for bad arguments."""
+    chosen_mode = _mode(mode)
+    chosen_method = _method(method)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidInput("limit must be a positive integer")
     if not isinstance(query, str):
         raise InvalidInput("query must be a string")
+    return analyse(query, chosen_mode), chosen_method
 
 
 def usage_bonus(uses: int) -> float:
@@ -117,8 +149,8 @@ def usage_bonus(uses: int) -> float:
 
 
 def _snippet(row: ChunkRow, wanted: frozenset[str]) -> str:
-    from memdir.index.tokenize import index_terms
-
+    """The chunk line holding most of the query's stems (each line read as the index reads
+    a note's text), shortened to `_SNIPPET` characters."""
     best, best_score = "", -1
     for line in row.text.splitlines():
         line = line.strip()
@@ -129,6 +161,11 @@ def _snippet(row: ChunkRow, wanted: frozenset[str]) -> str:
             best, best_score = line, score
     best = best or row.summary
     return best if len(best) <= _SNIPPET else best[: _SNIPPET - 1] + "…"
+
+
+def _distinctive_text(note: Note) -> str:
+    """What a search for notes like `note` looks for: its summary, tags and opening."""
+    return " ".join((note.summary, *note.tags, note.body[:600]))
 
 
 class Retriever:
@@ -302,30 +339,35 @@ class Retriever:
         return None
 
     def _ranked(
-        self, stores: Sequence[ScopeStore], query: str, limit: int, mode: str, method: str
+        self,
+        stores: Sequence[ScopeStore],
+        query: AnalysedQuery,
+        limit: int,
+        method: SearchMethod,
+        filter: SearchFilter,
     ) -> list[tuple[ScopeStore, RankedChunk]]:
-        _check(query, limit, mode, method)
         for store in stores:
             self.refresh(store)
-            if method != "lexical":
+            if method is not SearchMethod.LEXICAL:
                 self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
-        if fts_query(query, "any") is None and method == "lexical":
+        if query.match is None and method is SearchMethod.LEXICAL:
             return []
         # Lexical search never touches the embedder, so a write (nearest notes) never
         # waits for a model to load.
-        qv = self._query_vector(query) if method != "lexical" else None
-        if method == "vector" and qv is None:
+        qv = self._query_vector(query.text) if method is not SearchMethod.LEXICAL else None
+        if method is SearchMethod.VECTOR and qv is None:
             return []
         out: list[tuple[ScopeStore, RankedChunk]] = []
         for store in stores:
             ranked = rank_chunks(
                 self.index(store),
                 query,
-                mode=mode,
                 limit=limit,
-                method=method,  # type: ignore[arg-type]
+                method=method,
                 query_vector=qv[0] if qv is not None else None,
                 embedder_id=qv[1] if qv is not None else None,
+                filter=filter,
+                scope=store.scope,
                 params=self.params,
             )
             usage = self.usage.counts(store.state_key)
@@ -345,19 +387,26 @@ class Retriever:
         return out
 
     def search(
-        self, stores: Sequence[ScopeStore], query: str, *, limit: int, mode: str, method: str
+        self,
+        stores: Sequence[ScopeStore],
+        query: str,
+        *,
+        limit: int,
+        mode: SearchMode | str = SearchMode.ANY,
+        method: SearchMethod | str = SearchMethod.HYBRID,
+        filter: SearchFilter = NO_FILTER,
     ) -> list[Hit]:
-        """Notes best matching `query`; each note appears once, with its best chunk."""
-        _check(query, limit, mode, method)
-        ranked = self._ranked(stores, query, limit * 4, mode, method)
+        """Notes best matching `query` among those `filter` keeps; each note appears once,
+        with its best chunk."""
+        analysed, chosen = _checked(query, limit, mode, method)
+        ranked = self._ranked(stores, analysed, limit * 4, chosen, filter)
         pool = self.params.lexical_depth + self.params.vector_depth
         per_store = Counter(s.scope for s, _ in ranked)
         notes = {(s.scope, r.row.note_id) for s, r in ranked}
         if len(notes) < limit and limit * 4 in per_store.values() and limit * 4 < pool:
             # A note with many matching chunks crowded the others out: take every
             # candidate chunk.
-            ranked = self._ranked(stores, query, pool, mode, method)
-        wanted = stem_set(query)
+            ranked = self._ranked(stores, analysed, pool, chosen, filter)
         superseded = {store.state_key: self.index(store).superseded() for store in stores}
         seen: set[tuple[str, str]] = set()
         hits: list[Hit] = []
@@ -370,7 +419,7 @@ class Retriever:
                 Hit(
                     note_id=item.row.note_id,
                     score=round(item.score, 6),
-                    snippet=_snippet(item.row, wanted),
+                    snippet=_snippet(item.row, analysed.stems),
                     scope=store.scope,
                     path=str(store.directory.file_for(item.row.note_id)),
                     summary=item.row.summary,
@@ -384,11 +433,20 @@ class Retriever:
         return hits
 
     def retrieve(
-        self, stores: Sequence[ScopeStore], query: str, *, limit: int, mode: str, method: str
+        self,
+        stores: Sequence[ScopeStore],
+        query: str,
+        *,
+        limit: int,
+        mode: SearchMode | str = SearchMode.ANY,
+        method: SearchMethod | str = SearchMethod.HYBRID,
+        filter: SearchFilter = NO_FILTER,
     ) -> list[Chunk]:
-        """Chunks best matching `query`, with note id, revision, hashes and byte offsets."""
+        """Chunks best matching `query` among the notes `filter` keeps, with note id,
+        revision, hashes and byte offsets."""
+        analysed, chosen = _checked(query, limit, mode, method)
         out = []
-        for store, item in self._ranked(stores, query, limit, mode, method)[:limit]:
+        for store, item in self._ranked(stores, analysed, limit, chosen, filter)[:limit]:
             path = store.directory.file_for(item.row.note_id)
             out.append(
                 Chunk(
@@ -410,8 +468,8 @@ class Retriever:
 
     def nearest(self, stores: Sequence[ScopeStore], note: Note, limit: int = 3) -> list[Neighbour]:
         """Existing notes closest to `note` (lexical, from the index), itself excluded."""
-        query = " ".join((note.summary, *note.tags, note.body[:600]))
-        ranked = self._ranked(stores, query, limit * 3 + 1, "any", "lexical")
+        query = analyse(_distinctive_text(note))
+        ranked = self._ranked(stores, query, limit * 3 + 1, SearchMethod.LEXICAL, NO_FILTER)
         out: list[Neighbour] = []
         seen: set[tuple[Scope, str]] = set()
         for store, item in ranked:
@@ -440,11 +498,11 @@ class Retriever:
         found: list[str] = []
         if note.id in index.note_ids():
             found.append("the index still lists it")
-        for method in ("lexical", "vector"):
-            if method == "vector" and self._usable_embedder() is None:
+        query = analyse(_distinctive_text(note))
+        for method in (SearchMethod.LEXICAL, SearchMethod.VECTOR):
+            if method is SearchMethod.VECTOR and self._usable_embedder() is None:
                 continue
-            query = " ".join((note.summary, *note.tags, note.body[:600]))
-            ranked = self._ranked([store], query, 1000, "any", method)
+            ranked = self._ranked([store], query, 1000, method, NO_FILTER)
             if any(item.row.note_id == note.id for _, item in ranked):
                 found.append(f"a {method} search for its distinctive terms still returns it")
         return found

@@ -1,4 +1,4 @@
-"""Ranking one index's chunks for a query: lexical (FTS5 BM25), vector, or hybrid.
+"""Ranking one index's chunks for an analysed query: lexical (FTS5 BM25), vector, or hybrid.
 
 Hybrid = Reciprocal Rank Fusion of the lexical and vector candidate lists, then a
 light rerank of every candidate (query-term coverage, adjacent query terms, the
@@ -7,27 +7,29 @@ sides: for `all` and `phrase` a vector candidate must also satisfy the mode.
 Chunks with equal raw scores on a side (copies of one text) share their rank
 there, so they fuse to equal scores, which usage statistics may then order; what
 remains equal is ordered by (note id, chunk ordinal), never by row id, so a
-rebuilt index gives the same answers.
+rebuilt index gives the same answers. A `SearchFilter` restricts both sides inside
+the index (before BM25's cut and before the vector top-k), so filtered candidates are
+never crowded out by notes the filter drops.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from memdir.core import Scope
+from memdir.core.vocab import SearchMethod, SearchMode
 from memdir.index.db import ChunkRow, SearchIndex
-from memdir.index.tokenize import fts_query, query_terms
+from memdir.index.query import AnalysedQuery, SearchFilter
 from memdir.index.vectors import MatrixIndex
 from memdir.retrieve.hybrid import FusionParams, coverage, fuse, has_adjacent_pair, idf
 
-__all__ = ["DEFAULT_PARAMS", "METHODS", "Method", "RankedChunk", "rank_chunks", "search_terms"]
+__all__ = ["DEFAULT_PARAMS", "NO_FILTER", "RankedChunk", "rank_chunks"]
 
-Method = Literal["hybrid", "lexical", "vector"]
-METHODS: tuple[str, ...] = ("hybrid", "lexical", "vector")
 DEFAULT_PARAMS = FusionParams()
+NO_FILTER = SearchFilter()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,40 +42,40 @@ class RankedChunk:
     vector_rank: int | None
 
 
-def search_terms(query: str) -> list[tuple[str, ...]]:
-    """The query's distinct non-stop terms in order, each as its alternative stems."""
-    terms = query_terms(query)
-    kept = [t for t in terms if not t.is_stop] or terms
-    return list(dict.fromkeys(t.alternatives for t in kept))
-
-
 def rank_chunks(
     index: SearchIndex,
-    query: str,
+    query: AnalysedQuery,
     *,
-    mode: str = "any",
     limit: int = 10,
-    method: Method = "hybrid",
+    method: SearchMethod = SearchMethod.HYBRID,
     query_vector: npt.NDArray[np.float32] | None = None,
     embedder_id: str | None = None,
+    filter: SearchFilter = NO_FILTER,
+    scope: Scope | None = None,
     params: FusionParams = DEFAULT_PARAMS,
 ) -> list[RankedChunk]:
-    """The best `limit` chunks of `index` for `query`, best first."""
-    match = fts_query(query, mode)  # type: ignore[arg-type]
+    """The best `limit` chunks of `index` for `query`, best first.
+
+    `filter` leaves notes out inside the index; `scope` is the scope of this index's
+    notes, which `filter.exclude` names.
+    """
+    match = query.match
     lex_rank: dict[int, int] = {}
-    if method != "vector" and match is not None:
-        lex_rank = _ranks(index.lexical(match, params.lexical_depth))
+    if method is not SearchMethod.VECTOR and match is not None:
+        lex_rank = _ranks(index.lexical(match, params.lexical_depth, filter, scope))
     vectors: MatrixIndex | None = None
     vec_rank: dict[int, int] = {}
-    if method != "lexical" and query_vector is not None and embedder_id is not None:
-        allowed = None
-        if mode != "any":
-            allowed = index.matching(match) if match is not None else set()
+    if method is not SearchMethod.LEXICAL and query_vector is not None and embedder_id is not None:
+        allowed: set[int] | None = None
+        if query.mode is not SearchMode.ANY:
+            allowed = index.matching(match, filter, scope) if match is not None else set()
+        elif filter.restricts:
+            allowed = index.filtered(filter, scope)
         vectors = index.vector_index(embedder_id)
         vec_rank = _ranks(vectors.search(query_vector, params.vector_depth, allowed))
-    if method == "lexical":
+    if method is SearchMethod.LEXICAL:
         scores = {cid: 1.0 / (params.k + r) for cid, r in lex_rank.items()}
-    elif method == "vector":
+    elif method is SearchMethod.VECTOR:
         scores = {cid: 1.0 / (params.k + r) for cid, r in vec_rank.items()}
     else:
         scores = fuse(lex_rank, vec_rank, params)
@@ -102,7 +104,7 @@ def _ranks(ranking: list[tuple[int, float]]) -> dict[int, int]:
 
 def _reranked(
     index: SearchIndex,
-    query: str,
+    query: AnalysedQuery,
     scores: dict[int, float],
     vectors: MatrixIndex | None,
     query_vector: npt.NDArray[np.float32] | None,
@@ -111,7 +113,7 @@ def _reranked(
     if not scores:
         return scores
     candidates = sorted(scores)
-    terms = search_terms(query)
+    terms = query.groups
     stored = index.stored_terms(candidates)
     df, total = index.doc_freq(a for t in terms for a in t)
     weights = {
