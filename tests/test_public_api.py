@@ -1,9 +1,13 @@
-"""The public namespace: a sorted `__all__`, every name importable, one rooted exception tree."""
+"""The public namespace: a sorted `__all__`, every name importable (lazily), one rooted tree."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +30,47 @@ def test_every_public_name_is_importable(name: str) -> None:
     assert namespace[name] is getattr(memdir, name)
 
 
+def test_lazy_map_matches_the_type_checking_imports() -> None:
+    # The names type checkers see (the `if TYPE_CHECKING:` block) are the names imported
+    # at run time (`_EXPORTS`), from the same modules, and together they are `__all__`.
+    tree = ast.parse(Path(memdir.__file__).read_text(encoding="utf-8"))
+    blocks = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    assert len(blocks) == 1
+    typed = {
+        alias.name: node.module
+        for node in blocks[0].body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    exports = memdir._EXPORTS  # type: ignore[attr-defined]
+    assert typed == exports
+    assert set(memdir.__all__) == {*exports, "__version__"}
+
+
+def test_unknown_names_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        memdir.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+    assert set(memdir.__all__) <= set(dir(memdir))
+
+
+def test_the_version_imports_nothing_else() -> None:
+    code = (
+        "import sys\n"
+        "from memdir import __version__\n"
+        "print(sorted(m for m in sys.modules if m.startswith('memdir')))\n"
+        "print(sorted(m for m in ('numpy', 'httpx', 'pydantic', 'click', 'rich') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["['memdir', 'memdir._version']", "[]"]
+
+
 def test_fixed_names_of_the_spec_are_public() -> None:
     for name in ("Memory", "Note", "Hit", "WriteResult", "MemdirError"):
         assert name in memdir.__all__
@@ -36,10 +81,11 @@ def test_fixed_names_of_the_spec_are_public() -> None:
 
 
 def _exception_classes() -> list[type[BaseException]]:
+    # Through __all__, not vars(memdir): the public names are imported on first use.
+    public = [getattr(memdir, name) for name in memdir.__all__]
     found = {
         obj
-        for module in (memdir, memdir.errors)
-        for obj in vars(module).values()
+        for obj in [*public, *vars(memdir.errors).values()]
         if inspect.isclass(obj)
         and issubclass(obj, BaseException)
         and obj.__module__.startswith("memdir")

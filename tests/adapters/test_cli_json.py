@@ -44,7 +44,9 @@ def remember(run: Run, summary: str, *args: str) -> dict[str, Any]:
 
 def assert_error(result: Result, doc: Any, type_: str, code: int) -> str:
     assert result.exit_code == code
-    assert set(doc["error"]) == {"type", "message", "exitCode"}
+    # "hint" (the next command to run, rendered by the CLI) only when the error has one.
+    assert set(doc["error"]) - {"hint"} == {"type", "message", "exitCode"}
+    assert isinstance(doc["error"].get("hint", ""), str)
     assert doc["error"]["type"] == type_
     assert doc["error"]["exitCode"] == code
     message = doc["error"]["message"]

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memdir.cli.output import console, emit_json, json_option, run
+from memdir.cli.output import console, emit_json, json_option
 from memdir.errors import InvalidInput
-from memdir.memory import Memory
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from memdir import Memory
+
+__all__ = ["extract", "index_command", "recall"]
 
 
 def _memory() -> Memory:
@@ -34,7 +36,6 @@ def _messages(path: Path | None) -> list[dict[str, Any]]:
 
 @click.command(name="index")
 @json_option
-@run
 def index_command(as_json: bool) -> None:
     """Print the prompt index an agent gets at the start of a run."""
     memory = _memory()
@@ -55,7 +56,6 @@ def index_command(as_json: bool) -> None:
     help="JSON list of earlier messages (their metadata says what was already recalled).",
 )
 @json_option
-@run
 def recall(message: str, history_file: Path | None, as_json: bool) -> None:
     """Show which notes would be attached to MESSAGE (usually none)."""
     result = _memory().recall(message, _messages(history_file))
@@ -71,7 +71,6 @@ def recall(message: str, history_file: Path | None, as_json: bool) -> None:
 @click.command()
 @click.argument("conversation", type=click.Path(dir_okay=False, path_type=Path))
 @json_option
-@run
 def extract(conversation: Path, as_json: bool) -> None:
     """Extract notes from a conversation (a JSON list of messages) with the configured model."""
     result = _memory().extract(_messages(conversation), force=True)
@@ -83,9 +82,3 @@ def extract(conversation: Path, as_json: bool) -> None:
     console.print(result.announcement or "nothing worth saving")
     for item in result.dropped:
         console.print(f"  dropped: {item.reason}", markup=False)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    for command in (index_command, recall, extract):
-        group.add_command(command)

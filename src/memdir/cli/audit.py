@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from memdir.cli.output import console, emit_json, json_option, run
+from memdir.cli.errors import Outcome
+from memdir.cli.output import console, emit_json, json_option
 from memdir.errors import EXIT_INTEGRITY
-from memdir.memory import Memory
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from memdir import Memory
+
+__all__ = ["audit"]
 
 
 @click.group()
@@ -20,8 +23,7 @@ def audit() -> None:
 
 @audit.command()
 @json_option
-@run
-def verify(as_json: bool) -> None:
+def verify(as_json: bool) -> Outcome | None:
     """Detect edited, removed, reordered or truncated entries (exit 7 when broken)."""
     memory: Memory = click.get_current_context().obj.memory()
     report = memory.audit_verify()
@@ -33,10 +35,4 @@ def verify(as_json: bool) -> None:
         console.print(f"[red]audit log is damaged[/] ({report.entries} entries read):")
         for problem in report.problems:
             console.print(f"  {problem}", markup=False)
-    if not report.ok:
-        sys.exit(EXIT_INTEGRITY)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    group.add_command(audit)
+    return None if report.ok else Outcome(EXIT_INTEGRITY)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
-from memdir.memory import Memory
+from memdir.cli.output import console, emit_json, fmt_ms, json_option
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from memdir import Memory
+
+__all__ = ["backups"]
 
 
 def _memory() -> Memory:
@@ -20,7 +23,6 @@ def _memory() -> Memory:
 @click.group(invoke_without_command=True)
 @json_option
 @click.pass_context
-@run
 def backups(ctx: click.Context, as_json: bool) -> None:
     """List the latest fifty backups (or restore one: `memdir backups restore ID`)."""
     if ctx.invoked_subcommand is not None:
@@ -32,6 +34,8 @@ def backups(ctx: click.Context, as_json: bool) -> None:
     if not records:
         console.print("no backups")
         return
+    from rich.table import Table
+
     table = Table()
     for col in ("backup", "note", "time", "reason", "from"):
         table.add_column(col, overflow="fold")
@@ -49,7 +53,6 @@ def backups(ctx: click.Context, as_json: bool) -> None:
 @backups.command()
 @click.argument("backup_id", metavar="BACKUP_ID")
 @json_option
-@run
 def restore(backup_id: str, as_json: bool) -> None:
     """Put a backup back in the directory it came from."""
     result = _memory().restore(backup_id)
@@ -61,8 +64,3 @@ def restore(backup_id: str, as_json: bool) -> None:
         console.print(
             f"  the version it replaced is backup {result.replaced_backup.id}", markup=False
         )
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    group.add_command(backups)

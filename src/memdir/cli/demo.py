@@ -9,15 +9,12 @@ from typing import Any
 
 import click
 from rich.markup import escape
-from rich.rule import Rule
 
-from memdir.cli.output import console, emit_json, json_option, run
-from memdir.config import load_settings
+from memdir.cli.output import console, emit_json, json_option
 from memdir.core import Scope
 from memdir.errors import SecretRefused
-from memdir.memory import Memory
 
-__all__ = ["register"]
+__all__ = ["demo"]
 
 _NOTES = [
     (
@@ -49,6 +46,8 @@ def _scope_name(scope: Scope | None) -> str:
 
 def _step(title: str, quiet: bool) -> None:
     if not quiet:
+        from rich.rule import Rule
+
         console.print(Rule(title, align="left"))
 
 
@@ -57,9 +56,11 @@ def _step(title: str, quiet: bool) -> None:
     "--keep", is_flag=True, help="Keep the demo project and home instead of deleting them."
 )
 @json_option
-@run
 def demo(keep: bool, as_json: bool) -> None:
     """Remember a few notes in a temporary project, recall them, show a backup and a forget."""
+    from memdir.config import load_settings
+    from memdir.memory import Memory
+
     base = Path(tempfile.mkdtemp(prefix="memdir-demo-"))
     report: dict[str, Any] = {"project": str(base / "project"), "home": str(base / "home")}
     try:
@@ -156,8 +157,3 @@ def demo(keep: bool, as_json: bool) -> None:
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    group.add_command(demo)

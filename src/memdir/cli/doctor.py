@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-import sys
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 
-from memdir.cli.output import console, emit_json, json_option, run
-from memdir.memory import Memory
+from memdir.cli.errors import Outcome
+from memdir.cli.output import console, emit_json, json_option
+from memdir.errors import EXIT_ERROR
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from memdir import Memory
+
+__all__ = ["doctor"]
 
 
 @click.command()
 @json_option
-@run
-def doctor(as_json: bool) -> None:
+def doctor(as_json: bool) -> Outcome | None:
     """Check the note directories; exit 1 when something needs attention."""
     memory: Memory = click.get_current_context().obj.memory()
     report = memory.doctor()
@@ -41,10 +44,4 @@ def doctor(as_json: bool) -> None:
             console.print(f"[yellow]warning[/] {escape(warning)}")
         if report.ok:
             console.print("[green]all notes are healthy[/]")
-    if not report.ok:
-        sys.exit(1)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    group.add_command(doctor)
+    return None if report.ok else Outcome(EXIT_ERROR)

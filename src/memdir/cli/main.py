@@ -1,18 +1,113 @@
-"""The `memdir` command group: global options and the one place a `Memory` is opened."""
+"""The `memdir` command group: global options, the command registry, and where a `Memory` opens.
+
+Commands are registered by name (`COMMANDS`) and imported only when run, so start-up
+pays for click and the one command's module, nothing else; `memdir --help` imports no
+command module at all. Errors become exit codes in `memdir.cli.group.MemdirGroup`.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from memdir import __version__
-from memdir.cli.output import err_console
-from memdir.config import load_settings
-from memdir.memory import Memory
-from memdir.store import find_project_root
+from memdir._version import __version__
+from memdir.cli.group import CommandSpec, MemdirGroup
 
-__all__ = ["AppContext", "main"]
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+
+__all__ = ["COMMANDS", "AppContext", "main"]
+
+#: Every top-level command: where it lives and the first paragraph of its help (a test
+#: keeps the two equal), so that listing commands imports none of them.
+COMMANDS: dict[str, CommandSpec] = {
+    name: CommandSpec(f"memdir.cli.{target}", summary)
+    for name, target, summary in (
+        ("audit", "audit:audit", "The append-only, hash-chained audit log."),
+        (
+            "backups",
+            "backups:backups",
+            "List the latest fifty backups (or restore one: `memdir backups restore ID`).",
+        ),
+        (
+            "demo",
+            "demo:demo",
+            "Remember a few notes in a temporary project, recall them, show a backup and a forget.",
+        ),
+        (
+            "diff",
+            "notes:diff",
+            "Differences between two revisions (default: previous → current).",
+        ),
+        (
+            "doctor",
+            "doctor:doctor",
+            "Check the note directories; exit 1 when something needs attention.",
+        ),
+        (
+            "extract",
+            "agent:extract",
+            "Extract notes from a conversation (a JSON list of messages) with the configured "
+            "model.",
+        ),
+        (
+            "forget",
+            "notes:forget",
+            "Remove a note after showing what will go (asks first unless --yes).",
+        ),
+        ("history", "notes:history", "Every version of a note kept on this machine."),
+        (
+            "index",
+            "agent:index_command",
+            "Print the prompt index an agent gets at the start of a run.",
+        ),
+        ("links", "notes:links", "A note's links, backlinks and dangling links."),
+        ("list", "notes:list_notes", "List notes, most recently updated first."),
+        (
+            "mcp",
+            "mcp:mcp_group",
+            "The MCP server for agents: serve it, grant access, set up clients.",
+        ),
+        ("read", "notes:read", "Show a note, or one of its past revisions."),
+        (
+            "recall",
+            "agent:recall",
+            "Show which notes would be attached to MESSAGE (usually none).",
+        ),
+        (
+            "reindex",
+            "search:reindex",
+            "Rebuild the search index from the note files (and embed every chunk).",
+        ),
+        (
+            "remember",
+            "notes:remember",
+            "Create or update a note (pass - to read the body from stdin).",
+        ),
+        (
+            "retrieve",
+            "search:retrieve",
+            "Find chunks of notes, with revision, chunk hash and byte offsets in the file.",
+        ),
+        (
+            "search",
+            "search:search",
+            "Find notes by words and meaning; one line per note with its best snippet.",
+        ),
+        (
+            "server",
+            "server:server_group",
+            "Run a memdir sync server and manage its accounts (§7.3).",
+        ),
+        (
+            "sync",
+            "sync:sync",
+            "Run one sync pass now (see also: status, on, off, login, conflicts, resolve).",
+        ),
+    )
+}
 
 
 class AppContext:
@@ -27,6 +122,11 @@ class AppContext:
     def memory(self) -> Memory:
         """The Memory for this invocation (config errors surface here, before any write)."""
         if self._memory is None:
+            # Imported here: the facade pulls in the whole stack, which `--help` never needs.
+            from memdir.config import load_settings
+            from memdir.memory import Memory
+            from memdir.store import find_project_root
+
             root = self.project.resolve() if self.project else find_project_root(Path.cwd())
             settings = load_settings(home=self.home, project_root=root)
             self._memory = Memory(settings)
@@ -37,12 +137,18 @@ class AppContext:
         """Print warnings not shown yet (some, like notes above maxNotes, arise while working)."""
         if self._memory is None:
             return
+        from memdir.cli.output import err_console
+
         for warning in self._memory.warnings[self._shown :]:
             err_console.print(f"warning: {warning}", markup=False, style="yellow")
         self._shown = len(self._memory.warnings)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=MemdirGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--project",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -70,24 +176,3 @@ def main(ctx: click.Context, project: Path | None, home: Path | None) -> None:
     """
     ctx.obj = AppContext(project, home)
     ctx.call_on_close(ctx.obj.show_warnings)
-
-
-def _register() -> None:
-    from memdir.cli import (
-        agent,
-        audit,
-        backups,
-        demo,
-        doctor,
-        mcp,
-        notes,
-        search,
-        server,
-        sync,
-    )
-
-    for module in (notes, search, agent, backups, doctor, audit, demo, mcp, sync, server):
-        module.register(main)
-
-
-_register()

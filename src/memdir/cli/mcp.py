@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
+from memdir.cli.output import console, emit_json, fmt_ms, json_option
+from memdir.core.vocab import Scope, choices
 from memdir.mcp import grants as grant_api
 from memdir.mcp.install import CLIENTS
-from memdir.mcp.install import install as install_client
-from memdir.memory import Memory
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from memdir import Memory
+
+__all__ = ["GRANT_SCOPES", "mcp_group"]
+
+#: What a grant may cover: one scope, or both.
+GRANT_SCOPES = (*choices(Scope), "both")
 
 
 def _memory() -> Memory:
@@ -46,7 +51,6 @@ def mcp_group() -> None:
     metavar="127.0.0.1:PORT",
     help="Serve streamable HTTP on this loopback address (every request needs a grant's token).",
 )
-@run
 def serve(grant_file: Path | None, address: str | None) -> None:
     """Serve memdir over MCP (stdio by default; stdout carries the protocol)."""
     # The MCP SDK is imported only here: it would cost every other command ~0.5 s.
@@ -66,7 +70,7 @@ def serve(grant_file: Path | None, address: str | None) -> None:
 @click.option("--delete", is_flag=True, help="Allow deleting notes (with confirm) and writing.")
 @click.option(
     "--scope",
-    type=click.Choice(grant_api.GRANT_SCOPES),
+    type=click.Choice(GRANT_SCOPES),
     default="both",
     show_default=True,
     help="Which notes the grant covers.",
@@ -79,7 +83,6 @@ def serve(grant_file: Path | None, address: str | None) -> None:
 )
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @json_option
-@run
 def grant(
     minutes: int, write: bool, delete: bool, scope: str, out: Path, force: bool, as_json: bool
 ) -> None:
@@ -100,7 +103,6 @@ def grant(
 
 @mcp_group.command(name="grants")
 @json_option
-@run
 def list_grants(as_json: bool) -> None:
     """List grants: id, access, scope, expiry, revoked (tokens are never stored)."""
     records = grant_api.list_grants(_memory())
@@ -110,6 +112,8 @@ def list_grants(as_json: bool) -> None:
     if not records:
         console.print("no grants")
         return
+    from rich.table import Table
+
     table = Table()
     for col in ("id", "access", "scope", "expires", "revoked"):
         table.add_column(col)
@@ -122,7 +126,6 @@ def list_grants(as_json: bool) -> None:
 @mcp_group.command()
 @click.argument("grant_id", metavar="ID")
 @json_option
-@run
 def revoke(grant_id: str, as_json: bool) -> None:
     """Revoke a grant; the next MCP call that uses it is refused."""
     revoked = grant_api.revoke_grant(_memory(), grant_id)
@@ -138,9 +141,10 @@ def revoke(grant_id: str, as_json: bool) -> None:
     "--write", is_flag=True, help="Merge into the client's config file (the original is backed up)."
 )
 @json_option
-@run
 def install(client: str, write: bool, as_json: bool) -> None:
     """Print (or merge with --write) the client config that runs `memdir mcp serve`."""
+    from memdir.mcp.install import install as install_client
+
     result = install_client(client, project=_project(), write=write)
     if as_json:
         emit_json(result)
@@ -154,8 +158,3 @@ def install(client: str, write: bool, as_json: bool) -> None:
         console.print(f"wrote {result.path}", markup=False)
         if result.backup:
             console.print(f"  original backed up to {result.backup}", markup=False)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    group.add_command(mcp_group)

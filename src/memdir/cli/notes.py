@@ -4,21 +4,33 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option, run, short
-from memdir.core import Note, NoteType
-from memdir.errors import EXIT_USAGE, InvalidInput
-from memdir.memory import Memory
-from memdir.results import WriteResult
+from memdir.cli.errors import ErrorWithDetails, Outcome
+from memdir.cli.output import console, emit_json, fmt_ms, json_option, short
+from memdir.core.vocab import NoteType, Scope, choices
+from memdir.errors import EXIT_ERROR, InvalidInput
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from rich.table import Table
 
-_TYPES = click.Choice([t.value for t in NoteType])
-_SCOPES = click.Choice(["project", "user"])
+    from memdir import Memory, Note, WriteResult
+
+__all__ = [
+    "diff",
+    "forget",
+    "history",
+    "links",
+    "list_notes",
+    "read",
+    "remember",
+]
+
+_TYPES = click.Choice(choices(NoteType))
+_SCOPES = click.Choice(choices(Scope))
 
 
 def _memory() -> Memory:
@@ -90,6 +102,8 @@ def _show_write(result: WriteResult) -> None:
 
 
 def _note_table(notes: list[Note]) -> Table:
+    from rich.table import Table
+
     table = Table(show_lines=False)
     for col in ("id", "scope", "type", "summary", "tags", "updated"):
         table.add_column(col, overflow="fold")
@@ -115,7 +129,6 @@ def _note_table(notes: list[Note]) -> Table:
 @click.option("--scope", type=_SCOPES, default=None, help="Where the note lives (default by type).")
 @click.option("--id", "note_id", default=None, help="Update this note (or create it with this id).")
 @json_option
-@run
 def remember(
     summary: str,
     stdin_marker: str | None,
@@ -142,7 +155,6 @@ def remember(
     "--revision", default=None, help="A past revision (hex prefix, see `memdir history`)."
 )
 @json_option
-@run
 def read(note_id: str, revision: str | None, as_json: bool) -> None:
     """Show a note, or one of its past revisions."""
     note = _memory().read(note_id, revision)
@@ -157,7 +169,6 @@ def read(note_id: str, revision: str | None, as_json: bool) -> None:
 @click.option("--type", "type_", type=_TYPES, default=None, help="Only notes of this type.")
 @click.option("--tag", default=None, help="Only notes carrying this tag (case-insensitive).")
 @json_option
-@run
 def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: bool) -> None:
     """List notes, most recently updated first."""
     notes = _memory().list(scope=scope, type=type_, tag=tag)
@@ -172,13 +183,14 @@ def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: b
 @click.command()
 @click.argument("note_id", metavar="ID")
 @json_option
-@run
 def history(note_id: str, as_json: bool) -> None:
     """Every version of a note kept on this machine."""
     entries = _memory().history(note_id)
     if as_json:
         emit_json(entries)
         return
+    from rich.table import Table
+
     table = Table()
     for col in ("revision", "time", "event", "current"):
         table.add_column(col)
@@ -192,7 +204,6 @@ def history(note_id: str, as_json: bool) -> None:
 @click.argument("rev_a", required=False)
 @click.argument("rev_b", required=False)
 @json_option
-@run
 def diff(note_id: str, rev_a: str | None, rev_b: str | None, as_json: bool) -> None:
     """Differences between two revisions (default: previous → current)."""
     text = _memory().diff(note_id, rev_a, rev_b)
@@ -207,7 +218,6 @@ def diff(note_id: str, rev_a: str | None, rev_b: str | None, as_json: bool) -> N
 @click.command()
 @click.argument("note_id", metavar="ID")
 @json_option
-@run
 def links(note_id: str, as_json: bool) -> None:
     """A note's links, backlinks and dangling links."""
     report = _memory().links(note_id)
@@ -234,8 +244,9 @@ def links(note_id: str, as_json: bool) -> None:
     "--scope", type=_SCOPES, default=None, help="The note's scope (default: project, then user)."
 )
 @json_option
-@run
-def forget(note_id: str, yes: bool, purge: bool, scope: str | None, as_json: bool) -> None:
+def forget(
+    note_id: str, yes: bool, purge: bool, scope: str | None, as_json: bool
+) -> Outcome | None:
     """Remove a note after showing what will go (asks first unless --yes)."""
     memory = _memory()
     plan = memory.plan_forget(note_id, purge=purge, scope=scope)
@@ -255,29 +266,23 @@ def forget(note_id: str, yes: bool, purge: bool, scope: str | None, as_json: boo
             )
     if not yes:
         if as_json or not sys.stdin.isatty():
-            refusal = InvalidInput("forget needs confirmation: run again with --yes")
-            if not as_json:
-                raise refusal
-            # One JSON document: the usual error object, plus the plan it refers to.
-            error = {"type": "InvalidInput", "message": str(refusal), "exitCode": EXIT_USAGE}
-            emit_json({"error": error, "plan": plan, "confirmed": False})
-            sys.exit(EXIT_USAGE)
+            # With --json, one document: the usual error object plus the plan it refers to.
+            raise ErrorWithDetails(
+                InvalidInput("forget needs confirmation: run again with --yes"),
+                plan=plan,
+                confirmed=False,
+            )
         if not click.confirm("Forget this note?", default=False):
             console.print("nothing was removed")
-            sys.exit(1)
+            return Outcome(EXIT_ERROR)
     result = memory.forget(note_id, purge=purge, scope=plan.scope, expect_hash=plan.note.hash)
     if as_json:
         emit_json(result)
-        return
+        return None
     console.print(f"forgot {result.note_id}; verified: {', '.join(result.checks)}")
     if result.backup:
         console.print(
             f"  backup {result.backup.id} "
             f"(restore with `memdir backups restore {result.backup.id}`)"
         )
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    for command in (remember, read, list_notes, history, diff, links, forget):
-        group.add_command(command)
+    return None

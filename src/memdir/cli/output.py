@@ -1,24 +1,21 @@
-"""Turning results into JSON or rich tables, and errors into messages and exit codes."""
+"""Turning results into JSON or rich text on the terminal (errors: memdir.cli.errors)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import json
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
-from rich.text import Text
 
-from memdir.errors import MemdirError, exit_code_for
+from memdir.cli.errors import note_json_flag
 
-__all__ = ["console", "err_console", "fmt_ms", "json_option", "jsonable", "run", "short"]
+__all__ = ["console", "emit_json", "err_console", "fmt_ms", "json_option", "jsonable", "short"]
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -63,28 +60,11 @@ def short(rev: str | None) -> str:
 
 
 def json_option(func: Callable[P, R]) -> Callable[P, R]:
-    """Add `--json` (machine-readable output) to a command."""
+    """Add `--json` (machine-readable output, errors included) to a command."""
     return click.option(
-        "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=note_json_flag,
+        help="Print machine-readable JSON on stdout.",
     )(func)
-
-
-def run(func: Callable[P, R]) -> Callable[P, R]:
-    """Run a command body, turning memdir errors into a message and their exit code."""
-
-    @wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        as_json = bool(kwargs.get("as_json"))
-        try:
-            return func(*args, **kwargs)
-        except MemdirError as exc:
-            code = exit_code_for(exc)
-            if as_json:
-                emit_json(
-                    {"error": {"type": type(exc).__name__, "message": str(exc), "exitCode": code}}
-                )
-            else:
-                err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
-            sys.exit(code)
-
-    return wrapper

@@ -4,27 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
 
-from memdir.cli.output import console, emit_json, err_console, json_option, run
-from memdir.memory import Memory
+from memdir.cli.output import console, emit_json, err_console, json_option
+from memdir.core.vocab import Scope, SearchMethod, SearchMode, choices
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
-_SCOPES = click.Choice(["project", "user"])
-_MODES = click.Choice(["any", "all", "phrase"])
-_METHODS = click.Choice(["hybrid", "lexical", "vector"])
+    from memdir import Memory
+
+__all__ = ["reindex", "retrieve", "search"]
+
+_SCOPES = click.Choice(choices(Scope))
+_MODES = click.Choice(choices(SearchMode))
+_METHODS = click.Choice(choices(SearchMethod))
 
 
 def _memory() -> Memory:
@@ -38,7 +35,7 @@ def _query_options(func: Callable[..., None]) -> Callable[..., None]:
             click.option(
                 "--mode",
                 type=_MODES,
-                default="any",
+                default=SearchMode.ANY.value,
                 show_default=True,
                 help="Match any word, all words, or the exact phrase.",
             ),
@@ -53,7 +50,7 @@ def _query_options(func: Callable[..., None]) -> Callable[..., None]:
             click.option(
                 "--method",
                 type=_METHODS,
-                default="hybrid",
+                default=SearchMethod.HYBRID.value,
                 show_default=True,
                 help="Ranking: hybrid (words and meaning), lexical or vector.",
             ),
@@ -67,7 +64,6 @@ def _query_options(func: Callable[..., None]) -> Callable[..., None]:
 @click.argument("query")
 @_query_options
 @json_option
-@run
 def search(
     query: str, mode: str, limit: int, scope: str | None, method: str, as_json: bool
 ) -> None:
@@ -79,6 +75,8 @@ def search(
     if not hits:
         console.print("no matching notes")
         return
+    from rich.table import Table
+
     table = Table()
     for col in ("score", "id", "summary", "snippet"):
         table.add_column(col, overflow="fold")
@@ -94,7 +92,6 @@ def search(
 @click.argument("query")
 @_query_options
 @json_option
-@run
 def retrieve(
     query: str, mode: str, limit: int, scope: str | None, method: str, as_json: bool
 ) -> None:
@@ -120,6 +117,14 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]
     if not enabled:
         yield None
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -142,7 +147,6 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]
 
 @click.command()
 @json_option
-@run
 def reindex(as_json: bool) -> None:
     """Rebuild the search index from the note files (and embed every chunk)."""
     memory = _memory()
@@ -156,9 +160,3 @@ def reindex(as_json: bool) -> None:
         f"indexed {stats.notes} notes in {stats.chunks} chunks; embedded {stats.embedded} "
         f"new chunks with {embedder} in {stats.seconds:.1f} s"
     )
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    for command in (search, retrieve, reindex):
-        group.add_command(command)

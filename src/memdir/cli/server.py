@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
+from memdir.cli.output import console, emit_json, fmt_ms, json_option
 from memdir.errors import InvalidInput
 
 if TYPE_CHECKING:
     from memdir.server.storage.base import Storage
 
-__all__ = ["register"]
+__all__ = ["server_group"]
 
 # The server stack (pydantic, FastAPI, uvicorn) is imported inside the commands: every
 # other memdir command would pay for it at start-up.
@@ -48,7 +47,7 @@ _force_option = click.option(
 
 
 def _storage(backend: str, data: Path, dsn: str | None) -> Storage:
-    from memdir.server.service import open_storage
+    from memdir.server.rules import open_storage
 
     return open_storage(backend, data, dsn)
 
@@ -98,7 +97,6 @@ def server_group() -> None:
     "--tombstone-days", type=click.IntRange(min=1), help="Days a deletion stays listed [90]."
 )
 @json_option
-@run
 def serve(
     data: Path,
     backend: str,
@@ -119,7 +117,7 @@ def serve(
     from memdir.server.app import create_app
     from memdir.server.app import serve as run_server
     from memdir.server.ratelimit import RateLimiter
-    from memdir.server.service import SyncService
+    from memdir.server.rules import SyncRules
     from memdir.store.atomic import ensure_private_dir
     from memdir.sync.protocol import Quotas
 
@@ -143,7 +141,7 @@ def serve(
         sys.stdout.flush()
 
     try:
-        service = SyncService(storage, quotas)
+        service = SyncRules(storage, quotas)
         limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
         run_server(create_app(service, Accounts(data), limiter), host, port, ready)
     finally:
@@ -167,7 +165,6 @@ def user_group() -> None:
 @click.option("--rotate", is_flag=True, help="The user exists: issue a new token instead.")
 @_force_option
 @json_option
-@run
 def user_add(
     name: str, data: Path, token_out: Path, rotate: bool, force: bool, as_json: bool
 ) -> None:
@@ -188,7 +185,6 @@ def user_add(
 @user_group.command(name="list")
 @_data_option
 @json_option
-@run
 def user_list(data: Path, as_json: bool) -> None:
     """List the accounts (names and when they were made; tokens are never stored)."""
     from memdir.server.accounts import Accounts
@@ -200,6 +196,8 @@ def user_list(data: Path, as_json: bool) -> None:
     if not accounts:
         console.print("no users")
         return
+    from rich.table import Table
+
     table = Table()
     table.add_column("user")
     table.add_column("created")
@@ -212,7 +210,6 @@ def user_list(data: Path, as_json: bool) -> None:
 @click.argument("name")
 @_data_option
 @json_option
-@run
 def user_remove(name: str, data: Path, as_json: bool) -> None:
     """Remove an account: its token stops working (its notes stay; see `server erase`)."""
     from memdir.server.accounts import Accounts
@@ -234,7 +231,6 @@ def user_remove(name: str, data: Path, as_json: bool) -> None:
 )
 @_force_option
 @json_option
-@run
 def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
     """Issue the admin key (for POST /v1/admin/erase); any previous key stops working."""
     from memdir.server.accounts import Accounts, write_secret
@@ -256,10 +252,9 @@ def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
 @_dsn_option
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
-@run
 def erase(user: str, data: Path, backend: str, dsn: str | None, yes: bool, as_json: bool) -> None:
     """Erase an account's notes for good; the server refuses the account from then on."""
-    from memdir.server.service import SyncService
+    from memdir.server.rules import SyncRules
     from memdir.server.storage.directory import validate_user
 
     validate_user(user)
@@ -269,15 +264,10 @@ def erase(user: str, data: Path, backend: str, dsn: str | None, yes: bool, as_js
         click.confirm(f"Erase every note of {user} on this server for good?", abort=True)
     storage = _storage(backend, data, dsn)
     try:
-        result = SyncService(storage).erase(user)
+        result = SyncRules(storage).erase(user)
     finally:
         storage.close()
     if as_json:
         emit_json({"user": result.user, "erased": result.erased})
         return
     console.print(f"erased {user}; the server refuses this account from now on", markup=False)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    group.add_command(server_group)

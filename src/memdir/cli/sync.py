@@ -6,17 +6,20 @@ import difflib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option, run
+from memdir.cli.errors import Outcome
+from memdir.cli.output import console, emit_json, fmt_ms, json_option
+from memdir.core.vocab import KeepSide, Scope, choices
 from memdir.errors import EXIT_CONFLICT, EXIT_REFUSED, InvalidInput
-from memdir.memory import Memory
-from memdir.sync.service import KEEP_CHOICES, SyncRun, SyncStatus
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from memdir import Memory, SyncRun, SyncStatus
+
+__all__ = ["sync"]
 
 _TOKEN_ENV = "MEMDIR_SYNC_TOKEN"
 
@@ -29,14 +32,13 @@ def _memory() -> Memory:
 @click.group(invoke_without_command=True)
 @click.option(
     "--scope",
-    type=click.Choice(["project", "user"]),
+    type=click.Choice(choices(Scope)),
     default=None,
     help="Sync only this scope (default: both).",
 )
 @json_option
 @click.pass_context
-@run
-def sync(ctx: click.Context, scope: str | None, as_json: bool) -> None:
+def sync(ctx: click.Context, scope: str | None, as_json: bool) -> Outcome | None:
     """Run one sync pass now (see also: status, on, off, login, conflicts, resolve).
 
     Exit codes: 0 done, 4 sync off / signed out / refused / a scope paused (bound to
@@ -44,16 +46,17 @@ def sync(ctx: click.Context, scope: str | None, as_json: bool) -> None:
     failed (no note is lost; run it again later).
     """
     if ctx.invoked_subcommand is not None:
-        return
+        return None
     result = _memory().sync(scope)
     if as_json:
         emit_json(result)
     else:
         _print_run(result)
     if result.conflicts:
-        sys.exit(EXIT_CONFLICT)
+        return Outcome(EXIT_CONFLICT)
     if result.paused:
-        sys.exit(EXIT_REFUSED)
+        return Outcome(EXIT_REFUSED)
+    return None
 
 
 def _print_run(result: SyncRun) -> None:
@@ -92,6 +95,8 @@ def _print_status(status: SyncStatus) -> None:
         console.print("not signed in (memdir sync login --server URL)", markup=False)
     else:
         console.print(f"signed in as {status.user} at {status.server}", markup=False)
+    from rich.table import Table
+
     table = Table()
     for col in ("scope", "bound to", "last sync", "version", "conflicts", "state"):
         table.add_column(col, overflow="fold")
@@ -109,7 +114,6 @@ def _print_status(status: SyncStatus) -> None:
 
 @sync.command()
 @json_option
-@run
 def status(as_json: bool) -> None:
     """Show whether sync is on, the account, and each scope's state."""
     result = _memory().sync_status()
@@ -121,7 +125,6 @@ def status(as_json: bool) -> None:
 
 @sync.command(name="on")
 @json_option
-@run
 def switch_on(as_json: bool) -> None:
     """Turn sync on (persisted across restarts and sign-ins)."""
     result = _memory().sync_switch(True)
@@ -133,7 +136,6 @@ def switch_on(as_json: bool) -> None:
 
 @sync.command(name="off")
 @json_option
-@run
 def switch_off(as_json: bool) -> None:
     """Turn sync off: no cloud requests; notes keep working locally."""
     result = _memory().sync_switch(False)
@@ -172,7 +174,6 @@ def _read_token(token_file: Path | None) -> str:
     help=f"File holding the token, - for stdin (else ${_TOKEN_ENV}, else a hidden prompt).",
 )
 @json_option
-@run
 def login(server: str, token_file: Path | None, as_json: bool) -> None:
     """Sign in to a sync server; the token is checked, then stored with mode 0600."""
     result = _memory().sync_login(server, _read_token(token_file))
@@ -184,7 +185,6 @@ def login(server: str, token_file: Path | None, as_json: bool) -> None:
 
 @sync.command()
 @json_option
-@run
 def logout(as_json: bool) -> None:
     """Forget the stored sign-in (notes, the switch and scope bindings stay)."""
     removed = _memory().sync_logout()
@@ -204,7 +204,6 @@ def _diff(old: str | None, new: str | None, a: str, b: str) -> str:
 @sync.command()
 @click.option("--full", is_flag=True, help="Print the three versions whole instead of diffs.")
 @json_option
-@run
 def conflicts(full: bool, as_json: bool) -> None:
     """Show notes held back by a conflict: baseline, this machine and the server."""
     views = _memory().sync_conflicts()
@@ -239,19 +238,18 @@ def conflicts(full: bool, as_json: bool) -> None:
 @click.argument("note_id", metavar="ID")
 @click.option(
     "--keep",
-    type=click.Choice(KEEP_CHOICES),
+    type=click.Choice(choices(KeepSide)),
     default=None,
     help="local: this machine's; server: the server's; both: the server's as a new note.",
 )
 @click.option("--edit", is_flag=True, help="Merge by hand in $EDITOR, starting from a draft.")
 @click.option(
     "--scope",
-    type=click.Choice(["project", "user"]),
+    type=click.Choice(choices(Scope)),
     default=None,
     help="The scope of the note (default: project first, then user).",
 )
 @json_option
-@run
 def resolve(note_id: str, keep: str | None, edit: bool, scope: str | None, as_json: bool) -> None:
     """Settle a conflict on this machine; the next `memdir sync` uploads the outcome."""
     memory = _memory()
@@ -274,8 +272,3 @@ def resolve(note_id: str, keep: str | None, edit: bool, scope: str | None, as_js
     for backup_id in result.backup_ids:
         console.print(f"  set aside in backup {backup_id}", markup=False)
     console.print("  run `memdir sync` to upload it", markup=False)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the CLI."""
-    group.add_command(sync)

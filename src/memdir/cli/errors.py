@@ -1,0 +1,124 @@
+"""The CLI's one error map: memdir errors and command outcomes to messages and exit codes.
+
+`MemdirGroup.invoke` (memdir.cli.group) is the only caller of `report_error` and the
+only place an exit code is chosen; commands never call `sys.exit`. A command either
+returns normally (exit 0), returns an `Outcome` carrying a non-zero code (doctor found
+problems, a sync pass left conflicts), or raises a `MemdirError` — or an
+`ErrorWithDetails` when its JSON error document carries more than the error.
+
+Whether the command was asked for ``--json`` is recorded in the click context's shared
+`meta` by the ``--json`` option itself (`note_json_flag`), so the map can answer in the
+form the failing command was asked for, whichever subcommand it is.
+
+Kept light at import time (no rich, no Memory): the group imports it on every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+import click
+
+from memdir.errors import MemdirError, Remedy, exit_code_for
+
+__all__ = [
+    "ErrorWithDetails",
+    "Outcome",
+    "error_document",
+    "note_json_flag",
+    "render_hint",
+    "report_error",
+    "wants_json",
+]
+
+_JSON_KEY = "memdir.cli.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a command returns when it ends without an error but with a non-zero exit code."""
+
+    code: int
+
+
+class ErrorWithDetails(Exception):
+    """Raised by a command to report `error` with more fields beside the JSON error object."""
+
+    def __init__(self, error: MemdirError, **details: Any) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.details = details
+
+
+def render_hint(hint: Remedy) -> str:
+    """The CLI's wording of a remedy: the command to run next."""
+    match hint:
+        case Remedy.SYNC_LOGIN:
+            return "run `memdir sync login --server URL`"
+        case Remedy.SYNC_ON:
+            return "turn it on with `memdir sync on`"
+        case Remedy.SYNC_NOW:
+            return "run `memdir sync` and try again"
+        case Remedy.DOCTOR:
+            return "see `memdir doctor`"
+        case Remedy.BACKUPS:
+            return "see `memdir backups`"
+        case Remedy.AUDIT_VERIFY:
+            return "run `memdir audit verify`"
+        case Remedy.MCP_GRANT:
+            return "ask the user for a new grant (`memdir mcp grant`)"
+        case Remedy.OTHER_PROJECT:
+            return "run it from that project (`memdir --project DIR …`)"
+        case Remedy.UPGRADE:
+            return "upgrade memdir"
+        case _:
+            assert_never(hint)
+
+
+def _hint(error: MemdirError) -> str | None:
+    hint: Remedy | None = getattr(error, "hint", None)
+    return render_hint(hint) if hint is not None else None
+
+
+def error_document(error: MemdirError) -> dict[str, Any]:
+    """The JSON error object: type, message, exit code, and the rendered hint if any."""
+    doc: dict[str, Any] = {
+        "type": type(error).__name__,
+        "message": str(error),
+        "exitCode": exit_code_for(error),
+    }
+    hint = _hint(error)
+    if hint is not None:
+        doc["hint"] = hint
+    return doc
+
+
+def report_error(
+    error: MemdirError, *, as_json: bool, details: Mapping[str, Any] | None = None
+) -> int:
+    """Print `error` (JSON on stdout, or "error: …" on stderr) and return its exit code."""
+    # rich is imported here, not at module level: `memdir --help` never needs it.
+    from rich.text import Text
+
+    from memdir.cli.output import emit_json, err_console
+
+    if as_json:
+        emit_json({"error": error_document(error), **(details or {})})
+    else:
+        hint = _hint(error)
+        message = f"{error} ({hint})" if hint is not None else str(error)
+        err_console.print(Text.assemble(("error: ", "bold red"), message))
+    return exit_code_for(error)
+
+
+def note_json_flag(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """The ``--json`` option's callback: remember for the error map which form was asked."""
+    ctx.meta[_JSON_KEY] = value
+    return value
+
+
+def wants_json(ctx: click.Context) -> bool:
+    """True when the command being run (the innermost parsed so far) was given ``--json``."""
+    return bool(ctx.meta.get(_JSON_KEY, False))
