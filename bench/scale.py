@@ -192,19 +192,19 @@ def run_one(n: int, queries: int, seed: int) -> dict[str, Any]:
         for f in (project / "MEMORY").iterdir():
             os.utime(f, ns=(old, old))
         memory = Memory.open(project, home=home)
-        retriever = memory._retriever
-        store = memory._stores[memory.scopes[0]]
+        retriever = memory.retrieval
+        store = memory.stores.by_scope[memory.scopes[0]]
         retriever.refresh(store)  # picks up the new stamps once
         memory.close()
 
         fresh = Memory.open(project, home=home)
-        fresh_store = fresh._stores[fresh.scopes[0]]
-        out["refresh_fresh_s"] = _timed(lambda: fresh._retriever.refresh(fresh_store))
+        fresh_store = fresh.stores.by_scope[fresh.scopes[0]]
+        out["refresh_fresh_s"] = _timed(lambda: fresh.retrieval.refresh(fresh_store))
         out["refresh_warm_s"] = statistics.median(
-            _timed(lambda: fresh._retriever.refresh(fresh_store)) for _ in range(5)
+            _timed(lambda: fresh.retrieval.refresh(fresh_store)) for _ in range(5)
         )
         memory = fresh
-        retriever = memory._retriever
+        retriever = memory.retrieval
         store = fresh_store
 
         qrng = random.Random(seed + 1)

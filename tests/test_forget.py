@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memdir import Conflict, Memory, NotFound, Refused
+from memdir.errors import Remedy
 
 BODY = "The quokka phosphorescence ledger lives in vault seven."
 WORDS = (b"quokka", b"phosphorescence")
@@ -222,7 +223,8 @@ def test_restore_from_another_project_is_refused(tmp_path: Path, home: Path) -> 
         second.restore(backup.id)
     message = str(info.value)
     assert str(one / "MEMORY") in message
-    assert "--project" in message
+    # What to do next is a structured hint; the CLI renders it as `memdir --project DIR …`.
+    assert info.value.hint is Remedy.OTHER_PROJECT
     assert not (two / "MEMORY" / f"{r.note.id}.md").exists()
     assert not (one / "MEMORY" / f"{r.note.id}.md").exists()
 

@@ -264,8 +264,8 @@ def test_recall_never_raises(
 
 
 def test_usage_is_recorded_per_scope(mem: Memory) -> None:
-    usage = mem._retriever.usage
-    project, user = (mem._store(s).state_key for s in (Scope.PROJECT, Scope.USER))
+    usage = mem.retrieval.usage
+    project, user = (mem.stores.store(s).state_key for s in (Scope.PROJECT, Scope.USER))
     mem.recall("Should I install this dependency with npm or pnpm?")
     mem.recall("Keep your answers short, no summary please")
     assert usage.counts(project) == {"pnpm": 1}
@@ -278,7 +278,7 @@ def test_failing_usage_statistics_do_not_break_recall(
     def boom(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(mem._retriever.usage, "record", boom)
+    monkeypatch.setattr(mem.retrieval.usage, "record", boom)
     assert mem.recall("Should I install this dependency with npm or pnpm?").note_ids == ("pnpm",)
 
 

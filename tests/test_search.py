@@ -95,14 +95,14 @@ def fake() -> BagOfConcepts:
 @pytest.fixture
 def mem(memory: Memory, fake: BagOfConcepts) -> Memory:
     """The shared `memory` fixture with the fake embedder in place of the model."""
-    memory._retriever.use_embedder(fake)
+    memory.retrieval.use_embedder(fake)
     return memory
 
 
 def _reopen(project: Path, home: Path, embedder: Embedder | None) -> Memory:
     m = Memory.open(project, home=home)
     if embedder is not None:
-        m._retriever.use_embedder(embedder)
+        m.retrieval.use_embedder(embedder)
     return m
 
 
@@ -149,7 +149,7 @@ def _fill(m: Memory) -> None:
     m.remember("Temporary zebra", "zebra office", id="temp-z")
     m.remember("Twin zebra note", "an edited zebra office body", id="twin-c")
     m.forget("temp-z")
-    m._retriever.usage.record(m._stores[Scope.PROJECT].state_key, ["twin-d", "twin-d"])
+    m.retrieval.usage.record(m.stores.by_scope[Scope.PROJECT].state_key, ["twin-d", "twin-d"])
 
 
 def _answers(m: Memory) -> list[object]:
@@ -438,7 +438,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     base = tmp_path_factory.mktemp("shared")
     (base / "p").mkdir()
     m = Memory.open(base / "p", home=base / "h")
-    m._retriever.use_embedder(BagOfConcepts())
+    m.retrieval.use_embedder(BagOfConcepts())
     m.remember("Zebra apple", 'Quotes " and * and NEAR(a b) and col:val ^x (y) -z OR NOT')
     m.remember("数据库", "数据库使用PostgreSQL. Café naïve.")
     m.remember("Empty body")
@@ -530,8 +530,8 @@ def test_usage_orders_equals_but_never_passes_clearly_better_notes(mem: Memory) 
     weak = mem.remember("Office plants", "Water the ficus. Someone mentioned postgres once.")
     twin_a = mem.remember("Backup twin", "nightly backups to the vault", id="twin-a")
     twin_b = mem.remember("Backup twin", "nightly backups to the vault", id="twin-b")
-    key = mem._stores[Scope.PROJECT].state_key
-    mem._retriever.usage.record(key, [weak.note.id] * 5000 + [twin_b.note.id] * 3)
+    key = mem.stores.by_scope[Scope.PROJECT].state_key
+    mem.retrieval.usage.record(key, [weak.note.id] * 5000 + [twin_b.note.id] * 3)
     for method in METHODS:
         hits = mem.search("postgres connection pooling", method=method)
         assert hits[0].note_id == strong.note.id, method
@@ -573,7 +573,7 @@ def test_an_embedder_that_cannot_run_turns_vectors_off(
     http = HttpEmbedder(
         "http://127.0.0.1:9/v1", "m", api_key_env="MEMDIR_TEST_UNSET_KEY", dimensions=8
     )
-    mem._retriever.use_embedder(http)
+    mem.retrieval.use_embedder(http)
     r = mem.remember("Pricing cards", "Cards use fills.")
     for _ in range(3):
         assert [h.note_id for h in mem.search("fills")] == [r.note.id]
@@ -587,7 +587,7 @@ def test_an_embedder_that_cannot_run_turns_vectors_off(
 def test_a_failing_embedder_leaves_search_lexical_with_a_warning(
     mem: Memory, embedder: type[BagOfConcepts]
 ) -> None:
-    mem._retriever.use_embedder(embedder())
+    mem.retrieval.use_embedder(embedder())
     r = mem.remember("Pricing cards", "Cards use fills.")
     hits = mem.search("fills")
     assert [h.note_id for h in hits] == [r.note.id]
@@ -606,7 +606,7 @@ def test_a_new_embedder_re_embeds_and_vectors_are_never_mixed(mem: Memory) -> No
         mem.remember(f"Note {i} about zebras", f"Zebra fact number {i}.")
     assert mem.reindex().embedded == QUERY_EMBED_BUDGET + 36
     other = BagOfConcepts(name="other-model", seed="x")
-    mem._retriever.use_embedder(other)
+    mem.retrieval.use_embedder(other)
     # One query embeds at most QUERY_EMBED_BUDGET chunks with the new model; only those
     # can be vector candidates, never vectors the old model made.
     chunks = mem.retrieve("zebra fact", method="vector", limit=1000)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias, TypeVar
 
+from memdir.core.vocab import AccessLevel, choices
 from memdir.errors import ConfigError
 
 __all__ = [
@@ -52,7 +53,8 @@ __all__ = [
 ]
 
 #: ``mcp.access`` values, narrowest first.
-ACCESS_LEVELS: tuple[str, ...] = ("read", "read_write", "read_write_delete")
+#: The `mcp.access` values, weakest first (the vocabulary is `memdir.core.AccessLevel`).
+ACCESS_LEVELS: tuple[str, ...] = choices(AccessLevel)
 
 CONFIG_NAME = "config.toml"
 PROJECT_CONFIG_DIR = ".memdir"
@@ -455,8 +457,8 @@ def _convert(spec: _Key, value: object, project_root: Path | None) -> object:
         return float(value)
     if spec.kind == "access":
         if value not in ACCESS_LEVELS:
-            choices = ", ".join(repr(level) for level in ACCESS_LEVELS)
-            raise ValueError(f"must be one of {choices}, got {_show(value)}")
+            names = ", ".join(repr(level) for level in ACCESS_LEVELS)
+            raise ValueError(f"must be one of {names}, got {_show(value)}")
         return value
     if spec.kind == "provider":
         if value not in EMBED_PROVIDERS:
@@ -552,7 +554,7 @@ def _show(value: object) -> str:
 
 
 def _rank(access: object) -> int:
-    return ACCESS_LEVELS.index(str(access))
+    return AccessLevel(str(access)).rank
 
 
 def _get(values: Mapping[str, object], name: str, kind: type[_T]) -> _T:

@@ -20,9 +20,16 @@
     │   └── IncompatibleVersion client and server protocols do not match  exit 4
     ├── EmbedderUnavailable     no usable embedder (memdir.embed)         exit 1
     └── EmbeddingFailed         an embedding request failed (memdir.embed) exit 1
+
+A lower layer says what happened in the message and, when the caller can do something
+about it, attaches a `Remedy` as `hint`; each adapter renders the hint in its own terms
+(a command for the CLI, a sentence naming the tool or the user's step for MCP). Messages
+themselves never spell out CLI syntax.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 __all__ = [
     "EXIT_BUSY",
@@ -46,6 +53,7 @@ __all__ = [
     "ParseError",
     "RateLimited",
     "Refused",
+    "Remedy",
     "SecretRefused",
     "SyncFailed",
     "SyncRefused",
@@ -63,10 +71,38 @@ EXIT_INTEGRITY = 7
 EXIT_SYNC = 8
 
 
+class Remedy(StrEnum):
+    """What the caller can do next about an error; adapters render it in their own terms."""
+
+    #: Sign in to a sync server.
+    SYNC_LOGIN = "sync-login"
+    #: Turn sync on.
+    SYNC_ON = "sync-on"
+    #: Run a sync pass, then try again.
+    SYNC_NOW = "sync-now"
+    #: Look at the files memdir cannot parse.
+    DOCTOR = "doctor"
+    #: List the backups to find the right id.
+    BACKUPS = "backups"
+    #: Verify the audit log.
+    AUDIT_VERIFY = "audit-verify"
+    #: Ask the user for a new MCP grant.
+    MCP_GRANT = "mcp-grant"
+    #: Run the same request from the project the thing belongs to.
+    OTHER_PROJECT = "other-project"
+    #: Upgrade memdir.
+    UPGRADE = "upgrade"
+
+
 class MemdirError(Exception):
     """Raised for any failure memdir reports on purpose; the root of the tree."""
 
     exit_code: int = EXIT_ERROR
+
+    def __init__(self, message: str = "", *, hint: Remedy | None = None) -> None:
+        super().__init__(message)
+        #: What the caller can do next, rendered by each adapter (None: nothing to suggest).
+        self.hint = hint
 
 
 class InvalidInput(MemdirError):
@@ -134,8 +170,10 @@ class SyncFailed(MemdirError):
 
     exit_code = EXIT_SYNC
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, hint: Remedy | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
         self.retry_after = retry_after
 
 

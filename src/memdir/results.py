@@ -1,23 +1,41 @@
-"""Typed results returned by `memdir.Memory` (frozen, slotted dataclasses)."""
+"""Every public result type of memdir in one module: what `memdir.Memory` and the layers
+below it return (dataclasses; frozen and slotted where nobody fills them in step by step).
+
+This module depends only on the note model, so the store, retrieval and sync layers
+define nothing public of their own and all import their results from here.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.core import Note, Scope
-from memdir.retrieve import Neighbour
-from memdir.store.backups import BackupRecord
-from memdir.store.notedir import FileProblem
+from memdir.errors import IntegrityError
+
+if TYPE_CHECKING:
+    from memdir.retrieve import Neighbour
 
 __all__ = [
+    "AuditReport",
+    "BackupRecord",
+    "BatchResult",
+    "ConflictView",
+    "CurrentNote",
     "DoctorReport",
+    "FileProblem",
     "ForgetPlan",
     "ForgetResult",
     "HistoryEntry",
     "Link",
     "LinkReport",
+    "PassReport",
+    "Resolution",
     "RestoreResult",
+    "ScopeStatus",
+    "SyncRun",
+    "SyncStatus",
     "WriteResult",
 ]
 
@@ -37,6 +55,15 @@ class WriteResult:
 
 
 @dataclass(frozen=True, slots=True)
+class CurrentNote:
+    """A note as it is on disk now, with the scope it is in and the revision of those bytes."""
+
+    note: Note
+    scope: Scope
+    revision: str
+
+
+@dataclass(frozen=True, slots=True)
 class Link:
     """A `[[target]]` link and the scope it resolves in (None when dangling)."""
 
@@ -52,11 +79,17 @@ class LinkReport:
     note_id: str
     outgoing: tuple[Link, ...]
     backlinks: tuple[Link, ...]
+    #: Targets that exist but are not shown to this caller (listed without scope).
+    hidden: tuple[str, ...] = ()
 
     @property
     def dangling(self) -> tuple[str, ...]:
         """Targets that name no note."""
-        return tuple(link.target for link in self.outgoing if link.scope is None)
+        return tuple(
+            link.target
+            for link in self.outgoing
+            if link.scope is None and link.target not in self.hidden
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +154,140 @@ class DoctorReport:
     def ok(self) -> bool:
         """True when nothing needs attention."""
         return not (self.problems or self.dangling or self.warnings or self.leftovers)
+
+
+@dataclass(frozen=True, slots=True)
+class BackupRecord:
+    """One backup. `reason`, `scope` and `origin` are None for legacy backups."""
+
+    id: str
+    note_id: str | None
+    created_at: int
+    reason: str | None
+    scope: str | None
+    origin: Path | None
+    revision: str
+    note_hash: str | None
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class FileProblem:
+    """A file in a note directory that memdir skips and reports (doctor)."""
+
+    scope: Scope
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """What ``AuditLog.verify`` found; ``head_seq``/``head_hash`` name the log's last entry."""
+
+    ok: bool
+    entries: int
+    head_seq: int
+    head_hash: str
+    problems: tuple[str, ...]
+
+    def raise_if_failed(self) -> None:
+        """Raise IntegrityError listing the problems, for callers that want an exception."""
+        if not self.ok:
+            raise IntegrityError("audit log failed verification: " + "; ".join(self.problems))
+
+
+@dataclass(slots=True)
+class PassReport:
+    """What one pass of one scope did."""
+
+    scope: str
+    version: int | None = None
+    unchanged: bool = False
+    pulled: list[str] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    deleted_here: list[str] = field(default_factory=list)
+    deleted_there: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when anything moved in either direction."""
+        return bool(
+            self.pulled or self.pushed or self.merged or self.deleted_here or self.deleted_there
+        )
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What a commit-first batch wrote: on the server (version) and here."""
+
+    version: int | None  # the manifest version after the commit; None: written here only
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    backup_ids: list[str] = field(default_factory=list)
+    #: accepted by the server but edited here meanwhile: the next sync merges them
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStatus:
+    """Sync state of one scope on this machine."""
+
+    scope: str
+    bound_to: str | None
+    paused: str | None
+    last_sync: int | None
+    version: int | None
+    conflicts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStatus:
+    """Whether sync is on, where it goes, and each scope's state."""
+
+    enabled: bool
+    server: str | None
+    user: str | None
+    scopes: tuple[ScopeStatus, ...]
+
+
+@dataclass(slots=True)
+class SyncRun:
+    """The outcome of one `memdir sync`: a report per scope that ran, a reason per paused one."""
+
+    reports: list[PassReport] = field(default_factory=list)
+    paused: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def conflicts(self) -> int:
+        """Conflicts found by this run."""
+        return sum(len(r.conflicts) for r in self.reports)
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictView:
+    """A held-back note: the baseline, this machine's and the server's version (None: deleted)."""
+
+    id: str
+    scope: str
+    reasons: tuple[str, ...]
+    baseline: str | None
+    local: str | None
+    server: str | None
+    found_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What resolving a conflict did; `new_id` is the server's copy kept beside (keep both)."""
+
+    id: str
+    scope: str
+    kept: str
+    new_id: str | None
+    backup_ids: tuple[str, ...]

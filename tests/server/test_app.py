@@ -15,7 +15,7 @@ from memdir.core import Note, render_note
 from memdir.server.accounts import Accounts
 from memdir.server.app import create_app
 from memdir.server.ratelimit import RateLimiter, retry_after_header
-from memdir.server.service import SyncService
+from memdir.server.rules import SyncRules
 from memdir.server.storage.directory import DirectoryStorage
 from memdir.sync.protocol import Manifest, Quotas, rev_of
 from sync_server import RunningServer, add_user, admin_key, auth_headers, running_server
@@ -290,7 +290,7 @@ class Exploding(DirectoryStorage):
 
 def _asgi(tmp_path: Path, storage: DirectoryStorage | None = None) -> tuple[Any, str]:
     token = Accounts(tmp_path).add_user("alice")
-    service = SyncService(storage or DirectoryStorage(tmp_path), Quotas())
+    service = SyncRules(storage or DirectoryStorage(tmp_path), Quotas())
     app = create_app(service, Accounts(tmp_path), RateLimiter(0), max_request_bytes=1000)
     return app, token
 

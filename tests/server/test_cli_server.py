@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from memdir.cli.main import main
 from memdir.errors import EXIT_CONFLICT, EXIT_ERROR, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_USAGE
 from memdir.server.accounts import Accounts
-from memdir.server.service import SyncService, redact_dsn
+from memdir.server.rules import SyncRules, redact_dsn
 from memdir.server.storage.directory import DirectoryStorage
 from memdir.sync.protocol import Quotas
 from sync_server import auth_headers, running_server
@@ -125,11 +125,11 @@ def test_admin_key(run: Invoke, data: Path, tmp_path: Path) -> None:
     assert Accounts(data).is_admin(key)
 
 
-def _seed(data: Path, user: str) -> SyncService:
+def _seed(data: Path, user: str) -> SyncRules:
     from memdir.sync.protocol import Change, CommitRequest, ScopeRef, rev_of
 
     text = '---\n{"id":"a-note","summary":"s"}\n---\nbody\n'
-    service = SyncService(DirectoryStorage(data))
+    service = SyncRules(DirectoryStorage(data))
     change = Change(id="a-note", op="put", rev=rev_of(text.encode()), text=text)
     service.commit(user, CommitRequest(scope=ScopeRef(kind="user"), changes=[change]))
     return service

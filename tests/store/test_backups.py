@@ -13,6 +13,7 @@ import pytest
 
 from memdir import InvalidInput, Memory, NotFound
 from memdir.core import Note, NoteType, Scope, render_note
+from memdir.errors import Remedy
 from memdir.store import Backups, revision_of
 
 
@@ -93,8 +94,9 @@ def test_malformed_backup_ids_are_invalid_input(tmp_path: Path, bad: str) -> Non
 
 
 def test_unknown_backup_is_not_found(tmp_path: Path) -> None:
-    with pytest.raises(NotFound, match="memdir backups"):
+    with pytest.raises(NotFound, match="no backup 20240101T000000000000Z-n-1-abcd") as info:
         Backups(tmp_path).get("20240101T000000000000Z-n-1-abcd")
+    assert info.value.hint is Remedy.BACKUPS  # the CLI says "see `memdir backups`"
 
 
 def test_purge_removes_a_notes_backups_from_its_origin_only(tmp_path: Path) -> None:
@@ -202,7 +204,7 @@ def test_restore_over_a_newer_version_backs_that_up_first(memory: Memory, projec
     assert memory.read("release-1").body == "v1"
     assert result.replaced_backup is not None
     assert result.replaced_backup.reason == "replaced by restore"
-    assert memory._backups.get(result.replaced_backup.id)[1] == newer
+    assert memory.stores.backups.get(result.replaced_backup.id)[1] == newer
 
 
 def test_restore_of_malformed_or_unknown_ids(memory: Memory) -> None:

@@ -27,7 +27,7 @@ def worker(project: str, home: str, w: int, barrier: Barrier, out: Any) -> None:
         barrier.wait(30)
         m.list()  # an agent run starts by reading: the project id may be created here
         created: list[str] = []
-        store = m._store(Scope.PROJECT)
+        store = m.stores.store(Scope.PROJECT)
         for i in range(ROUNDS):
             # Own notes: one with a fixed id, one with a generated id from a summary that
             # every worker uses, so generated ids are contended too.

@@ -110,7 +110,7 @@ def test_sigkilled_writers_never_leave_torn_notes(
     assert all(TEMP_NAME.fullmatch(p.name) for p in report.leftovers)
 
     # History works and every logged version is complete.
-    store = m._store(Scope.PROJECT)
+    store = m.stores.store(Scope.PROJECT)
     for note_id in counters:
         entries = m.history(note_id)
         assert entries[-1].current, f"{note_id}: the file on disk is not the newest revision"

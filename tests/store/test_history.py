@@ -192,7 +192,7 @@ def test_external_edits_are_recorded_as_observed_by_a_scan(memory: Memory) -> No
     written = memory.remember("Deploy checklist", body="step one", id="deploy-1")
     path = written.note.path
     assert path is not None
-    store = memory._store(Scope.PROJECT)
+    store = memory.stores.store(Scope.PROJECT)
     store.scan()
     edited = Note(id="deploy-1", summary="Deploy checklist", body="step one\nstep two by hand")
     data = render_note(edited)
@@ -228,7 +228,7 @@ def test_forget_is_logged_and_purge_scrubs_history(memory: Memory) -> None:
     memory.forget("temp-1", purge=True)
     with pytest.raises(NotFound):
         memory.history("temp-1")
-    assert memory._store(Scope.PROJECT).history.leftovers("temp-1") == []
+    assert memory.stores.store(Scope.PROJECT).history.leftovers("temp-1") == []
 
 
 def test_project_and_user_histories_are_separate(memory: Memory, home: Path) -> None:

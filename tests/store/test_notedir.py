@@ -11,6 +11,7 @@ import pytest
 
 from memdir import LimitExceeded, Memory, ParseError
 from memdir.core import Note, Scope, render_note
+from memdir.errors import Remedy
 from memdir.store import NoteDirectory
 
 
@@ -136,15 +137,16 @@ def test_a_write_never_replaces_an_unparseable_file(messy: Path, memory: Memory)
     before = snapshot(messy)
     with pytest.raises(ParseError, match=r"bad-json\.md cannot be parsed"):
         memory.remember("Replace it", body="x", id="bad-json")
-    store = memory._store(Scope.PROJECT)
+    store = memory.stores.store(Scope.PROJECT)
     with pytest.raises(ParseError, match="will not overwrite"):
         store.save(Note(id="bad-json", summary="Replace it"))
     with pytest.raises(ParseError, match="will not overwrite"):
         store.remove("empty", backup_reason="forget", event="forget")
     with pytest.raises(ParseError):
         memory.forget("bad-json")
-    with pytest.raises(ParseError, match="doctor"):
+    with pytest.raises(ParseError, match="cannot be parsed") as info:
         memory.read("bad-json")
+    assert info.value.hint is Remedy.DOCTOR  # the CLI says "see `memdir doctor`"
     assert snapshot(messy) == before
 
 

@@ -21,7 +21,7 @@ from memdir import Memory
 from memdir.core import Note, render_note
 from memdir.errors import Conflict, RateLimited, SyncFailed
 from memdir.sync.protocol import rev_of
-from memdir.sync.service import SyncRun
+from memdir.sync.replica import SyncRun
 
 from .conftest import Machine, World, lines, report
 

@@ -844,7 +844,7 @@ def test_forget_purge_deletes_everywhere_and_keeps_no_copy_for_sync(
     nid = a.note("Purge me", "a distinctive purgeable sentence")
     world.sync(a, b)
     a.memory.forget(nid, purge=True, scope="project")
-    assert not a.memory._sync.holds_copy(Scope.PROJECT, nid)
+    assert not a.memory.replica.holds_copy(Scope.PROJECT, nid)
     assert report(a.sync()).deleted_there == [nid]  # the deletion goes up, nothing comes back
     assert not a.has(nid)
     assert report(b.sync()).deleted_here == [nid]

@@ -1,4 +1,5 @@
-"""Pure note domain, no I/O: the note model, frontmatter, ids, hashes, links and tags."""
+"""Pure note domain, no I/O: the note model, frontmatter, ids, hashes, links, tags and the
+closed vocabularies (`memdir.core.vocab`)."""
 
 from memdir.core.frontmatter import KNOWN_KEYS, body_span, parse_note, render_note
 from memdir.core.ids import MAX_ID_LENGTH, is_valid_id, make_id, slugify, validate_id
@@ -14,15 +15,29 @@ from memdir.core.note import (
     parse_type,
 )
 from memdir.core.tags import normalize_tags
+from memdir.core.vocab import (
+    AccessLevel,
+    KeepSide,
+    SearchMethod,
+    SearchMode,
+    WriteEvent,
+    choices,
+)
 
 __all__ = [
     "DEFAULT_SCOPE",
     "KNOWN_KEYS",
     "MAX_ID_LENGTH",
+    "AccessLevel",
+    "KeepSide",
     "Note",
     "NoteType",
     "Scope",
+    "SearchMethod",
+    "SearchMode",
+    "WriteEvent",
     "body_span",
+    "choices",
     "content_hash",
     "extract_links",
     "is_valid_id",

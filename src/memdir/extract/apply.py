@@ -19,16 +19,14 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from memdir.core import Note, NoteType, Scope, validate_id
 from memdir.core.note import MAX_SUMMARY_CHARS
 from memdir.errors import InvalidInput, MemdirError
+from memdir.extract.host import ExtractHost
 from memdir.extract.prompt import MAX_NOTES_PER_PASS, PromptContext
 from memdir.guard import redact, scan_text
-
-if TYPE_CHECKING:
-    from memdir.memory import Memory
 
 __all__ = [
     "BACKUP_REASON",
@@ -280,7 +278,7 @@ def _type(raw: str | None) -> NoteType | None:
         raise InvalidInput(f"unknown note type {raw!r}") from None
 
 
-def apply_answer(memory: Memory, ctx: PromptContext, text: str) -> Applied:
+def apply_answer(memory: ExtractHost, ctx: PromptContext, text: str) -> Applied:
     """Check the answer `text` and write what survives (AnswerRejected if it is malformed)."""
     items = parse_answer(text)
     drafts, dropped, redactions, warnings = validate(items, ctx, memory.settings.max_note_bytes)
@@ -302,7 +300,7 @@ def apply_answer(memory: Memory, ctx: PromptContext, text: str) -> Applied:
     return Applied(tuple(created), tuple(updated), tuple(dropped), redactions, tuple(warnings))
 
 
-def _write(memory: Memory, ctx: PromptContext, draft: Draft) -> tuple[Note, Scope] | None:
+def _write(memory: ExtractHost, ctx: PromptContext, draft: Draft) -> tuple[Note, Scope] | None:
     """Create or update one note; None for an update that changes nothing."""
     if draft.action == "create":
         result = memory.remember(
@@ -330,13 +328,14 @@ def _write(memory: Memory, ctx: PromptContext, draft: Draft) -> tuple[Note, Scop
         return None
     # Through the store, not `remember`: the replaced version is backed up first, and the
     # write is refused (Conflict) if the file changed after the model was shown it.
-    store = memory._store(shown.scope)
-    outcome = store.save(note, backup_reason=BACKUP_REASON, expect_revision=shown.revision)
+    outcome = memory.save_over(
+        note, scope=shown.scope, revision=shown.revision, backup_reason=BACKUP_REASON
+    )
     return outcome.note, shown.scope
 
 
 def _resolve_new_links(
-    memory: Memory, written: dict[int, tuple[Note, Scope]], warnings: builtins.list[str]
+    memory: ExtractHost, written: dict[int, tuple[Note, Scope]], warnings: builtins.list[str]
 ) -> None:
     """Second pass: ``[[new:N]]`` becomes ``[[<id of item N>]]``, or loses its brackets."""
 

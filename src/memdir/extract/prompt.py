@@ -10,15 +10,12 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memdir.core import Note, NoteType, Scope, parse_note
+from memdir.core import Note, NoteType, Scope
 from memdir.errors import MemdirError
+from memdir.extract.host import ExtractHost
 from memdir.extract.triggers import is_user_turn, message_text
-from memdir.store import revision_of
-
-if TYPE_CHECKING:
-    from memdir.memory import Memory
 
 __all__ = ["MAX_NOTES_PER_PASS", "PromptContext", "ShownNote", "build_prompt", "guidance_text"]
 
@@ -102,7 +99,7 @@ Rules:
 
 
 def build_prompt(
-    memory: Memory, conversation: Sequence[Mapping[str, Any]], start: int, end: int
+    memory: ExtractHost, conversation: Sequence[Mapping[str, Any]], start: int, end: int
 ) -> PromptContext:
     """The chat messages of one pass over `conversation[start:end]`, with what they show."""
     window = conversation[start:end]
@@ -138,7 +135,7 @@ def _query(window: Sequence[Mapping[str, Any]]) -> str:
     return " ".join(" ".join(texts).split())[-QUERY_CHARS:]
 
 
-def _relevant(memory: Memory, window: Sequence[Mapping[str, Any]]) -> builtins.list[ShownNote]:
+def _relevant(memory: ExtractHost, window: Sequence[Mapping[str, Any]]) -> builtins.list[ShownNote]:
     """The notes closest to the conversation, in full, within FULL_BUDGET_CHARS."""
     query = _query(window)
     if not query:
@@ -155,26 +152,23 @@ def _relevant(memory: Memory, window: Sequence[Mapping[str, Any]]) -> builtins.l
         if hit.superseded_by is not None:
             continue  # left out like in recall: its successor is the note to change
         try:
-            store = memory._store(hit.scope)
-            data = store.directory.read_bytes(hit.note_id)
-            if data is None:
-                continue
             # Parsed from the very bytes whose revision is kept, so an update can insist
             # that the file has not changed since the model saw it.
-            note = parse_note(data, file_id=hit.note_id)
+            current = memory.read_current(hit.note_id, scope=hit.scope)
         except MemdirError:
             continue
+        note = current.note
         if note.private:
             continue
         size = len(_render_full(note))
         if used + size > FULL_BUDGET_CHARS:
             continue
         used += size
-        shown.append(ShownNote(note, hit.scope, revision_of(data)))
+        shown.append(ShownNote(note, current.scope, current.revision))
     return shown
 
 
-def _listed(memory: Memory, exclude: set[str]) -> builtins.list[Note]:
+def _listed(memory: ExtractHost, exclude: set[str]) -> builtins.list[Note]:
     """Other notes by summary, most recently updated first, within LISTED_BUDGET_CHARS."""
     try:
         notes = memory.list()

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memdir.errors import MemdirError
 from memdir.extract.apply import AnswerRejected, Dropped, apply_answer
+from memdir.extract.host import ExtractHost
 from memdir.extract.llm import ChatClient, client_from_settings
 from memdir.extract.prompt import build_prompt
 from memdir.extract.triggers import ExtractionState, Reason, plan_window
-
-if TYPE_CHECKING:
-    from memdir.memory import Memory
 
 __all__ = ["ExtractionResult", "announcement", "extract"]
 
@@ -55,7 +53,7 @@ def announcement(saved: int) -> str:
 
 
 def extract(
-    memory: Memory,
+    memory: ExtractHost,
     conversation: Sequence[Mapping[str, Any]],
     llm: ChatClient | None = None,
     *,

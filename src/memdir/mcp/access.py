@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from memdir.config import ACCESS_LEVELS
+from memdir.core import AccessLevel
 from memdir.errors import InvalidInput, Refused
 from memdir.mcp.grants import GrantStore
 
@@ -17,14 +17,14 @@ __all__ = ["CURRENT", "Access", "Gate", "bearer_token"]
 class Access:
     """The effective rights of one request: level, scope, delete right, and the grant behind it."""
 
-    level: str
+    level: AccessLevel
     scope: str = "both"
     can_delete: bool = False
     grant_id: str | None = None
 
     def require_write(self) -> None:
         """Refuse unless writes are allowed."""
-        if self.level == "read":
+        if self.level is AccessLevel.READ:
             raise Refused(
                 f"this MCP connection is read-only ({self._source()}); nothing was written"
             )
@@ -64,10 +64,6 @@ class Access:
 CURRENT: ContextVar[Access | None] = ContextVar("memdir_mcp_access", default=None)
 
 
-def _narrower(a: str, b: str) -> str:
-    return a if ACCESS_LEVELS.index(a) <= ACCESS_LEVELS.index(b) else b
-
-
 def bearer_token(headers: Mapping[str, str] | None) -> str | None:
     """The token of an `Authorization: Bearer …` header, or None."""
     if headers is None:
@@ -100,7 +96,7 @@ class Gate:
         fixed: tuple[str, str] | None = None,
         require_bearer: bool = False,
     ) -> None:
-        self.config_access = config_access
+        self.config_access = AccessLevel(config_access)
         self.store = store
         self.fixed = fixed
         self.require_bearer = require_bearer
@@ -116,11 +112,12 @@ class Gate:
         if self.fixed is not None and self.store is not None:
             grant_id, token = self.fixed
             return self._from_grant(token, grant_id)
-        return Access(self.config_access, "both", self.config_access != "read")
+        return Access(self.config_access, "both", self.config_access is not AccessLevel.READ)
 
     def _from_grant(self, token: str, grant_id: str | None) -> Access:
         assert self.store is not None
         grant = self.store.validate(token, grant_id)
-        level = _narrower(self.config_access, grant.access)
-        delete = grant.access == "read_write_delete" and level != "read"
+        granted = AccessLevel(grant.access)
+        level = self.config_access.at_most(granted)
+        delete = granted is AccessLevel.READ_WRITE_DELETE and level is not AccessLevel.READ
         return Access(level, grant.scope, delete, grant.id)

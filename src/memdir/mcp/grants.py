@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.config import ACCESS_LEVELS
-from memdir.errors import InvalidInput, NotFound, Refused
+from memdir.core import AccessLevel, choices
+from memdir.errors import InvalidInput, NotFound, Refused, Remedy
 from memdir.memory import Memory
 from memdir.store.atomic import (
     atomic_write,
@@ -135,8 +135,8 @@ class GrantStore:
             raise InvalidInput(
                 f"a grant lives {MIN_MINUTES} to {MAX_MINUTES} minutes, not {minutes!r}"
             )
-        if access not in ACCESS_LEVELS:
-            raise InvalidInput(f"access must be one of {', '.join(ACCESS_LEVELS)}")
+        if access not in choices(AccessLevel):
+            raise InvalidInput(f"access must be one of {', '.join(choices(AccessLevel))}")
         if scope not in GRANT_SCOPES:
             raise InvalidInput(f"scope must be one of {', '.join(GRANT_SCOPES)}")
         token = secrets.token_urlsafe(_TOKEN_BYTES)
@@ -185,14 +185,14 @@ class GrantStore:
             raise Refused("the MCP capability grant is not valid")
         problem = grant.problem(self.now())
         if problem is not None:
-            raise Refused(f"{problem}; ask the user for a new grant (`memdir mcp grant`)")
+            raise Refused(problem, hint=Remedy.MCP_GRANT)
         return grant
 
 
-def _access_for(write: bool, delete: bool) -> str:
+def _access_for(write: bool, delete: bool) -> AccessLevel:
     if delete:
-        return "read_write_delete"
-    return "read_write" if write else "read"
+        return AccessLevel.READ_WRITE_DELETE
+    return AccessLevel.READ_WRITE if write else AccessLevel.READ
 
 
 def issue_grant(
@@ -225,7 +225,7 @@ def issue_grant(
     }
     data = json.dumps(capability, indent=2).encode("utf-8") + b"\n"
     write_private(out, data, force=force)
-    memory._audit.append("grant", grant_id=grant.id, detail=f"{access} scope={scope}")
+    memory.audit_record("grant", grant_id=grant.id, detail=f"{access} scope={scope}")
     return grant
 
 
@@ -233,7 +233,7 @@ def revoke_grant(memory: Memory, grant_id: str, *, store: GrantStore | None = No
     """Revoke a grant (immediate) and audit it."""
     store = store or GrantStore(memory.settings.home, lock_timeout=memory.settings.lock_timeout)
     grant = store.revoke(grant_id)
-    memory._audit.append("revoke", grant_id=grant.id, detail=grant.access)
+    memory.audit_record("revoke", grant_id=grant.id, detail=grant.access)
     return grant
 
 

@@ -36,12 +36,12 @@ class SearchHitOut(BaseModel):
     superseded_by: str | None = None
 
     @classmethod
-    def of(cls, hit: Hit, note: Note | None) -> SearchHitOut:
+    def of(cls, hit: Hit) -> SearchHitOut:
         return cls(
             id=hit.note_id,
             summary=hit.summary,
-            type=note.type.value if note and note.type else None,
-            tags=list(note.tags) if note else [],
+            type=hit.type.value if hit.type else None,
+            tags=list(hit.tags),
             scope=hit.scope.value,
             score=round(hit.score, 6),
             snippet=hit.snippet,
@@ -246,16 +246,10 @@ class LinksOut(BaseModel):
     dangling: list[str]
 
     @classmethod
-    def of(cls, report: LinkReport, hidden: set[str]) -> LinksOut:
-        outgoing = [
-            LinkOut.of(link)
-            if link.target not in hidden
-            else LinkOut(id=link.target, scope=None, summary=None)
-            for link in report.outgoing
-        ]
+    def of(cls, report: LinkReport) -> LinksOut:
         return cls(
             id=report.note_id,
-            outgoing=outgoing,
-            backlinks=[LinkOut.of(link) for link in report.backlinks if link.target not in hidden],
+            outgoing=[LinkOut.of(link) for link in report.outgoing],
+            backlinks=[LinkOut.of(link) for link in report.backlinks],
             dangling=list(report.dangling),
         )

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from memdir.core import Note
+from memdir.core import Note, NoteType, Scope, SearchMode, choices
 from memdir.errors import (
     Busy,
     Conflict,
@@ -19,6 +20,7 @@ from memdir.errors import (
     MemdirError,
     NotFound,
     Refused,
+    Remedy,
     SecretRefused,
 )
 from memdir.guidance import GUIDANCE
@@ -40,9 +42,17 @@ from memdir.memory import Memory
 
 __all__ = ["TOOL_NAMES", "register_tools"]
 
-Mode = Literal["any", "all", "phrase"]
-ScopeArg = Literal["project", "user"]
-TypeArg = Literal["user", "feedback", "project", "reference"]
+# The input schemas' enums come from the vocabulary (memdir.core), like the CLI's choices:
+# a plain string in the schema with the members as its `enum`, validated into the member.
+Mode = Annotated[
+    str, Field(json_schema_extra={"enum": list(choices(SearchMode))}), AfterValidator(SearchMode)
+]
+ScopeArg = Annotated[
+    str, Field(json_schema_extra={"enum": list(choices(Scope))}), AfterValidator(Scope)
+]
+TypeArg = Annotated[
+    str, Field(json_schema_extra={"enum": list(choices(NoteType))}), AfterValidator(NoteType)
+]
 NoteId = Annotated[str, Field(description="A note id (from memory_search or the prompt index).")]
 Limit = Annotated[int, Field(ge=1, le=50, description="At most this many results.")]
 
@@ -66,10 +76,30 @@ _PREFIX: tuple[tuple[type[MemdirError], str], ...] = (
 )
 
 
+#: What an agent can do about an error, in its own terms (the CLI says it as a command).
+_REMEDIES: dict[Remedy, str] = {
+    Remedy.SYNC_LOGIN: "the user can sign in to a sync server (memdir sync login)",
+    Remedy.SYNC_ON: "the user can turn sync on (memdir sync on)",
+    Remedy.SYNC_NOW: "sync first (the user can run memdir sync), then try again",
+    Remedy.DOCTOR: "the user can inspect the file with memdir doctor",
+    Remedy.BACKUPS: "the user can list backups with memdir backups",
+    Remedy.AUDIT_VERIFY: "the user can check the audit log with memdir audit verify",
+    Remedy.MCP_GRANT: "ask the user for a new grant (memdir mcp grant)",
+    Remedy.OTHER_PROJECT: "it belongs to another project: ask the user to work there",
+    Remedy.UPGRADE: "the user needs a newer memdir",
+}
+
+
+def remedy_text(hint: Remedy) -> str:
+    """The agent-facing sentence for a remedy."""
+    return _REMEDIES[hint]
+
+
 def _tool_error(exc: MemdirError) -> ToolError:
     """A clear tool error: the kind first, then memdir's message (which never holds a secret)."""
     kind = next((label for cls, label in _PREFIX if isinstance(exc, cls)), "error")
-    return ToolError(f"{kind}: {exc}")
+    hint = f" ({remedy_text(exc.hint)})" if exc.hint is not None else ""
+    return ToolError(f"{kind}: {exc}{hint}")
 
 
 def _access() -> Access:
@@ -118,12 +148,9 @@ class MemoryTools:
             return False
         return not self._visible(note, access)
 
-    def _hidden_ids(self, access: Access) -> set[str]:
-        return {n.id for n in self.memory.list() if not self._visible(n, access)}
-
     # -- tools --------------------------------------------------------------------------
 
-    async def memory_search(
+    def memory_search(
         self,
         query: Annotated[str, Field(description="Words to look for (any language).")],
         mode: Annotated[Mode, Field(description="any word, all words, or the phrase")] = "any",
@@ -132,24 +159,10 @@ class MemoryTools:
         tags: Annotated[list[str] | None, Field(description="only notes with all these")] = None,
         limit: Limit = 10,
     ) -> SearchOut:
-        access = _access()
-        where = access.scope_for(scope)
-        notes = {(n.scope, n.id): n for n in self.memory.list(scope=where, type=type)}
-        wanted = {t.casefold() for t in tags or ()}
-        filtered = bool(type or wanted)
-        hits = self.memory.search(
-            query, limit=min(limit * 5, 200) if filtered else limit, mode=mode, scope=where
-        )
-        out: list[SearchHitOut] = []
-        for hit in hits:
-            note = notes.get((hit.scope, hit.note_id))
-            if note is None or not self._visible(note, access):
-                continue
-            if wanted and not wanted <= {t.casefold() for t in note.tags}:
-                continue
-            out.append(SearchHitOut.of(hit, note))
-            if len(out) >= limit:
-                break
+        where = _access().scope_for(scope)
+        # Private notes are never indexed; scope, type and tags filter inside the search.
+        hits = self.memory.search(query, limit=limit, mode=mode, scope=where, type=type, tags=tags)
+        out = [SearchHitOut.of(hit) for hit in hits]
         hint = (
             "open a note with memory_read(id), or get matching passages with memory_retrieve"
             if out
@@ -157,19 +170,18 @@ class MemoryTools:
         )
         return SearchOut(hits=out, hint=hint)
 
-    async def memory_retrieve(
+    def memory_retrieve(
         self,
         query: Annotated[str, Field(description="Words to look for (any language).")],
         mode: Annotated[Mode, Field(description="any word, all words, or the phrase")] = "any",
         scope: Annotated[ScopeArg | None, Field(description="project or user notes")] = None,
         limit: Limit = 10,
     ) -> RetrieveOut:
-        access = _access()
-        chunks = self.memory.retrieve(query, limit=limit, mode=mode, scope=access.scope_for(scope))
-        hidden = self._hidden_ids(access)
-        return RetrieveOut(chunks=[ChunkOut.of(c) for c in chunks if c.note_id not in hidden])
+        where = _access().scope_for(scope)
+        chunks = self.memory.retrieve(query, limit=limit, mode=mode, scope=where)
+        return RetrieveOut(chunks=[ChunkOut.of(c) for c in chunks])
 
-    async def memory_read(
+    def memory_read(
         self,
         id: NoteId,
         scope: Annotated[ScopeArg | None, Field(description="default: project, then user")] = None,
@@ -177,7 +189,7 @@ class MemoryTools:
         note = self._note(id, _access(), scope)
         return NoteOut.of(note)
 
-    async def memory_read_revision(
+    def memory_read_revision(
         self,
         id: NoteId,
         revision: Annotated[str, Field(description="A revision (hex prefix) from memory_history.")],
@@ -189,13 +201,13 @@ class MemoryTools:
             raise NotFound(f"no note {id}")
         return NoteOut.of(note, revision=revision)
 
-    async def memory_history(self, id: NoteId) -> HistoryOut:
+    def memory_history(self, id: NoteId) -> HistoryOut:
         access = _access()
         self._check_history(id, access)
         entries = self.memory.history(id, scope=access.scope_for(None))
         return HistoryOut(id=id, entries=[HistoryEntryOut.of(e) for e in entries])
 
-    async def memory_diff(
+    def memory_diff(
         self,
         id: NoteId,
         a: Annotated[str | None, Field(description="older revision (default: previous)")] = None,
@@ -208,12 +220,13 @@ class MemoryTools:
                 raise NotFound(f"no note {id}")
         return DiffOut(id=id, a=a, b=b, diff=self.memory.diff(id, a, b))
 
-    async def memory_links(self, id: NoteId) -> LinksOut:
+    def memory_links(self, id: NoteId) -> LinksOut:
         access = _access()
         self._note(id, access)
-        return LinksOut.of(self.memory.links(id), self._hidden_ids(access))
+        report = self.memory.links(id, scope=access.scope_for(None), hide_private=True)
+        return LinksOut.of(report)
 
-    async def memory_write(
+    def memory_write(
         self,
         summary: Annotated[str, Field(description="One line that states the fact itself.")],
         body: Annotated[
@@ -242,10 +255,11 @@ class MemoryTools:
         result = self.memory.remember(
             summary, body, type=type, tags=tags, scope=where, id=id, supersedes=supersedes
         )
-        visible = {n.id for n in self.memory.list() if self._visible(n, access)}
+        # Neighbours come from the index, which never holds private notes.
+        visible = {n.note_id for n in result.nearest if access.covers(n.scope)}
         return WriteOut.of(result, visible)
 
-    async def memory_delete(
+    def memory_delete(
         self,
         id: NoteId,
         confirm: Annotated[
@@ -299,12 +313,14 @@ TOOL_NAMES: tuple[str, ...] = tuple(_DESCRIPTIONS)
 
 
 def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Map memdir errors to clear tool errors; keep the signature for the input schema."""
+    """An async tool running `fn` in a worker thread (memdir's calls block on files and
+    SQLite), with memdir errors mapped to clear tool errors; the signature is kept for the
+    input schema. The caller's access travels with the call (`run_sync` copies contexts)."""
 
     @functools.wraps(fn)
     async def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return await fn(*args, **kwargs)
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
         except MemdirError as exc:
             raise _tool_error(exc) from None
 

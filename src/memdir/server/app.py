@@ -1,4 +1,4 @@
-"""The sync server's HTTP app (§7.3): four endpoints over `SyncService`, with a gate in front.
+"""The sync server's HTTP app (§7.3): four endpoints over `SyncRules`, with a gate in front.
 
 The gate is one ASGI middleware. For every response it sets the `Memdir-Quotas` and
 `Memdir-Protocol` headers (404s and 500s included). For the four API routes it then
@@ -29,7 +29,7 @@ from memdir import __version__
 from memdir.errors import Busy, InvalidInput, MemdirError
 from memdir.server.accounts import Accounts
 from memdir.server.ratelimit import RateLimiter, retry_after_header
-from memdir.server.service import ServiceError, SyncService
+from memdir.server.rules import Rejection, SyncRules
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
     MIN_PROTOCOL,
@@ -248,7 +248,7 @@ def _validation_message(errors: Sequence[Any]) -> str:
 
 def _install_handlers(app: FastAPI, quotas: Quotas) -> None:
     async def on_service_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ServiceError)
+        assert isinstance(exc, Rejection)
         return _error(quotas, exc.status, exc.code, exc.message, ids=exc.ids, version=exc.version)
 
     async def on_validation(request: Request, exc: Exception) -> Response:
@@ -266,7 +266,7 @@ def _install_handlers(app: FastAPI, quotas: Quotas) -> None:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return _error(quotas, exc.status_code, code, str(exc.detail), headers=exc.headers)
 
-    app.add_exception_handler(ServiceError, on_service_error)
+    app.add_exception_handler(Rejection, on_service_error)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(InvalidInput, on_invalid)
     app.add_exception_handler(Busy, on_busy)
@@ -292,7 +292,7 @@ def _user(request: Request) -> str:
 
 
 def create_app(
-    service: SyncService,
+    service: SyncRules,
     accounts: Accounts,
     limiter: RateLimiter,
     *,

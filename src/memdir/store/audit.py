@@ -40,7 +40,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeGuard
 
-from memdir.errors import Busy, IntegrityError, InvalidInput
+from memdir.errors import Busy, IntegrityError, InvalidInput, Remedy
+from memdir.results import AuditReport
 from memdir.store.atomic import fsync_dir as _fsync_dir
 
 # fmt: off
@@ -83,22 +84,6 @@ class AuditEntry:
     fields: Fields
     prev: str
     hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class AuditReport:
-    """What ``AuditLog.verify`` found; ``head_seq``/``head_hash`` name the log's last entry."""
-
-    ok: bool
-    entries: int
-    head_seq: int
-    head_hash: str
-    problems: tuple[str, ...]
-
-    def raise_if_failed(self) -> None:
-        """Raise IntegrityError listing the problems, for callers that want an exception."""
-        if not self.ok:
-            raise IntegrityError("audit log failed verification: " + "; ".join(self.problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,7 +353,8 @@ class AuditLog:
                 if head is None:
                     raise IntegrityError(
                         f"cannot append: the last line of {self.log_path} is not an audit entry "
-                        f"({exc}) and there is no head to chain from; run `memdir audit verify`"
+                        f"({exc}) and there is no head to chain from",
+                        hint=Remedy.AUDIT_VERIFY,
                     ) from exc
             else:
                 log_tip = (last.seq, last.hash)

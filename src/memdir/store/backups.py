@@ -14,33 +14,18 @@ import json
 import re
 import secrets
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.core import content_hash, is_valid_id, parse_note
-from memdir.errors import InvalidInput, NotFound, ParseError
+from memdir.errors import InvalidInput, NotFound, ParseError, Remedy
+from memdir.results import BackupRecord
 from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably
 from memdir.store.history import revision_of
 
 __all__ = ["BackupRecord", "Backups"]
 
 _BACKUP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
-
-
-@dataclass(frozen=True, slots=True)
-class BackupRecord:
-    """One backup. `reason`, `scope` and `origin` are None for legacy backups."""
-
-    id: str
-    note_id: str | None
-    created_at: int
-    reason: str | None
-    scope: str | None
-    origin: Path | None
-    revision: str
-    note_hash: str | None
-    path: Path
 
 
 class Backups:
@@ -133,7 +118,7 @@ class Backups:
             raise InvalidInput(f"{backup_id!r} is not a backup id")
         md = self.root / f"{backup_id}.md"
         if not md.is_file():
-            raise NotFound(f"no backup {backup_id} (see `memdir backups`)")
+            raise NotFound(f"no backup {backup_id}", hint=Remedy.BACKUPS)
         record = self._load(md)
         return record, md.read_bytes()
 

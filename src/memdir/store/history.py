@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdir.core.vocab import WriteEvent
 from memdir.errors import InvalidInput, NotFound
 from memdir.store.atomic import atomic_write, ensure_private_dir
 
@@ -67,7 +68,7 @@ class History:
         self,
         note_id: str,
         data: bytes | None,
-        event: str,
+        event: WriteEvent,
         note_hash: str | None = None,
         *,
         defer_dirs: set[Path] | None = None,
@@ -107,7 +108,7 @@ class History:
     def observe(self, note_id: str, data: bytes, note_hash: str) -> None:
         """Record a version seen on disk (an external edit) unless it is already stored."""
         if not self.has(revision_of(data)):
-            self.record(note_id, data, "observed", note_hash)
+            self.record(note_id, data, WriteEvent.OBSERVED, note_hash)
 
     def revisions(self, note_id: str) -> list[Revision]:
         """Events for a note, oldest first; torn or unreadable lines are skipped."""
@@ -124,7 +125,7 @@ class History:
                 continue
             if item.rev is not None and not _REV.fullmatch(str(item.rev)):
                 continue  # not a revision this module wrote: never used as a path
-            if out and out[-1].rev == item.rev and item.event == "observed":
+            if out and out[-1].rev == item.rev and item.event == WriteEvent.OBSERVED:
                 continue
             out.append(item)
         return out

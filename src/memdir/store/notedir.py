@@ -23,6 +23,7 @@ from pathlib import Path
 
 from memdir.core import Note, Scope, is_valid_id, parse_note, render_note
 from memdir.errors import ParseError
+from memdir.results import FileProblem
 from memdir.store.atomic import TEMP_MARKER, atomic_write, remove_durably
 from memdir.store.history import revision_of
 from memdir.store.lock import DirLock
@@ -33,15 +34,6 @@ LOCK_NAME = ".memdir.lock"
 _GITIGNORE = (
     "# written by memdir: its write lock and interrupted temp files\n.memdir.lock\n.*.tmp-*\n"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class FileProblem:
-    """A file in a note directory that memdir skips and reports (doctor)."""
-
-    scope: Scope
-    path: Path
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core import Note, Scope, parse_note
+from memdir.core.vocab import WriteEvent
 from memdir.errors import (
     Conflict,
     InvalidInput,
@@ -20,6 +21,7 @@ from memdir.errors import (
     MemdirError,
     NotFound,
     ParseError,
+    Remedy,
     SecretRefused,
 )
 from memdir.guard import describe, scan_fields
@@ -71,13 +73,13 @@ class ScopeStore:
         self.backups = backups
         self.audit = audit
         self.max_note_bytes = max_note_bytes
-        self._listeners: list[Callable[[str, str], None]] = []
+        self._listeners: list[Callable[[str, WriteEvent], None]] = []
 
-    def on_change(self, listener: Callable[[str, str], None]) -> None:
+    def on_change(self, listener: Callable[[str, WriteEvent], None]) -> None:
         """Call `listener(note_id, event)` after every write or removal (e.g. to schedule sync)."""
         self._listeners.append(listener)
 
-    def _changed(self, note_id: str, event: str) -> None:
+    def _changed(self, note_id: str, event: WriteEvent) -> None:
         for listener in self._listeners:
             try:
                 listener(note_id, event)
@@ -120,7 +122,7 @@ class ScopeStore:
         except InvalidInput:
             return  # a damaged project file: the next write records it once fixed
         if not history.has(revision_of(data)):
-            history.record(note_id, data, "observed", note_hash)
+            history.record(note_id, data, WriteEvent.OBSERVED, note_hash)
 
     def lock(self) -> DirLock:
         """The directory's write lock."""
@@ -142,14 +144,14 @@ class ScopeStore:
             if rev is not None and not history.has(rev):
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
-                    history.record(note_id, data, "observed", scan.notes[note_id].hash)
+                    history.record(note_id, data, WriteEvent.OBSERVED, scan.notes[note_id].hash)
         return scan
 
     def get(self, note_id: str) -> Note | None:
         """A note by id (read directly, so notes beyond maxNotes stay readable)."""
         item = self.directory.read(note_id)
         if isinstance(item, FileProblem):
-            raise ParseError(f"{item.path} cannot be parsed: {item.reason} (see `memdir doctor`)")
+            raise ParseError(f"{item.path} cannot be parsed: {item.reason}", hint=Remedy.DOCTOR)
         return item
 
     def _current(self, note_id: str) -> tuple[bytes | None, Note | None]:
@@ -163,7 +165,8 @@ class ScopeStore:
         except ParseError as exc:
             raise ParseError(
                 f"{self.directory.file_for(note_id)} cannot be parsed ({exc}); memdir will not "
-                "overwrite it — fix or move it by hand (see `memdir doctor`)"
+                "overwrite it — fix or move it by hand",
+                hint=Remedy.DOCTOR,
             ) from None
         return data, note
 
@@ -209,7 +212,7 @@ class ScopeStore:
         self,
         note: Note,
         *,
-        event: str = "write",
+        event: WriteEvent = WriteEvent.WRITE,
         raw: bytes | None = None,
         expect_revision: str | None = None,
         backup_reason: str | None = None,
@@ -234,7 +237,7 @@ class ScopeStore:
             self._check_limits(note, previous, self.directory.max_notes)
             if old_bytes is not None and previous is not None:
                 if not history.has(revision_of(old_bytes)):
-                    history.record(note.id, old_bytes, "observed", previous.hash)
+                    history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
                 if backup_reason is not None:
                     self.backup(note.id, old_bytes, backup_reason)
             if raw is None:
@@ -244,7 +247,7 @@ class ScopeStore:
                 data = raw
             rev = history.record(note.id, data, event, note.hash) or revision_of(data)
             self.audit.append(
-                "restore" if event == "restore" else "write",
+                "restore" if event is WriteEvent.RESTORE else "write",
                 scope=self.scope.value,
                 note_id=note.id,
                 revision=rev,
@@ -255,7 +258,7 @@ class ScopeStore:
         return SaveOutcome(written, rev, previous)
 
     def save_many(
-        self, items: Sequence[tuple[Note, bytes, str]], *, event: str, backup_reason: str
+        self, items: Sequence[tuple[Note, bytes, str]], *, event: WriteEvent, backup_reason: str
     ) -> dict[str, SaveOutcome | MemdirError]:
         """Write many notes as exact bytes under one lock (a sync pull); each checked as in `save`.
 
@@ -288,7 +291,7 @@ class ScopeStore:
                     continue
                 if old_bytes is not None and previous is not None:
                     if not history.has(revision_of(old_bytes)):
-                        history.record(note.id, old_bytes, "observed", previous.hash)
+                        history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
                     self.backup(note.id, old_bytes, backup_reason)
                 self.directory.write_bytes(note.id, raw, sync_dir=False)
                 rev = history.record(note.id, raw, event, note.hash, defer_dirs=dirs)
@@ -334,7 +337,12 @@ class ScopeStore:
         return record
 
     def remove(
-        self, note_id: str, *, backup_reason: str | None, event: str, expect_hash: str | None = None
+        self,
+        note_id: str,
+        *,
+        backup_reason: str | None,
+        event: WriteEvent,
+        expect_hash: str | None = None,
     ) -> tuple[Note, BackupRecord | None]:
         """Delete a note's file, backing it up first when `backup_reason` is given."""
         with self.lock():
@@ -347,7 +355,7 @@ class ScopeStore:
                     f"note {note_id} changed since the plan was made; nothing was removed"
                 )
             if not history.has(revision_of(old_bytes)):
-                history.record(note_id, old_bytes, "observed", previous.hash)
+                history.record(note_id, old_bytes, WriteEvent.OBSERVED, previous.hash)
             record = self.backup(note_id, old_bytes, backup_reason) if backup_reason else None
             self.directory.remove(note_id)
             history.record(note_id, None, event)

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.errors import IntegrityError
+from memdir.errors import IntegrityError, Remedy
 from memdir.store.atomic import ensure_private_dir
 
 __all__ = ["BaseCopy", "Baseline", "Binding", "HeldConflict", "RemoteEntry"]
@@ -111,7 +111,8 @@ class Baseline:
             elif int(row[0]) > _SCHEMA_VERSION:
                 raise IntegrityError(
                     f"{path} was written by a newer memdir (sync state schema {row[0]}); "
-                    "upgrade memdir to sync this scope"
+                    "this scope cannot sync until memdir is upgraded",
+                    hint=Remedy.UPGRADE,
                 )
 
     def close(self) -> None:

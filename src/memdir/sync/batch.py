@@ -10,30 +10,19 @@ in between, nothing of the batch is written and the caller is told to sync first
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from memdir.core import Note, render_note
-from memdir.errors import Conflict, LimitExceeded
+from memdir.core.vocab import WriteEvent
+from memdir.errors import Conflict, LimitExceeded, Remedy
+from memdir.results import BatchResult
 from memdir.store import ScopeStore
 from memdir.sync.baseline import RemoteEntry
 from memdir.sync.client import Stale
 from memdir.sync.comparison import ServerView
-from memdir.sync.engine import ScopePass
 from memdir.sync.protocol import Change, CommitRequest, rev_of
+from memdir.sync.scope_pass import ScopePass
 
 __all__ = ["BatchResult", "commit_first", "write_batch"]
-
-
-@dataclass(slots=True)
-class BatchResult:
-    """What a commit-first batch wrote: on the server (version) and here."""
-
-    version: int | None  # the manifest version after the commit; None: written here only
-    written: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    backup_ids: list[str] = field(default_factory=list)
-    #: accepted by the server but edited here meanwhile: the next sync merges them
-    skipped: list[str] = field(default_factory=list)
 
 
 def _check_in_sync(
@@ -51,7 +40,8 @@ def _check_in_sync(
         if note_id in unknown or note_id in held or not (local == base == remote):
             raise Conflict(
                 f"note {note_id} is not in sync with the server (changed on one side, or in a "
-                "conflict); run `memdir sync` first — nothing of the batch was written"
+                "conflict); nothing of the batch was written",
+                hint=Remedy.SYNC_NOW,
             )
         if remote is not None:
             out[note_id] = remote
@@ -102,8 +92,8 @@ def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: s
             )
         except Stale:
             raise Conflict(
-                "the server changed while the batch was checked; nothing of the batch was "
-                "written — run `memdir sync` and try again"
+                "the server changed while the batch was checked; nothing of the batch was written",
+                hint=Remedy.SYNC_NOW,
             ) from None
         version = result.version
     return _write_here(engine, writes, payload, local, version, server, reason)
@@ -132,7 +122,9 @@ def write_batch(
                 continue
             if note is None:
                 if current is not None:
-                    _, record = store.remove(note_id, backup_reason=reason, event="consolidate")
+                    _, record = store.remove(
+                        note_id, backup_reason=reason, event=WriteEvent.CONSOLIDATE
+                    )
                     if record is not None:
                         out.backup_ids.append(record.id)
                 out.deleted.append(note_id)
@@ -140,7 +132,7 @@ def write_batch(
             store.save(
                 note,
                 raw=payload.get(note_id) if payload is not None else None,
-                event="consolidate",
+                event=WriteEvent.CONSOLIDATE,
                 expect_revision=now or "",
                 backup_reason=reason if current is not None else None,
             )

@@ -23,6 +23,7 @@ from memdir.errors import (
     LimitExceeded,
     RateLimited,
     Refused,
+    Remedy,
     SyncFailed,
     SyncRefused,
 )
@@ -216,8 +217,8 @@ class SyncClient:
             )
         if status == 401:
             raise SyncRefused(
-                f"the sync server at {self.origin} did not accept the token; sign in again "
-                "with `memdir sync login`"
+                f"the sync server at {self.origin} did not accept the token",
+                hint=Remedy.SYNC_LOGIN,
             )
         if status == 410 or code == "account_erased":
             raise SyncRefused(

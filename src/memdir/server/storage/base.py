@@ -9,7 +9,7 @@ A backend stores, per user and scope key (`user` or `project/<id>`):
 - an erase marker per user, written before any of the user's data is deleted, after
   which every request of that user is refused.
 
-Backends know nothing of quotas, tokens or validation: `memdir.server.service` does that.
+Backends know nothing of quotas, tokens or validation: `memdir.server.rules` does that.
 """
 
 from __future__ import annotations

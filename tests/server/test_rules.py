@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memdir.core import Note, render_note
-from memdir.server.service import ServiceError, SyncService
+from memdir.server.rules import Rejection, SyncRules
 from memdir.server.storage.base import StoredObject
 from memdir.server.storage.directory import DirectoryStorage
 from memdir.sync.protocol import (
@@ -105,19 +105,19 @@ def storage(tmp_path: Path) -> Spy:
 
 
 @pytest.fixture
-def service(storage: Spy, clock: Clock) -> SyncService:
-    return SyncService(storage, Quotas(), clock)
+def service(storage: Spy, clock: Clock) -> SyncRules:
+    return SyncRules(storage, Quotas(), clock)
 
 
-def refused(call: object, status: int, code: str) -> ServiceError:
+def refused(call: object, status: int, code: str) -> Rejection:
     assert callable(call)
-    with pytest.raises(ServiceError) as info:
+    with pytest.raises(Rejection) as info:
         call()
     assert (info.value.status, info.value.code) == (status, code), info.value.message
     return info.value
 
 
-def test_identity(service: SyncService) -> None:
+def test_identity(service: SyncRules) -> None:
     identity = service.identity("alice")
     assert identity.user == "alice"
     assert identity.protocol == 1 and identity.min_protocol == 1
@@ -126,7 +126,7 @@ def test_identity(service: SyncService) -> None:
 
 
 def test_commit_sets_entries_with_server_time_size_and_content_hash(
-    service: SyncService, clock: Clock
+    service: SyncRules, clock: Clock
 ) -> None:
     change = put("a-note", "hello")
     result = service.commit("alice", commit_req(change))
@@ -142,13 +142,13 @@ def test_commit_sets_entries_with_server_time_size_and_content_hash(
 
 
 def test_objects_are_stored_before_the_manifest_is_swapped(
-    service: SyncService, storage: Spy
+    service: SyncRules, storage: Spy
 ) -> None:
     service.commit("alice", commit_req(put("a-note")))
     assert storage.calls == ["put_objects", "swap_manifest"]
 
 
-def test_snapshot_returns_the_manifest_and_the_texts_not_in_have(service: SyncService) -> None:
+def test_snapshot_returns_the_manifest_and_the_texts_not_in_have(service: SyncRules) -> None:
     a, b = put("a-note", "aaa"), put("b-note", "bbb")
     service.commit("alice", commit_req(a, b))
     snap = service.snapshot("alice", SnapshotRequest(scope=USER))
@@ -161,7 +161,7 @@ def test_snapshot_returns_the_manifest_and_the_texts_not_in_have(service: SyncSe
     assert set(snap.notes) == {"a-note", "b-note"}
 
 
-def test_the_server_never_reads_texts_the_client_has(service: SyncService, storage: Spy) -> None:
+def test_the_server_never_reads_texts_the_client_has(service: SyncRules, storage: Spy) -> None:
     a, b = put("a-note"), put("b-note")
     service.commit("alice", commit_req(a, b))
     assert a.rev is not None and b.rev is not None
@@ -173,7 +173,7 @@ def test_the_server_never_reads_texts_the_client_has(service: SyncService, stora
 
 
 def test_a_probe_without_objects_lists_the_manifest_and_reads_no_text(
-    service: SyncService, storage: Spy
+    service: SyncRules, storage: Spy
 ) -> None:
     a = put("a-note")
     service.commit("alice", commit_req(a))
@@ -184,7 +184,7 @@ def test_a_probe_without_objects_lists_the_manifest_and_reads_no_text(
     assert storage.asked == []
 
 
-def test_a_texts_only_snapshot_omits_the_lists(service: SyncService) -> None:
+def test_a_texts_only_snapshot_omits_the_lists(service: SyncRules) -> None:
     a, b = put("a-note", "aaa"), put("b-note", "bbb")
     service.commit("alice", commit_req(a, b))
     assert a.rev is not None
@@ -193,7 +193,7 @@ def test_a_texts_only_snapshot_omits_the_lists(service: SyncService) -> None:
     assert snap.objects == {b.rev: b.text} and snap.version == 1
 
 
-def test_known_version_unchanged_gives_empty_lists(service: SyncService) -> None:
+def test_known_version_unchanged_gives_empty_lists(service: SyncRules) -> None:
     service.commit("alice", commit_req(put("a-note")))
     snap = service.snapshot("alice", SnapshotRequest(scope=USER, known_version=1))
     assert snap.unchanged and snap.version == 1
@@ -202,7 +202,7 @@ def test_known_version_unchanged_gives_empty_lists(service: SyncService) -> None
     assert not snap.unchanged and set(snap.notes) == {"a-note"}
 
 
-def test_empty_scope_snapshot(service: SyncService) -> None:
+def test_empty_scope_snapshot(service: SyncRules) -> None:
     snap = service.snapshot("alice", SnapshotRequest(scope=PROJECT))
     assert snap.version == 0 and snap.notes == {} and not snap.unchanged
     snap = service.snapshot("alice", SnapshotRequest(scope=PROJECT, known_version=0))
@@ -212,11 +212,11 @@ def test_empty_scope_snapshot(service: SyncService) -> None:
 def test_snapshot_truncates_to_the_response_quota_and_have_makes_progress(
     storage: Spy, clock: Clock
 ) -> None:
-    writer = SyncService(storage, Quotas(), clock)
+    writer = SyncRules(storage, Quotas(), clock)
     changes = [put(f"n{i}-note", "x" * 200) for i in range(5)]
     writer.commit("alice", commit_req(*changes))
     size = len((changes[0].text or "").encode())
-    reader = SyncService(storage, Quotas(max_response_bytes=2 * size + 10), clock)
+    reader = SyncRules(storage, Quotas(max_response_bytes=2 * size + 10), clock)
     have: list[str] = []
     rounds = 0
     while True:
@@ -232,15 +232,15 @@ def test_snapshot_truncates_to_the_response_quota_and_have_makes_progress(
 
 
 def test_a_note_bigger_than_the_response_quota_still_travels(storage: Spy, clock: Clock) -> None:
-    SyncService(storage, Quotas(), clock).commit("alice", commit_req(put("big-note", "y" * 500)))
-    snap = SyncService(storage, Quotas(max_response_bytes=10), clock).snapshot(
+    SyncRules(storage, Quotas(), clock).commit("alice", commit_req(put("big-note", "y" * 500)))
+    snap = SyncRules(storage, Quotas(max_response_bytes=10), clock).snapshot(
         "alice", SnapshotRequest(scope=USER)
     )
     assert len(snap.objects) == 1 and not snap.truncated
 
 
 def test_put_against_an_old_base_is_stale_and_nothing_applies(
-    service: SyncService, storage: Spy
+    service: SyncRules, storage: Spy
 ) -> None:
     first = put("a-note", "one")
     service.commit("alice", commit_req(first))
@@ -266,7 +266,7 @@ def test_put_against_an_old_base_is_stale_and_nothing_applies(
     assert result.version == 2
 
 
-def test_delete_needs_the_live_revision(service: SyncService, clock: Clock) -> None:
+def test_delete_needs_the_live_revision(service: SyncRules, clock: Clock) -> None:
     first = put("a-note")
     assert first.rev is not None
     service.commit("alice", commit_req(first))
@@ -289,7 +289,7 @@ def test_delete_needs_the_live_revision(service: SyncService, clock: Clock) -> N
     assert result.tombstones["a-note"].deleted_at == T0 + 5
 
 
-def test_commit_first_version_must_match(service: SyncService) -> None:
+def test_commit_first_version_must_match(service: SyncRules) -> None:
     service.commit("alice", commit_req(put("a-note")))
     error = refused(
         lambda: service.commit("alice", commit_req(put("b-note"), version=0)), 409, "stale"
@@ -298,7 +298,7 @@ def test_commit_first_version_must_match(service: SyncService) -> None:
     assert service.commit("alice", commit_req(put("b-note"), version=1)).version == 2
 
 
-def test_duplicate_ids_in_one_commit_are_invalid(service: SyncService) -> None:
+def test_duplicate_ids_in_one_commit_are_invalid(service: SyncRules) -> None:
     error = refused(
         lambda: service.commit("alice", commit_req(put("a-note", "1"), put("a-note", "2"))),
         422,
@@ -319,13 +319,13 @@ def test_duplicate_ids_in_one_commit_are_invalid(service: SyncService) -> None:
     ],
     ids=["rev-mismatch", "unparsable", "id-mismatch", "traversal", "upper-case", "surrogate"],
 )
-def test_invalid_changes(service: SyncService, storage: Spy, change: Change) -> None:
+def test_invalid_changes(service: SyncRules, storage: Spy, change: Change) -> None:
     refused(lambda: service.commit("alice", commit_req(change)), 422, "invalid")
     assert storage.manifest("alice", "user").version == 0
     assert storage.calls == []
 
 
-def test_case_collision_with_a_live_note(service: SyncService, storage: Spy) -> None:
+def test_case_collision_with_a_live_note(service: SyncRules, storage: Spy) -> None:
     # Ids are lower-case, so only a manifest from elsewhere can hold a mixed-case one.
     legacy = Manifest(
         version=1,
@@ -339,7 +339,7 @@ def test_case_collision_with_a_live_note(service: SyncService, storage: Spy) -> 
 
 
 def test_too_many_changes(storage: Spy, clock: Clock) -> None:
-    service = SyncService(storage, Quotas(max_changes=2), clock)
+    service = SyncRules(storage, Quotas(max_changes=2), clock)
     refused(
         lambda: service.commit("alice", commit_req(put("a-note"), put("b-note"), put("c-note"))),
         413,
@@ -349,10 +349,10 @@ def test_too_many_changes(storage: Spy, clock: Clock) -> None:
 
 
 def test_note_quota_only_blocks_growth(storage: Spy, clock: Clock) -> None:
-    first = SyncService(storage, Quotas(), clock).commit(
+    first = SyncRules(storage, Quotas(), clock).commit(
         "alice", commit_req(put("a-note"), put("b-note"), put("c-note"))
     )
-    lowered = SyncService(storage, Quotas(max_notes=2), clock)
+    lowered = SyncRules(storage, Quotas(max_notes=2), clock)
     refused(lambda: lowered.commit("alice", commit_req(put("d-note"))), 413, "quota_exceeded")
     # Editing keeps the count (3 > 2, but no growth); deleting shrinks it.
     edited = lowered.commit(
@@ -371,10 +371,10 @@ def test_note_quota_only_blocks_growth(storage: Spy, clock: Clock) -> None:
 
 
 def test_body_quota_only_blocks_growth(storage: Spy, clock: Clock) -> None:
-    first = SyncService(storage, Quotas(), clock).commit(
+    first = SyncRules(storage, Quotas(), clock).commit(
         "alice", commit_req(put("big-note", "x" * 300))
     )
-    lowered = SyncService(storage, Quotas(max_body_bytes=100), clock)
+    lowered = SyncRules(storage, Quotas(max_body_bytes=100), clock)
     base = first.notes["big-note"].rev
     error = refused(
         lambda: lowered.commit("alice", commit_req(put("new-note", "y" * 101))),
@@ -396,7 +396,7 @@ def test_body_quota_only_blocks_growth(storage: Spy, clock: Clock) -> None:
 
 
 def test_tombstones_expire_from_snapshots_and_drop_at_the_next_commit(
-    service: SyncService, storage: Spy, clock: Clock
+    service: SyncRules, storage: Spy, clock: Clock
 ) -> None:
     first = service.commit("alice", commit_req(put("a-note"), put("b-note")))
     service.commit("alice", commit_req(delete("a-note", first.notes["a-note"].rev)))
@@ -411,7 +411,7 @@ def test_tombstones_expire_from_snapshots_and_drop_at_the_next_commit(
     assert storage.manifest("alice", "user").tombstones == {}
 
 
-def test_a_put_over_a_tombstone_removes_it(service: SyncService, storage: Spy) -> None:
+def test_a_put_over_a_tombstone_removes_it(service: SyncRules, storage: Spy) -> None:
     first = service.commit("alice", commit_req(put("a-note", "one")))
     service.commit("alice", commit_req(delete("a-note", first.notes["a-note"].rev)))
     assert set(storage.manifest("alice", "user").tombstones) == {"a-note"}
@@ -422,9 +422,9 @@ def test_a_put_over_a_tombstone_removes_it(service: SyncService, storage: Spy) -
 
 
 def test_a_lost_race_is_checked_again_and_applied(
-    service: SyncService, storage: Spy, clock: Clock
+    service: SyncRules, storage: Spy, clock: Clock
 ) -> None:
-    other = SyncService(DirectoryStorage(storage.root), Quotas(), clock)
+    other = SyncRules(DirectoryStorage(storage.root), Quotas(), clock)
     storage.before_swap.append(lambda: other.commit("alice", commit_req(put("other-note"))))
     result = service.commit("alice", commit_req(put("mine-note")))
     assert result.version == 2
@@ -433,9 +433,9 @@ def test_a_lost_race_is_checked_again_and_applied(
 
 
 def test_a_lost_race_on_the_same_note_is_stale(
-    service: SyncService, storage: Spy, clock: Clock
+    service: SyncRules, storage: Spy, clock: Clock
 ) -> None:
-    other = SyncService(DirectoryStorage(storage.root), Quotas(), clock)
+    other = SyncRules(DirectoryStorage(storage.root), Quotas(), clock)
     storage.before_swap.append(lambda: other.commit("alice", commit_req(put("a-note", "theirs"))))
     error = refused(
         lambda: service.commit("alice", commit_req(put("a-note", "mine"))), 409, "stale"
@@ -446,7 +446,7 @@ def test_a_lost_race_on_the_same_note_is_stale(
     assert manifest.notes["a-note"].rev == put("a-note", "theirs").rev
 
 
-def test_a_swap_that_keeps_losing_ends_stale(service: SyncService, storage: Spy) -> None:
+def test_a_swap_that_keeps_losing_ends_stale(service: SyncRules, storage: Spy) -> None:
     storage.lose_swaps = 1000
     error = refused(lambda: service.commit("alice", commit_req(put("a-note"))), 409, "stale")
     assert error.version == 0
@@ -454,7 +454,7 @@ def test_a_swap_that_keeps_losing_ends_stale(service: SyncService, storage: Spy)
 
 
 def test_erase_marks_first_then_deletes_and_refuses_the_account(
-    service: SyncService, storage: Spy
+    service: SyncRules, storage: Spy
 ) -> None:
     service.commit("alice", commit_req(put("a-note")))
     service.commit("bob", commit_req(put("b-note")))
@@ -469,18 +469,18 @@ def test_erase_marks_first_then_deletes_and_refuses_the_account(
     assert service.erase("alice").erased  # again: harmless
 
 
-def test_an_erase_during_a_commit_refuses_it(service: SyncService, storage: Spy) -> None:
-    storage.before_swap.append(lambda: SyncService(DirectoryStorage(storage.root)).erase("alice"))
+def test_an_erase_during_a_commit_refuses_it(service: SyncRules, storage: Spy) -> None:
+    storage.before_swap.append(lambda: SyncRules(DirectoryStorage(storage.root)).erase("alice"))
     refused(lambda: service.commit("alice", commit_req(put("a-note"))), 410, "account_erased")
     assert not list((storage.root / "users" / "alice").rglob("*.md"))
 
 
-def test_bad_user_names_are_invalid(service: SyncService) -> None:
+def test_bad_user_names_are_invalid(service: SyncRules) -> None:
     refused(lambda: service.identity("../x"), 422, "invalid")
     refused(lambda: service.erase("../x"), 422, "invalid")
 
 
-def test_commit_result_lists_only_what_the_commit_set(service: SyncService) -> None:
+def test_commit_result_lists_only_what_the_commit_set(service: SyncRules) -> None:
     first = service.commit("alice", commit_req(put("a-note"), put("b-note")))
     result: CommitResult = service.commit(
         "alice", commit_req(put("a-note", "new", base=first.notes["a-note"].rev))

@@ -1,7 +1,7 @@
 """The sync server's rules (§7.3) over any `Storage`: snapshots, all-or-nothing commits, erase.
 
 The HTTP app authenticates and then makes one call here; every refusal is a
-`ServiceError` carrying the status and protocol error code the app sends back.
+`Rejection` carrying the status and protocol error code the app sends back.
 
 A commit is validated in two passes. What depends only on the request (ids, note
 texts, revisions, duplicates, the change quota) is checked once. What depends on the
@@ -45,8 +45,8 @@ from memdir.sync.protocol import (
 
 __all__ = [
     "SERVER_NAME",
-    "ServiceError",
-    "SyncService",
+    "Rejection",
+    "SyncRules",
     "now_ms",
     "open_storage",
     "redact_dsn",
@@ -65,7 +65,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class ServiceError(Exception):
+class Rejection(Exception):
     """Raised when the service refuses a request; `status` and `code` are the HTTP answer."""
 
     def __init__(
@@ -96,8 +96,8 @@ class _Put:
     note: Note
 
 
-def _invalid(message: str, ids: Iterable[str] = ()) -> ServiceError:
-    return ServiceError(422, "invalid", message, ids=ids)
+def _invalid(message: str, ids: Iterable[str] = ()) -> Rejection:
+    return Rejection(422, "invalid", message, ids=ids)
 
 
 def _check_put(change: Change) -> _Put:
@@ -123,7 +123,7 @@ def _rev_in(notes: dict[str, Entry], note_id: str) -> str | None:
     return entry.rev if entry is not None else None
 
 
-class SyncService:
+class SyncRules:
     """The server side of the sync protocol, stateless between calls apart from `storage`."""
 
     def __init__(
@@ -141,7 +141,7 @@ class SyncService:
         except InvalidInput as exc:
             raise _invalid(str(exc)) from None
         if erased:
-            raise ServiceError(410, "account_erased", f"the account {user!r} was erased")
+            raise Rejection(410, "account_erased", f"the account {user!r} was erased")
 
     def _live_tombstones(self, manifest: Manifest, now: int) -> dict[str, Tombstone]:
         cutoff = now - self.quotas.tombstone_days * _DAY_MS
@@ -195,12 +195,12 @@ class SyncService:
         )
 
     def commit(self, user: str, request: CommitRequest) -> CommitResult:
-        """Apply every change or none; raise ServiceError saying why when none."""
+        """Apply every change or none; raise Rejection saying why when none."""
         self._check_user(user)
         quotas = self.quotas
         changes = request.changes
         if len(changes) > quotas.max_changes:
-            raise ServiceError(
+            raise Rejection(
                 413,
                 "quota_exceeded",
                 f"{len(changes)} changes in one commit; the quota is {quotas.max_changes}",
@@ -231,7 +231,7 @@ class SyncService:
             if self.storage.swap_manifest(user, key, current.version, manifest):
                 return result
             self._check_user(user)
-        raise ServiceError(
+        raise Rejection(
             409,
             "stale",
             "the manifest kept changing under the commit; sync and try again",
@@ -251,7 +251,7 @@ class SyncService:
         """Check the commit against `current`; return the result and the next manifest."""
         quotas = self.quotas
         if request.version is not None and request.version != current.version:
-            raise ServiceError(
+            raise Rejection(
                 409,
                 "stale",
                 f"the manifest is at version {current.version}, not {request.version}",
@@ -260,7 +260,7 @@ class SyncService:
         live = current.notes
         stale = [c.id for c in request.changes if c.base != _rev_in(live, c.id)]
         if stale:
-            raise ServiceError(
+            raise Rejection(
                 409,
                 "stale",
                 "some changes were made against an older revision",
@@ -276,14 +276,14 @@ class SyncService:
             if other != put.id:
                 collisions |= {put.id, other}
         if collisions:
-            raise ServiceError(
+            raise Rejection(
                 409, "case_collision", "note ids may not differ only in case", ids=collisions
             )
         self._check_bodies(user, key, current, puts)
         before = len(live)
         after = before + sum(p.id not in live for p in puts) - len(deletes)
         if after > quotas.max_notes and after > before:
-            raise ServiceError(
+            raise Rejection(
                 413,
                 "quota_exceeded",
                 f"the commit would leave {after} notes; the quota is {quotas.max_notes}",
@@ -325,7 +325,7 @@ class SyncService:
             if put.note.body_bytes > previous:
                 too_big.append(put.id)
         if too_big:
-            raise ServiceError(
+            raise Rejection(
                 413,
                 "quota_exceeded",
                 f"note bodies over the quota of {limit} bytes (and larger than before)",

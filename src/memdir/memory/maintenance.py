@@ -1,77 +1,72 @@
-"""Forgetting, backups and restore, and health checks: the upkeep half of `Memory`.
-
-A mixin so the facade stays one class (`memdir.Memory`) while its modules stay
-small; it relies only on the lookup helpers `Memory` defines.
-"""
+"""Forgetting with verification, backups and restore, health checks and the audit log."""
 
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdir.config import Settings
 from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note
-from memdir.errors import Busy, IntegrityError, InvalidInput, ParseError, Refused
-from memdir.results import DoctorReport, ForgetPlan, ForgetResult, Link, RestoreResult
-from memdir.retrieve import Retriever
+from memdir.core.vocab import WriteEvent
+from memdir.errors import Busy, IntegrityError, InvalidInput, ParseError, Refused, Remedy
+from memdir.memory.stores import Stores
+from memdir.results import DoctorReport, ForgetPlan, ForgetResult, RestoreResult
 from memdir.store import (
-    AuditLog,
     AuditReport,
     BackupRecord,
-    Backups,
     FileProblem,
     ScopeStore,
     load_project_id,
     revision_of,
 )
 from memdir.store.atomic import TEMP_MARKER
-from memdir.sync.service import SyncService
 
-__all__ = ["Upkeep"]
+if TYPE_CHECKING:
+    from memdir.retrieve import Retriever
+    from memdir.sync.replica import Replica
+
+__all__ = ["Maintenance"]
 
 
-class Upkeep:
-    """forget, backups, restore, doctor and audit verification."""
+class Maintenance:
+    """forget, backups, restore, doctor and audit verification over `Stores`.
 
-    settings: Settings
-    warnings: builtins.list[str]
-    _backups: Backups
-    _audit: AuditLog
-    _retriever: Retriever
-    _stores: dict[Scope, ScopeStore]
-    _sync: SyncService
+    The retriever and the sync replica are reached through getters: both are built on
+    first use, so a command that never forgets a note never loads them.
+    """
 
-    if TYPE_CHECKING:
+    def __init__(
+        self,
+        settings: Settings,
+        stores: Stores,
+        *,
+        retriever: Callable[[], Retriever],
+        replica: Callable[[], Replica],
+        warnings: builtins.list[str],
+    ) -> None:
+        self.settings = settings
+        self.stores = stores
+        self._retriever = retriever
+        self._replica = replica
+        self._warnings = warnings
 
-        @property
-        def scopes(self) -> tuple[Scope, ...]: ...
+    def _warn(self, message: str) -> None:
+        if message not in self._warnings:
+            self._warnings.append(message)
 
-        def _store(self, scope: Scope) -> ScopeStore: ...
-
-        def _find(
-            self, note_id: str, scope: Scope | str | None = None
-        ) -> tuple[ScopeStore, Note]: ...
-
-        def _all_notes(self, scope: Scope | str | None = None) -> builtins.list[Note]: ...
-
-        def _warn(self, message: str) -> None: ...
-
-        def _resolve_link(
-            self, target: str, notes: dict[tuple[Scope | None, str], Note]
-        ) -> Link: ...
-
-    # -- forgetting and restoring ---------------------------------------------------
+    # -- forgetting and restoring -------------------------------------------------------
 
     def plan_forget(
-        self, id: str, purge: bool = False, *, scope: Scope | str | None = None
+        self, id: str, purge: bool = False, scope: Scope | str | None = None
     ) -> ForgetPlan:
         """What `forget` would remove; show it to the user before confirming."""
-        store, note = self._find(id, scope)
+        store, note = self.stores.find(id, scope)
         versions = len({r.rev for r in store.history.revisions(id) if r.rev})
         backups = sum(
             1
-            for b in self._backups.list(limit=None)
+            for b in self.stores.backups.list(limit=None)
             if b.note_id == id and b.origin in (None, store.path)
         )
         return ForgetPlan(
@@ -82,37 +77,33 @@ class Upkeep:
         self,
         id: str,
         purge: bool = False,
-        *,
         scope: Scope | str | None = None,
         expect_hash: str | None = None,
     ) -> ForgetResult:
-        """Remove a note (the API call is the confirmation) and verify it is gone.
-
-        Without `purge` the removed version stays in the backups so a mistake can be
-        undone; with `purge` its history and backups are scrubbed as well.
-        """
-        store, _ = self._find(id, scope)
+        """Remove a note and verify it is gone (with `purge`, its history and backups too)."""
+        store, _ = self.stores.find(id, scope)
+        event = WriteEvent.PURGE if purge else WriteEvent.FORGET
         with store.lock():
             removed, backup = store.remove(
                 id,
                 backup_reason=None if purge else "forget",
-                event="purge" if purge else "forget",
+                event=event,
                 expect_hash=expect_hash,
             )
             purged_versions = purged_backups = 0
             if purge:
                 purged_versions = store.history.purge(id)
-                purged_backups = self._backups.purge(id, store.path)
-                self._sync.purge(store.scope, id)
-            self._audit.append(
-                "purge" if purge else "forget",
+                purged_backups = self.stores.backups.purge(id, store.path)
+                self._replica().purge(store.scope, id)
+            self.stores.audit.append(
+                event.value,
                 scope=store.scope.value,
                 note_id=id,
                 note_hash=removed.hash,
                 backup_id=backup.id if backup else None,
                 count=purged_versions + purged_backups if purge else None,
             )
-        self._retriever.forget(store, id, scrub=purge)
+        self._retriever().forget(store, id, scrub=purge)
         checks = self._verify_forgotten(store, removed, purge)
         return ForgetResult(id, store.scope, backup, purged_versions, purged_backups, checks)
 
@@ -120,10 +111,10 @@ class Upkeep:
         failures: builtins.list[str] = []
         if store.directory.read_bytes(note.id) is not None:
             failures.append(f"the file {store.directory.file_for(note.id)} still exists")
-        remaining = self._all_notes(store.scope)
+        remaining = self.stores.all_notes(store.scope)
         if any(n.id == note.id for n in remaining):
             failures.append("the note is still listed")
-        failures.extend(self._retriever.traces(store, note))
+        failures.extend(self._retriever().traces(store, note))
         checks = [
             "file removed",
             "not listed",
@@ -136,10 +127,10 @@ class Upkeep:
                 failures.append(f"{len(leftovers)} history objects still hold it")
             if any(
                 b.note_id == note.id and b.origin in (None, store.path)
-                for b in self._backups.list(None)
+                for b in self.stores.backups.list(None)
             ):
                 failures.append("a backup still holds it")
-            if self._sync.holds_copy(store.scope, note.id):
+            if self._replica().holds_copy(store.scope, note.id):
                 failures.append("the sync baseline still holds it")
             checks += [
                 "history scrubbed",
@@ -154,11 +145,11 @@ class Upkeep:
 
     def backups(self, limit: int | None = 50) -> builtins.list[BackupRecord]:
         """The latest backups, newest first."""
-        return self._backups.list(limit)
+        return self.stores.backups.list(limit)
 
     def restore(self, backup_id: str) -> RestoreResult:
         """Put a backup back in the directory it came from, backing up a newer version first."""
-        record, data = self._backups.get(backup_id)
+        record, data = self.stores.backups.get(backup_id)
         # A note file may leave its id to the file name; the backup's record keeps that id.
         file_id = record.note_id if is_valid_id(record.note_id) else None
         try:
@@ -174,27 +165,28 @@ class Upkeep:
             outcome = store.save(
                 located,
                 raw=data,
-                event="restore",
+                event=WriteEvent.RESTORE,
                 backup_reason="replaced by restore" if current is not None else None,
                 expect_revision=revision_of(current) if current is not None else "",
             )
         replaced = None
         if current is not None:
-            replaced = next((b for b in self._backups.list(5) if b.note_id == note.id), None)
+            replaced = next((b for b in self.stores.backups.list(5) if b.note_id == note.id), None)
         return RestoreResult(outcome.note, backup_id, replaced)
 
     def _restore_target(self, record: BackupRecord, note: Note) -> ScopeStore:
         if record.origin is None:
-            return self._store(DEFAULT_SCOPE[note.type])
-        for store in self._stores.values():
+            return self.stores.store(DEFAULT_SCOPE[note.type])
+        for store in self.stores.by_scope.values():
             if store.path.resolve() == record.origin.resolve():
                 return store
         raise Refused(
             f"backup {record.id} came from {record.origin}, which is not a note directory of "
-            "this project; run the restore from that project (memdir --project DIR backups restore)"
+            "this project",
+            hint=Remedy.OTHER_PROJECT,
         )
 
-    # -- health ---------------------------------------------------------------------
+    # -- health -------------------------------------------------------------------------
 
     def doctor(self) -> DoctorReport:
         """Unparseable files (never modified), dangling links, limits and warnings."""
@@ -209,8 +201,8 @@ class Upkeep:
                 load_project_id(self.settings.project_root)
             except InvalidInput as exc:
                 self._warn(str(exc))
-        for scope in self.scopes:
-            store = self._stores[scope]
+        for scope in self.stores.scopes:
+            store = self.stores.store(scope)
             scan = store.scan()
             problems.extend(scan.problems)
             counts[scope.value] = len(scan.notes) + scan.over_limit
@@ -230,12 +222,15 @@ class Upkeep:
                 )
         index = {(n.scope, n.id): n for n in notes}
         dangling = tuple(
-            (n.id, t) for n in notes for t in n.links if self._resolve_link(t, index).scope is None
+            (n.id, t)
+            for n in notes
+            for t in n.links
+            if self.stores.resolve_link(t, index).scope is None
         )
         return DoctorReport(
             problems=tuple(problems),
             dangling=dangling,
-            warnings=tuple(self.warnings),
+            warnings=tuple(self._warnings),
             counts=counts,
             directories=dirs,
             leftovers=tuple(sorted(leftovers)),
@@ -244,4 +239,4 @@ class Upkeep:
 
     def audit_verify(self) -> AuditReport:
         """Check the audit log's hash chain against its head."""
-        return self._audit.verify()
+        return self.stores.audit.verify()

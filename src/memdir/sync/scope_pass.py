@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from memdir.core import Note, parse_note, render_note
+from memdir.core.vocab import WriteEvent
 from memdir.errors import MemdirError, ParseError, SyncFailed
 from memdir.store import ScopeStore
 from memdir.sync.baseline import Baseline, RemoteEntry
@@ -432,7 +433,7 @@ class ScopePass:
                 self.store.remove(
                     note_id,
                     backup_reason="sync: deleted on the server",
-                    event="sync-delete",
+                    event=WriteEvent.SYNC_DELETE,
                     expect_hash=note.hash,
                 )
             except MemdirError as exc:
@@ -455,7 +456,7 @@ class ScopePass:
             except MemdirError as exc:
                 report.held[note_id] = f"the server's version cannot be read as a note: {exc}"
         outcomes = self.store.save_many(
-            items, event="sync", backup_reason="sync: replaced by the server's version"
+            items, event=WriteEvent.SYNC, backup_reason="sync: replaced by the server's version"
         )
         written: list[str] = []
         with self.baseline.transaction():

@@ -4,103 +4,57 @@ Each logical scope (the user's notes, each project's notes) is bound to the firs
 account and server origin that synced it; signed in elsewhere, that scope pauses and
 says why (§7.1) — there is no one-click rebinding. Resolving a conflict only changes
 this machine (the note file and the baseline); the next pass uploads the outcome.
+
+The HTTP client, the pass engine and the wire models (httpx, pydantic, merge3) are
+imported by the methods that talk to a server: reading the switch, the status or the
+held conflicts (every agent view does) must not pay for them.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from memdir.core import Note, Scope, make_id, parse_note, render_note
-from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, ParseError, SyncRefused
-from memdir.store import ScopeStore
+from memdir.core.vocab import KeepSide, WriteEvent, choices
+from memdir.errors import (
+    Conflict,
+    InvalidInput,
+    MemdirError,
+    NotFound,
+    ParseError,
+    Remedy,
+    SyncRefused,
+)
+from memdir.results import ConflictView, Resolution, ScopeStatus, SyncRun, SyncStatus
+from memdir.store import ScopeStore, revision_of
 from memdir.store.lock import DirLock
 from memdir.sync.account import Credentials, SyncAccount, check_token
 from memdir.sync.baseline import Baseline, Binding, HeldConflict
-from memdir.sync.batch import BatchResult, commit_first
-from memdir.sync.client import SyncClient, origin_of
-from memdir.sync.engine import PassReport, ScopePass
-from memdir.sync.merge import merge_notes
-from memdir.sync.protocol import ScopeRef, rev_of
+
+if TYPE_CHECKING:
+    import httpx
+
+    from memdir.sync.batch import BatchResult
+    from memdir.sync.client import SyncClient
+    from memdir.sync.protocol import ScopeRef
 
 __all__ = [
-    "KEEP_CHOICES",
     "ConflictView",
+    "Replica",
     "Resolution",
     "ScopeStatus",
     "SyncRun",
-    "SyncService",
     "SyncStatus",
 ]
 
-KEEP_CHOICES = ("local", "server", "both")
 _MARKERS = ("<<<<<<< ", ">>>>>>> ", "||||||| ")
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeStatus:
-    """Sync state of one scope on this machine."""
-
-    scope: str
-    bound_to: str | None
-    paused: str | None
-    last_sync: int | None
-    version: int | None
-    conflicts: int
-
-
-@dataclass(frozen=True, slots=True)
-class SyncStatus:
-    """Whether sync is on, where it goes, and each scope's state."""
-
-    enabled: bool
-    server: str | None
-    user: str | None
-    scopes: tuple[ScopeStatus, ...]
-
-
-@dataclass(slots=True)
-class SyncRun:
-    """The outcome of one `memdir sync`: a report per scope that ran, a reason per paused one."""
-
-    reports: list[PassReport] = field(default_factory=list)
-    paused: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def conflicts(self) -> int:
-        """Conflicts found by this run."""
-        return sum(len(r.conflicts) for r in self.reports)
-
-
-@dataclass(frozen=True, slots=True)
-class ConflictView:
-    """A held-back note: the baseline, this machine's and the server's version (None: deleted)."""
-
-    id: str
-    scope: str
-    reasons: tuple[str, ...]
-    baseline: str | None
-    local: str | None
-    server: str | None
-    found_at: int
-
-
-@dataclass(frozen=True, slots=True)
-class Resolution:
-    """What resolving a conflict did; `new_id` is the server's copy kept beside (keep both)."""
-
-    id: str
-    scope: str
-    kept: str
-    new_id: str | None
-    backup_ids: tuple[str, ...]
-
-
-class SyncService:
+class Replica:
     """Sync for the scopes of one `Memory`."""
 
     def __init__(
@@ -153,6 +107,8 @@ class SyncService:
         )
 
     def _ref(self, scope: Scope) -> ScopeRef:
+        from memdir.sync.protocol import ScopeRef
+
         if scope is Scope.USER:
             return ScopeRef(kind="user")
         if self._project_id is None:
@@ -160,12 +116,16 @@ class SyncService:
         return ScopeRef(kind="project", project=self._project_id())
 
     def _client(self, credentials: Credentials) -> SyncClient:
+        from memdir.sync.client import SyncClient
+
         return SyncClient(credentials.server, credentials.token, transport=self._transport)
 
     # -- account ---------------------------------------------------------------------
 
     def login(self, server: str, token: str) -> SyncStatus:
         """Check the token against the server and store the sign-in (0600)."""
+        from memdir.sync.client import SyncClient
+
         token = check_token(token)
         with SyncClient(server, token, transport=self._transport) as client:
             identity = client.identity()
@@ -185,6 +145,8 @@ class SyncService:
         baseline = self._existing(scope)
         if credentials is None or baseline is None:
             return None
+        from memdir.sync.client import origin_of
+
         bound = baseline.binding
         here = Binding(credentials.user, origin_of(credentials.server))
         if bound is None or bound == here:
@@ -229,11 +191,13 @@ class SyncService:
         self, scopes: tuple[Scope, ...] | None = None, *, abort: threading.Event | None = None
     ) -> SyncRun:
         """One pass over each scope (both by default); raises when sync cannot run at all."""
+        from memdir.sync.scope_pass import ScopePass
+
         if not self.account.enabled:
-            raise SyncRefused("sync is off (turn it on with `memdir sync on`); notes stay local")
+            raise SyncRefused("sync is off; notes stay local", hint=Remedy.SYNC_ON)
         credentials = self.account.credentials()
         if credentials is None:
-            raise SyncRefused("not signed in: run `memdir sync login --server URL` first")
+            raise SyncRefused("not signed in to a sync server", hint=Remedy.SYNC_LOGIN)
         for scope in scopes or ():
             if scope not in self._stores:
                 raise InvalidInput(f"there are no {scope.value} notes here to sync")
@@ -276,6 +240,9 @@ class SyncService:
         (it synced before); otherwise the caller writes locally and the batch syncs
         later like any local edit.
         """
+        from memdir.sync.batch import commit_first
+        from memdir.sync.scope_pass import ScopePass
+
         credentials = self.account.credentials()
         if not self.account.enabled or credentials is None or scope not in self._stores:
             return None
@@ -327,6 +294,8 @@ class SyncService:
 
     def draft(self, note_id: str, scope: Scope | None = None) -> str:
         """A merged draft of a conflicted note for hand editing (markers where sides clash)."""
+        from memdir.sync.merge import merge_notes
+
         found, held = self._held(note_id, scope)
         store, baseline = self._stores[found], self._baseline(found)
         local = store.directory.read_bytes(note_id)
@@ -345,26 +314,33 @@ class SyncService:
         self,
         note_id: str,
         *,
-        keep: str | None = None,
+        keep: KeepSide | str | None = None,
         text: str | None = None,
         scope: Scope | None = None,
     ) -> Resolution:
         """Settle a conflict on this machine: keep local, server, both, or an edited text."""
+        sides = "|".join(choices(KeepSide))
         if (keep is None) == (text is None):
-            raise InvalidInput("give exactly one of --keep local|server|both or an edited text")
-        if keep is not None and keep not in KEEP_CHOICES:
-            raise InvalidInput(f"--keep must be one of {', '.join(KEEP_CHOICES)}")
+            raise InvalidInput(f"give exactly one of --keep {sides} or an edited text")
+        side: KeepSide | None = None
+        if keep is not None:
+            try:
+                side = KeepSide(keep)
+            except ValueError:
+                raise InvalidInput(
+                    f"--keep must be one of {', '.join(choices(KeepSide))}"
+                ) from None
         found, _ = self._held(note_id, scope)
         with self._pass_lock(found):  # not while a pass of this scope runs
-            return self._resolve(found, note_id, keep, text)
+            return self._resolve(found, note_id, side, text)
 
     def _resolve(
-        self, found: Scope, note_id: str, keep: str | None, text: str | None
+        self, found: Scope, note_id: str, keep: KeepSide | None, text: str | None
     ) -> Resolution:
         held = self._held(note_id, found)[1]
         store, baseline = self._stores[found], self._baseline(found)
         local = store.directory.read_bytes(note_id)
-        local_rev = rev_of(local) if local is not None else None
+        local_rev = revision_of(local) if local is not None else None
         backups: list[str] = []
         new_id: str | None = None
 
@@ -372,16 +348,16 @@ class SyncService:
             if data is not None:
                 backups.append(store.backup(note_id, data, f"sync conflict: {whose} set aside").id)
 
-        if keep == "local":
+        if keep is KeepSide.LOCAL:
             set_aside(held.server_data, "the server's version")
-        elif keep == "server":
+        elif keep is KeepSide.SERVER:
             set_aside(local, "this machine's version")
             if held.server_data is None:
                 if local is not None:
-                    store.remove(note_id, backup_reason=None, event="resolve-delete")
+                    store.remove(note_id, backup_reason=None, event=WriteEvent.RESOLVE_DELETE)
             else:
                 self._write(store, note_id, held.server_data, local_rev)
-        elif keep == "both":
+        elif keep is KeepSide.BOTH:
             if held.server_data is None or local is None:
                 raise InvalidInput(
                     "one side deleted the note, so there are not two versions to keep; "
@@ -391,7 +367,7 @@ class SyncService:
             assert server_note is not None
             new_id = make_id(server_note.summary, taken=store.directory.ids_on_disk())
             copy = replace(server_note, id=new_id)
-            store.save(copy, event="resolve", expect_revision="")
+            store.save(copy, event=WriteEvent.RESOLVE, expect_revision="")
         else:
             assert text is not None
             data = _edited(text, note_id)
@@ -406,7 +382,7 @@ class SyncService:
             else:
                 baseline.drop_base(note_id)
             baseline.release(note_id)
-        kept = keep if keep is not None else "edited"
+        kept = keep.value if keep is not None else "edited"
         return Resolution(note_id, found.value, kept, new_id, tuple(backups))
 
     @staticmethod
@@ -414,7 +390,7 @@ class SyncService:
         note = _parsed(data, note_id)
         assert note is not None
         try:
-            store.save(note, raw=data, event="resolve", expect_revision=expected or "")
+            store.save(note, raw=data, event=WriteEvent.RESOLVE, expect_revision=expected or "")
         except Conflict:
             raise Conflict(
                 f"note {note_id} changed on this machine while resolving; nothing was written — "

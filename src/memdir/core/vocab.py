@@ -1,0 +1,89 @@
+"""memdir's closed vocabularies: every word a caller may choose, as one enum each.
+
+Adapters derive their choices from these (click `Choice`, MCP input schemas), and the
+layers below compare members, never loose strings. `NoteType` and `Scope` live with the
+note model (`memdir.core.note`) and are re-exported here so this module lists them all.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from memdir.core.note import NoteType, Scope
+
+__all__ = [
+    "AccessLevel",
+    "KeepSide",
+    "NoteType",
+    "Scope",
+    "SearchMethod",
+    "SearchMode",
+    "WriteEvent",
+    "choices",
+]
+
+
+class SearchMode(StrEnum):
+    """How the words of a query must match: any word, every word, or the exact phrase."""
+
+    ANY = "any"
+    ALL = "all"
+    PHRASE = "phrase"
+
+
+class SearchMethod(StrEnum):
+    """Which ranking a search uses: both fused (default), full-text only, or vectors only."""
+
+    HYBRID = "hybrid"
+    LEXICAL = "lexical"
+    VECTOR = "vector"
+
+
+class KeepSide(StrEnum):
+    """Which side settles a sync conflict (§7.4)."""
+
+    LOCAL = "local"
+    SERVER = "server"
+    BOTH = "both"
+
+
+class AccessLevel(StrEnum):
+    """What an MCP caller may do (§4.4), weakest first: the order is the ranking."""
+
+    READ = "read"
+    READ_WRITE = "read_write"
+    READ_WRITE_DELETE = "read_write_delete"
+
+    @property
+    def rank(self) -> int:
+        """0 for read, up to 2 for read_write_delete."""
+        return list(AccessLevel).index(self)
+
+    def at_most(self, other: AccessLevel) -> AccessLevel:
+        """The weaker of the two levels."""
+        return self if self.rank <= other.rank else other
+
+
+class WriteEvent(StrEnum):
+    """Why a note file changed, as recorded in its history and told to change listeners."""
+
+    WRITE = "write"
+    OBSERVED = "observed"
+    RESTORE = "restore"
+    FORGET = "forget"
+    PURGE = "purge"
+    RESOLVE = "resolve"
+    RESOLVE_DELETE = "resolve-delete"
+    CONSOLIDATE = "consolidate"
+    SYNC = "sync"
+    SYNC_DELETE = "sync-delete"
+
+    @property
+    def from_sync(self) -> bool:
+        """True for a change a sync pull made (not a local write to upload)."""
+        return self in (WriteEvent.SYNC, WriteEvent.SYNC_DELETE)
+
+
+def choices(vocabulary: type[StrEnum]) -> tuple[str, ...]:
+    """The members' values in declaration order (for click choices and messages)."""
+    return tuple(member.value for member in vocabulary)

@@ -1,0 +1,526 @@
+"""The `Memory` facade: the one API that the CLI, MCP server, web page and sync use.
+
+A composition root: `Memory` builds its collaborators from the settings and each
+public method is a short delegation to one of them.
+
+- `stores` (`Stores`): the project and user scopes, their backups and audit log, lookup;
+- `notebook` (`Notebook`): remember, read, list, history, diff, links;
+- `maintenance` (`Maintenance`): forget, backups, restore, doctor, audit verification;
+- `agent` (`AgentView`): the prompt index and per-message recall;
+- `retrieval` (`memdir.retrieve.Retriever`): the search indexes and the embedder;
+- `replica` (`memdir.sync.replica.Replica`): this machine's sync state and passes.
+
+The retriever and the replica are built on first use, so a command that only lists
+notes imports neither numpy nor the HTTP client. Injection points, the way httpx
+takes a transport: `embedder`, `sync_transport`, `clock` and `chat`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdir.config import Settings, load_settings
+from memdir.core import Note, NoteType, Scope, parse_scope, parse_type
+from memdir.core.vocab import KeepSide, SearchMethod, SearchMode
+from memdir.extract import ChatClient, ExtractionResult, ExtractionState, Reason, extract
+from memdir.guidance import GUIDANCE
+from memdir.memory.agent import AgentView
+from memdir.memory.maintenance import Maintenance
+from memdir.memory.notes import Notebook
+from memdir.memory.stores import Stores, state_home
+from memdir.memory.syncing import background_sync, commit_batch
+from memdir.results import (
+    CurrentNote,
+    DoctorReport,
+    ForgetPlan,
+    ForgetResult,
+    HistoryEntry,
+    LinkReport,
+    RestoreResult,
+    WriteResult,
+)
+from memdir.store import AuditReport, BackupRecord, SaveOutcome, UsageStats
+
+if TYPE_CHECKING:
+    import httpx
+
+    from memdir.embed import Embedder
+    from memdir.retrieve import (
+        Chunk,
+        Hit,
+        Neighbour,
+        Progress,
+        Recall,
+        ReindexStats,
+        Retriever,
+        SearchFilter,
+    )
+    from memdir.sync.batch import BatchResult
+    from memdir.sync.replica import ConflictView, Replica, Resolution, SyncRun, SyncStatus
+    from memdir.sync.scheduler import SyncCoordinator
+
+__all__ = ["Memory"]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+#: "Not given": the configured embedder is used (None turns vectors off).
+_CONFIGURED: Any = object()
+
+
+class Memory:
+    """Long-term memory of one project plus the user's own notes.
+
+    Open with `Memory.open(project_dir)`; every method re-reads what changed on
+    disk first, so edits made in an editor or by `git pull` are seen at once.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Callable[[], int] = _now_ms,
+        embedder: Embedder | None = _CONFIGURED,
+        sync_transport: httpx.BaseTransport | None = None,
+        chat: ChatClient | None = None,
+    ) -> None:
+        self.settings = settings
+        self.warnings: builtins.list[str] = list(settings.warnings)
+        self._clock = clock
+        self._embedder = embedder
+        self._sync_transport = sync_transport
+        self._chat = chat
+        self._retriever: Retriever | None = None
+        self._replica: Replica | None = None
+        home = state_home(settings, self._warn)
+        self.home = home
+        self.stores = Stores(settings, home, self._warn)
+        self.usage = UsageStats(home / "memory-usage", lock_timeout=settings.lock_timeout)
+        self.notebook = Notebook(self.stores, clock=clock, nearest=self._nearest)
+        self.maintenance = Maintenance(
+            settings,
+            self.stores,
+            retriever=lambda: self.retrieval,
+            replica=lambda: self.replica,
+            warnings=self.warnings,
+        )
+        self.agent = AgentView(settings, self.stores, self.usage, held=self._held)
+
+    @classmethod
+    def open(
+        cls,
+        project_dir: str | Path | None = ".",
+        home: str | Path | None = None,
+        *,
+        embedder: Embedder | None = _CONFIGURED,
+        sync_transport: httpx.BaseTransport | None = None,
+        chat: ChatClient | None = None,
+    ) -> Memory:
+        """Open the memory of the project at `project_dir` (None: user notes only).
+
+        `home` defaults to `$MEMDIR_HOME` or `~/.memdir`. Config files are read and
+        validated here, before anything is touched.
+        """
+        root = Path(project_dir).resolve() if project_dir is not None else None
+        settings = load_settings(home=Path(home) if home is not None else None, project_root=root)
+        return cls(settings, embedder=embedder, sync_transport=sync_transport, chat=chat)
+
+    def close(self) -> None:
+        """Close the index and sync state databases."""
+        if self._retriever is not None:
+            self._retriever.close()
+        if self._replica is not None:
+            self._replica.close()
+
+    def reopen(self) -> Memory:
+        """Another `Memory` on the same settings and injections (for work in another thread)."""
+        return Memory(
+            self.settings,
+            clock=self._clock,
+            sync_transport=self._sync_transport,
+            chat=self._chat,
+        )
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- collaborators built on first use -------------------------------------------------
+
+    @property
+    def retrieval(self) -> Retriever:
+        """The search indexes and embedder (built on first use)."""
+        if self._retriever is None:
+            from memdir.retrieve import Retriever
+
+            self._retriever = Retriever(
+                self.home, self.settings.embed, usage=self.usage, warn=self._warn
+            )
+            if self._embedder is not _CONFIGURED:
+                self._retriever.use_embedder(self._embedder)
+        return self._retriever
+
+    @property
+    def replica(self) -> Replica:
+        """This machine's sync state for the open scopes (built on first use)."""
+        if self._replica is None:
+            from memdir.store import ensure_project_id
+            from memdir.sync.replica import Replica
+
+            root = self.settings.project_root
+            self._replica = Replica(
+                self.home / "memory-sync",
+                self.stores.by_scope,
+                (lambda: ensure_project_id(root)) if root is not None else None,
+                clock=self._clock,
+                lock_timeout=max(self.settings.lock_timeout, 30.0),
+                transport=self._sync_transport,
+            )
+        return self._replica
+
+    def _held(self) -> set[tuple[Scope, str]]:
+        return self.replica.held()
+
+    def _nearest(self, note: Note) -> Sequence[Neighbour]:
+        return self.retrieval.nearest(self.stores.chosen(None), note, limit=3)
+
+    def _warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    # -- scopes -------------------------------------------------------------------------
+
+    @property
+    def scopes(self) -> tuple[Scope, ...]:
+        """The scopes available, project first."""
+        return self.stores.scopes
+
+    def directory(self, scope: Scope | str) -> Path:
+        """The note directory of a scope."""
+        return self.stores.store(parse_scope(scope) or Scope.PROJECT).path
+
+    # -- notes --------------------------------------------------------------------------
+
+    def remember(
+        self,
+        summary: str,
+        body: str | None = None,
+        type: NoteType | str | None = None,
+        tags: str | Iterable[str] | None = None,
+        scope: Scope | str | None = None,
+        id: str | None = None,
+        *,
+        supersedes: Iterable[str] | None = None,
+        private: bool | None = None,
+    ) -> WriteResult:
+        """Create a note, or update the note `id`; see WriteResult for what comes back.
+
+        On update, every argument left as None keeps its value (body, type, tags,
+        supersedes, private); pass "" or () to clear. Unknown frontmatter keys are kept.
+        """
+        return self.notebook.remember(
+            summary, body, type, tags, scope, id, supersedes=supersedes, private=private
+        )
+
+    def save_over(
+        self, note: Note, *, scope: Scope, revision: str, backup_reason: str
+    ) -> SaveOutcome:
+        """Replace a note only if its file is still at `revision` (else Conflict); backs up."""
+        return self.notebook.save_over(
+            note, scope=scope, revision=revision, backup_reason=backup_reason
+        )
+
+    def read(
+        self, id: str, revision: str | None = None, *, scope: Scope | str | None = None
+    ) -> Note:
+        """A note by id (project scope first), or one of its past revisions."""
+        return self.notebook.read(id, revision, scope)
+
+    def read_current(self, id: str, scope: Scope | str | None = None) -> CurrentNote:
+        """A note as it is on disk now, with the revision of exactly those bytes."""
+        return self.notebook.read_current(id, scope)
+
+    def list(
+        self,
+        scope: Scope | str | None = None,
+        type: NoteType | str | None = None,
+        tag: str | None = None,
+    ) -> builtins.list[Note]:
+        """Notes, most recently updated first, filtered by scope, type and tag."""
+        return self.notebook.list(scope, type, tag)
+
+    def history(self, id: str, *, scope: Scope | str | None = None) -> builtins.list[HistoryEntry]:
+        """Every version of a note recorded on this machine, oldest first."""
+        return self.notebook.history(id, scope)
+
+    def diff(self, id: str, a: str | None = None, b: str | None = None) -> str:
+        """A unified diff between two revisions (default: `b`'s previous version and `b`).
+
+        `b` defaults to the current version.
+        """
+        return self.notebook.diff(id, a, b)
+
+    def links(
+        self, id: str, *, scope: Scope | str | None = None, hide_private: bool = False
+    ) -> LinkReport:
+        """Outgoing links (resolved project first, then user), backlinks and dangling links.
+
+        Links to notes outside `scope` or (with `hide_private`) to private notes are shown
+        without their scope and summary; such notes are not listed as backlinks.
+        """
+        return self.notebook.links(id, scope=scope, hide_private=hide_private)
+
+    # -- search -------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        mode: SearchMode | str = SearchMode.ANY,
+        scope: Scope | str | None = None,
+        *,
+        method: SearchMethod | str = SearchMethod.HYBRID,
+        type: NoteType | str | Iterable[NoteType | str] | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> builtins.list[Hit]:
+        """Notes best matching `query`, one hit per note with its best chunk's snippet.
+
+        `mode`: any word (default), all words, or the exact phrase. `method`: hybrid
+        (default; lexical only when no embedder is available), lexical or vector.
+        `type` and `tags` (all of them) filter inside the search. Private notes are
+        never indexed, so never returned; notes held by a sync conflict neither.
+        """
+        return self.retrieval.search(
+            self.stores.chosen(scope),
+            query,
+            limit=limit,
+            mode=mode,
+            method=method,
+            filter=self._filter(type, tags),
+        )
+
+    def retrieve(
+        self,
+        query: str,
+        limit: int = 10,
+        mode: SearchMode | str = SearchMode.ANY,
+        scope: Scope | str | None = None,
+        *,
+        method: SearchMethod | str = SearchMethod.HYBRID,
+        type: NoteType | str | Iterable[NoteType | str] | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> builtins.list[Chunk]:
+        """Chunks best matching `query` with note id, revision, chunk hash and byte offsets."""
+        return self.retrieval.retrieve(
+            self.stores.chosen(scope),
+            query,
+            limit=limit,
+            mode=mode,
+            method=method,
+            filter=self._filter(type, tags),
+        )
+
+    def _filter(
+        self,
+        type: NoteType | str | Iterable[NoteType | str] | None,
+        tags: Iterable[str] | None,
+    ) -> SearchFilter:
+        from memdir.retrieve import SearchFilter
+
+        types: frozenset[NoteType] | None = None
+        if type is not None:
+            names = (type,) if isinstance(type, str) else tuple(type)
+            types = frozenset(t for t in (parse_type(n) for n in names) if t is not None)
+        return SearchFilter(
+            types=types or None,
+            tags=frozenset(t.casefold() for t in tags or ()),
+            exclude=frozenset(self._held()),
+        )
+
+    def reindex(self, progress: Progress | None = None) -> ReindexStats:
+        """Rebuild the search index from the files; returns once every chunk is embedded."""
+        return self.retrieval.reindex(self.stores.chosen(None), progress)
+
+    # -- upkeep -------------------------------------------------------------------------
+
+    def plan_forget(
+        self, id: str, purge: bool = False, *, scope: Scope | str | None = None
+    ) -> ForgetPlan:
+        """What `forget` would remove; show it to the user before confirming."""
+        return self.maintenance.plan_forget(id, purge, scope)
+
+    def forget(
+        self,
+        id: str,
+        purge: bool = False,
+        *,
+        scope: Scope | str | None = None,
+        expect_hash: str | None = None,
+    ) -> ForgetResult:
+        """Remove a note (the API call is the confirmation) and verify it is gone.
+
+        Without `purge` the removed version stays in the backups so a mistake can be
+        undone; with `purge` its history and backups are scrubbed as well.
+        """
+        return self.maintenance.forget(id, purge, scope, expect_hash)
+
+    def backups(self, limit: int | None = 50) -> builtins.list[BackupRecord]:
+        """The latest backups, newest first."""
+        return self.maintenance.backups(limit)
+
+    def restore(self, backup_id: str) -> RestoreResult:
+        """Put a backup back in the directory it came from, backing up a newer version first."""
+        return self.maintenance.restore(backup_id)
+
+    def doctor(self) -> DoctorReport:
+        """Unparseable files (never modified), dangling links, limits and warnings."""
+        return self.maintenance.doctor()
+
+    def audit_verify(self) -> AuditReport:
+        """Check the audit log's hash chain against its head."""
+        return self.maintenance.audit_verify()
+
+    def audit_record(
+        self, action: str, *, grant_id: str | None = None, detail: str | None = None
+    ) -> None:
+        """Append an event that happened outside the note store (a grant, a revoke)."""
+        self.stores.audit.append(action, grant_id=grant_id, detail=detail)
+
+    # -- agent integration (§4) ---------------------------------------------------------
+
+    def guidance(self) -> str:
+        """The shipped text that tells an agent when a note is worth writing and when not."""
+        return GUIDANCE
+
+    def prompt_index(self) -> str:
+        """§4.1: one line per note, newest first, within `memory.indexChars`; rest counted."""
+        return self.agent.prompt_index()
+
+    def recall(
+        self,
+        message: str,
+        history: Sequence[Mapping[str, Any]] = (),
+        *,
+        is_subagent: bool = False,
+    ) -> Recall:
+        """§4.2: the notes to attach to a user message; never raises (failures are logged).
+
+        `history` holds the conversation's earlier messages as dicts; ids recalled into
+        them (``metadata["memdir"]["recalled"]``) are not attached again. Store the
+        returned `metadata` on the message and show `label`.
+        """
+        return self.agent.recall(message, history, is_subagent=is_subagent)
+
+    def extract(
+        self,
+        conversation: Sequence[Mapping[str, Any]],
+        llm: ChatClient | None = None,
+        *,
+        state: ExtractionState | None = None,
+        reason: Reason = "stop",
+        is_subagent: bool = False,
+        force: bool = False,
+        discard: int | None = None,
+    ) -> ExtractionResult:
+        """One extraction pass (§4.3) over the unread part of `conversation`; see memdir.extract.
+
+        `llm` defaults to the chat client given to the constructor, else the `[llm]` endpoint.
+        """
+        return extract(
+            self,
+            conversation,
+            llm if llm is not None else self._chat,
+            state=state,
+            reason=reason,
+            is_subagent=is_subagent,
+            force=force,
+            discard=discard,
+        )
+
+    # -- sync (§7) ----------------------------------------------------------------------
+
+    def sync(
+        self, scope: Scope | str | None = None, *, abort: threading.Event | None = None
+    ) -> SyncRun:
+        """One sync pass now (both scopes unless `scope`); `abort` stops it between requests."""
+        chosen = parse_scope(scope) if scope is not None else None
+        return self.replica.run((chosen,) if chosen is not None else None, abort=abort)
+
+    def sync_status(self) -> SyncStatus:
+        """Whether sync is on, the account, and each scope's state."""
+        return self.replica.status()
+
+    def sync_login(self, server: str, token: str) -> SyncStatus:
+        """Check `token` with the server at `server` and store it (0600) for later passes."""
+        return self.replica.login(server, token)
+
+    def sync_logout(self) -> bool:
+        """Remove the stored sign-in; False when there was none."""
+        return self.replica.logout()
+
+    def sync_switch(self, on: bool) -> SyncStatus:
+        """Turn sync on or off for this user on this machine (persisted)."""
+        return self.replica.set_enabled(on)
+
+    def sync_conflicts(self) -> builtins.list[ConflictView]:
+        """Every note held back by a sync conflict, with its three versions."""
+        return self.replica.conflicts()
+
+    def sync_draft(self, id: str, scope: Scope | str | None = None) -> str:
+        """A merged draft of a conflicted note (conflict markers where the sides clash)."""
+        return self.replica.draft(id, parse_scope(scope) if scope is not None else None)
+
+    def sync_resolve(
+        self,
+        id: str,
+        keep: KeepSide | str | None = None,
+        *,
+        text: str | None = None,
+        scope: Scope | str | None = None,
+    ) -> Resolution:
+        """Settle a conflict: keep `local`, `server` or `both`, or write the edited `text`."""
+        chosen = parse_scope(scope) if scope is not None else None
+        return self.replica.resolve(id, keep=keep, text=text, scope=chosen)
+
+    def commit_batch(
+        self,
+        writes: Mapping[str, Note | None],
+        *,
+        scope: Scope | str,
+        reason: str = "consolidation",
+    ) -> BatchResult:
+        """Write a batch nobody reviews note by note (note id -> note, None: delete).
+
+        With sync on for the scope, the batch goes to the server first, checked against
+        the manifest version, and is written here only once accepted (§7.3); otherwise
+        it is written here directly. Replaced and deleted versions are backed up.
+        """
+        chosen = parse_scope(scope) or Scope.PROJECT
+        return commit_batch(self.replica, self.stores, writes, chosen, reason)
+
+    def background_sync(
+        self, *, budget_per_minute: int = 8, debounce: float = 3.0
+    ) -> SyncCoordinator:
+        """A §7.2 coordinator for this process's scopes; the caller starts and stops it.
+
+        Writes through this `Memory` schedule an upload about three seconds later; each
+        pass runs on a `Memory` of its own in the coordinator's thread. The budget counts
+        passes: a pass is one request when nothing changed and two or three otherwise,
+        so eight passes keep the process near twenty requests a minute.
+        """
+        return background_sync(
+            self.replica,
+            self.stores,
+            self.reopen,
+            budget_per_minute=budget_per_minute,
+            debounce=debounce,
+        )

@@ -1,0 +1,294 @@
+"""Writing and reading notes across the scopes of one `Memory`: remember, read, list,
+history, diffs and links."""
+
+from __future__ import annotations
+
+import builtins
+import difflib
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from memdir.core import (
+    DEFAULT_SCOPE,
+    Note,
+    NoteType,
+    Scope,
+    make_id,
+    normalize_tags,
+    parse_note,
+    parse_scope,
+    parse_type,
+    validate_id,
+)
+from memdir.errors import Conflict, NotFound, ParseError
+from memdir.memory.stores import Stores
+from memdir.results import CurrentNote, HistoryEntry, Link, LinkReport, WriteResult
+from memdir.store import SaveOutcome, ScopeStore, check_secrets, revision_of
+
+if TYPE_CHECKING:
+    from memdir.retrieve import Neighbour
+
+__all__ = ["Notebook"]
+
+#: The notes nearest to a note just written (the retrieval layer computes them).
+Nearest = Callable[[Note], Sequence["Neighbour"]]
+
+
+class _Fields(NamedTuple):
+    """The fields a `remember` call gives (None: keep the existing note's value)."""
+
+    summary: str
+    body: str | None
+    type: NoteType | None
+    clear_type: bool
+    tags: tuple[str, ...] | None
+    supersedes: tuple[str, ...] | None
+    private: bool | None
+
+
+class Notebook:
+    """remember, read, list, history, diff and links over `Stores`."""
+
+    def __init__(self, stores: Stores, *, clock: Callable[[], int], nearest: Nearest) -> None:
+        self.stores = stores
+        self._clock = clock
+        self._nearest = nearest
+
+    # -- writing ------------------------------------------------------------------------
+
+    def remember(
+        self,
+        summary: str,
+        body: str | None = None,
+        type: NoteType | str | None = None,
+        tags: str | Iterable[str] | None = None,
+        scope: Scope | str | None = None,
+        id: str | None = None,
+        *,
+        supersedes: Iterable[str] | None = None,
+        private: bool | None = None,
+    ) -> WriteResult:
+        """Create a note, or update the note `id` (None arguments keep their value)."""
+        note_type = parse_type(type)
+        clear_type = type == ""
+        wanted_scope = parse_scope(scope)
+        tag_list = normalize_tags(tags) if tags is not None else None
+        existing: Note | None = None
+        if id is not None:
+            validate_id(id)
+            for store in self.stores.chosen(wanted_scope):
+                existing = store.get(id)
+                if existing is not None:
+                    break
+            if existing is None and wanted_scope is not None:
+                for other in self.stores.scopes:
+                    if other is not wanted_scope and self.stores.store(other).get(id) is not None:
+                        raise Conflict(f"note {id} already exists in the {other.value} scope")
+        target = wanted_scope or (existing.scope if existing else None) or DEFAULT_SCOPE[note_type]
+        store = self.stores.store(target)
+        replaces = None
+        if supersedes is not None:  # a generator must not be consumed twice below
+            replaces = (supersedes,) if isinstance(supersedes, str) else tuple(supersedes)
+        fields = _Fields(summary, body, note_type, clear_type, tag_list, replaces, private)
+        # Validate and guard before taking the lock: the lock creates the directory, and a
+        # refused write must leave nothing behind, not even an empty MEMORY/.
+        check_secrets(_compose(fields, id or "note", existing, self._clock()))
+        with store.lock():
+            if id is not None:
+                existing = store.get(id)
+            note_id = id or make_id(summary, self.stores.taken_ids())
+            note = _compose(fields, note_id, existing, self._clock())
+            if existing is not None and existing.same_content(note):
+                data = store.directory.read_bytes(note_id) or b""
+                return self._write_result(existing, False, False, revision_of(data))
+            outcome = store.save(note)
+        return self._write_result(outcome.note, existing is None, True, outcome.revision)
+
+    def save_over(
+        self, note: Note, *, scope: Scope, revision: str, backup_reason: str
+    ) -> SaveOutcome:
+        """Replace note `note.id` only if its file is still at `revision` (else Conflict).
+
+        The replaced version is backed up first with `backup_reason`; for a caller that
+        showed someone (a model, a person) a version and now writes their change to it.
+        """
+        store = self.stores.store(scope)
+        return store.save(note, backup_reason=backup_reason, expect_revision=revision)
+
+    def _write_result(self, note: Note, created: bool, changed: bool, rev: str) -> WriteResult:
+        from memdir.retrieve import DUPLICATE_THRESHOLD
+
+        nearest = tuple(self._nearest(note))
+        duplicate = next((n for n in nearest if n.score >= DUPLICATE_THRESHOLD), None)
+        dangling = tuple(t for t in note.links if t != note.id and not self.stores.exists(t))
+        return WriteResult(
+            note=note,
+            created=created,
+            changed=changed,
+            revision=rev,
+            nearest=nearest,
+            likely_duplicate=duplicate is not None,
+            dangling_links=dangling,
+            duplicate_of=duplicate.note_id if duplicate else None,
+        )
+
+    # -- reading ------------------------------------------------------------------------
+
+    def read(self, id: str, revision: str | None = None, scope: Scope | str | None = None) -> Note:
+        """A note by id (project scope first), or one of its past revisions."""
+        if revision is None:
+            return self.stores.find(id, scope)[1]
+        store, rev = self._revision(id, revision, scope)
+        data = store.history.read(rev)
+        try:
+            return parse_note(data, file_id=id).located(store.scope, store.directory.file_for(id))
+        except ParseError as exc:
+            raise ParseError(f"revision {rev[:12]} of {id} cannot be parsed: {exc}") from None
+
+    def read_current(self, id: str, scope: Scope | str | None = None) -> CurrentNote:
+        """The note `id` parsed from the very bytes whose revision comes with it."""
+        store, _ = self.stores.find(id, scope)
+        data = store.directory.read_bytes(id)
+        if data is None:
+            raise NotFound(f"no note {id}")
+        note = parse_note(data, file_id=id).located(store.scope, store.directory.file_for(id))
+        return CurrentNote(note, store.scope, revision_of(data))
+
+    def _revision(
+        self, note_id: str, revision: str, scope: Scope | str | None
+    ) -> tuple[ScopeStore, str]:
+        validate_id(note_id)
+        last: NotFound | None = None
+        for store in self.stores.chosen(scope):
+            try:
+                return store, store.history.resolve(note_id, revision)
+            except NotFound as exc:
+                last = exc
+        raise last or NotFound(f"note {note_id} has no revision {revision}")
+
+    def list(
+        self,
+        scope: Scope | str | None = None,
+        type: NoteType | str | None = None,
+        tag: str | None = None,
+    ) -> builtins.list[Note]:
+        """Notes, most recently updated first, filtered by scope, type and tag."""
+        wanted_type = parse_type(type)
+        wanted_tag = tag.casefold() if tag else None
+        notes = [
+            n
+            for n in self.stores.all_notes(scope)
+            if (wanted_type is None or n.type is wanted_type)
+            and (wanted_tag is None or wanted_tag in {t.casefold() for t in n.tags})
+        ]
+        notes.sort(key=lambda n: (-n.updated_at, n.id))
+        return notes
+
+    def history(self, id: str, scope: Scope | str | None = None) -> builtins.list[HistoryEntry]:
+        """Every version of a note recorded on this machine, oldest first."""
+        validate_id(id)
+        for store in self.stores.chosen(scope):
+            current = store.directory.read_bytes(id)
+            if current is not None:
+                store.scan()
+            revisions = store.history.revisions(id)
+            if revisions:
+                now = revision_of(current) if current is not None else None
+                return [
+                    HistoryEntry(r.rev, r.ts, r.event, r.hash, r.rev is not None and r.rev == now)
+                    for r in revisions
+                ]
+        raise NotFound(f"no history for note {id}")
+
+    def diff(self, id: str, a: str | None = None, b: str | None = None) -> str:
+        """A unified diff between two revisions (default: `b`'s previous version and `b`)."""
+        revs = [e.revision for e in self.history(id) if e.revision]
+        if not revs:
+            raise NotFound(f"no stored versions of note {id}")
+        right = self.read(id, b) if b else self.stores.find(id)[1]
+        if a:
+            left = self.read(id, a)
+        else:
+            right_rev = revision_of(self._bytes(id, b))
+            if right_rev in revs:  # the version recorded just before b, not the latest other one
+                revs = revs[: len(revs) - 1 - revs[::-1].index(right_rev)]
+            older = [r for r in revs if r != right_rev]
+            if not older:
+                return ""
+            left = self.read(id, older[-1])
+        return "".join(
+            difflib.unified_diff(
+                _display(left).splitlines(keepends=True),
+                _display(right).splitlines(keepends=True),
+                fromfile=f"{id} (a)",
+                tofile=f"{id} (b)",
+            )
+        )
+
+    def _bytes(self, note_id: str, revision: str | None) -> bytes:
+        if revision:
+            store, rev = self._revision(note_id, revision, None)
+            return store.history.read(rev)
+        store, _ = self.stores.find(note_id)
+        return store.directory.read_bytes(note_id) or b""
+
+    def links(
+        self, id: str, *, scope: Scope | str | None = None, hide_private: bool = False
+    ) -> LinkReport:
+        """Outgoing links (resolved project first, then user), backlinks and dangling links.
+
+        Notes outside `scope` (None: both) and, with `hide_private`, private notes are not
+        shown: a link to one is listed without its scope and summary (and is not
+        dangling), and none of them is listed as a backlink.
+        """
+        _, note = self.stores.find(id)
+        notes = self.stores.all_notes()
+        wanted = parse_scope(scope)
+
+        def shown(n: Note) -> bool:
+            return (wanted is None or n.scope is wanted) and not (hide_private and n.private)
+
+        index = {(n.scope, n.id): n for n in notes}
+        outgoing: builtins.list[Link] = []
+        hidden: builtins.list[str] = []
+        for target in note.links:
+            link = self.stores.resolve_link(target, index)
+            if link.scope is not None and not shown(index[(link.scope, target)]):
+                link = Link(target, None, None)
+                hidden.append(target)
+            outgoing.append(link)
+        backlinks = tuple(
+            Link(n.id, n.scope, n.summary)
+            for n in notes
+            if id in n.links and n.id != id and shown(n)
+        )
+        return LinkReport(id, tuple(outgoing), backlinks, hidden=tuple(hidden))
+
+
+def _compose(fields: _Fields, note_id: str, existing: Note | None, now: int) -> Note:
+    """The note `remember` writes: given fields, the rest kept from `existing`."""
+    summary, body, note_type, clear_type, tags, supersedes, private = fields
+    return Note(
+        id=note_id,
+        summary=summary,
+        body=body if body is not None else (existing.body if existing else ""),
+        type=note_type if note_type is not None or clear_type or not existing else existing.type,
+        tags=tags if tags is not None else (existing.tags if existing else ()),
+        created_at=existing.created_at if existing else now,
+        updated_at=max(now, existing.updated_at + 1) if existing else now,
+        supersedes=tuple(supersedes)
+        if supersedes is not None
+        else (existing.supersedes if existing else ()),
+        private=private if private is not None else (existing.private if existing else False),
+        extra=existing.extra if existing else (),
+    )
+
+
+def _display(note: Note) -> str:
+    head = [f"summary: {note.summary}"]
+    if note.type is not None:
+        head.append(f"type: {note.type.value}")
+    head.append(f"tags: {', '.join(note.tags)}")
+    if note.supersedes:
+        head.append(f"supersedes: {', '.join(note.supersedes)}")
+    return "\n".join(head) + "\n\n" + (note.body + "\n" if note.body else "")
