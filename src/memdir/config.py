@@ -31,7 +31,7 @@ import re
 import stat
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal, TypeAlias, TypeVar
 
@@ -160,35 +160,74 @@ class _Key:
     policy: _Policy = "override"
 
 
+def _default(settings: type, name: str) -> object:
+    """The default of a settings field: the dataclasses above are its one source."""
+    return next(f.default for f in fields(settings) if f.name == name)
+
+
 _KEYS: tuple[_Key, ...] = (
     _Key("memory.dir", "project_path", None, policy="project_only"),
-    _Key("memory.maxNotes", "int", 5000, minimum=1),
-    _Key("memory.maxNoteBytes", "int", 131072, minimum=1),
-    _Key("memory.indexChars", "int", 4000),
-    _Key("memory.lockTimeoutSeconds", "float", 10.0, exclusive_minimum=True),
-    _Key("memory.recall.enabled", "bool", True),
-    _Key("memory.recall.perTurn", "int", 3),
-    _Key("memory.recall.budgetChars", "int", 2000),
-    _Key("memory.recall.minScore", "float", 1.2),
-    _Key("memory.autoExtract.onStop", "bool", False, policy="off_only"),
-    _Key("memory.autoExtract.onCompaction", "bool", False, policy="off_only"),
-    _Key("memory.autoExtract.minUserTurns", "int", 3),
-    _Key("memory.consolidate.unusedDays", "int", 90, minimum=1),
-    _Key("memory.consolidate.auto", "bool", False, policy="off_only"),
-    _Key("memory.consolidate.cooldownHours", "int", 24),
-    _Key("memory.consolidate.maxMergesPerPass", "int", 5),
-    _Key("mcp.access", "access", "read_write", policy="narrow"),
+    _Key("memory.maxNotes", "int", _default(Settings, "max_notes"), minimum=1),
+    _Key("memory.maxNoteBytes", "int", _default(Settings, "max_note_bytes"), minimum=1),
+    _Key("memory.indexChars", "int", _default(Settings, "index_chars")),
+    _Key(
+        "memory.lockTimeoutSeconds",
+        "float",
+        _default(Settings, "lock_timeout"),
+        exclusive_minimum=True,
+    ),
+    _Key("memory.recall.enabled", "bool", _default(RecallSettings, "enabled")),
+    _Key("memory.recall.perTurn", "int", _default(RecallSettings, "per_turn")),
+    _Key("memory.recall.budgetChars", "int", _default(RecallSettings, "budget_chars")),
+    _Key("memory.recall.minScore", "float", _default(RecallSettings, "min_score")),
+    _Key(
+        "memory.autoExtract.onStop",
+        "bool",
+        _default(AutoExtractSettings, "on_stop"),
+        policy="off_only",
+    ),
+    _Key(
+        "memory.autoExtract.onCompaction",
+        "bool",
+        _default(AutoExtractSettings, "on_compaction"),
+        policy="off_only",
+    ),
+    _Key("memory.autoExtract.minUserTurns", "int", _default(AutoExtractSettings, "min_user_turns")),
+    _Key(
+        "memory.consolidate.unusedDays",
+        "int",
+        _default(ConsolidateSettings, "unused_days"),
+        minimum=1,
+    ),
+    _Key(
+        "memory.consolidate.auto", "bool", _default(ConsolidateSettings, "auto"), policy="off_only"
+    ),
+    _Key(
+        "memory.consolidate.cooldownHours", "int", _default(ConsolidateSettings, "cooldown_hours")
+    ),
+    _Key(
+        "memory.consolidate.maxMergesPerPass",
+        "int",
+        _default(ConsolidateSettings, "max_merges_per_pass"),
+    ),
+    _Key("mcp.access", "access", _default(Settings, "mcp_access"), policy="narrow"),
     # Where note text is sent to be embedded: only the user's own config may choose it,
     # so a repository cannot route notes to an endpoint of its choosing.
-    _Key("embed.provider", "provider", "local", policy="user_only"),
-    _Key("embed.url", "url", None, policy="user_only"),
-    _Key("embed.model", "text", None, policy="user_only"),
-    _Key("embed.apiKeyEnv", "env", None, policy="user_only"),
-    _Key("embed.batchSize", "int", 64, minimum=1, policy="user_only"),
+    _Key("embed.provider", "provider", _default(EmbedSettings, "provider"), policy="user_only"),
+    _Key("embed.url", "url", _default(EmbedSettings, "url"), policy="user_only"),
+    _Key("embed.model", "text", _default(EmbedSettings, "model"), policy="user_only"),
+    _Key("embed.apiKeyEnv", "env", _default(EmbedSettings, "api_key_env"), policy="user_only"),
+    _Key(
+        "embed.batchSize",
+        "int",
+        _default(EmbedSettings, "batch_size"),
+        minimum=1,
+        policy="user_only",
+    ),
     # The small model extraction and consolidation drafts call (§4.3): user config only.
-    _Key("llm.url", "url", None, policy="user_only"),
-    _Key("llm.model", "text", None, policy="user_only"),
-    _Key("llm.apiKeyEnv", "env", None, policy="user_only"),
+    _Key("llm.url", "url", _default(LlmSettings, "url"), policy="user_only"),
+    _Key("llm.model", "text", _default(LlmSettings, "model"), policy="user_only"),
+    _Key("llm.apiKeyEnv", "env", _default(LlmSettings, "api_key_env"), policy="user_only"),
 )
 EMBED_PROVIDERS = ("local", "http", "none")
 

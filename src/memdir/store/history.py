@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,7 +176,3 @@ class History:
                     if needle.search(path.read_bytes()[:4096]):
                         found.append(path)
         return found
-
-    def destroy(self) -> None:
-        """Remove this scope's whole history (tests and account erase)."""
-        shutil.rmtree(self.root, ignore_errors=True)
