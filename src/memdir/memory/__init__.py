@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from memdir.config import Settings, load_settings
 from memdir.core import Note, NoteType, Scope, parse_scope, parse_type
 from memdir.core.vocab import KeepSide, SearchMethod, SearchMode
-from memdir.extract import ChatClient, ExtractionResult, ExtractionState, Reason, extract
 from memdir.guidance import GUIDANCE
 from memdir.memory.agent import AgentView
 from memdir.memory.maintenance import Maintenance
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     import httpx
 
     from memdir.embed import Embedder
+    from memdir.extract import ChatClient, ExtractionResult, ExtractionState, Reason
     from memdir.retrieve import (
         Chunk,
         Hit,
@@ -435,6 +435,8 @@ class Memory:
 
         `llm` defaults to the chat client given to the constructor, else the `[llm]` endpoint.
         """
+        from memdir.extract import extract
+
         return extract(
             self,
             conversation,
