@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memdir.core import Note, render_note
+from memdir.core import Note, Scope, render_note
 from memdir.core.vocab import SearchMethod
 from memdir.index.db import SearchIndex
-from memdir.index.query import analyse
+from memdir.index.query import SearchFilter, analyse
 from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.ranking import RankedChunk, rank_chunks
 
@@ -193,3 +193,45 @@ def test_rerank_groups_drop_stop_words_unless_nothing_else_is_left() -> None:
     assert analyse("the apple and the pie").groups == (("appl",), ("pie",))
     assert analyse("the and").groups == (("the",), ("and",))
     assert analyse("apple apple").groups == (("appl",),)
+
+
+# --- filters ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["lexical", "vector", "hybrid"])
+@pytest.mark.parametrize("mode", ["any", "all", "phrase"])
+def test_a_filter_applies_before_each_sides_cut(index: SearchIndex, method: str, mode: str) -> None:
+    shallow = FusionParams(lexical_depth=2, vector_depth=2)
+    gone = {"apple-pie", "twin-a"}
+    f = SearchFilter(exclude=frozenset((Scope.PROJECT, n) for n in gone))
+    vec = _q(1, 0.2, 0.3)
+    every = _rank(index, "apple pie", mode=mode, method=method, query_vector=vec, limit=10)
+    left = [r for r in every if r.row.note_id not in gone]
+    assert left  # something passes the filter in every combination
+    got = _rank(
+        index,
+        "apple pie",
+        mode=mode,
+        method=method,
+        query_vector=vec,
+        limit=2,
+        filter=f,
+        scope=Scope.PROJECT,
+        params=shallow,
+    )
+    assert not gone & set(_ids(got))
+    assert len(got) == min(2, len(left))  # a post-filter of the shallow cut would lose them
+    # The exclusion names project notes: an index of user notes is not filtered.
+    kw: dict[str, object] = {"query_vector": vec, "limit": 2, "params": shallow}
+    plain = _rank(index, "apple pie", mode=mode, method=method, **kw)
+    other = _rank(index, "apple pie", mode=mode, method=method, filter=f, scope=Scope.USER, **kw)
+    assert _ids(other) == _ids(plain)
+
+
+def test_filtered_lexical_ranking_keeps_the_unfiltered_order(index: SearchIndex) -> None:
+    f = SearchFilter(exclude=frozenset({(Scope.PROJECT, "apple-pie")}))
+    every = _ids(_rank(index, "apple pie", method="lexical", limit=10))
+    kept = _ids(
+        _rank(index, "apple pie", method="lexical", limit=10, filter=f, scope=Scope.PROJECT)
+    )
+    assert kept == [n for n in every if n != "apple-pie"]

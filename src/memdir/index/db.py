@@ -374,40 +374,37 @@ class SearchIndex:
     _BM25 = "bm25(fts, 5.0, 1.0, 2.0)"
 
     @staticmethod
-    def _where(filter: SearchFilter | None, scope: Scope | None) -> tuple[str, list[object]]:
-        """SQL over chunks ``c`` joined to notes ``n`` for the notes `filter` keeps ("" when
-        it keeps every note); `scope` is the scope of this index's notes (for `exclude`)."""
+    def _kept(
+        filter: SearchFilter | None, scope: Scope | None, column: str
+    ) -> tuple[str, list[object]]:
+        """SQL conditions on a chunk id `column` for the notes `filter` keeps ("" when it
+        keeps every note); `scope` is the scope of this index's notes (for `exclude`)."""
         if filter is None or not filter.restricts:
             return "", []
         clauses: list[str] = []
         params: list[object] = []
         if filter.types is not None:
-            clauses.append("n.type IN (SELECT value FROM json_each(?))")
+            clauses.append(
+                f"{column} IN (SELECT c.id FROM chunks c JOIN notes n USING(note_id) "
+                "WHERE n.type IN (SELECT value FROM json_each(?)))"
+            )
             params.append(json.dumps(sorted(t.value for t in filter.types)))
         tags = filter.wanted_tags()
         if tags:
             clauses.append(
-                "(SELECT count(*) FROM note_tags t WHERE t.note_id = c.note_id "
-                "AND t.tag IN (SELECT value FROM json_each(?))) = ?"
+                f"{column} IN (SELECT id FROM chunks WHERE note_id IN (SELECT note_id "
+                "FROM note_tags WHERE tag IN (SELECT value FROM json_each(?)) "
+                "GROUP BY note_id HAVING count(*) = ?))"
             )
             params += [json.dumps(sorted(tags), ensure_ascii=False), len(tags)]
         excluded = filter.excluded_ids(scope)
         if excluded:
-            clauses.append("c.note_id NOT IN (SELECT value FROM json_each(?))")
+            clauses.append(
+                f"{column} NOT IN (SELECT id FROM chunks "
+                "WHERE note_id IN (SELECT value FROM json_each(?)))"
+            )
             params.append(json.dumps(sorted(excluded), ensure_ascii=False))
-        if not clauses:
-            return "", []
         return " AND ".join(clauses), params
-
-    def _kept_chunks(
-        self, filter: SearchFilter | None, scope: Scope | None
-    ) -> tuple[str, list[object]]:
-        """`` AND rowid IN (…)`` for an FTS query when `filter` restricts ("" otherwise)."""
-        where, params = self._where(filter, scope)
-        if not where:
-            return "", []
-        sub = f"SELECT c.id FROM chunks c JOIN notes n USING(note_id) WHERE {where}"
-        return f" AND rowid IN ({sub})", params
 
     def lexical(
         self,
@@ -424,8 +421,11 @@ class SearchIndex:
         """
         if limit <= 0:
             return []
-        kept, params = self._kept_chunks(filter, scope)
-        sql = f"SELECT rowid, {self._BM25} AS s FROM fts WHERE fts MATCH ?{kept} ORDER BY s"
+        # "+rowid": an expression, so SQLite checks it on each match instead of handing
+        # FTS5 the id list as a constraint (which runs the MATCH once per listed id).
+        kept, params = self._kept(filter, scope, "+rowid")
+        where = f"fts MATCH ? AND {kept}" if kept else "fts MATCH ?"
+        sql = f"SELECT rowid, {self._BM25} AS s FROM fts WHERE {where} ORDER BY s"
         with self._lock:
             rows = self._conn.execute(sql + " LIMIT ?", (match, *params, limit + 1)).fetchall()
             if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
@@ -444,19 +444,18 @@ class SearchIndex:
     ) -> set[int]:
         """Every chunk id matching an FTS5 expression (to filter vector candidates by mode),
         of the notes `filter` keeps."""
-        kept, params = self._kept_chunks(filter, scope)
-        sql = f"SELECT rowid FROM fts WHERE fts MATCH ?{kept}"
+        kept, params = self._kept(filter, scope, "+rowid")  # see `lexical`
+        where = f"fts MATCH ? AND {kept}" if kept else "fts MATCH ?"
+        sql = f"SELECT rowid FROM fts WHERE {where}"
         with self._lock:
             return {int(r[0]) for r in self._conn.execute(sql, (match, *params))}
 
     def filtered(self, filter: SearchFilter, scope: Scope | None = None) -> set[int] | None:
         """Every searchable chunk id of the notes `filter` keeps; None when it keeps all."""
-        where, params = self._where(filter, scope)
-        if not where:
+        kept, params = self._kept(filter, scope, "c.id")
+        if not kept:
             return None
-        sql = (
-            f"SELECT c.id FROM chunks c JOIN notes n USING(note_id) WHERE n.state='ok' AND {where}"
-        )
+        sql = f"SELECT c.id FROM chunks c JOIN notes n USING(note_id) WHERE n.state='ok' AND {kept}"
         with self._lock:
             return {int(r[0]) for r in self._conn.execute(sql, params)}
 

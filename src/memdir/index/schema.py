@@ -57,6 +57,7 @@ CREATE TABLE note_tags(
     tag TEXT NOT NULL,
     PRIMARY KEY(note_id, tag)
 ) WITHOUT ROWID;
+CREATE INDEX note_tags_by_tag ON note_tags(tag);
 CREATE INDEX chunks_by_note ON chunks(note_id);
 CREATE INDEX chunks_by_embed ON chunks(embed_hash);
 CREATE VIRTUAL TABLE fts USING fts5(summary, body, meta, tokenize='unicode61 remove_diacritics 0');

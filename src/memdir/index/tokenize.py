@@ -2,7 +2,10 @@
 
 The stdlib `sqlite3` cannot register FTS5 tokenizers, so tokenising happens here and
 the FTS5 table (``tokenize='unicode61 remove_diacritics 0'``) receives space-separated
-terms that it passes through unchanged. Notes and queries go through the same code.
+terms that it passes through unchanged. Notes and queries go through the same code:
+this module is memdir's one definition of a word (search, recall and the duplicate flag
+all use it). A query is scanned once, by `query_words`; `memdir.index.query` builds
+the analysed query from that scan.
 
 - Text is NFKC-normalised and case-folded. A word is a run of letters and digits;
   ``_`` and every other punctuation mark separate words (``max_tokens`` → ``max``,

@@ -392,8 +392,8 @@ class Retriever:
         query: str,
         *,
         limit: int,
-        mode: SearchMode | str = SearchMode.ANY,
-        method: SearchMethod | str = SearchMethod.HYBRID,
+        mode: SearchMode | str,
+        method: SearchMethod | str,
         filter: SearchFilter = NO_FILTER,
     ) -> list[Hit]:
         """Notes best matching `query` among those `filter` keeps; each note appears once,
@@ -438,8 +438,8 @@ class Retriever:
         query: str,
         *,
         limit: int,
-        mode: SearchMode | str = SearchMode.ANY,
-        method: SearchMethod | str = SearchMethod.HYBRID,
+        mode: SearchMode | str,
+        method: SearchMethod | str,
         filter: SearchFilter = NO_FILTER,
     ) -> list[Chunk]:
         """Chunks best matching `query` among the notes `filter` keeps, with note id,
