@@ -1,4 +1,5 @@
-"""Tests for the `Memory` facade: remember, read, list, links, history, diff, doctor."""
+"""Tests for `memory/notes.py` through `Memory`: remember (create, update, refusals, the
+credential guard), read, list, history, diff and links."""
 
 from __future__ import annotations
 
@@ -8,49 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memdir import (
-    ConfigError,
-    Conflict,
-    InvalidInput,
-    Memory,
-    NoteType,
-    NotFound,
-    Refused,
-    Scope,
-    SecretRefused,
-)
+from memdir import Conflict, InvalidInput, Memory, NoteType, NotFound, Scope, SecretRefused
 
-# --- helpers -------------------------------------------------------------------
-
-
-def snapshot(*roots: Path) -> dict[str, bytes]:
-    """Every file under `roots` with its bytes (directories included as empty entries)."""
-    out: dict[str, bytes] = {}
-    for root in roots:
-        if not root.exists():
-            continue
-        for path in sorted(root.rglob("*")):
-            out[str(path)] = path.read_bytes() if path.is_file() else b"<dir>"
-    return out
-
-
-def write_project_config(project: Path, text: str) -> None:
-    (project / ".memdir").mkdir(exist_ok=True)
-    (project / ".memdir" / "config.toml").write_text(text, encoding="utf-8")
-
-
-def note_file(memory: Memory, note_id: str, scope: str = "project") -> Path:
-    return memory.directory(scope) / f"{note_id}.md"
-
-
-def frontmatter(path: Path) -> dict[str, object]:
-    head = path.read_text("utf-8").split("\n")[1]
-    doc = json.loads(head)
-    assert isinstance(doc, dict)
-    return doc
-
-
-# --- remember: create -----------------------------------------------------------------------
+from .helpers import frontmatter, note_file, snapshot
 
 
 def test_remember_creates_note_with_id_from_summary_and_random_suffix(memory: Memory) -> None:
@@ -140,9 +101,6 @@ def test_remember_reports_dangling_links_and_keeps_them(memory: Memory) -> None:
     assert "[[missing-id]]" in note_file(memory, r.note.id).read_text("utf-8")
 
 
-# --- remember: update -----------------------------------------------------------------------
-
-
 def test_update_keeps_created_at_and_unknown_keys_and_bumps_updated_at(memory: Memory) -> None:
     r = memory.remember("Cache policy", "Cache for an hour.", tags="perf")
     path = note_file(memory, r.note.id)
@@ -223,17 +181,6 @@ def test_create_with_explicit_id(memory: Memory) -> None:
     assert note_file(memory, "my-note-1").is_file()
 
 
-# --- bad input: refused, nothing written ----------------------------------------------------
-
-
-@pytest.fixture
-def seeded(memory: Memory) -> Memory:
-    """A memory with one note in each scope, so every directory already exists."""
-    memory.remember("Note a", "Body a.", id="note-a")
-    memory.remember("User pref", "Terse.", type="user")
-    return memory
-
-
 @pytest.mark.parametrize(
     "bad_id",
     ["../x", "a/b", "a\\b", "x\x00y", "/etc/passwd", "con", "a" * 81, "Note-A", "", "-lead", "x.y"],
@@ -307,9 +254,9 @@ def test_refused_first_write_creates_no_directories(memory: Memory, project: Pat
     assert not (project / "MEMORY").exists()
 
 
-# --- the credential guard -------------------------------------------------------------------
-
 AWS_KEY = "AKIA" + "Q7W2E9R4T6Y8U1I3"
+
+
 PASSWORD = "Zx9" + "!qLm#42vRtWp"
 
 
@@ -368,6 +315,7 @@ def test_secret_is_refused_without_leaking_it(
 def test_secret_in_update_is_refused_and_old_version_kept(
     seeded: Memory, project: Path, home: Path
 ) -> None:
+
     path = note_file(seeded, "note-a")
     before = snapshot(project, home)
     with pytest.raises(SecretRefused):
@@ -376,9 +324,6 @@ def test_secret_in_update_is_refused_and_old_version_kept(
     assert seeded.read("note-a").body == "Body a."
     assert_no_part_on_disk([project, home], AWS_KEY)
     assert path.is_file()
-
-
-# --- links ----------------------------------------------------------------------------------
 
 
 def test_links_resolve_project_first_then_user(memory: Memory, project: Path) -> None:
@@ -416,19 +361,6 @@ def test_backlinks(memory: Memory) -> None:
         (b.note.id, Scope.USER),
     }
     assert report.outgoing == ()
-
-
-def test_dangling_links_are_reported_by_doctor(memory: Memory) -> None:
-    r = memory.remember("Refers to a future note", "todo: [[future-note]]")
-    report = memory.doctor()
-    assert (r.note.id, "future-note") in report.dangling
-    assert not report.ok
-    memory.remember("Future note", "now it exists", id="future-note")
-    assert memory.doctor().dangling == ()
-    assert memory.links(r.note.id).dangling == ()
-
-
-# --- history, read --revision, diff, external edits -----------------------------------------
 
 
 def test_history_lists_versions_oldest_first_with_current_marked(memory: Memory) -> None:
@@ -513,9 +445,6 @@ def test_externally_added_and_removed_files(memory: Memory, project: Path) -> No
         memory.read("added-by-git")
 
 
-# --- list and search ------------------------------------------------------------------------
-
-
 def test_list_filters_and_order(memory: Memory) -> None:
     a = memory.remember("Alpha", type="project", tags="x")
     b = memory.remember("Beta", type="user", tags="y, X")
@@ -527,144 +456,3 @@ def test_list_filters_and_order(memory: Memory) -> None:
     assert memory.list(scope="project", tag="y") == []
     with pytest.raises(InvalidInput):
         memory.list(type="bogus")
-
-
-def test_search(memory: Memory) -> None:
-    a = memory.remember("Pricing cards use fills", "separated by whitespace")
-    memory.remember("Unrelated", "database vacuum")
-    hits = memory.search("whitespace", method="lexical")
-    assert [h.note_id for h in hits] == [a.note.id]
-    assert hits[0].scope is Scope.PROJECT
-    assert hits[0].match == "words"
-    assert memory.search("nothingmatches", method="lexical") == []
-    # Hybrid search also finds notes by meaning; the note with the word ranks first.
-    hybrid = memory.search("whitespace")
-    assert hybrid[0].note_id == a.note.id and hybrid[0].match == "both"
-    with pytest.raises(InvalidInput):
-        memory.search("x", mode="regex")
-    with pytest.raises(InvalidInput):
-        memory.search("x", limit=0)
-
-
-# --- doctor ---------------------------------------------------------------------------------
-
-
-def test_doctor_lists_broken_files_and_leaves_them_alone(memory: Memory, project: Path) -> None:
-    good = memory.remember("Healthy", "fine")
-    directory = project / "MEMORY"
-    broken = {
-        "bad-json.md": b"---\n{not json\n---\nbody\n",
-        "no-frontmatter.md": b"just text\n",
-        "bad-utf8.md": b'---\n{"id":"bad-utf8","summary":"s"}\n---\n\xff\xfe body\n',
-        "binary.md": b"\x00\x01\x02\x03 binary",
-        "empty.md": b"",
-    }
-    for name, data in broken.items():
-        (directory / name).write_bytes(data)
-    report = memory.doctor()
-    assert {p.path.name for p in report.problems} == set(broken)
-    assert not report.ok
-    reasons = {p.path.name: p.reason for p in report.problems}
-    assert "UTF-8" in reasons["bad-utf8.md"]
-    assert "empty" in reasons["empty.md"]
-    # everything else keeps working and nothing touches the broken files
-    assert [n.id for n in memory.list()] == [good.note.id]
-    memory.remember("Healthy", "still fine", id=good.note.id)
-    memory.search("body")
-    memory.forget(good.note.id)
-    for name, data in broken.items():
-        assert (directory / name).read_bytes() == data
-    with pytest.raises(Exception, match="doctor"):
-        memory.remember("Overwrite?", "no", id="bad-json")
-    assert (directory / "bad-json.md").read_bytes() == broken["bad-json.md"]
-
-
-def test_doctor_healthy(memory: Memory) -> None:
-    memory.remember("One", "body")
-    memory.remember("Two", "body", type="user")
-    report = memory.doctor()
-    assert report.ok
-    assert report.counts == {"project": 1, "user": 1}
-
-
-# --- opening: unusable user dir, config errors ----------------------------------------------
-
-
-def test_unusable_home_keeps_project_notes_working(tmp_path: Path, project: Path) -> None:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a directory")
-    memory = Memory.open(project, home=blocker / "home")
-    assert any("user notes" in w for w in memory.warnings)
-    assert memory.scopes == (Scope.PROJECT,)
-    r = memory.remember("Project note", "works")
-    assert memory.read(r.note.id).body == "works"
-    assert [n.id for n in memory.list()] == [r.note.id]
-    assert [h.note_id for h in memory.search("works")] == [r.note.id]
-    memory.remember("Project note", "works again", id=r.note.id)
-    assert len(memory.history(r.note.id)) == 2
-    assert "+works again" in memory.diff(r.note.id)
-    with pytest.raises(Refused, match="user"):
-        memory.remember("A user fact", type="user")
-    assert any("user notes" in w for w in memory.doctor().warnings)
-    backup = memory.forget(r.note.id).backup
-    assert memory.list() == []
-    assert backup is not None
-    memory.restore(backup.id)
-    assert memory.read(r.note.id).body == "works again"
-    assert memory.audit_verify().ok
-    # machine-local state went to a git-ignored folder inside the project
-    local = project / ".memdir" / "local"
-    assert (local / ".gitignore").read_text().splitlines()[-1] == "*"
-    assert any(str(local) in w for w in memory.warnings)
-    assert blocker.read_text() == "not a directory"
-
-
-def test_unusable_user_dir_under_a_usable_home(home: Path, project: Path) -> None:
-    (home / "memory").write_text("a file where the user notes directory should be")
-    memory = Memory.open(project, home=home)
-    assert memory.scopes == (Scope.PROJECT,)
-    assert any("user notes" in w for w in memory.warnings)
-    r = memory.remember("Project note", "works")
-    memory.remember("Project note", "works again", id=r.note.id)
-    assert len(memory.history(r.note.id)) == 2
-    assert (home / "memory-history").is_dir()
-    assert not (project / ".memdir" / "local").exists()
-
-
-def test_unknown_config_key_refused_before_anything_is_created(project: Path, home: Path) -> None:
-    write_project_config(project, "[memory]\nmaxNote = 3\n")
-    with pytest.raises(ConfigError, match=r"memory\.maxNote"):
-        Memory.open(project, home=home)
-    assert not (project / "MEMORY").exists()
-    assert not (home / "memory").exists()
-    assert sorted(p.name for p in (project / ".memdir").iterdir()) == ["config.toml"]
-
-
-def test_invalid_config_value_is_refused(project: Path, home: Path) -> None:
-    write_project_config(project, '[memory]\nmaxNoteBytes = "big"\n')
-    with pytest.raises(ConfigError, match="maxNoteBytes"):
-        Memory.open(project, home=home)
-    assert not (project / "MEMORY").exists()
-
-
-def test_memory_dir_config(project: Path, home: Path) -> None:
-    write_project_config(project, '[memory]\ndir = "docs/memory"\n')
-    memory = Memory.open(project, home=home)
-    r = memory.remember("Elsewhere", "body")
-    assert (project / "docs" / "memory" / f"{r.note.id}.md").is_file()
-    assert not (project / "MEMORY").exists()
-
-
-def test_user_only_memory(home: Path) -> None:
-    memory = Memory.open(None, home=home)
-    assert memory.scopes == (Scope.USER,)
-    r = memory.remember("A user fact", type="user")
-    assert memory.read(r.note.id).scope is Scope.USER
-    with pytest.raises(Refused):
-        memory.remember("A project fact", type="project")
-
-
-def test_context_manager(project: Path, home: Path) -> None:
-    with Memory.open(project, home=home) as memory:
-        memory.remember("Inside", "body")
-    assert len(Memory.open(project, home=home).list()) == 1

@@ -1,4 +1,5 @@
-"""Tests for the §1.5 limits: maxNoteBytes and maxNotes block growth, never reading or deleting."""
+"""Tests for `store/notes.py`'s §1.5 limits: maxNoteBytes and maxNotes block growth, never
+reading or deleting."""
 
 from __future__ import annotations
 

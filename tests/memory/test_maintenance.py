@@ -1,4 +1,5 @@
-"""Tests for forget (plan, verification, backup, purge, audit) and restoring backups (§2)."""
+"""Tests for `memory/maintenance.py`: forget (plan, verification, backup, purge, audit),
+restoring backups (§2) and doctor (broken files, dangling links, leftovers, warnings)."""
 
 from __future__ import annotations
 
@@ -260,3 +261,77 @@ def test_legacy_backup_without_metadata_is_listed_and_restorable(
     result = memory.restore("old-note-legacy")
     assert result.note.id == "old-note"
     assert (memory.directory("project") / "old-note.md").read_bytes() == data
+
+
+def test_dangling_links_are_reported_by_doctor(memory: Memory) -> None:
+    r = memory.remember("Refers to a future note", "todo: [[future-note]]")
+    report = memory.doctor()
+    assert (r.note.id, "future-note") in report.dangling
+    assert not report.ok
+    memory.remember("Future note", "now it exists", id="future-note")
+    assert memory.doctor().dangling == ()
+    assert memory.links(r.note.id).dangling == ()
+
+
+def test_doctor_lists_broken_files_and_leaves_them_alone(memory: Memory, project: Path) -> None:
+    good = memory.remember("Healthy", "fine")
+    directory = project / "MEMORY"
+    broken = {
+        "bad-json.md": b"---\n{not json\n---\nbody\n",
+        "no-frontmatter.md": b"just text\n",
+        "bad-utf8.md": b'---\n{"id":"bad-utf8","summary":"s"}\n---\n\xff\xfe body\n',
+        "binary.md": b"\x00\x01\x02\x03 binary",
+        "empty.md": b"",
+    }
+    for name, data in broken.items():
+        (directory / name).write_bytes(data)
+    report = memory.doctor()
+    assert {p.path.name for p in report.problems} == set(broken)
+    assert not report.ok
+    reasons = {p.path.name: p.reason for p in report.problems}
+    assert "UTF-8" in reasons["bad-utf8.md"]
+    assert "empty" in reasons["empty.md"]
+    # everything else keeps working and nothing touches the broken files
+    assert [n.id for n in memory.list()] == [good.note.id]
+    memory.remember("Healthy", "still fine", id=good.note.id)
+    memory.search("body")
+    memory.forget(good.note.id)
+    for name, data in broken.items():
+        assert (directory / name).read_bytes() == data
+    with pytest.raises(Exception, match="doctor"):
+        memory.remember("Overwrite?", "no", id="bad-json")
+    assert (directory / "bad-json.md").read_bytes() == broken["bad-json.md"]
+
+
+def test_doctor_healthy(memory: Memory) -> None:
+    memory.remember("One", "body")
+    memory.remember("Two", "body", type="user")
+    report = memory.doctor()
+    assert report.ok
+    assert report.counts == {"project": 1, "user": 1}
+
+
+# --- doctor: leftovers of interrupted writes, a corrupt project file -------------------
+
+
+def test_doctor_removes_temp_files_of_interrupted_writes(memory: Memory, project: Path) -> None:
+    memory.remember("A note that stays", body="content")
+    leftover = project / "MEMORY" / ".a-note.md.tmp-deadbeef"
+    leftover.write_bytes(b"half a note")
+    report = memory.doctor()
+    assert report.cleaned == 1
+    assert not leftover.exists()
+    assert report.leftovers == ()
+    assert report.ok
+    assert len(memory.list()) == 1
+
+
+def test_doctor_reports_a_corrupt_project_file(memory: Memory, project: Path) -> None:
+    memory.remember("Some note", body="content")
+    project_file = project / ".memdir" / "project.json"
+    project_file.write_text("{corrupt", encoding="utf-8")
+    reopened = Memory.open(project, home=memory.settings.home)
+    report = reopened.doctor()
+    assert not report.ok
+    assert any("project.json" in w for w in report.warnings)
+    assert project_file.read_text(encoding="utf-8") == "{corrupt"
