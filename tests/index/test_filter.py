@@ -94,6 +94,8 @@ def test_exclude_names_notes_of_one_scope(index: SearchIndex) -> None:
     assert _found(index, f, Scope.PROJECT) == ["b-deploy", "c-deploy", "d-deploy"]
     assert _found(index, f, Scope.USER) == ["a-deploy", "c-deploy", "d-deploy"]
     assert index.filtered(f, None) is None  # nothing of this index is excluded
+    assert {index.keys([c])[c][0] for c in index.chunks_of(["a-deploy", "nope"])} == {"a-deploy"}
+    assert index.chunks_of([]) == set()
 
 
 def test_filters_combine(index: SearchIndex) -> None:

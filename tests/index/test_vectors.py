@@ -1,4 +1,5 @@
-"""MatrixIndex: exact cosine search, the `allowed` filter, reproducible ties, similarities."""
+"""MatrixIndex: exact cosine search, the `allowed` and `excluded` filters, reproducible ties,
+similarities."""
 
 from __future__ import annotations
 
@@ -57,6 +58,15 @@ def test_allowed_restricts_the_candidates() -> None:
     assert [cid for cid, _ in index.search(query, 3, allowed={11, 12})] == [11, 12]
     assert index.search(query, 3, allowed=set()) == []
     assert index.search(query, 3, allowed={999}) == []
+
+
+def test_excluded_ids_never_take_part_even_when_allowed() -> None:
+    index = _index([[1, 0], [0.9, 0.1], [0, 1]])
+    query = np.asarray([1, 0], dtype=np.float32)
+    assert [cid for cid, _ in index.search(query, 2, excluded={10})] == [11, 12]
+    assert [cid for cid, _ in index.search(query, 3, allowed={10, 11}, excluded={10})] == [11]
+    assert index.search(query, 3, excluded={10, 11, 12}) == []
+    assert index.search(query, 3, excluded=set()) == index.search(query, 3)
 
 
 def test_equal_scores_keep_row_order_also_across_the_cut() -> None:

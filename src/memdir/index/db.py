@@ -459,6 +459,13 @@ class SearchIndex:
         with self._lock:
             return {int(r[0]) for r in self._conn.execute(sql, params)}
 
+    def chunks_of(self, note_ids: Iterable[str]) -> set[int]:
+        """The chunk ids of these notes."""
+        wanted = json.dumps(sorted(set(note_ids)), ensure_ascii=False)
+        sql = "SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?))"
+        with self._lock:
+            return {int(r[0]) for r in self._conn.execute(sql, (wanted,))}
+
     def keys(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
         """(note id, chunk ordinal) by chunk id: the order of equal scores."""
         wanted = list(dict.fromkeys(ids))

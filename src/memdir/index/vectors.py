@@ -21,7 +21,11 @@ class VectorIndex(Protocol):
     """Nearest chunks to a query vector."""
 
     def search(
-        self, query: npt.NDArray[np.float32], k: int, allowed: set[int] | None = None
+        self,
+        query: npt.NDArray[np.float32],
+        k: int,
+        allowed: set[int] | None = None,
+        excluded: set[int] | None = None,
     ) -> list[tuple[int, float]]: ...
 
 
@@ -42,9 +46,14 @@ class MatrixIndex:
         return len(self) > 0 and query.ndim == 1 and self.matrix.shape[1] == query.shape[0]
 
     def search(
-        self, query: npt.NDArray[np.float32], k: int, allowed: set[int] | None = None
+        self,
+        query: npt.NDArray[np.float32],
+        k: int,
+        allowed: set[int] | None = None,
+        excluded: set[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the k best rows, best first; `allowed` filters ids.
+        """(chunk id, cosine) of the k best rows, best first; only `allowed` ids (None: all)
+        and never `excluded` ones take part.
 
         The matrix product (float32 BLAS) picks the candidates; their cosines are then
         computed again row by row in float64, so equal rows get exactly equal scores
@@ -57,10 +66,15 @@ class MatrixIndex:
         with threadpool_limits(limits=1, user_api="blas"):
             scores = self.matrix @ query.astype(np.float32, copy=False)
         rows: npt.NDArray[np.intp] | None = None
-        if allowed is not None:
+        if allowed is not None or excluded:
             # Filter the scores, not the matrix: no copy of the matrix per query.
-            wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
-            rows = np.flatnonzero(np.isin(self.ids, wanted))
+            keep = np.ones(len(self), dtype=bool)
+            if allowed is not None:
+                keep &= np.isin(self.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+            if excluded:
+                gone = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
+                keep &= ~np.isin(self.ids, gone)
+            rows = np.flatnonzero(keep)
             if rows.shape[0] == 0:
                 return []
             scores = scores[rows]

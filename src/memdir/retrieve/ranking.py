@@ -67,12 +67,16 @@ def rank_chunks(
     vec_rank: dict[int, int] = {}
     if method is not SearchMethod.LEXICAL and query_vector is not None and embedder_id is not None:
         allowed: set[int] | None = None
+        excluded: set[int] | None = None
         if query.mode is not SearchMode.ANY:
             allowed = index.matching(match, filter, scope) if match is not None else set()
-        elif filter.restricts:
+        elif filter.types is not None or filter.tags:
             allowed = index.filtered(filter, scope)
+        elif filter.exclude:
+            # Only a few notes held back: name those, not every other chunk.
+            excluded = index.chunks_of(filter.excluded_ids(scope))
         vectors = index.vector_index(embedder_id)
-        vec_rank = _ranks(vectors.search(query_vector, params.vector_depth, allowed))
+        vec_rank = _ranks(vectors.search(query_vector, params.vector_depth, allowed, excluded))
     if method is SearchMethod.LEXICAL:
         scores = {cid: 1.0 / (params.k + r) for cid, r in lex_rank.items()}
     elif method is SearchMethod.VECTOR:
