@@ -93,3 +93,13 @@ def user(text: str, **extra: Any) -> dict[str, Any]:
 
 def assistant(text: str, **extra: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": text, **extra}
+
+
+#: A short conversation about deploys, the input of most extraction tests.
+TALK = [
+    user("Our deploys use the blue green strategy on the staging cluster"),
+    assistant("Noted: blue green deploys on staging."),
+    user("Also the release checklist lives in the wiki"),
+    assistant("I will remember where the checklist lives."),
+    user("Thanks, that is all for the deploy topic"),
+]

@@ -1,4 +1,5 @@
-"""Fixtures: the scripted chat server, a client for it, and Memory opened with given configs."""
+"""Fixtures: the scripted chat server, a client for it, and Memory opened with given configs
+(`memory`: extraction on stop and compaction)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from loopback import serving
 from memdir import Memory
 from memdir.extract import HttpChatClient
 
-from . import ChatServer
+from . import ON_STOP, ChatServer
 
 
 @pytest.fixture
@@ -49,3 +50,9 @@ def open_memory(project: Path, home: Path) -> Iterator[Callable[..., Memory]]:
     yield make
     for memory in opened:
         memory.close()
+
+
+@pytest.fixture
+def memory(open_memory: Callable[..., Memory]) -> Memory:
+    """A Memory that extracts on stop and on compaction."""
+    return open_memory(ON_STOP)

@@ -1017,3 +1017,8 @@ _NEG: list[tuple[str, str]] = [
 ]
 
 NEGATIVES: tuple[Negative, ...] = tuple(Negative(*row) for row in _NEG)
+
+
+def case_id(case: Positive | Negative) -> str:
+    """The pytest id of a corpus case."""
+    return case.id

@@ -1,9 +1,9 @@
-"""Extraction against hostile model answers: what reaches the disk is checked on the disk."""
+"""Tests for `extract/apply.py`: extraction against hostile model answers; what reaches the
+disk is checked on the disk."""
 
 from __future__ import annotations
 
 import json
-import py_compile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,17 +13,12 @@ import pytest
 from memdir import Memory
 from memdir.extract import BACKUP_REASON, ExtractionState, HttpChatClient
 
-from . import ON_STOP, ChatServer, Reply, assistant, completion, notes_answer, user
+from . import ON_STOP, TALK, ChatServer, completion, notes_answer, user
 
 AWS_KEY = "AKIA" + "Q7W2E9R4T6Y8U1I3"
+
+
 PASSWORD = "Xq7" + "-hunter-Plover-92"
-TALK = [
-    user("Our deploys use the blue green strategy on the staging cluster"),
-    assistant("Noted: blue green deploys on staging."),
-    user("Also the release checklist lives in the wiki"),
-    assistant("I will remember where the checklist lives."),
-    user("Thanks, that is all for the deploy topic"),
-]
 
 
 def memdir_files(*roots: Path) -> list[Path]:
@@ -37,11 +32,6 @@ def assert_nowhere(secret: str, *roots: Path) -> None:
 
 def run(memory: Memory, chat: HttpChatClient, conversation: Sequence[Mapping[str, Any]] = TALK):
     return memory.extract(conversation, chat, force=True)
-
-
-@pytest.fixture
-def memory(open_memory: Callable[..., Memory]) -> Memory:
-    return open_memory(ON_STOP)
 
 
 def test_creates_notes_and_resolves_new_links(
@@ -252,41 +242,3 @@ def test_an_update_is_dropped_if_the_file_changed_after_it_was_shown(memory: Mem
     assert result.updated == ()
     assert "changed since" in result.dropped[0].reason
     assert memory.read(note_id).body == "edited"
-
-
-def test_a_failing_model_reports_an_error_and_keeps_the_state(
-    memory: Memory, server: ChatServer, chat: HttpChatClient
-) -> None:
-    server.answer(Reply(503, b"{}"))
-    state = ExtractionState(1, None)
-    result = memory.extract(TALK, chat, state=state, force=True)
-    assert result.error is not None and "503" in result.error
-    assert result.state == state
-    server.answer(Reply(307, b"", {"Location": server.url}))
-    assert "redirect" in (memory.extract(TALK, chat, force=True).error or "")
-
-
-def test_a_broken_host_client_does_not_break_the_host(memory: Memory) -> None:
-    class Broken:
-        def complete(self, messages: Sequence[Mapping[str, Any]], *, json_mode: bool = False):
-            raise RuntimeError("boom")
-
-    result = memory.extract(TALK, Broken(), force=True)
-    assert result.error == "the model call failed: RuntimeError"
-
-
-def test_without_a_client_the_user_config_endpoint_is_used(
-    open_memory: Callable[..., Memory], server: ChatServer
-) -> None:
-    memory = open_memory(ON_STOP + f'[llm]\nurl = "{server.url}"\nmodel = "tiny"\n')
-    server.answer(notes_answer({"action": "create", "summary": "From config"}))
-    result = memory.extract(TALK)
-    assert len(result.created) == 1
-    assert server.seen[0].body["model"] == "tiny"
-    bare = open_memory("[memory.autoExtract]\nonStop = true\n")
-    assert "llm.url" in (bare.extract(TALK).error or "")
-
-
-def test_the_agent_loop_example_compiles(tmp_path: Path) -> None:
-    example = Path(__file__).parents[2] / "examples" / "agent_loop.py"
-    py_compile.compile(str(example), cfile=str(tmp_path / "agent_loop.pyc"), doraise=True)

@@ -1,0 +1,33 @@
+"""Tests for `guard/_names.py`: which key names are secret-sounding, and how they are labelled."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.guard._names import KeyClass, classify_key
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("DB_PASSWORD", KeyClass(True, "password assignment")),
+        ("dbPassword", KeyClass(True, "password assignment")),
+        ("PASSWORD_1", KeyClass(True, "password assignment")),
+        ("Passwort", KeyClass(True, "password assignment")),
+        ("密码", KeyClass(True, "password assignment")),
+        ("passphrase", KeyClass(True, "passphrase assignment", phrase=True)),
+        ("pass", KeyClass(True, "password assignment", strong=False)),
+        ("GITHUB_TOKEN", KeyClass(False, "GitHub token")),
+        ("session_token", KeyClass(False, "session token assignment")),
+        ("api_key", KeyClass(False, "API key assignment")),
+        ("AWS_SECRET_ACCESS_KEY", KeyClass(False, "AWS secret access key")),
+        ("stripe_secret_key", KeyClass(False, "Stripe secret key")),
+    ],
+)
+def test_secret_names_are_classified_and_labelled(name: str, expected: KeyClass) -> None:
+    assert classify_key(name) == expected
+
+
+@pytest.mark.parametrize("name", ["key", "monkey", "password_hint", "token_type", "", "username"])
+def test_ordinary_names_are_not_secret(name: str) -> None:
+    assert classify_key(name) is None

@@ -1,0 +1,36 @@
+"""Tests for `guard/_shapes.py`: private keys, JWTs, URLs, headers and command lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.guard._shapes import shape_hits
+
+from .corpus import ALNUM, PW_DB, jwt, pem_body, tok
+
+BEARER = tok("shape-bearer", ALNUM, 40)
+PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + pem_body("shape") + "\n-----END RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        (f"postgres://admin:{PW_DB}@db:5432/app", "connection string with password", PW_DB),
+        (f"mysql -u root -p{PW_DB}", "command-line password", PW_DB),
+        (f"Authorization: Bearer {BEARER}", "bearer token", BEARER),
+        (jwt("shape"), "JWT", jwt("shape")),
+        (PEM, "private key", PEM),
+    ],
+)
+def test_shapes_are_found_with_their_kind_and_span(text: str, kind: str, value: str) -> None:
+    (hit,) = shape_hits(text)
+    assert hit.kind == kind
+    assert text[hit.start : hit.end] == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["postgres://user:${PASS}@db/app", "https://example.com/path", "Bearer <token>", ""],
+)
+def test_references_and_plain_urls_are_not_shapes(text: str) -> None:
+    assert list(shape_hits(text)) == []

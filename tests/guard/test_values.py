@@ -1,0 +1,59 @@
+"""Tests for `guard/_values.py`: placeholders, randomness and password-likeness of a value."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdir.guard._values import (
+    class_count,
+    is_placeholder,
+    looks_random,
+    password_like,
+    plausible_password,
+    shannon_entropy,
+    switch_rate,
+)
+
+
+@pytest.mark.parametrize(
+    "value", ["aaaa", "${DB_PASSWORD}", "<your-token>", "changeme", "DB_PASSWORD", "", "  "]
+)
+def test_placeholders_and_references_carry_no_secret(value: str) -> None:
+    assert is_placeholder(value)
+    assert not looks_random(value)
+
+
+@pytest.mark.parametrize("value", ["Xq7-hunter-Plover-92", "hunter2", "k8Jd9qL2mZx4Vb7nR1tY"])
+def test_real_looking_passwords(value: str) -> None:
+    assert not is_placeholder(value)
+    assert plausible_password(value)
+    assert password_like(value)
+
+
+def test_only_a_machine_made_token_looks_random() -> None:
+    assert looks_random("k8Jd9qL2mZx4Vb7nR1tY")
+    assert not looks_random("Xq7-hunter-Plover-92")
+    assert not looks_random("correct horse")
+    assert not password_like("/usr/local/bin")
+
+
+def test_entropy_class_count_and_switch_rate() -> None:
+    assert shannon_entropy("") == 0.0
+    assert shannon_entropy("aaaa") == 0.0
+    assert shannon_entropy("ab") == 1.0
+    assert shannon_entropy("abcd") == 2.0
+    assert class_count("abc") == 1
+    assert class_count("aA1-") == 4
+    assert switch_rate("a") == 0.0
+    assert switch_rate("abc") == 0.0
+    assert switch_rate("aA") == 1.0
+    assert switch_rate("aA1") == 1.0
+
+
+@given(st.text(max_size=64))
+def test_measures_stay_in_their_ranges(value: str) -> None:
+    assert 0.0 <= shannon_entropy(value) <= max(len(value), 1)
+    assert 0 <= class_count(value) <= 4
+    assert 0.0 <= switch_rate(value) <= 1.0
