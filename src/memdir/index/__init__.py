@@ -1,1 +1,2 @@
-"""Derived SQLite search index: schema, tokenising, chunking, full-text and vectors."""
+"""Derived SQLite search index: schema, tokenising, query analysis and filters, chunking,
+full-text and vectors."""
