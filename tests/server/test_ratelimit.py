@@ -1,0 +1,60 @@
+"""Tests for `server/ratelimit.py`: per-account token buckets with an injected clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.server.ratelimit import RateLimiter, retry_after_header
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_burst_is_allowed_then_the_wait_is_told() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_minute=60, burst=3, clock=clock)
+    assert [limiter.check("a") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.check("a") == pytest.approx(1.0)
+    clock.now += 0.5
+    assert limiter.check("a") == pytest.approx(0.5)
+    clock.now += 0.5
+    assert limiter.check("a") == 0.0
+
+
+def test_accounts_have_their_own_buckets() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_minute=60, burst=1, clock=clock)
+    assert limiter.check("a") == 0.0
+    assert limiter.check("a") > 0
+    assert limiter.check("b") == 0.0
+
+
+def test_a_bucket_refills_up_to_the_burst_only() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_minute=60, burst=2, clock=clock)
+    limiter.check("a")
+    limiter.check("a")
+    clock.now += 3600 * 5  # long idle: the bucket is forgotten or full, never more
+    assert [limiter.check("a") for _ in range(3)][:2] == [0.0, 0.0]
+    assert limiter.check("a") > 0
+
+
+def test_rate_zero_switches_limiting_off() -> None:
+    limiter = RateLimiter(per_minute=0, burst=1, clock=Clock())
+    assert all(limiter.check("a") == 0.0 for _ in range(100))
+
+
+@pytest.mark.parametrize(("per_minute", "burst"), [(-1, 1), (10, 0)])
+def test_bad_settings_are_refused(per_minute: int, burst: int) -> None:
+    with pytest.raises(ValueError):
+        RateLimiter(per_minute=per_minute, burst=burst)
+
+
+@pytest.mark.parametrize(("wait", "header"), [(0.0, "1"), (0.2, "1"), (1.0, "1"), (1.01, "2")])
+def test_retry_after_is_whole_seconds_at_least_one(wait: float, header: str) -> None:
+    assert retry_after_header(wait) == header
