@@ -1,0 +1,55 @@
+"""Tests for `store/usage.py`: per-machine recall counts kept outside the notes."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from memdir.store import UsageStats
+
+
+def test_record_counts_each_recall_and_stamps_it(tmp_path: Path) -> None:
+    usage = UsageStats(tmp_path / "memory-usage")
+    usage.record("project-p1", ["a", "b"])
+    usage.record("project-p1", ["a"])
+    assert usage.counts("project-p1") == {"a": 2, "b": 1}
+    loaded = usage.load("project-p1")
+    assert loaded["a"]["last"] >= loaded["b"]["last"] > 0
+    path = tmp_path / "memory-usage" / "project-p1.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text("utf-8"))["b"]["recalled"] == 1
+
+
+def test_keys_are_kept_apart_and_nothing_is_written_for_no_ids(tmp_path: Path) -> None:
+    usage = UsageStats(tmp_path / "memory-usage")
+    usage.record("user", [])
+    assert not (tmp_path / "memory-usage").exists()
+    usage.record("user", iter(["x"]))
+    assert usage.counts("user") == {"x": 1}
+    assert usage.counts("project-other") == {}
+
+
+def test_forget_drops_one_note(tmp_path: Path) -> None:
+    usage = UsageStats(tmp_path / "memory-usage")
+    usage.record("user", ["x", "y"])
+    usage.forget("user", "x")
+    assert usage.counts("user") == {"y": 1}
+    usage.forget("user", "never-recorded")
+    usage.forget("no-such-key", "x")
+    assert usage.counts("user") == {"y": 1}
+
+
+def test_a_damaged_file_reads_as_empty_and_bad_entries_are_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "memory-usage"
+    root.mkdir()
+    (root / "broken.json").write_text("{not json", encoding="utf-8")
+    assert UsageStats(root).load("broken") == {}
+    (root / "list.json").write_text("[1, 2]", encoding="utf-8")
+    assert UsageStats(root).load("list") == {}
+    mixed = {"ok": {"recalled": 3, "last": 5}, "bad": {"recalled": "3"}, "worse": 7}
+    (root / "mixed.json").write_text(json.dumps(mixed), encoding="utf-8")
+    usage = UsageStats(root)
+    assert usage.counts("mixed") == {"ok": 3}
+    usage.record("mixed", ["ok"])
+    assert usage.counts("mixed") == {"ok": 4}
