@@ -42,9 +42,9 @@ from memdir.server.rules import open_storage
 from memdir.server.storage.base import Storage
 from memdir.store.atomic import atomic_write
 from memdir.store.project import load_project_id
-from memdir.sync.scope_pass import PassReport
 from memdir.sync.protocol import Manifest, rev_of
 from memdir.sync.replica import SyncRun
+from memdir.sync.scope_pass import PassReport
 from sync_server import RunningServer, add_user, auth_headers, running_server
 
 BACKENDS = ("dir", "postgres")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -74,9 +76,9 @@ def test_purge_keeps_revision_but_no_text(tmp_path: Path) -> None:
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
-    b = Baseline(tmp_path / "s.sqlite")
-    b._db.execute("UPDATE meta SET value='99' WHERE key='schema'")
-    b.close()
+    Baseline(tmp_path / "s.sqlite").close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "s.sqlite")) as db, db:
+        db.execute("UPDATE meta SET value='99' WHERE key='schema'")
     with pytest.raises(IntegrityError, match="newer memdir"):
         Baseline(tmp_path / "s.sqlite")
 

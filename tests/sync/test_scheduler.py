@@ -465,7 +465,9 @@ def test_the_thread_runs_a_touched_directory_survives_errors_and_stops() -> None
 
     coord = SyncCoordinator(run_pass, enabled=lambda: True, debounce=0.05, poll=3600.0)
     coord.add("user", always=True)
+    before = set(threading.enumerate())
     coord.start()
+    workers = [t for t in threading.enumerate() if t not in before and t.name == "memdir-sync"]
     try:
         assert first.wait(WAIT)
         coord.sync_now("user")  # the transient wait is an hour; sync now must still run
@@ -475,8 +477,8 @@ def test_the_thread_runs_a_touched_directory_survives_errors_and_stops() -> None
         assert second.wait(WAIT)
     finally:
         coord.stop(timeout=WAIT)
-    assert coord._thread is not None
-    assert not coord._thread.is_alive()
+    assert len(workers) == 1
+    assert not workers[0].is_alive()
 
 
 def test_switching_off_aborts_the_pass_in_flight() -> None:
