@@ -52,16 +52,7 @@ def test_the_drawn_tree_lists_every_class_once() -> None:
 def tree_params() -> list[object]:
     params: list[object] = []
     for name, parent, code in drawn_tree():
-        marks = []
-        if name == "SyncRefused":
-            marks.append(
-                pytest.mark.xfail(
-                    strict=True,
-                    reason="errors.py docstring draws SyncRefused under MemdirError; "
-                    "the class derives from Refused",
-                )
-            )
-        params.append(pytest.param(name, parent, code, marks=marks, id=name))
+        params.append(pytest.param(name, parent, code, id=name))
     return params
 
 

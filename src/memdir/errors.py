@@ -8,16 +8,16 @@
     ├── NotFound                no note, revision or backup by that name  exit 3
     ├── Refused                 the request is understood but not allowed exit 4
     │   ├── SecretRefused       the credential guard found a secret       exit 4
-    │   └── LimitExceeded       a §1.5 limit would be exceeded            exit 4
+    │   ├── LimitExceeded       a §1.5 limit would be exceeded            exit 4
+    │   └── SyncRefused         sync cannot run: off, signed out, wrong   exit 4
+    │       │                   account, erased account, bad token
+    │       └── IncompatibleVersion  client and server protocols differ   exit 4
     ├── Conflict                the state changed under the request       exit 5
     ├── Busy                    another writer holds the directory lock   exit 6
     ├── ParseError              a note file on disk cannot be parsed      exit 1
     ├── IntegrityError          a verification (audit, forget) failed     exit 7
     ├── SyncFailed              the sync server is unreachable or failing exit 8
     │   └── RateLimited         the server said 429; retry after a while  exit 8
-    ├── SyncRefused             sync cannot run: off, signed out, wrong   exit 4
-    │   │                       account, erased account, bad token
-    │   └── IncompatibleVersion client and server protocols do not match  exit 4
     ├── EmbedderUnavailable     no usable embedder (memdir.embed)         exit 1
     └── EmbeddingFailed         an embedding request failed (memdir.embed) exit 1
 
