@@ -258,7 +258,7 @@ def test_recall_never_raises(
     assert r == Recall()
     assert any("scoring exploded" in (rec.exc_text or "") for rec in caplog.records)
     monkeypatch.undo()
-    monkeypatch.setattr(Memory, "_all_notes", boom)
+    monkeypatch.setattr(mem.stores, "all_notes", boom)
     assert mem.recall("npm or pnpm?") == Recall()
     assert mem.recall(None, history=[{"metadata": 5}]) == Recall()  # type: ignore[arg-type]
 
