@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
 import traceback
 import uuid
 from collections.abc import Iterator
@@ -184,17 +183,14 @@ def test_an_unparsable_dsn_is_not_echoed() -> None:
 # -- writes ----------------------------------------------------------------------------
 
 
-def test_a_bulk_put_of_5000_objects_is_fast(storage: PostgresStorage) -> None:
+def test_a_bulk_put_of_5000_objects_stores_them_all(storage: PostgresStorage) -> None:
+    # Its speed is a figure of bench/sync.py (initial upload), not a wall-clock assertion.
     objects = []
     for number in range(5000):
         data = f"---\nid: note-{number}\n---\n{'body text é ' * 90}{number}\n".encode()
         objects.append((f"note-{number}", rev_of(data), data))
 
-    started = time.perf_counter()
     storage.put_objects("alice", "user", objects)
-    elapsed = time.perf_counter() - started
-
-    assert elapsed < 3.0, f"5,000 objects took {elapsed:.2f} s"
     got = storage.objects("alice", "user", {rev: note_id for note_id, rev, _ in objects})
     assert got == {rev: data for _, rev, data in objects}
 
