@@ -127,4 +127,5 @@ def test_help_imports_no_command_module() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "Commands:" in result.stdout
-    assert result.stderr.strip() == "['memdir.cli.errors', 'memdir.cli.group', 'memdir.cli.main']"
+    loaded = ["memdir.cli.errors", "memdir.cli.group", "memdir.cli.main", "memdir.cli.options"]
+    assert result.stderr.strip() == str(loaded)

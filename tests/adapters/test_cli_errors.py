@@ -18,7 +18,7 @@ import memdir.cli
 from memdir.cli.errors import ErrorWithDetails, Outcome, render_hint
 from memdir.cli.group import MemdirGroup
 from memdir.cli.main import AppContext, main
-from memdir.cli.output import json_option
+from memdir.cli.options import json_option
 from memdir.errors import ConfigError, MemdirError, NotFound, Remedy, exit_code_for
 
 Invoke = Callable[..., Result]

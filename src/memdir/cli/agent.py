@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memdir.cli.output import console, emit_json, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json
 from memdir.errors import InvalidInput
 
 if TYPE_CHECKING:

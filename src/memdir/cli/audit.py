@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 from memdir.cli.errors import Outcome
-from memdir.cli.output import console, emit_json, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json
 from memdir.errors import EXIT_INTEGRITY
 
 if TYPE_CHECKING:

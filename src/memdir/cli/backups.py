@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json, fmt_ms
 
 if TYPE_CHECKING:
     from memdir import Memory

@@ -10,7 +10,8 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from memdir.cli.output import console, emit_json, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json
 from memdir.core import Scope
 from memdir.errors import SecretRefused
 

@@ -8,7 +8,8 @@ import click
 from rich.markup import escape
 
 from memdir.cli.errors import Outcome
-from memdir.cli.output import console, emit_json, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json
 from memdir.errors import EXIT_ERROR
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ problems, a sync pass left conflicts), or raises a `MemdirError` — or an
 `ErrorWithDetails` when its JSON error document carries more than the error.
 
 Whether the command was asked for ``--json`` is recorded in the click context's shared
-`meta` by the ``--json`` option itself (`note_json_flag`), so the map can answer in the
+`meta` by the ``--json`` option itself (memdir.cli.options), so the map answers in the
 form the failing command was asked for, whichever subcommand it is.
 
 Kept light at import time (no rich, no Memory): the group imports it on every call.
@@ -19,21 +19,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-import click
-
 from memdir.errors import MemdirError, Remedy, exit_code_for
 
 __all__ = [
     "ErrorWithDetails",
     "Outcome",
     "error_document",
-    "note_json_flag",
     "render_hint",
     "report_error",
-    "wants_json",
 ]
-
-_JSON_KEY = "memdir.cli.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +105,3 @@ def report_error(
         message = f"{error} ({hint})" if hint is not None else str(error)
         err_console.print(Text.assemble(("error: ", "bold red"), message))
     return exit_code_for(error)
-
-
-def note_json_flag(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    """The ``--json`` option's callback: remember for the error map which form was asked."""
-    ctx.meta[_JSON_KEY] = value
-    return value
-
-
-def wants_json(ctx: click.Context) -> bool:
-    """True when the command being run (the innermost parsed so far) was given ``--json``."""
-    return bool(ctx.meta.get(_JSON_KEY, False))

@@ -20,7 +20,8 @@ from typing import Any
 
 import click
 
-from memdir.cli.errors import ErrorWithDetails, Outcome, report_error, wants_json
+from memdir.cli.errors import ErrorWithDetails, Outcome, report_error
+from memdir.cli.options import wants_json
 from memdir.errors import MemdirError
 
 __all__ = ["CommandSpec", "LazyCommands", "MemdirGroup"]

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json, fmt_ms
 from memdir.core.vocab import Scope, choices
 from memdir.mcp import grants as grant_api
 from memdir.mcp.install import CLIENTS

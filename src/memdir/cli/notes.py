@@ -10,7 +10,8 @@ import click
 from rich.markup import escape
 
 from memdir.cli.errors import ErrorWithDetails, Outcome
-from memdir.cli.output import console, emit_json, fmt_ms, json_option, short
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json, fmt_ms, short
 from memdir.core.vocab import NoteType, Scope, choices
 from memdir.errors import EXIT_ERROR, InvalidInput
 

@@ -5,23 +5,17 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import click
 from rich.console import Console
 
-from memdir.cli.errors import note_json_flag
-
-__all__ = ["console", "emit_json", "err_console", "fmt_ms", "json_option", "jsonable", "short"]
+__all__ = ["console", "emit_json", "err_console", "fmt_ms", "jsonable", "short"]
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def jsonable(value: Any) -> Any:
@@ -57,14 +51,3 @@ def fmt_ms(ms: int) -> str:
 def short(rev: str | None) -> str:
     """A revision shortened for people."""
     return rev[:12] if rev else "—"
-
-
-def json_option(func: Callable[P, R]) -> Callable[P, R]:
-    """Add `--json` (machine-readable output, errors included) to a command."""
-    return click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        callback=note_json_flag,
-        help="Print machine-readable JSON on stdout.",
-    )(func)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from memdir.cli.output import console, emit_json, err_console, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json, err_console
 from memdir.core.vocab import Scope, SearchMethod, SearchMode, choices
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from memdir.cli.output import console, emit_json, fmt_ms, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json, fmt_ms
 from memdir.errors import InvalidInput
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ import click
 from rich.markup import escape
 
 from memdir.cli.errors import Outcome
-from memdir.cli.output import console, emit_json, fmt_ms, json_option
+from memdir.cli.options import json_option
+from memdir.cli.output import console, emit_json, fmt_ms
 from memdir.core.vocab import KeepSide, Scope, choices
 from memdir.errors import EXIT_CONFLICT, EXIT_REFUSED, InvalidInput
 
