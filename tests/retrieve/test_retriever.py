@@ -235,3 +235,12 @@ def test_plain_strings_are_accepted_at_the_boundary(setup: tuple[Retriever, Stor
         _stores(project), QUERY, limit=3, mode=SearchMode.ALL, method=SearchMethod.LEXICAL
     )
     assert a == b
+
+
+def test_hits_carry_the_notes_type_and_tags(setup: tuple[Retriever, Store, Store]) -> None:
+    retriever, project, _ = setup
+    hits = retriever.search(_stores(project), QUERY, limit=20, mode="any", method="lexical")
+    by_id = {h.note_id: h for h in hits}
+    assert by_id["strong-00"].type is NoteType.PROJECT and by_id["strong-00"].tags == ("ops",)
+    assert by_id["weak-01"].type is NoteType.REFERENCE
+    assert by_id["weak-01"].tags == ("Garden", "Docs")  # as written, not case-folded

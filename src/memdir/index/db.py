@@ -33,7 +33,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memdir.core import Note, Scope, parse_note
+from memdir.core import Note, NoteType, Scope, parse_note
 from memdir.errors import ParseError
 from memdir.index.chunking import chunk_body
 from memdir.index.query import SearchFilter
@@ -85,6 +85,9 @@ class ChunkRow:
     rev: str
     summary: str
     updated_at: int
+    #: The note's type and tags (as written), so a hit can show them without a file read.
+    type: NoteType | None = None
+    tags: tuple[str, ...] = ()
 
 
 def _settled(known: Known) -> dict[str, Stamp] | None:
@@ -481,7 +484,7 @@ class SearchIndex:
         return out
 
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
-        """Chunk rows with their note's revision and summary, by chunk id."""
+        """Chunk rows with their note's revision, summary, type and tags, by chunk id."""
         wanted = list(dict.fromkeys(ids))
         out: dict[int, ChunkRow] = {}
         with self._lock:
@@ -490,11 +493,24 @@ class SearchIndex:
                 marks = ",".join("?" * len(part))
                 for r in self._conn.execute(
                     "SELECT c.id, c.note_id, c.ord, c.chunk_hash, c.start, c.end_, c.text, n.rev, "
-                    "n.summary, n.updated_at FROM chunks c JOIN notes n USING(note_id) "
-                    f"WHERE c.id IN ({marks})",
+                    "n.summary, n.updated_at, n.type, n.tags FROM chunks c "
+                    f"JOIN notes n USING(note_id) WHERE c.id IN ({marks})",
                     part,
                 ):
-                    out[int(r[0])] = ChunkRow(*r)
+                    out[int(r[0])] = ChunkRow(
+                        chunk_id=int(r[0]),
+                        note_id=r[1],
+                        ord=r[2],
+                        chunk_hash=r[3],
+                        start=r[4],
+                        end=r[5],
+                        text=r[6],
+                        rev=r[7],
+                        summary=r[8],
+                        updated_at=r[9],
+                        type=NoteType(r[10]) if r[10] else None,
+                        tags=tuple(json.loads(r[11])),
+                    )
         return out
 
     def stored_terms(self, ids: Iterable[int]) -> dict[int, tuple[list[str], list[str], list[str]]]:

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.config import EmbedSettings
-from memdir.core import Note, Scope
+from memdir.core import Note, NoteType, Scope
 from memdir.core.vocab import SearchMethod, SearchMode, choices
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
 from memdir.errors import InvalidInput
@@ -75,6 +75,8 @@ class Hit:
     superseded_by: str | None = None
     #: How the note matched: "words" (full-text), "meaning" (vectors) or "both".
     match: str = "words"
+    type: NoteType | None = None
+    tags: tuple[str, ...] = ()
 
 
 def _match(item: RankedChunk) -> str:
@@ -426,6 +428,8 @@ class Retriever:
                     revision=item.row.rev,
                     superseded_by=superseded[store.state_key].get(item.row.note_id),
                     match=_match(item),
+                    type=item.row.type,
+                    tags=item.row.tags,
                 )
             )
             if len(hits) == limit:
