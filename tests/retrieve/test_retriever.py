@@ -239,6 +239,7 @@ def test_plain_strings_are_accepted_at_the_boundary(setup: tuple[Retriever, Stor
 
 def test_hits_carry_the_notes_type_and_tags(setup: tuple[Retriever, Store, Store]) -> None:
     retriever, project, _ = setup
+    retriever.params = FusionParams()  # deep enough to see every candidate
     hits = retriever.search(_stores(project), QUERY, limit=20, mode="any", method="lexical")
     by_id = {h.note_id: h for h in hits}
     assert by_id["strong-00"].type is NoteType.PROJECT and by_id["strong-00"].tags == ("ops",)
