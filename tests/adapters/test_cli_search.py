@@ -26,6 +26,8 @@ HIT_FIELDS = {
     "revision",
     "superseded_by",
     "match",
+    "type",
+    "tags",
 }
 CHUNK_FIELDS = {"note_id", "revision", "chunk_hash", "start", "end", "score", "source"}
 REINDEX_FIELDS = {"notes", "chunks", "embedded", "embedder", "seconds"}
@@ -67,6 +69,7 @@ def test_search_json_fields(cli: Invoke, notes: dict[str, str]) -> None:
     assert [h["note_id"] for h in hits] == [notes["pricing"]]
     assert set(hits[0]) == HIT_FIELDS
     assert hits[0]["scope"] == "project" and hits[0]["match"] == "words"
+    assert hits[0]["type"] is None and hits[0]["tags"] == []
     assert _json(cli("search", "zzzunmatched", "--method", "lexical", "--json")) == []
 
 
