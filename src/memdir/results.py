@@ -9,18 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-from memdir.core import Note, Scope
+from memdir.core import Note, NoteType, Scope
 from memdir.errors import IntegrityError
-
-if TYPE_CHECKING:
-    from memdir.retrieve import Neighbour
 
 __all__ = [
     "AuditReport",
     "BackupRecord",
     "BatchResult",
+    "Chunk",
     "ConflictView",
     "CurrentNote",
     "DoctorReport",
@@ -28,9 +26,13 @@ __all__ = [
     "ForgetPlan",
     "ForgetResult",
     "HistoryEntry",
+    "Hit",
     "Link",
     "LinkReport",
+    "Neighbour",
     "PassReport",
+    "Recall",
+    "ReindexStats",
     "Resolution",
     "RestoreResult",
     "ScopeStatus",
@@ -291,3 +293,74 @@ class Resolution:
     kept: str
     new_id: str | None
     backup_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A note found by `search`: its best chunk decides the score and the snippet."""
+
+    note_id: str
+    score: float
+    snippet: str
+    scope: Scope
+    path: str
+    summary: str
+    revision: str
+    superseded_by: str | None = None
+    #: How the note matched: "words" (full-text), "meaning" (vectors) or "both".
+    match: str = "words"
+    type: NoteType | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A chunk found by `retrieve`, with where it lives in its file."""
+
+    note_id: str
+    revision: str
+    chunk_hash: str
+    start: int
+    end: int
+    score: float
+    source: str
+    scope: Scope
+    path: str
+    text: str
+    summary: str
+    match: str = "words"
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexStats:
+    """What `reindex` did."""
+
+    notes: int
+    chunks: int
+    embedded: int
+    embedder: str | None
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """An existing note close to a given one."""
+
+    note_id: str
+    summary: str
+    scope: Scope | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """What recall attaches to one user message; empty (falsy `count`) in the normal case."""
+
+    #: The ``<recalled-memory>…</recalled-memory>`` text ("" when nothing is attached).
+    block: str = ""
+    note_ids: tuple[str, ...] = ()
+    #: What the host stores on the message, so a resumed session does not attach them again.
+    metadata: dict[str, Any] = field(default_factory=dict)
+    count: int = 0
+    #: What a frontend shows: "recalled N memories" ("" when nothing is attached).
+    label: str = ""

@@ -45,7 +45,7 @@ class AgentView:
 
     def prompt_index(self) -> str:
         """§4.1: one line per note, newest first, within `memory.indexChars`; rest counted."""
-        from memdir.retrieve.recall import prompt_index
+        from memdir.retrieve import prompt_index
 
         return prompt_index(self.notes(), self.settings.index_chars)
 
@@ -53,7 +53,7 @@ class AgentView:
         self, message: str, history: Sequence[Mapping[str, Any]], *, is_subagent: bool
     ) -> Recall:
         """§4.2: the notes to attach to a user message; never raises (failures are logged)."""
-        from memdir.retrieve.recall import Recall, Recaller, recalled_ids
+        from memdir.retrieve import Recall, Recaller, recalled_ids
 
         if is_subagent or not self.settings.recall.enabled:
             return Recall()

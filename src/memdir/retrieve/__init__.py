@@ -1,38 +1,36 @@
 """Ranking notes against text: lexical, vector and hybrid search, recall, nearest notes.
 
-The layer above imports only from here, never from retrieve's modules.
+The layer above imports only from here, never from retrieve's modules. The names are
+imported on first use (PEP 562): recall and the prompt index need neither numpy nor
+the embedder, so `memdir recall` does not pay for them.
 """
 
-from memdir.core.vocab import SearchMethod, SearchMode
-from memdir.index.query import AnalysedQuery, SearchFilter, analyse
-from memdir.retrieve.recall import (
-    Recall,
-    Recaller,
-    prompt_index,
-    recalled_ids,
-    render_recall,
-    superseded_ids,
-)
-from memdir.retrieve.retriever import (
-    QUERY_EMBED_BUDGET,
-    Chunk,
-    Hit,
-    Progress,
-    ReindexStats,
-    Retriever,
-    usage_bonus,
-)
-from memdir.retrieve.similar import DUPLICATE_THRESHOLD, Neighbour
+from __future__ import annotations
 
-#: Deprecated: the values of `SearchMode` (kept until every caller uses the enum).
-MODES: tuple[str, ...] = tuple(m.value for m in SearchMode)
-#: Deprecated: the values of `SearchMethod` (kept until every caller uses the enum).
-METHODS: tuple[str, ...] = tuple(m.value for m in SearchMethod)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memdir.core.vocab import SearchMethod, SearchMode
+    from memdir.index.query import AnalysedQuery, SearchFilter, analyse
+    from memdir.results import Chunk, Hit, Neighbour, Recall, ReindexStats
+    from memdir.retrieve.recall import (
+        Recaller,
+        prompt_index,
+        recalled_ids,
+        render_recall,
+        superseded_ids,
+    )
+    from memdir.retrieve.retriever import (
+        QUERY_EMBED_BUDGET,
+        Progress,
+        Retriever,
+        usage_bonus,
+    )
+    from memdir.retrieve.similar import DUPLICATE_THRESHOLD
 
 __all__ = [
     "DUPLICATE_THRESHOLD",
-    "METHODS",
-    "MODES",
     "QUERY_EMBED_BUDGET",
     "AnalysedQuery",
     "Chunk",
@@ -53,3 +51,40 @@ __all__ = [
     "superseded_ids",
     "usage_bonus",
 ]
+
+#: Where each name is defined.
+_EXPORTS: dict[str, str] = {
+    "DUPLICATE_THRESHOLD": "memdir.retrieve.similar",
+    "QUERY_EMBED_BUDGET": "memdir.retrieve.retriever",
+    "AnalysedQuery": "memdir.index.query",
+    "Chunk": "memdir.results",
+    "Hit": "memdir.results",
+    "Neighbour": "memdir.results",
+    "Progress": "memdir.retrieve.retriever",
+    "Recall": "memdir.results",
+    "Recaller": "memdir.retrieve.recall",
+    "ReindexStats": "memdir.results",
+    "Retriever": "memdir.retrieve.retriever",
+    "SearchFilter": "memdir.index.query",
+    "SearchMethod": "memdir.core.vocab",
+    "SearchMode": "memdir.core.vocab",
+    "analyse": "memdir.index.query",
+    "prompt_index": "memdir.retrieve.recall",
+    "recalled_ids": "memdir.retrieve.recall",
+    "render_recall": "memdir.retrieve.recall",
+    "superseded_ids": "memdir.retrieve.recall",
+    "usage_bonus": "memdir.retrieve.retriever",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memdir.retrieve' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

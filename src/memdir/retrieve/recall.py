@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -39,6 +39,7 @@ from memdir.core.links import LINK_PATTERN
 from memdir.guidance import EMPTY_INDEX
 from memdir.index.query import AnalysedQuery, analyse
 from memdir.index.tokenize import query_terms
+from memdir.results import Recall
 
 __all__ = [
     "BODY_WEIGHT",
@@ -157,20 +158,6 @@ def recalled_ids(history: Iterable[Mapping[str, Any]]) -> frozenset[str]:
 
 
 # -- scoring ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Recall:
-    """What recall attaches to one user message; empty (falsy `count`) in the normal case."""
-
-    #: The ``<recalled-memory>…</recalled-memory>`` text ("" when nothing is attached).
-    block: str = ""
-    note_ids: tuple[str, ...] = ()
-    #: What the host stores on the message, so a resumed session does not attach them again.
-    metadata: dict[str, Any] = field(default_factory=dict)
-    count: int = 0
-    #: What a frontend shows: "recalled N memories" ("" when nothing is attached).
-    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)

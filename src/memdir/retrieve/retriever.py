@@ -21,20 +21,20 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from memdir.config import EmbedSettings
-from memdir.core import Note, NoteType, Scope
+from memdir.core import Note, Scope
 from memdir.core.vocab import SearchMethod, SearchMode, choices
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
 from memdir.errors import InvalidInput
 from memdir.index.db import ChunkRow, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
 from memdir.index.tokenize import index_terms
+from memdir.results import Chunk, Hit, ReindexStats
 from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.ranking import DEFAULT_PARAMS, NO_FILTER, RankedChunk, rank_chunks
 from memdir.retrieve.similar import Neighbour, similarity
@@ -61,57 +61,10 @@ USAGE_MAX_BONUS = 0.0002
 Progress = Callable[[str, int, int], None]
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A note found by `search`: its best chunk decides the score and the snippet."""
-
-    note_id: str
-    score: float
-    snippet: str
-    scope: Scope
-    path: str
-    summary: str
-    revision: str
-    superseded_by: str | None = None
-    #: How the note matched: "words" (full-text), "meaning" (vectors) or "both".
-    match: str = "words"
-    type: NoteType | None = None
-    tags: tuple[str, ...] = ()
-
-
 def _match(item: RankedChunk) -> str:
     if item.lexical_rank is not None and item.vector_rank is not None:
         return "both"
     return "words" if item.lexical_rank is not None else "meaning"
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """A chunk found by `retrieve`, with where it lives in its file."""
-
-    note_id: str
-    revision: str
-    chunk_hash: str
-    start: int
-    end: int
-    score: float
-    source: str
-    scope: Scope
-    path: str
-    text: str
-    summary: str
-    match: str = "words"
-
-
-@dataclass(frozen=True, slots=True)
-class ReindexStats:
-    """What `reindex` did."""
-
-    notes: int
-    chunks: int
-    embedded: int
-    embedder: str | None
-    seconds: float
 
 
 def _mode(value: SearchMode | str) -> SearchMode:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
 
-from memdir.core import Note, Scope
+from memdir.core import Note
 from memdir.index.tokenize import query_terms
+from memdir.results import Neighbour
 
 __all__ = ["DUPLICATE_THRESHOLD", "Neighbour", "similarity", "terms"]
 
@@ -65,16 +65,6 @@ def _cosine(a: _Vector, b: _Vector) -> float:
         ca, cb = cb, ca
     dot = sum(count * cb[term] for term, count in ca.items() if term in cb)
     return dot / (na * nb) if dot else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbour:
-    """An existing note close to a given one."""
-
-    note_id: str
-    summary: str
-    scope: Scope | None
-    score: float
 
 
 def similarity(a: Note, b: Note) -> float:
