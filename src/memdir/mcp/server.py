@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -21,7 +22,7 @@ from memdir.errors import InvalidInput, MemdirError, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
 from memdir.mcp.grants import GrantStore, read_grant_file
-from memdir.mcp.tools import register_tools
+from memdir.mcp.tools import register_tools, remedy_text
 from memdir.memory import Memory
 
 __all__ = ["build_server", "parse_http_address", "serve"]
@@ -66,7 +67,8 @@ class _Guard:
         try:
             access = self.gate.resolve(_headers(ctx))
         except MemdirError as exc:
-            message = f"refused: {exc}"
+            hint = f" ({remedy_text(exc.hint)})" if exc.hint is not None else ""
+            message = f"refused: {exc}{hint}"
             if ctx.method == "tools/call":
                 return CallToolResult(
                     content=[TextContent(type="text", text=message)], is_error=True
@@ -97,7 +99,8 @@ def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
             raise Refused("no access was resolved for this call")
         if access.scope != "both":
             return f"This grant covers the {access.scope} scope only: use memory_search."
-        return memory.prompt_index()
+        # Scanning the note files blocks: keep the event loop free for other requests.
+        return await anyio.to_thread.run_sync(memory.prompt_index)
 
     async def guidance() -> str:
         return GUIDANCE
