@@ -98,6 +98,8 @@ class MemdirError(Exception):
     """Raised for any failure memdir reports on purpose; the root of the tree."""
 
     exit_code: int = EXIT_ERROR
+    #: What the caller can do next (set by `__init__`; the class default is "nothing").
+    hint: Remedy | None = None
 
     def __init__(self, message: str = "", *, hint: Remedy | None = None) -> None:
         super().__init__(message)

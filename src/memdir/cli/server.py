@@ -142,9 +142,9 @@ def serve(
         sys.stdout.flush()
 
     try:
-        service = SyncRules(storage, quotas)
+        rules = SyncRules(storage, quotas)
         limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
-        run_server(create_app(service, Accounts(data), limiter), host, port, ready)
+        run_server(create_app(rules, Accounts(data), limiter), host, port, ready)
     finally:
         storage.close()
 

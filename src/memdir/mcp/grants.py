@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.core import AccessLevel, choices
+from memdir.core import AccessLevel, Scope, choices
 from memdir.errors import InvalidInput, NotFound, Refused, Remedy
 from memdir.memory import Memory
 from memdir.store.atomic import (
@@ -43,7 +43,8 @@ __all__ = [
     "revoke_grant",
 ]
 
-GRANT_SCOPES: tuple[str, ...] = ("project", "user", "both")
+#: A grant covers one scope or both.
+GRANT_SCOPES: tuple[str, ...] = (*choices(Scope), "both")
 MIN_MINUTES, MAX_MINUTES = 1, 60
 _FORMAT = "memdir-mcp-grant/1"
 _TOKEN_BYTES = 32

@@ -292,14 +292,14 @@ def _user(request: Request) -> str:
 
 
 def create_app(
-    service: SyncRules,
+    rules: SyncRules,
     accounts: Accounts,
     limiter: RateLimiter,
     *,
     max_request_bytes: int | None = None,
 ) -> FastAPI:
-    """The sync server's ASGI app over `service`, authenticating with `accounts`."""
-    quotas = service.quotas
+    """The sync server's ASGI app over `rules`, authenticating with `accounts`."""
+    quotas = rules.quotas
     app = FastAPI(
         title="memdir sync server",
         version=__version__,
@@ -315,22 +315,22 @@ def create_app(
     @router.get("/memory/identity", response_model=Identity)
     def identity(request: Request) -> Response:
         """Who the token belongs to, the protocol range and the quotas."""
-        return _json(service.identity(_user(request)))
+        return _json(rules.identity(_user(request)))
 
     @router.post("/memory/snapshot", response_model=Snapshot)
     def snapshot(request: Request, body: SnapshotRequest) -> Response:
         """A scope's manifest, plus the texts the client lacks (up to the response quota)."""
-        return _json(service.snapshot(_user(request), body))
+        return _json(rules.snapshot(_user(request), body))
 
     @router.post("/memory/commit", response_model=CommitResult)
     def commit(request: Request, body: CommitRequest) -> Response:
         """Apply every change or none."""
-        return _json(service.commit(_user(request), body))
+        return _json(rules.commit(_user(request), body))
 
     @router.post("/admin/erase", response_model=EraseResult)
     def erase(body: EraseRequest) -> Response:
         """Erase an account: marker first, then its data; its token is refused from then on."""
-        return _json(service.erase(body.user))
+        return _json(rules.erase(body.user))
 
     app.include_router(router)
     _install_handlers(app, quotas)

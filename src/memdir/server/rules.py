@@ -61,12 +61,12 @@ log = logging.getLogger(__name__)
 
 
 def now_ms() -> int:
-    """The wall clock in Unix milliseconds (the default service clock)."""
+    """The wall clock in Unix milliseconds (the default clock of the rules)."""
     return int(time.time() * 1000)
 
 
 class Rejection(Exception):
-    """Raised when the service refuses a request; `status` and `code` are the HTTP answer."""
+    """Raised when the rules refuse a request; `status` and `code` are the HTTP answer."""
 
     def __init__(
         self,

@@ -26,14 +26,14 @@ __all__ = ["BatchResult", "commit_first", "write_batch"]
 
 
 def _check_in_sync(
-    engine: ScopePass, ids: list[str], server: ServerView
+    scope_pass: ScopePass, ids: list[str], server: ServerView
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The server's and this machine's revision of each note (absent: none); Conflict when
     any is not fully in sync."""
-    here = engine.local_state()
+    here = scope_pass.local_state()
     revs, unknown = here.revs, here.unknown
-    bases = engine.baseline.bases()
-    held = {c.id for c in engine.baseline.conflicts()}
+    bases = scope_pass.baseline.bases()
+    held = {c.id for c in scope_pass.baseline.conflicts()}
     out: dict[str, str] = {}
     for note_id in ids:
         local, base, remote = revs.get(note_id), bases.get(note_id), server.live.get(note_id)
@@ -48,17 +48,19 @@ def _check_in_sync(
     return out, {i: revs[i] for i in ids if i in revs}
 
 
-def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: str) -> BatchResult:
+def commit_first(
+    scope_pass: ScopePass, writes: Mapping[str, Note | None], reason: str
+) -> BatchResult:
     """Commit `writes` (note id -> new note, None: delete) to the server, then write them here."""
     ids = sorted(writes)
-    server = engine.snapshot(set(engine.baseline.bases().values()), True, full=True)
+    server = scope_pass.snapshot(set(scope_pass.baseline.bases().values()), True, full=True)
     assert server is not None  # a full listing is never `unchanged`
-    remote, local = _check_in_sync(engine, ids, server)
+    remote, local = _check_in_sync(scope_pass, ids, server)
     # Every check a local write makes (the credential guard, limits, case clashes) runs
     # before anything is sent: a refused note must not reach the server either.
     for note in writes.values():
         if note is not None:
-            engine.store.admit(note)
+            scope_pass.store.admit(note)
     changes: list[Change] = []
     payload: dict[str, bytes] = {}
     for note_id in ids:
@@ -78,7 +80,7 @@ def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: s
                 text=data.decode("utf-8"),
             )
         )
-    quota = engine.client.quotas.max_changes
+    quota = scope_pass.client.quotas.max_changes
     if len(changes) > quota:
         raise LimitExceeded(
             f"the batch changes {len(changes)} notes; the server takes {quota} per commit, and "
@@ -87,8 +89,8 @@ def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: s
     version = server.version
     if changes:
         try:
-            result = engine.client.commit(
-                CommitRequest(scope=engine.scope, version=version, changes=changes)
+            result = scope_pass.client.commit(
+                CommitRequest(scope=scope_pass.scope, version=version, changes=changes)
             )
         except Stale:
             raise Conflict(
@@ -96,7 +98,7 @@ def commit_first(engine: ScopePass, writes: Mapping[str, Note | None], reason: s
                 hint=Remedy.SYNC_NOW,
             ) from None
         version = result.version
-    return _write_here(engine, writes, payload, local, version, server, reason)
+    return _write_here(scope_pass, writes, payload, local, version, server, reason)
 
 
 def write_batch(
@@ -140,7 +142,7 @@ def write_batch(
 
 
 def _write_here(
-    engine: ScopePass,
+    scope_pass: ScopePass,
     writes: Mapping[str, Note | None],
     payload: dict[str, bytes],
     local: dict[str, str],
@@ -154,8 +156,8 @@ def _write_here(
     merges it with the batch's version on the server): never last-writer-wins.
     """
     out = BatchResult(version=version)
-    write_batch(engine.store, writes, reason, out, payload=payload, expected=local)
-    baseline = engine.baseline
+    write_batch(scope_pass.store, writes, reason, out, payload=payload, expected=local)
+    baseline = scope_pass.baseline
     with baseline.transaction():
         remote = dict(server.remote)
         for note_id in writes:

@@ -5,7 +5,7 @@ account and server origin that synced it; signed in elsewhere, that scope pauses
 says why (§7.1) — there is no one-click rebinding. Resolving a conflict only changes
 this machine (the note file and the baseline); the next pass uploads the outcome.
 
-The HTTP client, the pass engine and the wire models (httpx, pydantic, merge3) are
+The HTTP client, the pass scope_pass and the wire models (httpx, pydantic, merge3) are
 imported by the methods that talk to a server: reading the switch, the status or the
 held conflicts (every agent view does) must not pay for them.
 """
@@ -213,7 +213,7 @@ class Replica:
                     run.paused[scope.value] = paused
                     continue
                 baseline = self._baseline(scope)
-                engine = ScopePass(
+                scope_pass = ScopePass(
                     self._stores[scope],
                     baseline,
                     client,
@@ -227,7 +227,7 @@ class Replica:
                         # Bound before the first pass writes anything: a pass that fails
                         # half-way still ties these notes to this account (§7.1).
                         baseline.bind(Binding(credentials.user, client.origin))
-                    report = engine.run()
+                    report = scope_pass.run()
                 run.reports.append(report)
         return run
 
@@ -250,11 +250,11 @@ class Replica:
         if baseline is None or baseline.binding is None or self._paused(scope, credentials):
             return None
         with self._client(credentials) as client:
-            engine = ScopePass(
+            scope_pass = ScopePass(
                 self._stores[scope], baseline, client, self._ref(scope), clock=self._clock
             )
             with self._pass_lock(scope):
-                return commit_first(engine, writes, reason)
+                return commit_first(scope_pass, writes, reason)
 
     # -- conflicts -------------------------------------------------------------------
 

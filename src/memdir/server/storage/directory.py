@@ -17,7 +17,7 @@ Writers (`put_objects`, `swap_manifest`) hold a shared `flock` on the user's loc
 and check the erase marker under it; `erase` holds it exclusively. So once `erase`
 has run, no write that started before the marker can land afterwards: it either
 finished before the deletion or sees the marker and does nothing (a swap then
-reports False, and the service finds the account erased).
+reports False, and the rules find the account erased).
 
 Every name that becomes a path is validated first: user names, scope keys, note ids
 and revisions cannot climb out of `root`.

@@ -268,7 +268,7 @@ class PostgresStorage:
     def swap_manifest(self, user: str, scope: str, expected: int, manifest: Manifest) -> bool:
         """Replace the manifest if its version is still `expected`; False when it moved on.
 
-        Also False once the user's erase marker exists (the service then refuses the user).
+        Also False once the user's erase marker exists (the rules then refuse the user).
         """
         if manifest.version <= expected:
             raise ValueError(
