@@ -91,7 +91,9 @@ def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
         log_level="WARNING",
         middleware=[_Guard(gate)],
     )
-    register_tools(server, memory)
+    # One call into `memory` at a time, each in a worker thread (see mcp.tools._wrap).
+    limiter = anyio.CapacityLimiter(1)
+    register_tools(server, memory, limiter)
 
     async def prompt_index() -> str:
         access = CURRENT.get()
@@ -100,7 +102,7 @@ def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
         if access.scope != "both":
             return f"This grant covers the {access.scope} scope only: use memory_search."
         # Scanning the note files blocks: keep the event loop free for other requests.
-        return await anyio.to_thread.run_sync(memory.prompt_index)
+        return await anyio.to_thread.run_sync(memory.prompt_index, limiter=limiter)
 
     async def guidance() -> str:
         return GUIDANCE

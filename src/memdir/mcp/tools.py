@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -312,27 +313,37 @@ _ANNOTATIONS: dict[str, ToolAnnotations] = {
 TOOL_NAMES: tuple[str, ...] = tuple(_DESCRIPTIONS)
 
 
-def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """An async tool running `fn` in a worker thread (memdir's calls block on files and
-    SQLite), with memdir errors mapped to clear tool errors; the signature is kept for the
-    input schema. The caller's access travels with the call (`run_sync` copies contexts)."""
+def _wrap(fn: Callable[..., Any], limiter: anyio.CapacityLimiter) -> Callable[..., Any]:
+    """An async tool running `fn` in a worker thread, with memdir errors mapped to clear
+    tool errors; the signature is kept for the input schema.
+
+    memdir's calls block on files and SQLite, so they leave the event loop free (pings,
+    cancellation, other HTTP requests); `limiter` lets one call into the `Memory` run at
+    a time, as before, since its index and sync state connections are not shared safely
+    between concurrent calls. The caller's access travels along (`run_sync` copies the
+    context)."""
 
     @functools.wraps(fn)
     async def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+            return await anyio.to_thread.run_sync(
+                functools.partial(fn, *args, **kwargs), limiter=limiter
+            )
         except MemdirError as exc:
             raise _tool_error(exc) from None
 
     return call
 
 
-def register_tools(server: MCPServer[Any], memory: Memory) -> None:
-    """Add every memdir tool to `server`, with its description and annotations."""
+def register_tools(server: MCPServer[Any], memory: Memory, limiter: anyio.CapacityLimiter) -> None:
+    """Add every memdir tool to `server`, with its description and annotations.
+
+    `limiter` (one token) is shared with every other handler that calls `memory`.
+    """
     tools = MemoryTools(memory)
     for name in TOOL_NAMES:
         server.add_tool(
-            _wrap(getattr(tools, name)),
+            _wrap(getattr(tools, name), limiter),
             name=name,
             title=name.replace("_", " "),
             description=_DESCRIPTIONS[name],

@@ -96,7 +96,11 @@ class Baseline:
     def __init__(self, path: Path) -> None:
         ensure_private_dir(path.parent)
         self.path = path
-        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        # Opened in one thread and used in another by hosts that run each call in a worker
+        # thread, one call at a time (the MCP server); never used by two at once.
+        self._db = sqlite3.connect(
+            path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         # Forgetting a note must not leave its text in free pages (forget --purge).
