@@ -1,8 +1,9 @@
 """§2 crash safety: a writer SIGKILLed at random moments never leaves a torn note.
 
 A forked child updates five notes in a loop; the parent kills it 1-30 ms (one in
-twenty: 50-300 ms) after it starts, 300 times. Every body is derived from a counter, so the parent can
-check that each file on disk (and each version in history) is one the child wrote.
+twenty: 50-300 ms) after it starts, 300 times. Every body is derived from a counter, so
+the parent can check that each file on disk (and each version in history) is one the
+child wrote.
 """
 
 from __future__ import annotations
