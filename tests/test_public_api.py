@@ -68,7 +68,7 @@ def test_the_version_imports_nothing_else() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    assert out == ["['memdir', 'memdir._version']", "[]"]
+    assert out == ["['memdir', 'memdir._lazy', 'memdir._version']", "[]"]
 
 
 def test_fixed_names_of_the_spec_are_public() -> None:

@@ -7,9 +7,9 @@ only what `Memory` needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memdir._lazy import lazy_names
 from memdir._version import __version__
 
 if TYPE_CHECKING:
@@ -35,21 +35,27 @@ if TYPE_CHECKING:
     from memdir.extract import ExtractionResult, ExtractionState
     from memdir.memory import Memory
     from memdir.results import (
+        BackupRecord,
+        BatchResult,
+        Chunk,
+        ConflictView,
         DoctorReport,
         ForgetPlan,
         ForgetResult,
         HistoryEntry,
+        Hit,
         Link,
         LinkReport,
+        Neighbour,
+        PassReport,
+        Recall,
+        ReindexStats,
+        Resolution,
         RestoreResult,
+        SyncRun,
+        SyncStatus,
         WriteResult,
     )
-    from memdir.retrieve import Chunk, Hit, Neighbour, ReindexStats
-    from memdir.retrieve.recall import Recall
-    from memdir.store import BackupRecord
-    from memdir.sync.batch import BatchResult
-    from memdir.sync.replica import ConflictView, Resolution, SyncRun, SyncStatus
-    from memdir.sync.scope_pass import PassReport
 
 __all__ = [
     "BackupRecord",
@@ -102,13 +108,13 @@ __all__ = [
 
 #: Where each public name is defined (a test keeps it equal to the block above).
 _EXPORTS: dict[str, str] = {
-    "BackupRecord": "memdir.store",
-    "BatchResult": "memdir.sync.batch",
+    "BackupRecord": "memdir.results",
+    "BatchResult": "memdir.results",
     "Busy": "memdir.errors",
-    "Chunk": "memdir.retrieve",
+    "Chunk": "memdir.results",
     "ConfigError": "memdir.errors",
     "Conflict": "memdir.errors",
-    "ConflictView": "memdir.sync.replica",
+    "ConflictView": "memdir.results",
     "DoctorReport": "memdir.results",
     "Embedder": "memdir.embed",
     "EmbedderInfo": "memdir.embed",
@@ -119,7 +125,7 @@ _EXPORTS: dict[str, str] = {
     "ForgetPlan": "memdir.results",
     "ForgetResult": "memdir.results",
     "HistoryEntry": "memdir.results",
-    "Hit": "memdir.retrieve",
+    "Hit": "memdir.results",
     "IncompatibleVersion": "memdir.errors",
     "IntegrityError": "memdir.errors",
     "InvalidInput": "memdir.errors",
@@ -128,38 +134,26 @@ _EXPORTS: dict[str, str] = {
     "LinkReport": "memdir.results",
     "MemdirError": "memdir.errors",
     "Memory": "memdir.memory",
-    "Neighbour": "memdir.retrieve",
+    "Neighbour": "memdir.results",
     "NotFound": "memdir.errors",
     "Note": "memdir.core",
     "NoteType": "memdir.core",
     "ParseError": "memdir.errors",
-    "PassReport": "memdir.sync.scope_pass",
+    "PassReport": "memdir.results",
     "RateLimited": "memdir.errors",
-    "Recall": "memdir.retrieve.recall",
+    "Recall": "memdir.results",
     "Refused": "memdir.errors",
-    "ReindexStats": "memdir.retrieve",
-    "Resolution": "memdir.sync.replica",
+    "ReindexStats": "memdir.results",
+    "Resolution": "memdir.results",
     "RestoreResult": "memdir.results",
     "Scope": "memdir.core",
     "SecretRefused": "memdir.errors",
     "SyncFailed": "memdir.errors",
     "SyncRefused": "memdir.errors",
-    "SyncRun": "memdir.sync.replica",
-    "SyncStatus": "memdir.sync.replica",
+    "SyncRun": "memdir.results",
+    "SyncStatus": "memdir.results",
     "WriteResult": "memdir.results",
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    """The loaded names and every public one."""
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, __all__)

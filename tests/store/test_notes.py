@@ -7,22 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from files import snapshot, write_project_config
 from memdir import LimitExceeded, Memory, NotFound, Refused
-
-
-def snapshot(*roots: Path) -> dict[str, bytes]:
-    """Every file under `roots` with its bytes (directories as a marker)."""
-    out: dict[str, bytes] = {}
-    for root in roots:
-        if root.exists():
-            for path in sorted(root.rglob("*")):
-                out[str(path)] = path.read_bytes() if path.is_file() else b"<dir>"
-    return out
-
-
-def write_project_config(project: Path, text: str) -> None:
-    (project / ".memdir").mkdir(exist_ok=True)
-    (project / ".memdir" / "config.toml").write_text(text, encoding="utf-8")
 
 
 def test_body_over_max_note_bytes_is_refused(project: Path, home: Path) -> None:
