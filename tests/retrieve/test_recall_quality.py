@@ -1,4 +1,5 @@
-"""Recall quality on a labelled set of English, German and Chinese messages (tests/recall_cases.py).
+"""Recall quality on a labelled set of English, German and Chinese messages
+(tests/retrieve/recall_cases.py).
 
 Precision: of the notes attached, how many were the expected one. Recall: of the messages
 that should recall a note, how many did. Messages labelled None must attach nothing.
@@ -11,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from memdir import Memory
-from recall_cases import CASES, NOTES, PRIVATE_ID, SUPERSEDED_ID
+
+from .recall_cases import CASES, NOTES, PRIVATE_ID, SUPERSEDED_ID
 
 #: Measured: precision 0.97, recall 0.94 (2 of 34 missed, 1 wrong note attached).
 MIN_PRECISION = 0.93
