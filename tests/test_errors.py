@@ -100,3 +100,15 @@ def test_remedies_are_a_closed_vocabulary_of_kebab_words() -> None:
     assert len(values) == len(set(values))
     assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", v) for v in values)
     assert Remedy("sync-login") is Remedy.SYNC_LOGIN
+
+
+@pytest.mark.parametrize("hint", list(errors.Remedy))
+def test_describe_says_every_remedy_in_plain_words(hint: errors.Remedy) -> None:
+    text = errors.describe(errors.SyncRefused("sync is off", hint=hint))
+    assert text.startswith("sync is off (") and text.endswith(")")
+    assert "`" not in text and "--" not in text  # no adapter's syntax
+
+
+def test_describe_without_a_hint_is_the_message() -> None:
+    assert errors.describe(errors.NotFound("no note x")) == "no note x"
+    assert errors.describe(ValueError()) == "ValueError"

@@ -57,6 +57,7 @@ __all__ = [
     "SecretRefused",
     "SyncFailed",
     "SyncRefused",
+    "describe",
     "exit_code_for",
 ]
 
@@ -92,6 +93,21 @@ class Remedy(StrEnum):
     OTHER_PROJECT = "other-project"
     #: Upgrade memdir.
     UPGRADE = "upgrade"
+
+
+#: Each remedy in plain words, for where an error becomes text no adapter renders (a
+#: status line, an extraction result); adapters say it in their own terms instead.
+_PLAIN: dict[Remedy, str] = {
+    Remedy.SYNC_LOGIN: "sign in to a sync server first",
+    Remedy.SYNC_ON: "turn sync on first",
+    Remedy.SYNC_NOW: "sync first, then try again",
+    Remedy.DOCTOR: "the health check (doctor) lists such files",
+    Remedy.BACKUPS: "the list of backups has the ids",
+    Remedy.AUDIT_VERIFY: "verify the audit log",
+    Remedy.MCP_GRANT: "a new MCP grant is needed",
+    Remedy.OTHER_PROJECT: "do it from the project it belongs to",
+    Remedy.UPGRADE: "a newer memdir is needed",
+}
 
 
 class MemdirError(Exception):
@@ -189,6 +205,13 @@ class SyncRefused(Refused):
 
 class IncompatibleVersion(SyncRefused):
     """Raised when the client and the sync server speak no common protocol version."""
+
+
+def describe(error: BaseException) -> str:
+    """An error as one line of plain text: its message and, if it has one, its remedy."""
+    text = str(error) or type(error).__name__
+    hint = error.hint if isinstance(error, MemdirError) else None
+    return f"{text} ({_PLAIN[hint]})" if hint is not None else text
 
 
 def exit_code_for(error: BaseException) -> int:

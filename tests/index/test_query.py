@@ -111,7 +111,7 @@ def test_the_query_object_holds_everything_a_search_reads() -> None:
 def test_mode_accepts_the_enum_or_its_value_and_nothing_else() -> None:
     assert analyse("a b", "phrase") == analyse("a b", SearchMode.PHRASE)
     assert analyse("apple").mode is SearchMode.ANY
-    with pytest.raises(InvalidInput, match="search mode must be one of any, all, phrase"):
+    with pytest.raises(InvalidInput, match="mode must be one of any, all, phrase"):
         analyse("x", "ANY")
 
 

@@ -15,6 +15,7 @@ from mcp import Client
 from memdir import Memory
 from memdir.mcp.grants import GrantStore, revoke_grant
 from memdir.mcp.tools import TOOL_NAMES
+from memdir.sync.baseline import Baseline
 
 
 async def _call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
@@ -291,3 +292,40 @@ def test_current_handshake_version(env: tuple[Path, Path], mode: str) -> None:
             assert client.protocol_version == "2026-07-28"
 
     anyio.run(main)
+
+
+def test_concurrent_calls_on_a_synced_project(env: tuple[Path, Path], memory: Memory) -> None:
+    # A project that synced has sync state databases; the server reads them (held notes)
+    # in worker threads, from calls that arrive all at once.
+    project, home = env
+    ids = [
+        memory.remember(f"Deploy fact number {i} about staging", "body", type="project").note.id
+        for i in range(5)
+    ]
+    for scope in memory.scopes:
+        key = memory.stores.store(scope).state_key
+        Baseline(home / "memory-sync" / f"{key}.sqlite").close()
+    errors: list[str] = []
+
+    async def call(client: Client, name: str, args: dict[str, Any]) -> None:
+        err, out = await _call(client, name, args)
+        if err:
+            errors.append(f"{name}: {out}")
+
+    async def main() -> None:
+        async with Client(stdio_params(project, home)) as client:
+            for round_ in range(2):
+                async with anyio.create_task_group() as tg:
+                    for j in range(6):
+                        tg.start_soon(call, client, "memory_search", {"query": "staging deploy"})
+                        tg.start_soon(call, client, "memory_retrieve", {"query": "fact"})
+                        tg.start_soon(call, client, "memory_read", {"id": ids[j % len(ids)]})
+                        tg.start_soon(call, client, "memory_links", {"id": ids[0]})
+                        summary = f"Concurrent write {round_} {j} on staging"
+                        tg.start_soon(call, client, "memory_write", {"summary": summary})
+            err, out = await _call(client, "memory_search", {"query": "concurrent", "limit": 20})
+            assert not err
+            assert len(out["hits"]) == 12
+
+    anyio.run(main)
+    assert errors == []

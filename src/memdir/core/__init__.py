@@ -22,6 +22,7 @@ from memdir.core.vocab import (
     SearchMode,
     WriteEvent,
     choices,
+    parse_choice,
 )
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "make_id",
     "normalize_body",
     "normalize_tags",
+    "parse_choice",
     "parse_note",
     "parse_scope",
     "parse_type",

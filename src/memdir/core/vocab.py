@@ -8,8 +8,10 @@ note model (`memdir.core.note`) and are re-exported here so this module lists th
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
 
 from memdir.core.note import NoteType, Scope
+from memdir.errors import InvalidInput
 
 __all__ = [
     "AccessLevel",
@@ -20,7 +22,10 @@ __all__ = [
     "SearchMode",
     "WriteEvent",
     "choices",
+    "parse_choice",
 ]
+
+_E = TypeVar("_E", bound=StrEnum)
 
 
 class SearchMode(StrEnum):
@@ -87,3 +92,15 @@ class WriteEvent(StrEnum):
 def choices(vocabulary: type[StrEnum]) -> tuple[str, ...]:
     """The members' values in declaration order (for click choices and messages)."""
     return tuple(member.value for member in vocabulary)
+
+
+def parse_choice(vocabulary: type[_E], value: object, what: str) -> _E:
+    """The member of `vocabulary` named `value`; InvalidInput naming `what` and the choices."""
+    if isinstance(value, vocabulary):
+        return value
+    if isinstance(value, str):
+        try:
+            return vocabulary(value)
+        except ValueError:
+            pass
+    raise InvalidInput(f"{what} must be one of {', '.join(choices(vocabulary))}, got {value!r}")

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, describe
 from memdir.extract.apply import AnswerRejected, Dropped, apply_answer
 from memdir.extract.host import ExtractHost
 from memdir.extract.llm import ChatClient, client_from_settings
@@ -89,7 +89,7 @@ def extract(
         answer = llm.complete(ctx.messages, json_mode=True)
     except MemdirError as exc:
         # Not advanced: the same messages are read again by the next pass.
-        return ExtractionResult(before, error=str(exc))
+        return ExtractionResult(before, error=describe(exc))
     except Exception as exc:  # a host-supplied client: its failure must not break the host
         return ExtractionResult(before, error=f"the model call failed: {type(exc).__name__}")
     finally:

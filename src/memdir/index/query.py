@@ -18,8 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memdir.core.note import NoteType, Scope
-from memdir.core.vocab import SearchMode
-from memdir.errors import InvalidInput
+from memdir.core.vocab import SearchMode, parse_choice
 from memdir.index.tokenize import QueryTerm, QueryWord, query_words
 
 __all__ = ["AnalysedQuery", "SearchFilter", "analyse", "match_expression"]
@@ -53,16 +52,9 @@ class AnalysedQuery:
         return tuple(t.surface for t in self.terms if t.cjk)
 
 
-def _mode(mode: SearchMode | str) -> SearchMode:
-    try:
-        return SearchMode(mode)
-    except ValueError:
-        raise InvalidInput(f"search mode must be one of any, all, phrase; got {mode!r}") from None
-
-
 def analyse(text: str, mode: SearchMode | str = SearchMode.ANY) -> AnalysedQuery:
     """Analyse `text` once for a search in `mode` (raises InvalidInput for another mode)."""
-    chosen = _mode(mode)
+    chosen = parse_choice(SearchMode, mode, "mode")
     words = query_words(text)
     terms = tuple(w.term for w in words)
     kept = [t for t in terms if not t.is_stop] or list(terms)
@@ -96,7 +88,7 @@ def match_expression(
     order as one FTS5 phrase over the primary stems, OR-ed with the all-English and
     all-German variants when they differ. `columns` restricts the match to those columns.
     """
-    chosen = _mode(mode)
+    chosen = parse_choice(SearchMode, mode, "mode")
     if chosen is SearchMode.PHRASE:
         variants = (
             [w.term.alternatives[0] for w in words],
@@ -156,8 +148,4 @@ class SearchFilter:
 
 def _note_types(types: Iterable[NoteType | str]) -> Iterable[NoteType]:
     for t in types:
-        try:
-            yield NoteType(t)
-        except ValueError:
-            choices = ", ".join(m.value for m in NoteType)
-            raise InvalidInput(f"type must be one of {choices}, got {t!r}") from None
+        yield parse_choice(NoteType, t, "type")

@@ -22,7 +22,7 @@ from memdir.errors import InvalidInput, MemdirError, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
 from memdir.mcp.grants import GrantStore, read_grant_file
-from memdir.mcp.tools import register_tools, remedy_text
+from memdir.mcp.tools import error_text, register_tools
 from memdir.memory import Memory
 
 __all__ = ["build_server", "parse_http_address", "serve"]
@@ -67,8 +67,7 @@ class _Guard:
         try:
             access = self.gate.resolve(_headers(ctx))
         except MemdirError as exc:
-            hint = f" ({remedy_text(exc.hint)})" if exc.hint is not None else ""
-            message = f"refused: {exc}{hint}"
+            message = f"refused: {error_text(exc)}"
             if ctx.method == "tools/call":
                 return CallToolResult(
                     content=[TextContent(type="text", text=message)], is_error=True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Annotated, Any
 
 import anyio
@@ -44,16 +45,30 @@ from memdir.memory import Memory
 __all__ = ["TOOL_NAMES", "register_tools"]
 
 # The input schemas' enums come from the vocabulary (memdir.core), like the CLI's choices:
-# a plain string in the schema with the members as its `enum`, validated into the member.
-Mode = Annotated[
-    str, Field(json_schema_extra={"enum": list(choices(SearchMode))}), AfterValidator(SearchMode)
-]
-ScopeArg = Annotated[
-    str, Field(json_schema_extra={"enum": list(choices(Scope))}), AfterValidator(Scope)
-]
-TypeArg = Annotated[
-    str, Field(json_schema_extra={"enum": list(choices(NoteType))}), AfterValidator(NoteType)
-]
+# a plain string in the schema with the members as its `enum`, validated into the member
+# with an error that lists them (an agent learns the valid values from it).
+
+
+def _member(vocabulary: type[StrEnum]) -> Callable[[str], StrEnum]:
+    names = choices(vocabulary)
+    listed = ", ".join(repr(n) for n in names[:-1]) + f" or {names[-1]!r}"
+
+    def member(value: str) -> StrEnum:
+        try:
+            return vocabulary(value)
+        except ValueError:
+            raise ValueError(f"Input should be {listed}") from None
+
+    return member
+
+
+def _enum(vocabulary: type[StrEnum]) -> Any:
+    return Field(json_schema_extra={"enum": list(choices(vocabulary))})
+
+
+Mode = Annotated[str, _enum(SearchMode), AfterValidator(_member(SearchMode))]
+ScopeArg = Annotated[str, _enum(Scope), AfterValidator(_member(Scope))]
+TypeArg = Annotated[str, _enum(NoteType), AfterValidator(_member(NoteType))]
 NoteId = Annotated[str, Field(description="A note id (from memory_search or the prompt index).")]
 Limit = Annotated[int, Field(ge=1, le=50, description="At most this many results.")]
 
@@ -96,11 +111,15 @@ def remedy_text(hint: Remedy) -> str:
     return _REMEDIES[hint]
 
 
+def error_text(exc: MemdirError) -> str:
+    """memdir's message (which never holds a secret) and what the agent can do about it."""
+    return f"{exc} ({remedy_text(exc.hint)})" if exc.hint is not None else str(exc)
+
+
 def _tool_error(exc: MemdirError) -> ToolError:
-    """A clear tool error: the kind first, then memdir's message (which never holds a secret)."""
+    """A clear tool error: the kind first, then the message and the remedy."""
     kind = next((label for cls, label in _PREFIX if isinstance(exc, cls)), "error")
-    hint = f" ({remedy_text(exc.hint)})" if exc.hint is not None else ""
-    return ToolError(f"{kind}: {exc}{hint}")
+    return ToolError(f"{kind}: {error_text(exc)}")
 
 
 def _access() -> Access:
@@ -135,16 +154,18 @@ class MemoryTools:
             return
         except NotFound:
             pass
-        revisions = [e.revision for e in self.memory.history(note_id) if e.revision]
+        where = access.scope_for(None)
+        revisions = [e.revision for e in self.memory.history(note_id, scope=where) if e.revision]
         if not revisions:
             raise NotFound(f"no note {note_id}")
-        last = self.memory.read(note_id, revisions[-1], scope=access.scope_for(None))
-        if not self._visible(last, access) or self._exists_hidden(note_id, access):
+        last = self.memory.read(note_id, revisions[-1], scope=where)
+        if not self._visible(last, access) or self._exists_hidden(note_id, access, where):
             raise NotFound(f"no note {note_id}")
 
-    def _exists_hidden(self, note_id: str, access: Access) -> bool:
+    def _exists_hidden(self, note_id: str, access: Access, scope: str | None = None) -> bool:
+        """True when a note `note_id` exists (in `scope`, None: any) that may not be shown."""
         try:
-            note = self.memory.read(note_id)
+            note = self.memory.read(note_id, scope=scope)
         except NotFound:
             return False
         return not self._visible(note, access)
@@ -215,11 +236,14 @@ class MemoryTools:
         b: Annotated[str | None, Field(description="newer revision (default: current)")] = None,
     ) -> DiffOut:
         access = _access()
+        where = access.scope_for(None)
         self._note(id, access)
         for rev in (a, b):
-            if rev is not None and not self._visible(self.memory.read(id, rev), access):
+            if rev is not None and not self._visible(
+                self.memory.read(id, rev, scope=where), access
+            ):
                 raise NotFound(f"no note {id}")
-        return DiffOut(id=id, a=a, b=b, diff=self.memory.diff(id, a, b))
+        return DiffOut(id=id, a=a, b=b, diff=self.memory.diff(id, a, b, scope=where))
 
     def memory_links(self, id: NoteId) -> LinksOut:
         access = _access()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import Settings, load_settings
-from memdir.core import Note, NoteType, Scope, parse_scope, parse_type
+from memdir.core import Note, NoteType, Scope, parse_choice, parse_scope
 from memdir.core.vocab import KeepSide, SearchMethod, SearchMode
 from memdir.guidance import GUIDANCE
 from memdir.memory.agent import AgentView
@@ -99,6 +99,8 @@ class Memory:
         self._chat = chat
         self._retriever: Retriever | None = None
         self._replica: Replica | None = None
+        # Collaborators built on first use are built once, whichever thread asks first.
+        self._building = threading.Lock()
         home = state_home(settings, self._warn)
         self.home = home
         self.stores = Stores(settings, home, self._warn)
@@ -109,6 +111,7 @@ class Memory:
             self.stores,
             retriever=lambda: self.retrieval,
             replica=lambda: self.replica,
+            warn=self._warn,
             warnings=self.warnings,
         )
         self.agent = AgentView(settings, self.stores, self.usage, held=self._held)
@@ -144,6 +147,7 @@ class Memory:
         return Memory(
             self.settings,
             clock=self._clock,
+            embedder=self._embedder,
             sync_transport=self._sync_transport,
             chat=self._chat,
         )
@@ -159,33 +163,36 @@ class Memory:
     @property
     def retrieval(self) -> Retriever:
         """The search indexes and embedder (built on first use)."""
-        if self._retriever is None:
-            from memdir.retrieve import Retriever
+        with self._building:
+            if self._retriever is None:
+                from memdir.retrieve import Retriever
 
-            self._retriever = Retriever(
-                self.home, self.settings.embed, usage=self.usage, warn=self._warn
-            )
-            if self._embedder is not _CONFIGURED:
-                self._retriever.use_embedder(self._embedder)
-        return self._retriever
+                retriever = Retriever(
+                    self.home, self.settings.embed, usage=self.usage, warn=self._warn
+                )
+                if self._embedder is not _CONFIGURED:
+                    retriever.use_embedder(self._embedder)
+                self._retriever = retriever
+            return self._retriever
 
     @property
     def replica(self) -> Replica:
         """This machine's sync state for the open scopes (built on first use)."""
-        if self._replica is None:
-            from memdir.store import ensure_project_id
-            from memdir.sync.replica import Replica
+        with self._building:
+            if self._replica is None:
+                from memdir.store import ensure_project_id
+                from memdir.sync.replica import Replica
 
-            root = self.settings.project_root
-            self._replica = Replica(
-                self.home / "memory-sync",
-                self.stores.by_scope,
-                (lambda: ensure_project_id(root)) if root is not None else None,
-                clock=self._clock,
-                lock_timeout=max(self.settings.lock_timeout, 30.0),
-                transport=self._sync_transport,
-            )
-        return self._replica
+                root = self.settings.project_root
+                self._replica = Replica(
+                    self.home / "memory-sync",
+                    self.stores.by_scope,
+                    (lambda: ensure_project_id(root)) if root is not None else None,
+                    clock=self._clock,
+                    lock_timeout=max(self.settings.lock_timeout, 30.0),
+                    transport=self._sync_transport,
+                )
+            return self._replica
 
     def _held(self) -> set[tuple[Scope, str]]:
         return self.replica.held()
@@ -262,20 +269,29 @@ class Memory:
         """Every version of a note recorded on this machine, oldest first."""
         return self.notebook.history(id, scope)
 
-    def diff(self, id: str, a: str | None = None, b: str | None = None) -> str:
+    def diff(
+        self,
+        id: str,
+        a: str | None = None,
+        b: str | None = None,
+        *,
+        scope: Scope | str | None = None,
+    ) -> str:
         """A unified diff between two revisions (default: `b`'s previous version and `b`).
 
-        `b` defaults to the current version.
+        `b` defaults to the current version; `scope` (None: project, then user) is where
+        the note is looked up.
         """
-        return self.notebook.diff(id, a, b)
+        return self.notebook.diff(id, a, b, scope)
 
     def links(
         self, id: str, *, scope: Scope | str | None = None, hide_private: bool = False
     ) -> LinkReport:
         """Outgoing links (resolved project first, then user), backlinks and dangling links.
 
-        Links to notes outside `scope` or (with `hide_private`) to private notes are shown
-        without their scope and summary; such notes are not listed as backlinks.
+        The note is looked up in `scope` (None: project, then user). Links to notes outside
+        `scope` or (with `hide_private`) to private notes are shown without their scope and
+        summary; such notes are not listed as backlinks.
         """
         return self.notebook.links(id, scope=scope, hide_private=hide_private)
 
@@ -336,13 +352,11 @@ class Memory:
     ) -> SearchFilter:
         from memdir.retrieve import SearchFilter
 
-        types: frozenset[NoteType] | None = None
-        if type is not None:
-            names = (type,) if isinstance(type, str) else tuple(type)
-            types = frozenset(t for t in (parse_type(n) for n in names) if t is not None)
+        names = () if type is None else (type,) if isinstance(type, str) else tuple(type)
+        wanted = tuple(n for n in names if n != "")  # "" is "untyped": no restriction
         return SearchFilter(
-            types=types or None,
-            tags=frozenset(t.casefold() for t in tags or ()),
+            types=frozenset(parse_choice(NoteType, n, "type") for n in wanted) or None,
+            tags=frozenset(tags or ()),
             exclude=frozenset(self._held()),
         )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,17 +44,16 @@ class Maintenance:
         *,
         retriever: Callable[[], Retriever],
         replica: Callable[[], Replica],
-        warnings: builtins.list[str],
+        warn: Callable[[str], None],
+        warnings: Sequence[str],
     ) -> None:
         self.settings = settings
         self.stores = stores
         self._retriever = retriever
         self._replica = replica
+        self._warn = warn
+        #: The memory's warnings so far (a doctor report lists them).
         self._warnings = warnings
-
-    def _warn(self, message: str) -> None:
-        if message not in self._warnings:
-            self._warnings.append(message)
 
     # -- forgetting and restoring -------------------------------------------------------
 

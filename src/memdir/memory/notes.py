@@ -200,22 +200,24 @@ class Notebook:
                 ]
         raise NotFound(f"no history for note {id}")
 
-    def diff(self, id: str, a: str | None = None, b: str | None = None) -> str:
+    def diff(
+        self, id: str, a: str | None = None, b: str | None = None, scope: Scope | str | None = None
+    ) -> str:
         """A unified diff between two revisions (default: `b`'s previous version and `b`)."""
-        revs = [e.revision for e in self.history(id) if e.revision]
+        revs = [e.revision for e in self.history(id, scope) if e.revision]
         if not revs:
             raise NotFound(f"no stored versions of note {id}")
-        right = self.read(id, b) if b else self.stores.find(id)[1]
+        right = self.read(id, b, scope) if b else self.stores.find(id, scope)[1]
         if a:
-            left = self.read(id, a)
+            left = self.read(id, a, scope)
         else:
-            right_rev = revision_of(self._bytes(id, b))
+            right_rev = revision_of(self._bytes(id, b, scope))
             if right_rev in revs:  # the version recorded just before b, not the latest other one
                 revs = revs[: len(revs) - 1 - revs[::-1].index(right_rev)]
             older = [r for r in revs if r != right_rev]
             if not older:
                 return ""
-            left = self.read(id, older[-1])
+            left = self.read(id, older[-1], scope)
         return "".join(
             difflib.unified_diff(
                 _display(left).splitlines(keepends=True),
@@ -225,11 +227,11 @@ class Notebook:
             )
         )
 
-    def _bytes(self, note_id: str, revision: str | None) -> bytes:
+    def _bytes(self, note_id: str, revision: str | None, scope: Scope | str | None) -> bytes:
         if revision:
-            store, rev = self._revision(note_id, revision, None)
+            store, rev = self._revision(note_id, revision, scope)
             return store.history.read(rev)
-        store, _ = self.stores.find(note_id)
+        store, _ = self.stores.find(note_id, scope)
         return store.directory.read_bytes(note_id) or b""
 
     def links(
@@ -237,11 +239,12 @@ class Notebook:
     ) -> LinkReport:
         """Outgoing links (resolved project first, then user), backlinks and dangling links.
 
-        Notes outside `scope` (None: both) and, with `hide_private`, private notes are not
-        shown: a link to one is listed without its scope and summary (and is not
-        dangling), and none of them is listed as a backlink.
+        The note is looked up in `scope` (None: project, then user). Notes outside `scope`
+        and, with `hide_private`, private notes are not shown: a link to one is listed
+        without its scope and summary (and is not dangling), and none of them is listed
+        as a backlink.
         """
-        _, note = self.stores.find(id)
+        _, note = self.stores.find(id, scope)
         notes = self.stores.all_notes()
         wanted = parse_scope(scope)
 

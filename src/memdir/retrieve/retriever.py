@@ -19,6 +19,7 @@ higher in the top ranks of either list (1/61 − 1/62 ≈ 0.00026).
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,7 +29,7 @@ import numpy.typing as npt
 
 from memdir.config import EmbedSettings
 from memdir.core import Note, Scope
-from memdir.core.vocab import SearchMethod, SearchMode, choices
+from memdir.core.vocab import SearchMethod, SearchMode, parse_choice
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
 from memdir.errors import InvalidInput
 from memdir.index.db import ChunkRow, RefreshStats, SearchIndex
@@ -67,30 +68,12 @@ def _match(item: RankedChunk) -> str:
     return "words" if item.lexical_rank is not None else "meaning"
 
 
-def _mode(value: SearchMode | str) -> SearchMode:
-    try:
-        return SearchMode(value)
-    except ValueError:
-        raise InvalidInput(
-            f"mode must be one of {', '.join(choices(SearchMode))}, got {value!r}"
-        ) from None
-
-
-def _method(value: SearchMethod | str) -> SearchMethod:
-    try:
-        return SearchMethod(value)
-    except ValueError:
-        raise InvalidInput(
-            f"method must be one of {', '.join(choices(SearchMethod))}, got {value!r}"
-        ) from None
-
-
 def _checked(
     query: str, limit: int, mode: SearchMode | str, method: SearchMethod | str
 ) -> tuple[AnalysedQuery, SearchMethod]:
     """The query analysed for `mode`, and the method; InvalidInput for bad arguments."""
-    chosen_mode = _mode(mode)
-    chosen_method = _method(method)
+    chosen_mode = parse_choice(SearchMode, mode, "mode")
+    chosen_method = parse_choice(SearchMethod, method, "method")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidInput("limit must be a positive integer")
     if not isinstance(query, str):
@@ -143,6 +126,7 @@ class Retriever:
         self._indexes: dict[str, SearchIndex] = {}
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
+        self._loading = threading.Lock()
 
     def close(self) -> None:
         """Close every index database."""
@@ -164,14 +148,17 @@ class Retriever:
     @property
     def embedder(self) -> Embedder | None:
         """The configured embedder, or None (search is then lexical, with one warning)."""
-        if not self._embedder_loaded:
-            self._embedder_loaded = True
-            s = self.embed_settings
-            if s.provider != "none":
-                try:
-                    self._embedder = self._make_embedder(s)
-                except EmbedderUnavailable as exc:
-                    self._off(exc)
+        # Loaded once: a second thread asking meanwhile waits for the model rather than
+        # searching lexically because the first one has not finished loading it.
+        with self._loading:
+            if not self._embedder_loaded:
+                s = self.embed_settings
+                if s.provider != "none":
+                    try:
+                        self._embedder = self._make_embedder(s)
+                    except EmbedderUnavailable as exc:
+                        self._off(exc)
+                self._embedder_loaded = True
         return self._embedder
 
     def _off(self, exc: EmbedderUnavailable) -> None:
@@ -211,7 +198,8 @@ class Retriever:
 
     def use_embedder(self, embedder: Embedder | None) -> None:
         """Replace the configured embedder (tests, benchmarks, long-running hosts)."""
-        self._embedder, self._embedder_loaded = embedder, True
+        with self._loading:
+            self._embedder, self._embedder_loaded = embedder, True
 
     # -- keeping fresh ------------------------------------------------------------------
 

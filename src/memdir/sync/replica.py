@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdir.core import Note, Scope, make_id, parse_note, render_note
-from memdir.core.vocab import KeepSide, WriteEvent, choices
+from memdir.core.vocab import KeepSide, WriteEvent, choices, parse_choice
 from memdir.errors import (
     Conflict,
     InvalidInput,
@@ -28,6 +28,7 @@ from memdir.errors import (
     ParseError,
     Remedy,
     SyncRefused,
+    describe,
 )
 from memdir.results import ConflictView, Resolution, ScopeStatus, SyncRun, SyncStatus
 from memdir.store import ScopeStore, revision_of
@@ -208,7 +209,7 @@ class Replica:
                 try:
                     ref = self._ref(scope)
                 except MemdirError as exc:  # e.g. a damaged .memdir/project.json
-                    paused = paused or f"the project's identity cannot be read: {exc}"
+                    paused = paused or f"the project's identity cannot be read: {describe(exc)}"
                 if paused is not None:
                     run.paused[scope.value] = paused
                     continue
@@ -319,17 +320,12 @@ class Replica:
         scope: Scope | None = None,
     ) -> Resolution:
         """Settle a conflict on this machine: keep local, server, both, or an edited text."""
-        sides = "|".join(choices(KeepSide))
         if (keep is None) == (text is None):
-            raise InvalidInput(f"give exactly one of --keep {sides} or an edited text")
-        side: KeepSide | None = None
-        if keep is not None:
-            try:
-                side = KeepSide(keep)
-            except ValueError:
-                raise InvalidInput(
-                    f"--keep must be one of {', '.join(choices(KeepSide))}"
-                ) from None
+            raise InvalidInput(
+                f"give exactly one of a side to keep ({', '.join(choices(KeepSide))}) "
+                "or an edited text"
+            )
+        side = parse_choice(KeepSide, keep, "the side to keep") if keep is not None else None
         found, _ = self._held(note_id, scope)
         with self._pass_lock(found):  # not while a pass of this scope runs
             return self._resolve(found, note_id, side, text)

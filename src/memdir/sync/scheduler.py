@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from memdir.errors import RateLimited, SyncFailed, SyncRefused
+from memdir.errors import RateLimited, SyncFailed, SyncRefused, describe
 
 __all__ = ["DirStatus", "PassFn", "State", "SyncCoordinator"]
 
@@ -395,7 +395,7 @@ class SyncCoordinator:
             delay = error.retry_after if error.retry_after is not None else DEFAULT_RETRY_AFTER
             self._paused_until = max(self._paused_until, now + max(delay, 0.0))
             log.warning("sync server rate-limited %s; pausing sync for %.0f s", key, delay)
-            d.last_error = str(error) or "rate limited"
+            d.last_error = describe(error)
             d.next_check = self._paused_until
             if must:
                 d.retry_due = d.next_check
@@ -403,7 +403,7 @@ class SyncCoordinator:
         if isinstance(error, SyncRefused):
             log.warning("sync of %s refused: %s", key, error)
             d.refused = True
-            d.last_error = str(error) or type(error).__name__
+            d.last_error = describe(error)
             return
         delay = self._retry
         if isinstance(error, SyncFailed):
@@ -413,7 +413,7 @@ class SyncCoordinator:
         else:
             log.error("sync pass of %s failed unexpectedly", key, exc_info=error)
         d.failed = True
-        d.last_error = str(error) or type(error).__name__
+        d.last_error = describe(error)
         d.next_check = now + delay
         if must:
             d.retry_due = d.next_check

@@ -1,0 +1,106 @@
+"""The MCP tool functions (`memdir.mcp.tools.MemoryTools`) under a grant's access: what a
+caller may see when the same id exists in both scopes, and the errors agents get."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from memdir import Memory
+from memdir.core import AccessLevel, Note, render_note
+from memdir.errors import MemdirError, Refused, Remedy, SyncRefused
+from memdir.mcp.access import CURRENT, Access
+from memdir.mcp.tools import MemoryTools, remedy_text
+
+USER_ONLY = Access(AccessLevel.READ_WRITE, "user", False, "g-user")
+BOTH = Access(AccessLevel.READ_WRITE, "both", False, None)
+
+
+@pytest.fixture
+def twin(memory: Memory) -> Memory:
+    """Note `shared` in both scopes: the project one edited twice, with a link."""
+    memory.remember("Project plan", "see [[project-target]]", scope="project", id="shared")
+    memory.remember("Project target", "x", scope="project", id="project-target")
+    memory.remember("Project plan v2", "PROJECT ONLY TEXT [[project-target]]", id="shared")
+    # The same id in the user scope, as sync or a hand edit can leave it (remember refuses).
+    note = Note(id="shared", summary="User note", body="user body", created_at=1, updated_at=1)
+    (memory.directory("user") / "shared.md").write_bytes(render_note(note))
+    return memory
+
+
+@pytest.fixture
+def tools(twin: Memory) -> Iterator[MemoryTools]:
+    yield MemoryTools(twin)
+
+
+def call(tools: MemoryTools, access: Access, name: str, **kwargs: Any) -> dict[str, Any]:
+    token = CURRENT.set(access)
+    try:
+        out = getattr(tools, name)(**kwargs)
+    finally:
+        CURRENT.reset(token)
+    assert isinstance(out, BaseModel)
+    return out.model_dump()
+
+
+def test_a_user_grant_diffs_the_user_note_not_the_project_note(tools: MemoryTools) -> None:
+    out = call(tools, USER_ONLY, "memory_diff", id="shared")
+    assert "PROJECT ONLY" not in out["diff"]
+    assert out["diff"] == ""  # the user note has one version
+    both = call(tools, BOTH, "memory_diff", id="shared")
+    assert "PROJECT ONLY TEXT" in both["diff"]
+
+
+def test_a_user_grant_gets_the_user_notes_links(tools: MemoryTools) -> None:
+    out = call(tools, USER_ONLY, "memory_links", id="shared")
+    assert out["outgoing"] == [] and out["dangling"] == []
+    both = call(tools, BOTH, "memory_links", id="shared")
+    assert [link["id"] for link in both["outgoing"]] == ["project-target"]
+
+
+def test_a_user_grant_reads_the_user_notes_history(tools: MemoryTools) -> None:
+    user = call(tools, USER_ONLY, "memory_history", id="shared")
+    both = call(tools, BOTH, "memory_history", id="shared")
+    assert len(user["entries"]) == 1
+    assert len(both["entries"]) == 2
+
+
+def test_search_filters_run_inside_the_search(memory: Memory) -> None:
+    for i in range(30):
+        memory.remember(f"Staging deploy fact {i}", "staging", type="project", tags=["ops"])
+    memory.remember("Staging deploy rule", "staging", type="feedback", tags=["ops", "Rule"])
+    tools = MemoryTools(memory)
+    out = call(tools, BOTH, "memory_search", query="staging deploy", type="feedback", limit=1)
+    assert [h["id"] for h in out["hits"]] == [memory.list(type="feedback")[0].id]
+    assert out["hits"][0]["tags"] == ["ops", "Rule"]
+    tagged = call(tools, BOTH, "memory_search", query="staging", tags=["RULE"], limit=5)
+    assert len(tagged["hits"]) == 1
+    many = call(tools, BOTH, "memory_search", query="staging", type="project", limit=25)
+    assert len(many["hits"]) == 25
+
+
+@pytest.mark.parametrize("hint", list(Remedy))
+def test_every_remedy_has_an_agent_facing_sentence(hint: Remedy) -> None:
+    text = remedy_text(hint)
+    assert text and "`" not in text  # a sentence, not CLI markup
+
+
+def test_tool_errors_start_with_the_kind_and_carry_the_hint(memory: Memory) -> None:
+    import anyio
+
+    from memdir.mcp.tools import _wrap  # the wrapper every registered tool goes through
+
+    def refuse() -> None:
+        raise SyncRefused("sync is off; notes stay local", hint=Remedy.SYNC_ON)
+
+    wrapped = _wrap(refuse, anyio.CapacityLimiter(1))
+    with pytest.raises(Exception) as info:
+        anyio.run(wrapped)
+    message = str(info.value)
+    assert message.startswith("refused: sync is off; notes stay local (")
+    assert remedy_text(Remedy.SYNC_ON) in message
+    assert not isinstance(info.value, MemdirError)
+    assert isinstance(SyncRefused("x"), Refused)
