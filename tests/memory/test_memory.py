@@ -3,6 +3,8 @@ delegation and the context manager."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,36 @@ def test_context_manager(project: Path, home: Path) -> None:
     with Memory.open(project, home=home) as memory:
         memory.remember("Inside", "body")
     assert len(Memory.open(project, home=home).list()) == 1
+
+
+def test_collaborators_built_on_first_use_are_built_once(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.retrieve import Retriever
+
+    built: list[object] = []
+    original = Retriever.__init__
+
+    def slow_init(self: Retriever, *args: object, **kwargs: object) -> None:
+        time.sleep(0.05)  # widen the window in which two threads could both build one
+        built.append(self)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Retriever, "__init__", slow_init)
+    seen: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: seen.append((memory.retrieval, memory.replica)))
+        for _ in range(6)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1
+    assert len({id(r) for r, _ in seen}) == 1 and len({id(s) for _, s in seen}) == 1
+
+
+def test_reopen_keeps_the_injected_embedder(memory: Memory) -> None:
+    lexical = Memory(memory.settings, embedder=None)
+    with lexical.reopen() as again:
+        assert again.retrieval.embedder is None
