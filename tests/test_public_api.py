@@ -30,10 +30,13 @@ def test_every_public_name_is_importable(name: str) -> None:
     assert namespace[name] is getattr(memdir, name)
 
 
-def test_lazy_map_matches_the_type_checking_imports() -> None:
+@pytest.mark.parametrize("package", ["memdir", "memdir.retrieve"])
+def test_lazy_map_matches_the_type_checking_imports(package: str) -> None:
     # The names type checkers see (the `if TYPE_CHECKING:` block) are the names imported
-    # at run time (`_EXPORTS`), from the same modules, and together they are `__all__`.
-    tree = ast.parse(Path(memdir.__file__).read_text(encoding="utf-8"))
+    # at run time (the `_EXPORTS` map), from the same modules, and together they are
+    # `__all__`. Both are read from the source, as a reader sees them.
+    module = importlib.import_module(package)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
     blocks = [
         node
         for node in tree.body
@@ -46,9 +49,18 @@ def test_lazy_map_matches_the_type_checking_imports() -> None:
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    exports = memdir._EXPORTS  # type: ignore[attr-defined]
+    (exports,) = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == "_EXPORTS"
+        and node.value is not None
+    ]
     assert typed == exports
-    assert set(memdir.__all__) == {*exports, "__version__"}
+    assert set(module.__all__) - {"__version__"} == set(exports)
+    for name, where in exports.items():
+        assert getattr(module, name) is getattr(importlib.import_module(where), name)
 
 
 def test_unknown_names_raise_attribute_error() -> None:

@@ -264,6 +264,10 @@ class LocalE5Embedder:
     def __repr__(self) -> str:
         return f"LocalE5Embedder(id={self._info.id!r}, threads={self._threads!r})"
 
+    def token_count(self, text: str) -> int:
+        """How many model tokens `text` is (past 512, a text is embedded in windows)."""
+        return int(self._model.token_count(_engine_text(text)))
+
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         """Passages (the e5 ``passage: `` role), 32 per engine call."""
         items = [_engine_text(t) for t in check_texts(texts)]
