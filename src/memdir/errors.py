@@ -18,6 +18,7 @@
     ├── IntegrityError          a verification (audit, forget) failed     exit 7
     ├── SyncFailed              the sync server is unreachable or failing exit 8
     │   └── RateLimited         the server said 429; retry after a while  exit 8
+    ├── DiskError               the disk refused: full, I/O, read-only    exit 9
     ├── EmbedderUnavailable     no usable embedder (memdir.embed)         exit 1
     └── EmbeddingFailed         an embedding request failed (memdir.embed) exit 1
 
@@ -29,11 +30,14 @@ themselves never spell out CLI syntax.
 
 from __future__ import annotations
 
+import errno
+import sys
 from enum import StrEnum
 
 __all__ = [
     "EXIT_BUSY",
     "EXIT_CONFLICT",
+    "EXIT_DISK",
     "EXIT_ERROR",
     "EXIT_INTEGRITY",
     "EXIT_NOT_FOUND",
@@ -44,6 +48,7 @@ __all__ = [
     "Busy",
     "ConfigError",
     "Conflict",
+    "DiskError",
     "IncompatibleVersion",
     "IntegrityError",
     "InvalidInput",
@@ -58,6 +63,7 @@ __all__ = [
     "SyncFailed",
     "SyncRefused",
     "describe",
+    "disk_error",
     "exit_code_for",
 ]
 
@@ -70,6 +76,7 @@ EXIT_CONFLICT = 5
 EXIT_BUSY = 6
 EXIT_INTEGRITY = 7
 EXIT_SYNC = 8
+EXIT_DISK = 9
 
 
 class Remedy(StrEnum):
@@ -193,6 +200,48 @@ class SyncFailed(MemdirError):
     ) -> None:
         super().__init__(message, hint=hint)
         self.retry_after = retry_after
+
+
+class DiskError(MemdirError):
+    """Raised when the disk refuses a read or write: full, read-only, an I/O error, no access."""
+
+    exit_code = EXIT_DISK
+
+
+#: The errno values that mean "the disk (or its permissions) refused", in plain words.
+_DISK_ERRNOS: dict[int, str] = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EIO: "the disk reported an I/O error",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+
+
+#: What SQLite says when the disk refuses (it raises OperationalError, not OSError).
+_SQLITE_DISK = {
+    "database or disk is full": "the disk is full",
+    "disk i/o error": "the disk reported an I/O error",
+    "attempt to write a readonly database": "the file system is read-only",
+}
+
+
+def disk_error(exc: BaseException) -> DiskError | None:
+    """A clear `DiskError` for an error that means the disk refused; None for others."""
+    reason: str | None = None
+    where = ""
+    if isinstance(exc, OSError):
+        reason = _DISK_ERRNOS.get(exc.errno or 0)
+        where = f" ({exc.filename})" if exc.filename else ""
+    sqlite = sys.modules.get("sqlite3")  # never imported here: only raised once loaded
+    if sqlite is not None and isinstance(exc, sqlite.OperationalError):
+        reason = _SQLITE_DISK.get(str(exc).strip().lower())
+    if reason is None:
+        return None
+    return DiskError(
+        f"{reason}{where}; what was being written may be incomplete", hint=Remedy.DOCTOR
+    )
 
 
 class RateLimited(SyncFailed):

@@ -22,7 +22,7 @@ import click
 
 from memdir.cli.errors import ErrorWithDetails, Outcome, report_error
 from memdir.cli.options import wants_json
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, disk_error
 
 __all__ = ["CommandSpec", "LazyCommands", "MemdirGroup"]
 
@@ -113,6 +113,13 @@ class MemdirGroup(click.Group):
             ctx.exit(code)
         except MemdirError as error:
             ctx.exit(report_error(error, as_json=wants_json(ctx)))
+        except Exception as error:
+            # A full, read-only or failing disk is a clear error with its own code, never a
+            # traceback; anything else is a bug and surfaces as such.
+            mapped = disk_error(error)
+            if mapped is None:
+                raise
+            ctx.exit(report_error(mapped, as_json=wants_json(ctx)))
         if isinstance(result, Outcome):
             ctx.exit(result.code)
         return result

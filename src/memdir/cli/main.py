@@ -172,7 +172,8 @@ def main(ctx: click.Context, project: Path | None, home: Path | None) -> None:
     Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 not found,
     4 refused (credential guard, limits, permissions), 5 conflict,
     6 busy (another writer holds the lock), 7 verification failed,
-    8 the sync server could not be reached or failed.
+    8 the sync server could not be reached or failed,
+    9 the disk refused (full, read-only, I/O error, permission).
     """
     ctx.obj = AppContext(project, home)
     ctx.call_on_close(ctx.obj.show_warnings)

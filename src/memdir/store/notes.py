@@ -122,7 +122,18 @@ class ScopeStore:
         except InvalidInput:
             return  # a damaged project file: the next write records it once fixed
         if not history.has(revision_of(data)):
+            self._record_observed(history, note_id, data, note_hash)
+
+    @staticmethod
+    def _record_observed(history: History, note_id: str, data: bytes, note_hash: str) -> None:
+        # Reading must go on when the disk refuses (full, read-only): the version stays
+        # unrecorded and the next read or write records it.
+        try:
             history.record(note_id, data, WriteEvent.OBSERVED, note_hash)
+        except OSError as exc:
+            logging.getLogger("memdir.store").warning(
+                "cannot record the version of %s read from disk: %s", note_id, exc.strerror
+            )
 
     def lock(self) -> DirLock:
         """The directory's write lock."""
@@ -144,7 +155,7 @@ class ScopeStore:
             if rev is not None and not history.has(rev):
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
-                    history.record(note_id, data, WriteEvent.OBSERVED, scan.notes[note_id].hash)
+                    self._record_observed(history, note_id, data, scan.notes[note_id].hash)
         return scan
 
     def get(self, note_id: str) -> Note | None:

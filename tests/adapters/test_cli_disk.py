@@ -1,0 +1,89 @@
+"""A full disk under the memdir home: a clear error and its own exit code, never a traceback.
+
+The disk is real: a small tmpfs mounted for the test (root only, as CI runs) and filled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir.errors import EXIT_DISK
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
+)
+
+
+@pytest.fixture
+def full_home(tmp_path: Path) -> Iterator[Path]:
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(tiny)], check=True)
+    try:
+        yield tiny / "home"
+    finally:
+        subprocess.run(["umount", "-l", str(tiny)], check=False)
+
+
+def _memdir(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMDIR_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "memdir", "--project", str(project), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def _fill(home: Path) -> None:
+    with (home.parent / "filler").open("wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+        except OSError:
+            pass
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_remember_on_a_full_home_is_a_clear_disk_error(
+    full_home: Path, tmp_path: Path, as_json: bool
+) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    config = ["--json"] if as_json else []
+    first = _memdir(project, full_home, "remember", "First note about deploys", *config)
+    assert first.returncode == 0, first.stderr
+    _fill(full_home)
+    second = _memdir(project, full_home, "remember", "Second note about deploys", *config)
+    assert second.returncode == EXIT_DISK
+    assert "Traceback" not in second.stderr + second.stdout
+    out = second.stdout if as_json else second.stderr
+    assert "the disk is full" in out
+
+
+def test_listing_and_history_keep_working_on_a_full_home(full_home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    first = _memdir(project, full_home, "remember", "First note about deploys", "--json")
+    assert first.returncode == 0, first.stderr
+    note_id = json.loads(first.stdout)["note"]["id"]
+    _fill(full_home)
+    # An edit made in an editor: recording its version in history needs the full disk.
+    path = project / "MEMORY" / f"{note_id}.md"
+    path.write_text(path.read_text("utf-8") + "edited by hand\n", "utf-8")
+    listed = _memdir(project, full_home, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [n["id"] for n in json.loads(listed.stdout)] == [note_id]
+    history = _memdir(project, full_home, "history", note_id, "--json")
+    assert history.returncode == 0, history.stderr
+    read = _memdir(project, full_home, "read", note_id)
+    assert read.returncode == 0 and "edited by hand" in read.stdout
