@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import random
+import string
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -180,6 +182,24 @@ def test_commit_then_snapshot(server: Server) -> None:
     with server.client("carol") as client:
         other = client.post("/v1/memory/snapshot", json={"scope": USER_SCOPE}).json()
     assert other["version"] == 0 and other["notes"] == {}
+
+
+def test_a_commit_carrying_a_credential_is_422_and_nothing_is_stored(server: Server) -> None:
+    rng = random.Random("app")
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    with server.client("dave") as client:
+        response = client.post(
+            "/v1/memory/commit",
+            json={"scope": USER_SCOPE, "changes": [put("fine-note"), put("leaky", token)]},
+        )
+        body = assert_error(response, 422, "secret_refused")
+        assert body["ids"] == ["leaky"]
+        assert "GitHub token" in body["message"] and "leaky" in body["message"]
+        assert token not in response.text
+        snap = client.post("/v1/memory/snapshot", json={"scope": USER_SCOPE}).json()
+    assert snap["version"] == 0 and snap["notes"] == {} and snap["objects"] == {}
+    stored = [p for p in server.data.rglob("*") if p.is_file() and "dave" in p.parts]
+    assert not any(p.suffix == ".md" or p.name == "manifest.json" for p in stored), stored
 
 
 def test_parallel_commits_to_one_scope_all_land(server: Server) -> None:

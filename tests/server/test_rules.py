@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import string
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -323,6 +325,30 @@ def test_invalid_changes(service: SyncRules, storage: Spy, change: Change) -> No
     refused(lambda: service.commit("alice", commit_req(change)), 422, "invalid")
     assert storage.manifest("alice", "user").version == 0
     assert storage.calls == []
+
+
+def github_token(seed: str = "rules") -> str:
+    """A GitHub-token-shaped value made at run time (no credential-like literal in the repo)."""
+    rng = random.Random(seed)
+    return "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+
+
+def test_a_commit_carrying_a_credential_is_refused_whole(service: SyncRules, storage: Spy) -> None:
+    token = github_token()
+    secret = put("leaky-note", f"first line\nthe mirror uses {token}")
+    error = refused(
+        lambda: service.commit("alice", commit_req(put("clean-note"), secret)),
+        422,
+        "secret_refused",
+    )
+    assert error.ids == ["leaky-note"]
+    assert "leaky-note" in error.message and "GitHub token (body, line 2)" in error.message
+    assert token not in error.message and token[4:12] not in error.message
+    # Nothing of the commit was stored: no object, no manifest.
+    assert storage.calls == []
+    assert storage.manifest("alice", "user").version == 0
+    assert service.snapshot("alice", SnapshotRequest(scope=USER)).objects == {}
+    assert service.commit("alice", commit_req(put("clean-note"))).version == 1
 
 
 def test_case_collision_with_a_live_note(service: SyncRules, storage: Spy) -> None:

@@ -16,10 +16,11 @@ from memdir.errors import (
     RateLimited,
     Refused,
     Remedy,
+    SecretRefused,
     SyncFailed,
     SyncRefused,
 )
-from memdir.sync.client import Stale, SyncClient, origin_of
+from memdir.sync.client import SecretInCommit, Stale, SyncClient, origin_of
 from memdir.sync.protocol import (
     PROTOCOL_HEADER,
     PROTOCOL_VERSION,
@@ -216,6 +217,16 @@ def test_409_stale_names_the_ids_and_version() -> None:
 def test_409_case_collision_is_refused() -> None:
     with pytest.raises(Refused):
         commit(answer(409, {"error": "case_collision", "message": "A vs a", "ids": ["a"]}))
+
+
+def test_422_secret_refused_names_the_notes_and_never_echoes_the_token() -> None:
+    said = f"note leaky: GitHub token (body, line 2) \x1b[2J sent with {TOKEN}"
+    with pytest.raises(SecretRefused) as info:
+        commit(answer(422, {"error": "secret_refused", "message": said, "ids": ["leaky", 7]}))
+    assert isinstance(info.value, SecretInCommit) and info.value.ids == ("leaky",)
+    message = str(info.value)
+    assert "leaky" in message and "GitHub token (body, line 2)" in message
+    assert TOKEN not in message and "\x1b" not in message
 
 
 def test_413_is_a_quota_limit() -> None:

@@ -25,7 +25,7 @@ from memdir.errors import (
     SyncRefused,
 )
 from memdir.sync.baseline import Baseline, RemoteEntry
-from memdir.sync.protocol import rev_of
+from memdir.sync.protocol import Entry, rev_of
 from sync_server import admin_key, auth_headers
 
 from .conftest import SCOPES, Machine, Server, World, lines, report
@@ -659,23 +659,30 @@ def test_a_pulled_note_holding_a_secret_is_refused(
     a, b = two
     nid = a.note("Deploy notes", "ordinary")
     world.sync(a, b)
-    # Another client (an old version, or a hand-made request) uploads a secret.
+    # A secret another client uploaded: the server refuses it now, so it is put into the
+    # storage directly, as a server from before that refusal would have stored it.
     note = dataclasses.replace(a.read(nid), body="token ghp_Q7hZ2kLm9XwPq4RtYv8NbC3dFgHj6KsAe1Uo")
-    text = render_note(note).decode()
+    data = render_note(note)
+    text = data.decode()
     key = world.key("project")
     base = world.manifest(key).notes[nid].rev
     response = httpx.post(
         f"{world.server.url}/v1/memory/commit",
         json={
             "scope": {"kind": "project", "project": world.project_id},
-            "changes": [
-                {"id": nid, "op": "put", "base": base, "rev": rev_of(text.encode()), "text": text}
-            ],
+            "changes": [{"id": nid, "op": "put", "base": base, "rev": rev_of(data), "text": text}],
         },
         headers=auth_headers(world.token),
         timeout=30,
     )
-    assert response.status_code == 200, response.text
+    assert response.status_code == 422 and response.json()["error"] == "secret_refused"
+    with world.server.storage() as storage:
+        current = storage.manifest(world.user, key)
+        storage.put_objects(world.user, key, [(nid, rev_of(data), data)])
+        entry = Entry(rev=rev_of(data), hash=note.hash, size=len(data), updated_at=1)
+        notes = {**current.notes, nid: entry}
+        swapped = current.model_copy(update={"version": current.version + 1, "notes": notes})
+        assert storage.swap_manifest(world.user, key, current.version, swapped)
     other = a.note("Unrelated note", "fine")
     a.sync()
     before = b.files("project")[nid]

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from memdir import __version__
 from memdir.core import Note, parse_note, validate_id
-from memdir.errors import InvalidInput, MemdirError, ParseError
+from memdir.errors import InvalidInput, MemdirError, ParseError, SecretRefused
 from memdir.server.storage.base import Storage, StoredObject
+from memdir.store import check_secrets
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
     MIN_PROTOCOL,
@@ -116,6 +117,35 @@ def _check_put(change: Change) -> _Put:
     if note.id != change.id:
         raise _invalid(f"note text says id {note.id!r}, the change {change.id!r}", [change.id])
     return _Put(change.id, change.base, change.rev, data, note)
+
+
+def _places(exc: SecretRefused) -> str:
+    """The kinds and places of a guard's findings (never the values)."""
+    seen = dict.fromkeys(f"{kind} ({field}, line {line})" for kind, field, line in exc.findings)
+    return ", ".join(seen) or "a credential"
+
+
+def _check_secrets(puts: Sequence[_Put]) -> None:
+    """Refuse the whole commit when any note text looks like it holds a credential (§7.3).
+
+    A client's guard should have held such a note back; this one catches an older or
+    different client, so a secret never reaches the storage.
+    """
+    found: dict[str, str] = {}
+    for put in puts:
+        try:
+            check_secrets(put.note)
+        except SecretRefused as exc:
+            found[put.id] = _places(exc)
+    if found:
+        listing = "; ".join(f"note {note_id}: {where}" for note_id, where in sorted(found.items()))
+        raise Rejection(
+            422,
+            "secret_refused",
+            f"the commit carries what looks like a credential ({listing}); nothing of the "
+            "commit was stored — remove the secret and sync again",
+            ids=found,
+        )
 
 
 def _rev_in(notes: dict[str, Entry], note_id: str) -> str | None:
@@ -217,6 +247,7 @@ class SyncRules:
             except InvalidInput as exc:
                 raise _invalid(str(exc), [change.id]) from None
         puts = [_check_put(c) for c in changes if c.op == "put"]
+        _check_secrets(puts)
         deletes = [c for c in changes if c.op == "delete"]
         key = request.scope.key
         stored = False

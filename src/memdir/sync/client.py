@@ -24,10 +24,11 @@ from memdir.errors import (
     RateLimited,
     Refused,
     Remedy,
+    SecretRefused,
     SyncFailed,
     SyncRefused,
 )
-from memdir.outbound import backoff, detail, endpoint, retry_after
+from memdir.outbound import backoff, detail, endpoint, redact_key, retry_after
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
     MIN_PROTOCOL,
@@ -42,7 +43,7 @@ from memdir.sync.protocol import (
     SnapshotRequest,
 )
 
-__all__ = ["Stale", "SyncClient", "Transfer", "origin_of"]
+__all__ = ["SecretInCommit", "Stale", "SyncClient", "Transfer", "origin_of"]
 
 _M = TypeVar("_M", bound=BaseModel)
 _TRIES = 2
@@ -56,6 +57,15 @@ class Stale(Exception):
         super().__init__(message)
         self.ids = ids
         self.version = version
+
+
+class SecretInCommit(SecretRefused):
+    """Raised when the sync server refused a commit (422 `secret_refused`): a note looks like it
+    holds a credential. Nothing of the commit was stored; `ids` names the notes."""
+
+    def __init__(self, message: str, ids: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.ids = ids
 
 
 @dataclass(slots=True)
@@ -229,6 +239,16 @@ class SyncClient:
             supported = [int(v) for v in payload.get("supported", []) if isinstance(v, int)]
             low, high = (min(supported), max(supported)) if supported else (0, 0)
             raise IncompatibleVersion(self._version_message(low, high))
+        if status == 422 and code == "secret_refused":
+            ids = tuple(str(i) for i in payload.get("ids", []) if isinstance(i, str))
+            said = payload.get("message")
+            said = redact_key(said, self._token)[:500] if isinstance(said, str) else ""
+            said = "".join(c if c.isprintable() else " " for c in said).strip()
+            raise SecretInCommit(
+                f"the sync server at {self.origin} refused to store a note that looks like it "
+                f"holds a credential ({', '.join(ids) or 'unnamed'}){': ' + said if said else ''}",
+                ids,
+            )
         if status == 409:
             ids = tuple(str(i) for i in payload.get("ids", []) if isinstance(i, str))
             version = payload.get("version")

@@ -20,6 +20,9 @@ Errors are JSON bodies `{"error": CODE, "message": ..., ...}` with these codes:
     410 account_erased        the account was erased; the server refuses it for good
     413 quota_exceeded        too many changes, notes, or a body over the size quota
     422 invalid               a malformed id, note text, or a rev that does not match its text
+    422 secret_refused        a note text looks like it holds a credential (`ids` names the
+                              notes; the message the kinds and lines, never the values);
+                              nothing of the commit was stored
     426 incompatible_protocol the client's protocol version is not supported
     429 rate_limited          too many requests; the `Retry-After` header gives seconds
 
@@ -74,6 +77,7 @@ ERROR_CODES = (
     "account_erased",
     "quota_exceeded",
     "invalid",
+    "secret_refused",
     "incompatible_protocol",
     "rate_limited",
     "not_found",

@@ -13,6 +13,9 @@ both sides agreed on at the last sync (B) and the server (S):
 A server tombstone of exactly the local version deletes it here; an edit against a
 deletion keeps the edit. Files memdir cannot parse, and notes past `maxNotes` that a
 scan did not load, are never treated as deleted: they are left alone and reported.
+Every upload passes the credential guard first (a file edited on disk never met the
+store's), so a note that looks like it holds a secret is held here, never sent; the
+server refuses one as well, and the pass then holds the notes it names.
 Nothing is ever last-writer-wins.
 """
 
@@ -26,15 +29,16 @@ from collections.abc import Callable, Iterator
 
 from memdir.core import Note, parse_note, render_note
 from memdir.core.vocab import WriteEvent
-from memdir.errors import MemdirError, ParseError, SyncFailed
-from memdir.store import ScopeStore
+from memdir.errors import MemdirError, ParseError, SecretRefused, SyncFailed
+from memdir.store import ScopeStore, check_secrets
 from memdir.sync.baseline import Baseline, RemoteEntry
-from memdir.sync.client import Stale, SyncClient
+from memdir.sync.client import SecretInCommit, Stale, SyncClient
 from memdir.sync.comparison import LocalFiles, PassReport, Plan, ServerView, Sides
 from memdir.sync.merge import merge_notes
 from memdir.sync.protocol import (
     Change,
     CommitRequest,
+    CommitResult,
     Entry,
     ScopeRef,
     Snapshot,
@@ -473,7 +477,7 @@ class ScopePass:
     def _push(
         self, plan: Plan, server: ServerView, revs: dict[str, str], report: PassReport
     ) -> None:
-        changes = self._within_quota(plan.changes, server, report)
+        changes = self._within_quota(_guarded(plan.changes, report), server, report)
         version = server.version
         exact = True
         with self.baseline.transaction():
@@ -481,7 +485,9 @@ class ScopePass:
             self.baseline.set_version(version)
         for chunk in _chunks(changes, self.client.quotas.max_changes):
             self._check_abort()
-            result = self.client.commit(CommitRequest(scope=self.scope, changes=chunk))
+            result = self._commit(chunk, report)
+            if result is None:
+                continue
             exact = exact and result.version == version + 1
             version = result.version
             with self.baseline.transaction():
@@ -509,6 +515,25 @@ class ScopePass:
         report.version = version if exact else server.version
         for note_id in plan.after:  # merges whose upload was held back: nothing written here
             report.held.setdefault(note_id, "the merged version was not uploaded")
+
+    def _commit(self, chunk: list[Change], report: PassReport) -> CommitResult | None:
+        """Commit a chunk; notes the server refuses as credentials are held and the rest
+        committed again (a refused commit stored nothing). None: nothing was left to send."""
+        while chunk:
+            try:
+                return self.client.commit(CommitRequest(scope=self.scope, changes=chunk))
+            except SecretInCommit as exc:
+                refused = set(exc.ids) & {c.id for c in chunk}
+                if not refused:
+                    raise
+                for note_id in refused:
+                    report.held[note_id] = (
+                        "not uploaded: the sync server refused it as holding what looks like a "
+                        "credential; remove the secret and it syncs"
+                    )
+                chunk[:] = [c for c in chunk if c.id not in refused]
+                self._check_abort()
+        return None
 
     def _accepted(self, change: Change, entry: Entry | None, *, set_base: bool) -> None:
         if change.op == "delete":
@@ -560,6 +585,28 @@ class ScopePass:
                     live += 1
             kept.append(change)
         return kept
+
+
+def _guarded(changes: list[Change], report: PassReport) -> list[Change]:
+    """The changes without uploads that look like they hold a credential (each held, with
+    the kinds and places of what was found — never the value)."""
+    kept: list[Change] = []
+    for change in changes:
+        if change.op == "put" and change.text is not None:
+            try:
+                check_secrets(parse_note(change.text.encode("utf-8"), file_id=change.id))
+            except SecretRefused as exc:
+                places = dict.fromkeys(f"{k} ({f}, line {n})" for k, f, n in exc.findings)
+                report.held[change.id] = (
+                    "not uploaded: it looks like it holds a credential — "
+                    f"{', '.join(places)}; remove the secret (store "
+                    "where it lives, e.g. an environment variable name) and it syncs"
+                )
+                continue
+            except MemdirError:
+                pass  # unparsable: the server refuses it, naming the note
+        kept.append(change)
+    return kept
 
 
 def _body_bytes_of(data: bytes | None) -> int:
