@@ -123,9 +123,23 @@ def test_headers_on_every_response(server: Server) -> None:
     assert_error(responses["422"], 422, "invalid")
 
 
-def test_openapi_lists_the_four_endpoints(server: Server) -> None:
-    with server.client() as client:
-        doc = client.get("/openapi.json").json()
+@pytest.mark.parametrize("path", ["/openapi.json", "/docs", "/redoc"])
+def test_the_api_description_is_not_served_without_the_docs_flag(server: Server, path: str) -> None:
+    with server.client() as anonymous, server.client("alice") as signed_in:
+        for client in (anonymous, signed_in):
+            assert_error(client.get(path), 404, "not_found")
+
+
+def test_with_docs_the_description_lists_the_four_endpoints(tmp_path: Path) -> None:
+    with (
+        running_server(tmp_path, extra_args=["--docs"]) as running,
+        httpx.Client(base_url=running.url, timeout=30) as client,
+    ):
+        response = client.get("/openapi.json")
+        pages = [client.get("/docs"), client.get("/redoc")]
+    assert response.status_code == 200
+    assert_server_headers(response)
+    doc = response.json()
     assert doc["info"]["title"] == "memdir sync server"
     assert doc["info"]["version"] == __import__("memdir").__version__
     assert set(doc["paths"]) == {
@@ -137,6 +151,7 @@ def test_openapi_lists_the_four_endpoints(server: Server) -> None:
     assert "get" in doc["paths"]["/v1/memory/identity"]
     for path in ("/v1/memory/snapshot", "/v1/memory/commit", "/v1/admin/erase"):
         assert "post" in doc["paths"][path]
+    assert all(p.status_code == 200 and "text/html" in p.headers["content-type"] for p in pages)
 
 
 def test_commit_then_snapshot(server: Server) -> None:

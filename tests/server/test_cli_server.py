@@ -232,6 +232,40 @@ def test_serve_prints_the_ready_line_and_serves(data: Path, tmp_path: Path) -> N
         assert response.json()["quotas"] == Quotas(max_notes=42, tombstone_days=7).model_dump()
         assert srv.stop() == 0
         assert token not in srv.stderr()
+        assert "plain HTTP" not in srv.stderr()
+
+
+def test_serve_beyond_loopback_warns_once_that_a_tls_proxy_is_needed(
+    run: Invoke, data: Path
+) -> None:
+    # 192.0.2.1 (TEST-NET-1) is no address of this machine: the bind fails after the
+    # warning, so nothing ever listens beyond loopback here.
+    result = run("server", "serve", "--data", str(data), "--host", "192.0.2.1", "--port", "0")
+    assert result.exit_code == EXIT_ERROR
+    warnings = [line for line in result.stderr.splitlines() if "plain HTTP" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("warning:"), result.stderr
+    assert "TLS-terminating" in result.stderr and "192.0.2.1" in result.stderr
+    assert "plain HTTP" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("host", "warns"),
+    [
+        ("127.0.0.1", False),
+        ("localhost", False),
+        ("::1", False),
+        ("[::1]", False),
+        ("127.1.2.3", False),
+        ("0.0.0.0", True),
+        ("::", True),
+        ("", True),
+        ("sync.example.com", True),
+    ],
+)
+def test_only_loopback_binds_go_without_the_warning(host: str, warns: bool) -> None:
+    from memdir.server.app import plain_http_warning
+
+    assert (plain_http_warning(host) is not None) == warns
 
 
 def test_serve_json_ready_line(data: Path) -> None:

@@ -97,6 +97,11 @@ def server_group() -> None:
 @click.option(
     "--tombstone-days", type=click.IntRange(min=1), help="Days a deletion stays listed [90]."
 )
+@click.option(
+    "--docs",
+    is_flag=True,
+    help="Also serve the API's description without a token (/openapi.json, /docs, /redoc).",
+)
 @json_option
 def serve(
     data: Path,
@@ -111,11 +116,16 @@ def serve(
     max_body_bytes: int | None,
     max_response_bytes: int | None,
     tombstone_days: int | None,
+    docs: bool,
     as_json: bool,
 ) -> None:
-    """Serve the sync API until interrupted; prints one line when it is ready."""
+    """Serve the sync API until interrupted; prints one line when it is ready.
+
+    The server speaks plain HTTP: beyond loopback, put a TLS-terminating proxy in front
+    (a warning says so at start).
+    """
     from memdir.server.accounts import Accounts
-    from memdir.server.app import create_app
+    from memdir.server.app import create_app, plain_http_warning
     from memdir.server.app import serve as run_server
     from memdir.server.ratelimit import RateLimiter
     from memdir.server.rules import SyncRules
@@ -130,6 +140,9 @@ def serve(
         "tombstone_days": tombstone_days,
     }
     quotas = Quotas.model_validate({k: v for k, v in given.items() if v is not None})
+    warning = plain_http_warning(host)
+    if warning is not None:
+        click.echo(warning, err=True)
     ensure_private_dir(data)
     storage = _storage(backend, data, dsn)
 
@@ -144,7 +157,8 @@ def serve(
     try:
         rules = SyncRules(storage, quotas)
         limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
-        run_server(create_app(rules, Accounts(data), limiter), host, port, ready)
+        app = create_app(rules, Accounts(data), limiter, docs=docs)
+        run_server(app, host, port, ready)
     finally:
         storage.close()
 

@@ -6,7 +6,10 @@ checks, in this order and before the body is read: the client's protocol version
 (426), the bearer token or admin key (401/403), the account's rate limit (429 with
 `Retry-After`), and the request size (413). The endpoints are plain `def`s, which
 FastAPI runs in its thread pool, so blocking storage never stalls the event loop.
-Every error body is an `ErrorBody`.
+Every error body is an `ErrorBody`. The API's own description (`/openapi.json`,
+`/docs`, `/redoc`) needs no token, so it is served only when asked for (`docs=True`).
+The server speaks plain HTTP: bound beyond loopback it needs a TLS-terminating proxy
+in front (`plain_http_warning`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memdir import __version__
 from memdir.errors import Busy, InvalidInput, MemdirError
+from memdir.outbound import is_loopback
 from memdir.server.accounts import Accounts
 from memdir.server.ratelimit import RateLimiter, retry_after_header
 from memdir.server.rules import Rejection, SyncRules
@@ -46,7 +50,15 @@ from memdir.sync.protocol import (
     SnapshotRequest,
 )
 
-__all__ = ["API_ROUTES", "MIN_REQUEST_CAP", "create_app", "request_cap", "serve"]
+__all__ = [
+    "API_ROUTES",
+    "DOC_ROUTES",
+    "MIN_REQUEST_CAP",
+    "create_app",
+    "plain_http_warning",
+    "request_cap",
+    "serve",
+]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +69,8 @@ API_ROUTES = {
     "/v1/memory/commit": "user",
     "/v1/admin/erase": "admin",
 }
+#: The API's description, served without a token and so only with `docs=True`.
+DOC_ROUTES = ("/openapi.json", "/docs", "/redoc")
 #: The smallest request-size cap; a full commit at the quotas may need more (see request_cap).
 MIN_REQUEST_CAP = 64 * 1024 * 1024
 _ADMIN_BUCKET = ":admin"  # not a valid user name, so no account shares its bucket
@@ -297,15 +311,21 @@ def create_app(
     limiter: RateLimiter,
     *,
     max_request_bytes: int | None = None,
+    docs: bool = False,
 ) -> FastAPI:
-    """The sync server's ASGI app over `rules`, authenticating with `accounts`."""
+    """The sync server's ASGI app over `rules`, authenticating with `accounts`.
+
+    `docs` serves the API's description (`DOC_ROUTES`); without it they are 404s.
+    """
     quotas = rules.quotas
+    openapi, swagger, redoc = DOC_ROUTES if docs else (None, None, None)
     app = FastAPI(
         title="memdir sync server",
         version=__version__,
         description=__doc__,
-        docs_url=None,
-        redoc_url=None,
+        openapi_url=openapi,
+        docs_url=swagger,
+        redoc_url=redoc,
     )
     errors: dict[int | str, dict[str, Any]] = {
         code: {"model": ErrorBody} for code in (401, 403, 409, 410, 413, 422, 426, 429)
@@ -342,6 +362,19 @@ def create_app(
         max_request_bytes=max_request_bytes if max_request_bytes else request_cap(quotas),
     )
     return app
+
+
+def plain_http_warning(host: str) -> str | None:
+    """The warning for serving plain HTTP on `host`: None for loopback (as written)."""
+    bare = host.strip("[]")
+    if bare and is_loopback(bare):
+        return None
+    shown = bare or "every address"
+    return (
+        f"warning: serving plain HTTP on {shown}, beyond loopback: tokens and notes would "
+        "cross the network unencrypted. Put a TLS-terminating reverse proxy in front "
+        "(clients refuse plain HTTP to anything but loopback), or bind 127.0.0.1."
+    )
 
 
 def serve(app: ASGIApp, host: str, port: int, on_ready: Callable[[str], None]) -> None:
