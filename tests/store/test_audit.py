@@ -98,7 +98,8 @@ def test_append_and_entries_round_trip(tmp_path: Path) -> None:
     assert "héllo ✓".encode() in lines[2]  # ensure_ascii=False
 
     head = json.loads(log.head_path.read_bytes())
-    assert head == {"seq": 3, "hash": third.hash}
+    assert set(head) == {"seq", "hash", "ts", "key", "sig"}
+    assert (head["seq"], head["hash"], head["ts"]) == (3, third.hash, 1002)
 
 
 def test_verify_ok_reports_the_head(tmp_path: Path) -> None:
@@ -123,10 +124,10 @@ def test_missing_log_and_head_is_ok_and_verify_creates_nothing(tmp_path: Path) -
 def test_directory_is_private_and_files_are_0600(tmp_path: Path) -> None:
     log = make_log(tmp_path / "home" / "audit", 1)
     assert stat.S_IMODE(log.directory.stat().st_mode) == 0o700
-    for path in (log.log_path, log.head_path, log.lock_path):
+    for path in (log.log_path, log.head_path, log.lock_path, log.key.path):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
     leftovers = [p.name for p in log.directory.iterdir()]
-    assert sorted(leftovers) == ["audit.head", "audit.jsonl", "audit.lock"]
+    assert sorted(leftovers) == ["audit.head", "audit.jsonl", "audit.key", "audit.lock"]
 
 
 def test_entries_are_immutable(tmp_path: Path) -> None:
@@ -407,7 +408,9 @@ def test_crash_between_log_and_head_is_not_a_problem(tmp_path: Path) -> None:
 
 def test_first_append_crash_before_head_is_not_a_problem(tmp_path: Path) -> None:
     log = make_log(tmp_path, 1)
+    # As if the very first append crashed before its head: no head, the key still pending.
     log.head_path.unlink()
+    log.key.path.rename(log.key.pending_path)
     assert log.verify().ok
     assert log.append("write").seq == 2
     assert log.verify().ok
@@ -512,35 +515,6 @@ def test_lock_timeout_raises_busy(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert AuditLog(tmp_path, lock_timeout=0.2).append("write").seq == 2
-
-
-# -- signing seam -------------------------------------------------------------------------------
-
-
-class _SignedLog(AuditLog):
-    def _sign_head(self, payload: bytes) -> str | None:
-        return hashlib.sha256(b"key" + payload).hexdigest()
-
-    def _check_head(self, payload: bytes, signature: str | None) -> str | None:
-        ok = signature == hashlib.sha256(b"key" + payload).hexdigest()
-        return None if ok else "head signature does not verify"
-
-
-def test_signing_seam(tmp_path: Path) -> None:
-    log = _SignedLog(tmp_path)
-    log.append("grant", grant_id="g1")
-    log.append("revoke", grant_id="g1")
-    head = json.loads(log.head_path.read_bytes())
-    assert set(head) == {"seq", "hash", "sig"}
-    assert log.verify().ok
-
-    head["sig"] = "0" * 64
-    log.head_path.write_bytes(
-        (json.dumps(head, sort_keys=True, separators=(",", ":")) + "\n").encode()
-    )
-    assert "head signature does not verify" in problems_text(log)
-    # The unsigned default refuses to vouch for a signature it cannot check.
-    assert "no key is configured" in problems_text(AuditLog(tmp_path))
 
 
 # -- properties ---------------------------------------------------------------------------------

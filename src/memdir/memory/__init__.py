@@ -43,7 +43,8 @@ from memdir.results import (
     RestoreResult,
     WriteResult,
 )
-from memdir.store import AuditReport, BackupRecord, SaveOutcome, UsageStats
+from memdir.store import BackupRecord, SaveOutcome, UsageStats
+from memdir.store.audit import AuditHead, AuditVerification
 
 if TYPE_CHECKING:
     import httpx
@@ -399,9 +400,14 @@ class Memory:
         """Unparseable files (never modified), dangling links, limits and warnings."""
         return self.maintenance.doctor()
 
-    def audit_verify(self) -> AuditReport:
-        """Check the audit log's hash chain against its head."""
-        return self.maintenance.audit_verify()
+    def audit_verify(self, against: Path | None = None) -> AuditVerification:
+        """Check the audit log's hash chain, its signed head and, if given, a head kept elsewhere
+        (a file printed by `audit_head`): a rollback to an older log is detected against it."""
+        return self.maintenance.audit_verify(against)
+
+    def audit_head(self) -> AuditHead:
+        """The audit log's head, signed by this machine's key; raises if it does not verify."""
+        return self.maintenance.audit_head()
 
     def audit_record(
         self, action: str, *, grant_id: str | None = None, detail: str | None = None

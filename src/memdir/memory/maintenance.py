@@ -14,7 +14,6 @@ from memdir.errors import Busy, IntegrityError, InvalidInput, ParseError, Refuse
 from memdir.memory.stores import Stores
 from memdir.results import DoctorReport, ForgetPlan, ForgetResult, RestoreResult
 from memdir.store import (
-    AuditReport,
     BackupRecord,
     FileProblem,
     ScopeStore,
@@ -22,6 +21,7 @@ from memdir.store import (
     revision_of,
 )
 from memdir.store.atomic import TEMP_MARKER
+from memdir.store.audit import AuditHead, AuditVerification
 
 if TYPE_CHECKING:
     from memdir.retrieve import Retriever
@@ -236,6 +236,10 @@ class Maintenance:
             cleaned=cleaned,
         )
 
-    def audit_verify(self) -> AuditReport:
-        """Check the audit log's hash chain against its head."""
-        return self.stores.audit.verify()
+    def audit_verify(self, against: Path | None = None) -> AuditVerification:
+        """Check the audit log's chain, its signed head and, if given, a head kept elsewhere."""
+        return self.stores.audit.verify(against)
+
+    def audit_head(self) -> AuditHead:
+        """The audit log's signed head, to keep elsewhere for `audit_verify(against=...)`."""
+        return self.stores.audit.head()

@@ -4,23 +4,36 @@ Design. ``audit.jsonl`` holds one compact JSON object per line (keys: seq, ts, a
 prev, hash). ``hash`` is the SHA-256 of the canonical JSON (sorted keys, compact separators,
 ``ensure_ascii=False``) of the other five keys; ``prev`` is the previous entry's ``hash`` (64
 zeros first), so an edited, removed, reordered or inserted line breaks the chain. ``audit.head``
-({seq, hash}, replaced atomically after each append) names the newest entry, so a truncated
-tail is detected relative to it. Appends serialise on ``audit.lock`` (``fcntl.flock``). Entries
-hold ids, hashes, counts and short reasons: keys are whitelisted, values are short scalars, and
-``detail`` is free text in which callers must never put note content or secrets.
+(replaced atomically after each append) names the newest entry, so a truncated tail is detected
+relative to it. Appends serialise on ``audit.lock`` (``fcntl.flock``). Entries hold ids, hashes,
+counts and short reasons: keys are whitelisted, values are short scalars, and ``detail`` is free
+text in which callers must never put note content or secrets.
+
+Signed head. The head carries the Ed25519 signature of its seq, hash and time by the machine key
+(``audit.key`` beside the log; format and key handling in memdir.store.signing); signature and
+head are one file, so the same atomic rename replaces both. Verify checks the signature
+against this machine's key, so an attacker without the key cannot rewrite the head to match a
+truncated or recomputed log. A head without a signature is either a legacy head (written before
+heads were signed; with no ``audit.key`` it is reported ``unsigned``, a warning, and the next
+append signs it) or, when ``audit.key`` exists, a rewritten one (a failure). `AuditHead`, printed
+by ``memdir audit head``, can be kept elsewhere and passed back to `AuditLog.verify` as
+``against``: the log must still hold that entry, be at least that long, and this machine's key
+must be the one that signed it, which detects a rollback to an older, internally consistent log.
 
 Crash recovery. An append writes its line with one ``os.write`` (``O_APPEND``), fsyncs, and only
 then replaces the head, so a crash leaves at worst (a) a final fragment without a newline (a
 torn line) that the head does not name, or (b) a last line the head does not name yet. Both are
 harmless: readers ignore a final fragment, and the next append moves it to
-``audit.jsonl.torn-<ts>`` (kept, never deleted) and chains on. Verify reports a fragment only
-through its consequence: a head naming an entry the log lacks (truncation). The head is never
-ahead of the log by construction, so when it is (or disagrees with the log's last entry) the
-next append chains from the head, keeping the damage visible to every later verify.
+``audit.jsonl.torn-<ts>`` (kept, never deleted), chains on and re-signs the head. Verify reports
+a fragment only through its consequence: a head naming an entry the log lacks (truncation). The
+head is never ahead of the log by construction, so when it is (or disagrees with the log's last
+entry) the next append chains from the head, keeping the damage visible to every later verify.
 
-Limits. Until the head is signed (a later issue overrides ``_sign_head``/``_check_head``), it
-guards against accidents and careless edits, not against someone who rewrites both files and
-recomputes every hash; keeping a reported head elsewhere detects that too.
+Limits. Anyone who can read ``audit.key`` (this user, root) can re-sign a rewritten head: the
+signature proves the head was written by a holder of this machine's key, not that the log is
+complete. An append re-signs whatever head it finds, so a rewritten head is reported until the
+next write. A head kept elsewhere (``against``) is what detects those rollbacks. See
+docs/audit.md.
 """
 
 from __future__ import annotations
@@ -38,16 +51,28 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard
 
-from memdir.errors import Busy, IntegrityError, InvalidInput, Remedy
+from memdir.errors import Busy, IntegrityError, InvalidInput, NotFound, Remedy
 from memdir.results import AuditReport
 from memdir.store.atomic import fsync_dir as _fsync_dir
+from memdir.store.signing import (
+    KEY_NAME,
+    AuditHead,
+    MachineKey,
+    head_bytes,
+    head_payload,
+    load_head,
+    parse_head,
+    saved_head_problems,
+    signature_problem,
+)
 
 # fmt: off
 __all__ = [
     "ACTIONS", "CONTENT_FIELDS", "FIELDS", "GENESIS", "MAX_VALUE_CHARS",
-    "AuditEntry", "AuditLog", "AuditReport",
+    "AuditEntry", "AuditHead", "AuditLog", "AuditReport", "AuditVerification", "SignatureState",
+    "load_head",
 ]
 ACTIONS = frozenset({
     "write", "delete", "forget", "purge", "restore", "backup", "import", "grant", "revoke",
@@ -86,11 +111,20 @@ class AuditEntry:
     hash: str
 
 
+#: How a head's signature stands: ``signed`` (checks against this machine's key), ``unsigned``
+#: (a legacy head and no key: a warning), ``invalid`` (a failure), ``absent`` (no head).
+SignatureState = Literal["signed", "unsigned", "invalid", "absent"]
+
+
 @dataclass(frozen=True, slots=True)
-class _Head:
-    seq: int
-    hash: str
-    sig: str | None = None
+class AuditVerification(AuditReport):
+    """What ``AuditLog.verify`` found, with the head's signature state, the key it was checked
+    against (this machine's public key, None when it has none) and warnings that do not fail
+    verification (a legacy unsigned head)."""
+
+    signature: SignatureState
+    key: str | None
+    warnings: tuple[str, ...]
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -189,31 +223,6 @@ def _link_problems(entry: AuditEntry, line: bytes, seq: int, prev: str | None) -
     return problems
 
 
-def _head_payload(seq: int, digest: str) -> bytes:
-    """The bytes a head signature covers."""
-    return _canonical({"seq": seq, "hash": digest})
-
-
-def _head_bytes(head: _Head) -> bytes:
-    obj: dict[str, object] = {"seq": head.seq, "hash": head.hash}
-    if head.sig is not None:
-        obj["sig"] = head.sig
-    return _canonical(obj) + b"\n"
-
-
-def _parse_head(raw: bytes) -> _Head:
-    obj = _load_object(raw, "head file")
-    seq, digest, sig = obj.get("seq"), obj.get("hash"), obj.get("sig")
-    if not _is_int(seq) or seq < 1 or not isinstance(digest, str) or not _HEX64.fullmatch(digest):
-        raise ValueError("head file does not name a valid seq and hash")
-    if sig is not None and not isinstance(sig, str):
-        raise ValueError("head file signature is not a string")
-    head = _Head(seq, digest, sig)
-    if _head_bytes(head) != raw:
-        raise ValueError("head file is not in canonical form")
-    return head
-
-
 def _read_tail(fd: int, size: int) -> tuple[bytes | None, bytes]:
     """Read back from ``size``: the last complete line (None if none) and the torn fragment."""
     pos, buf = size, b""
@@ -240,7 +249,10 @@ def _write_new(path: Path, data: bytes) -> None:
 
 
 class AuditLog:
-    """The audit log in ``directory`` ($MEMDIR_HOME/audit), created 0700 on the first append."""
+    """The audit log in ``directory`` ($MEMDIR_HOME/audit), created 0700 on the first append.
+
+    ``key`` signs and checks the head; by default the machine key ``audit.key`` in ``directory``.
+    """
 
     def __init__(
         self,
@@ -248,6 +260,7 @@ class AuditLog:
         *,
         lock_timeout: float = 10.0,
         clock: Callable[[], int] | None = None,
+        key: MachineKey | None = None,
     ) -> None:
         if not 0 <= lock_timeout < math.inf:
             raise InvalidInput(f"lock_timeout must be a finite number >= 0, not {lock_timeout!r}")
@@ -256,18 +269,8 @@ class AuditLog:
         self.head_path = self.directory / "audit.head"
         self.lock_path = self.directory / "audit.lock"
         self.lock_timeout = float(lock_timeout)
+        self.key = key if key is not None else MachineKey(self.directory / KEY_NAME)
         self._clock = clock if clock is not None else lambda: time.time_ns() // 1_000_000
-
-    # -- signing seam: a later issue overrides this pair to sign the head with Ed25519 --------
-
-    def _sign_head(self, payload: bytes) -> str | None:
-        """Signature stored in the head over ``payload``; None writes an unsigned head."""
-        return None
-
-    def _check_head(self, payload: bytes, signature: str | None) -> str | None:
-        """A problem with the head's signature, or None; unsigned heads pass by default."""
-        problem = "head file carries a signature but no key is configured to check it"
-        return None if signature is None else problem
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -321,7 +324,7 @@ class AuditLog:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self._write_head(entries[-1].seq, entries[-1].hash)
+        self._write_head(entries[-1].seq, entries[-1].hash, ts)
         return entries
 
     def _set_aside_torn(self, fd: int) -> bytes | None:
@@ -362,18 +365,21 @@ class AuditLog:
             return head.seq, head.hash
         return log_tip if log_tip is not None else (0, GENESIS)
 
-    def _write_head(self, seq: int, digest: str) -> None:
-        """Replace ``audit.head`` atomically: temp file, fsync, rename, fsync the directory."""
-        head = _Head(seq, digest, self._sign_head(_head_payload(seq, digest)))
+    def _write_head(self, seq: int, digest: str, ts: int) -> None:
+        """Sign and replace ``audit.head`` atomically (temp file, fsync, rename, fsync the
+        directory), then commit a newly made key: ``audit.key`` never predates a head it signed."""
+        key, sig = self.key.sign(head_payload(seq, digest, ts))
+        head = AuditHead(seq, digest, ts, key, sig)
         tmp = self.directory / f".audit.head.tmp-{secrets.token_hex(4)}"
         try:
-            _write_new(tmp, _head_bytes(head))
+            _write_new(tmp, head_bytes(head))
             tmp.replace(self.head_path)
         except BaseException:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             raise
         _fsync_dir(self.directory)
+        self.key.commit()
 
     @contextlib.contextmanager
     def _locked(self, *, exclusive: bool) -> Iterator[None]:
@@ -404,10 +410,10 @@ class AuditLog:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def _read_head(self) -> tuple[_Head | None, str | None]:
+    def _read_head(self) -> tuple[AuditHead | None, str | None]:
         """(head, None); (None, None) when there is no head; (None, problem) when unreadable."""
         try:
-            return _parse_head(self.head_path.read_bytes()), None
+            return parse_head(self.head_path.read_bytes()), None
         except FileNotFoundError:
             return None, None
         except ValueError as exc:
@@ -431,8 +437,33 @@ class AuditLog:
                 raise IntegrityError(f"{self.log_path} line {number}: {exc}") from exc
         return result
 
-    def verify(self) -> AuditReport:
-        """Check every hash and link, and the log against the head; never raises on damage."""
+    def head(self) -> AuditHead:
+        """The head as stored, once its signature checks against this machine's key.
+
+        NotFound when nothing was logged yet; IntegrityError when the head cannot be vouched for
+        (unreadable, unsigned though this machine has signed before, or signed by another key).
+        A legacy unsigned head is returned as it is (``signed`` False)."""
+        with self._locked(exclusive=False):
+            head, problem = self._read_head()
+        if problem is None and head is not None:
+            try:
+                machine, committed = self.key.public_key(), self.key.committed()
+            except IntegrityError as exc:
+                problem = str(exc)
+            else:
+                problem = signature_problem(head, machine, committed)
+        if problem is not None:
+            raise IntegrityError(f"{self.head_path}: {problem}", hint=Remedy.AUDIT_VERIFY)
+        if head is None:
+            raise NotFound("the audit log has no head yet: nothing has been recorded")
+        return head
+
+    def verify(self, against: AuditHead | Path | None = None) -> AuditVerification:
+        """Check every hash and link, the log against the head and the head's signature against
+        this machine's key; with ``against`` (a head kept elsewhere, or a file holding one) also
+        that the log has not been rolled back past it. Never raises on damage; InvalidInput
+        when ``against`` names a file that does not hold a head."""
+        saved = load_head(against) if isinstance(against, Path) else against
         with self._locked(exclusive=False):  # a consistent head/log snapshot
             head, head_problem = self._read_head()
             raw = self._read_log()
@@ -455,22 +486,67 @@ class AuditLog:
             expected_seq, expected_prev = entry.seq + 1, entry.hash
             by_seq.setdefault(entry.seq, entry)
             parsed, last = parsed + 1, entry
+        try:
+            machine, committed = self.key.public_key(), self.key.committed()
+        except IntegrityError as exc:
+            problems.append(str(exc))
+            machine, committed = None, True
+        state: SignatureState = "absent"
+        warnings: list[str] = []
         if head_problem is not None:
             problems.append(head_problem)
+            state = "invalid"
+        elif head is None and lines and committed:
+            # audit.key is committed only after a head it signed was written: not a crash.
+            problems.append(
+                "head file is missing, but this machine's audit key signed one before (deleted)"
+            )
         elif head is None and len(lines) > 1:
             # Only the very first append can crash between writing the log and the head.
             problems.append(f"head file is missing but the log holds {len(lines)} lines (deleted)")
         elif head is not None:
+            bad_signature = signature_problem(head, machine, committed)
+            if bad_signature is not None:
+                problems.append(bad_signature)
+                state = "invalid"
+            elif head.signed:
+                state = "signed"
+            else:
+                state = "unsigned"
+                warnings.append(
+                    "head file is unsigned: it was written before memdir signed audit heads; "
+                    "the next write signs it"
+                )
             problems.extend(self._head_problems(head, raw, lines, by_seq))
+        if saved is not None:
+            problems.extend(
+                saved_head_problems(saved, machine, {n: e.hash for n, e in by_seq.items()})
+            )
+            if not saved.signed:
+                warnings.append(
+                    "the saved head is unsigned: it proves the log's entries, not the machine key"
+                )
         seq, digest = (last.seq, last.hash) if last is not None else (0, GENESIS)
-        return AuditReport(not problems, parsed, seq, digest, tuple(problems))
+        return AuditVerification(
+            not problems,
+            parsed,
+            seq,
+            digest,
+            tuple(problems),
+            signature=state,
+            key=machine,
+            warnings=tuple(warnings),
+        )
 
     def _head_problems(
-        self, head: _Head, raw: bytes | None, lines: list[bytes], by_seq: Mapping[int, AuditEntry]
+        self,
+        head: AuditHead,
+        raw: bytes | None,
+        lines: list[bytes],
+        by_seq: Mapping[int, AuditEntry],
     ) -> list[str]:
-        """Compare the log with the head file: truncation, rollback, a rewritten head."""
-        signature_problem = self._check_head(_head_payload(head.seq, head.hash), head.sig)
-        problems = [] if signature_problem is None else [signature_problem]
+        """Compare the log with the head file: truncation, rollback, an edited head."""
+        problems: list[str] = []
         names = f"head file names seq {head.seq}"
         if raw is None:
             return [*problems, f"{names} but the log file is missing (deleted)"]
