@@ -151,11 +151,25 @@ class DoctorReport:
     leftovers: tuple[Path, ...] = ()
     #: Temp files of interrupted writes that doctor removed.
     cleaned: int = 0
+    #: The search indexes: damage found now or earlier (each was rebuilt from the files),
+    #: and with `deep`, where an index disagrees with the files.
+    index: tuple[str, ...] = ()
+    #: With `deep`: history objects, backups and audit log entries that fail verification.
+    integrity: tuple[str, ...] = ()
+    #: Whether the slow checks ran (doctor --deep).
+    deep: bool = False
 
     @property
     def ok(self) -> bool:
         """True when nothing needs attention."""
-        return not (self.problems or self.dangling or self.warnings or self.leftovers)
+        return not (
+            self.problems
+            or self.dangling
+            or self.warnings
+            or self.leftovers
+            or self.index
+            or self.integrity
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -236,14 +236,14 @@ def test_a_file_removed_while_scanning_is_not_a_problem(
     directory = make_dir(tmp_path)
     put(tmp_path, "stays")
     gone = put(tmp_path, "goes")
-    real = Path.read_bytes
+    real = os.open
 
-    def vanishing(self: Path) -> bytes:
-        if self == gone:
+    def vanishing(path: str | os.PathLike[str], flags: int, *args: int, **kwargs: object) -> int:
+        if Path(path) == gone:
             gone.unlink(missing_ok=True)
-        return real(self)
+        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "read_bytes", vanishing)
+    monkeypatch.setattr(os, "open", vanishing)
     scan = directory.scan()
     assert list(scan.notes) == ["stays"]
     assert scan.problems == ()

@@ -1,4 +1,5 @@
-"""`memdir doctor`: unparseable files (never modified), dangling links, limits, warnings."""
+"""`memdir doctor [--deep]`: unparseable files (never modified), dangling links, limits,
+damaged search indexes, warnings; `--deep` also verifies every stored object."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from rich.markup import escape
 from memdir.cli.errors import Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json
-from memdir.errors import EXIT_ERROR
+from memdir.errors import EXIT_ERROR, EXIT_INTEGRITY
 
 if TYPE_CHECKING:
     from memdir import Memory
@@ -19,11 +20,18 @@ __all__ = ["doctor"]
 
 
 @click.command()
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also verify every history object and backup against its recorded hash, the audit "
+    "log's chain, and that each search index holds exactly what the files hold (slower).",
+)
 @json_option
-def doctor(as_json: bool) -> Outcome | None:
-    """Check the note directories; exit 1 when something needs attention."""
+def doctor(deep: bool, as_json: bool) -> Outcome | None:
+    """Check the note directories and search indexes; exit 1 when something needs attention,
+    7 when --deep finds stored data that fails verification."""
     memory: Memory = click.get_current_context().obj.memory()
-    report = memory.doctor()
+    report = memory.doctor(deep=deep)
     if as_json:
         emit_json(report)
     else:
@@ -39,10 +47,17 @@ def doctor(as_json: bool) -> Outcome | None:
             console.print(
                 f"[yellow]interrupted write left[/] {escape(str(leftover))} (safe to delete)"
             )
+        for finding in report.index:
+            console.print(f"[yellow]{escape(finding)}[/]")
+        for problem in report.integrity:
+            console.print(f"[red]fails verification[/] {escape(problem)}")
         if report.cleaned:
             console.print(f"removed {report.cleaned} temp files left by interrupted writes")
         for warning in report.warnings:
             console.print(f"[yellow]warning[/] {escape(warning)}")
         if report.ok:
-            console.print("[green]all notes are healthy[/]")
+            verified = " (history, backups, audit log and indexes verified)" if deep else ""
+            console.print(f"[green]all notes are healthy[/]{verified}")
+    if report.integrity:
+        return Outcome(EXIT_INTEGRITY)
     return None if report.ok else Outcome(EXIT_ERROR)

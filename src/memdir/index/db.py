@@ -15,10 +15,17 @@ BM25's cut and before the vector top-k. What a query
 reads on every call (the indexed stamps, the vector matrix, the superseded map,
 whether anything awaits embedding) is cached until the indexed content changes,
 here or in another process (``PRAGMA data_version``).
+
+Damage heals: a database that SQLite reports damaged (on open, by `PRAGMA
+quick_check`, or by any later statement) is replaced by an empty one, and the call
+that met the damage raises `IndexDamaged`; the caller refreshes from the files and
+tries again (`memdir.retrieve.Retriever` does, with one warning).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import sqlite3
@@ -28,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -37,11 +44,18 @@ from memdir.core import Note, NoteType, Scope, parse_note
 from memdir.errors import ParseError
 from memdir.index.chunking import chunk_body
 from memdir.index.query import SearchFilter
-from memdir.index.schema import open_index_db
+from memdir.index.schema import damage_of, damage_record, is_damage, open_index
 from memdir.index.tokenize import index_terms
 from memdir.index.vectors import MatrixIndex
 
-__all__ = ["ChunkRow", "NoteSource", "RefreshStats", "SearchIndex", "embed_text"]
+__all__ = [
+    "ChunkRow",
+    "IndexDamaged",
+    "NoteSource",
+    "RefreshStats",
+    "SearchIndex",
+    "embed_text",
+]
 
 _RACY_NS = 2_000_000_000
 Stamp = tuple[int, int, int]
@@ -111,12 +125,47 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class IndexDamaged(Exception):
+    """Raised by a `SearchIndex` call that found its database damaged. The database has
+    been replaced by an empty one: refresh it from the files and call again."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"the search index {path} was damaged ({reason})")
+        self.path = path
+        self.reason = reason
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _healing(
+    method: Callable[Concatenate[SearchIndex, _P], _T],
+) -> Callable[Concatenate[SearchIndex, _P], _T]:
+    """Turn damage met by `method` into a rebuilt, empty database and `IndexDamaged`."""
+
+    @functools.wraps(method)
+    def run(self: SearchIndex, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            reason = self._replace_damaged(str(exc))
+        raise IndexDamaged(self.path, reason)
+
+    return run
+
+
 class SearchIndex:
     """The index database of one note directory. Only this class runs SQL on it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._conn, self.rebuilt = open_index_db(path)
+        opened = open_index(path)
+        self._conn, self.rebuilt, self._inode = opened.conn, opened.rebuilt, opened.inode
+        #: What was wrong with a damaged database replaced on open (None: nothing was).
+        self.damage = opened.damage
         self._lock = threading.RLock()
         # Bumped after every commit of this connection that changes what queries see
         # (not after a refresh that only re-stamps unchanged files).
@@ -132,16 +181,50 @@ class SearchIndex:
         with self._lock:
             self._conn.close()
 
+    def _replace_damaged(self, reason: str) -> str:
+        """Replace the damaged database with an empty one (unless another process already
+        did) and forget everything read from it; returns the reason, shortened."""
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            opened = open_index(self.path, discard=(self._inode, reason))
+            self._conn, self._inode = opened.conn, opened.inode
+            self.rebuilt = True
+            self._generation += 1
+            self._known = self._settled = self._vectors = None
+            self._cache = {}
+            return opened.damage or reason
+
+    @_healing
+    def check(self, *, full: bool = False) -> str | None:
+        """SQLite's check of the database (`full`: the slow, complete one); when it finds
+        damage the database is replaced by an empty one and `IndexDamaged` raised."""
+        with self._lock:
+            found = damage_of(self._conn, full=full)
+        if found is None:
+            return None
+        reason = self._replace_damaged(found)
+        raise IndexDamaged(self.path, reason)
+
+    @_healing
+    def damage_record(self) -> str | None:
+        """When and why this database replaced a damaged one (None: it did not); kept
+        until the next `clear` (a full reindex)."""
+        with self._lock:
+            return damage_record(self._conn)
+
     @contextmanager
     def _write(self, *, changes: bool = True) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            conn = self._conn  # the one this transaction began on, even if replaced meanwhile
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
+                yield conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            conn.execute("COMMIT")
             if changes:
                 self._generation += 1
 
@@ -162,6 +245,7 @@ class SearchIndex:
 
     # -- refresh ----------------------------------------------------------------------
 
+    @_healing
     def refresh(
         self,
         source: NoteSource,
@@ -342,6 +426,7 @@ class SearchIndex:
         conn.execute("DELETE FROM note_tags WHERE note_id=?", (note_id,))
         conn.execute("DELETE FROM notes WHERE note_id=?", (note_id,))
 
+    @_healing
     def forget(self, note_id: str, *, scrub: bool = False) -> None:
         """Drop a note, its chunks and the vectors only it used (forget).
 
@@ -364,6 +449,7 @@ class SearchIndex:
             with self._lock:
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    @_healing
     def clear(self) -> None:
         """Empty the index (vectors stay cached: they are keyed by content)."""
         with self._write() as conn:
@@ -371,6 +457,7 @@ class SearchIndex:
             conn.execute("DELETE FROM chunks")
             conn.execute("DELETE FROM note_tags")
             conn.execute("DELETE FROM notes")
+            conn.execute("DELETE FROM meta WHERE key='damaged'")
 
     # -- queries ----------------------------------------------------------------------
 
@@ -409,6 +496,7 @@ class SearchIndex:
             params.append(json.dumps(sorted(excluded), ensure_ascii=False))
         return " AND ".join(clauses), params
 
+    @_healing
     def lexical(
         self,
         match: str,
@@ -442,6 +530,7 @@ class SearchIndex:
         rows.sort(key=lambda r: (r[1], keys.get(int(r[0]), ("", 0))))
         return [(int(r[0]), -float(r[1])) for r in rows[:limit]]
 
+    @_healing
     def matching(
         self, match: str, filter: SearchFilter | None = None, scope: Scope | None = None
     ) -> set[int]:
@@ -453,6 +542,7 @@ class SearchIndex:
         with self._lock:
             return {int(r[0]) for r in self._conn.execute(sql, (match, *params))}
 
+    @_healing
     def filtered(self, filter: SearchFilter, scope: Scope | None = None) -> set[int] | None:
         """Every searchable chunk id of the notes `filter` keeps; None when it keeps all."""
         kept, params = self._kept(filter, scope, "c.id")
@@ -462,6 +552,7 @@ class SearchIndex:
         with self._lock:
             return {int(r[0]) for r in self._conn.execute(sql, params)}
 
+    @_healing
     def chunks_of(self, note_ids: Iterable[str]) -> set[int]:
         """The chunk ids of these notes."""
         wanted = json.dumps(sorted(set(note_ids)), ensure_ascii=False)
@@ -469,6 +560,7 @@ class SearchIndex:
         with self._lock:
             return {int(r[0]) for r in self._conn.execute(sql, (wanted,))}
 
+    @_healing
     def keys(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
         """(note id, chunk ordinal) by chunk id: the order of equal scores."""
         wanted = list(dict.fromkeys(ids))
@@ -483,6 +575,7 @@ class SearchIndex:
                     out[int(cid)] = (str(note_id), int(ordinal))
         return out
 
+    @_healing
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         """Chunk rows with their note's revision, summary, type and tags, by chunk id."""
         wanted = list(dict.fromkeys(ids))
@@ -513,6 +606,7 @@ class SearchIndex:
                     )
         return out
 
+    @_healing
     def stored_terms(self, ids: Iterable[int]) -> dict[int, tuple[list[str], list[str], list[str]]]:
         """The indexed term sequences (summary, body, meta) of chunks, for the rerank."""
         wanted = list(dict.fromkeys(ids))
@@ -527,6 +621,7 @@ class SearchIndex:
                     out[int(rowid)] = (summary.split(), body.split(), meta.split())
         return out
 
+    @_healing
     def doc_freq(self, terms: Iterable[str]) -> tuple[dict[str, int], int]:
         """(chunks containing each term, number of chunks)."""
         wanted = list(dict.fromkeys(terms))
@@ -544,6 +639,7 @@ class SearchIndex:
             ).fetchall()
         return {str(t): int(d) for t, d in rows}, total
 
+    @_healing
     def superseded(self) -> dict[str, str]:
         """note id → the id of a live note that supersedes it."""
 
@@ -561,6 +657,7 @@ class SearchIndex:
         assert isinstance(value, dict)
         return dict(value)
 
+    @_healing
     def counts(self) -> dict[str, int]:
         """Rows per table, for status and tests."""
         with self._lock:
@@ -569,13 +666,53 @@ class SearchIndex:
                 for t in ("notes", "chunks", "fts", "vectors")
             }
 
+    @_healing
     def note_ids(self) -> set[str]:
         """Ids of searchable notes."""
         with self._lock:
             return {r[0] for r in self._conn.execute("SELECT note_id FROM notes WHERE state='ok'")}
 
+    @_healing
+    def disagreements(self, source: NoteSource) -> list[str]:
+        """Where the index does not hold what the files hold now (call right after a
+        refresh): a file missing from it or indexed at another revision, a row for a
+        file that is gone, chunks or full-text rows that belong to nothing."""
+        stamps, _ = source.stamps()
+        with self._lock:
+            rows = dict(self._conn.execute("SELECT note_id, rev FROM notes").fetchall())
+            orphans, unsearchable, stray = self._conn.execute(
+                "SELECT (SELECT count(*) FROM chunks WHERE note_id NOT IN "
+                "(SELECT note_id FROM notes)), (SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM fts WHERE fts.rowid = c.id)), (SELECT count(*) FROM fts "
+                "WHERE rowid NOT IN (SELECT id FROM chunks))"
+            ).fetchone()
+        out: list[str] = []
+        for note_id in sorted(stamps):
+            data = source.read_bytes(note_id)
+            if data is None:
+                continue  # removed since the listing
+            rev, indexed = hashlib.sha256(data).hexdigest(), rows.get(note_id)
+            if indexed is None:
+                out.append(f"note {note_id} is not in the index")
+            elif indexed != rev:
+                out.append(
+                    f"the index holds note {note_id} at revision {indexed[:12]}, "
+                    f"its file is at {rev[:12]}"
+                )
+        out += [
+            f"the index holds note {i}, which has no file" for i in sorted(set(rows) - set(stamps))
+        ]
+        if orphans:
+            out.append(f"{orphans} indexed chunks belong to no note")
+        if unsearchable:
+            out.append(f"{unsearchable} indexed chunks have no full-text row")
+        if stray:
+            out.append(f"{stray} full-text rows belong to no chunk")
+        return out
+
     # -- vectors ----------------------------------------------------------------------
 
+    @_healing
     def pending(self, embedder: str, limit: int | None = None) -> list[tuple[str, str]]:
         """(embed hash, text to embed) of chunks with no vector from `embedder` yet.
 
@@ -601,6 +738,7 @@ class SearchIndex:
                 self._cache["none-pending"] = (stamp, embedder)
         return [(r[0], embed_text(r[1], r[2])) for r in rows]
 
+    @_healing
     def put_vectors(
         self, embedder: str, hashes: Sequence[str], matrix: npt.NDArray[np.float32]
     ) -> None:
@@ -614,6 +752,7 @@ class SearchIndex:
                 [(embedder, h, data[i].tobytes()) for i, h in enumerate(hashes)],
             )
 
+    @_healing
     def vector_index(self, embedder: str) -> MatrixIndex:
         """The vectors of `embedder` for every searchable chunk, as one contiguous matrix.
 

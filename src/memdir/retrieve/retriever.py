@@ -6,7 +6,9 @@ chunks that have no vector yet, so a write never waits for the embedder: a new
 note is searchable lexically at once and by vector as soon as it is embedded.
 A lexical search (and so `remember`'s nearest notes) never loads the embedder.
 An embedder that cannot run turns vector search off with one warning; one that
-fails a request leaves that query lexical, with a warning.
+fails a request leaves that query lexical, with a warning. An index found damaged
+(on open or by any query) has been replaced by an empty one; the call is run again,
+which refills it from the files, with one warning.
 
 Each query is analysed once (`memdir.index.query.analyse`) and its `SearchFilter`
 goes down into the index's SQL, so a filtered search needs no over-fetch.
@@ -23,6 +25,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,8 +34,8 @@ from memdir.config import EmbedSettings
 from memdir.core import Note, Scope
 from memdir.core.vocab import SearchMethod, SearchMode, parse_choice
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
-from memdir.errors import InvalidInput
-from memdir.index.db import ChunkRow, RefreshStats, SearchIndex
+from memdir.errors import IntegrityError, InvalidInput, Remedy
+from memdir.index.db import ChunkRow, IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
 from memdir.index.tokenize import index_terms
 from memdir.results import Chunk, Hit, ReindexStats
@@ -56,10 +59,13 @@ __all__ = [
 QUERY_EMBED_BUDGET = 64
 _BATCH = 32
 _SNIPPET = 200
+#: Disagreements between an index and its files listed one by one (the rest are counted).
+_SHOWN = 20
 #: Score added per natural-log unit of recalls, and its ceiling (reached at ~22,000 uses).
 USAGE_STEP = 0.00002
 USAGE_MAX_BONUS = 0.0002
 Progress = Callable[[str, int, int], None]
+_T = TypeVar("_T")
 
 
 def _match(item: RankedChunk) -> str:
@@ -124,6 +130,8 @@ class Retriever:
         self.params = params
         self._warn = warn
         self._indexes: dict[str, SearchIndex] = {}
+        #: The scope of each index file, for warnings about it.
+        self._scopes: dict[Path, Scope] = {}
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
         self._loading = threading.Lock()
@@ -138,12 +146,49 @@ class Retriever:
 
     def index(self, store: ScopeStore) -> SearchIndex:
         """The index database of a scope (opened on first use)."""
+        index, _ = self._open(store)
+        return index
+
+    def _open(self, store: ScopeStore) -> tuple[SearchIndex, bool]:
+        """The index of a scope, and whether this call opened it."""
         key = store.state_key
         index = self._indexes.get(key)
-        if index is None:
-            index = SearchIndex(self.home / "index" / f"{key}.sqlite3")
-            self._indexes[key] = index
-        return index
+        if index is not None:
+            return index, False
+        path = self.index_path(store)
+        index = SearchIndex(path)
+        self._indexes[key] = index
+        self._scopes[path] = store.scope
+        if index.damage is not None:
+            self._damaged(path, index.damage)
+        return index, True
+
+    def index_path(self, store: ScopeStore) -> Path:
+        """Where a scope's index database lives."""
+        return self.home / "index" / f"{store.state_key}.sqlite3"
+
+    def _damaged(self, path: Path, reason: str) -> None:
+        scope = self._scopes.get(path)
+        whose = f"of the {scope.value} notes " if scope is not None else ""
+        self._warn(
+            f"the search index {whose}was damaged ({reason}); it was rebuilt from the note files"
+        )
+
+    def _healed(self, run: Callable[[], _T]) -> _T:
+        """`run()`, run once more after an index it used turned out damaged (and was
+        replaced by an empty one, which the second run refills from the files)."""
+        try:
+            return run()
+        except IndexDamaged as exc:
+            self._damaged(exc.path, exc.reason)
+        try:
+            return run()
+        except IndexDamaged as exc:
+            raise IntegrityError(
+                f"the search index {exc.path} is damaged again right after being rebuilt "
+                f"({exc.reason}); the disk may be failing",
+                hint=Remedy.DOCTOR,
+            ) from None
 
     @property
     def embedder(self) -> Embedder | None:
@@ -205,6 +250,9 @@ class Retriever:
 
     def refresh(self, store: ScopeStore, progress: Progress | None = None) -> RefreshStats:
         """Bring a scope's index up to date; versions read from disk go to history."""
+        return self._healed(lambda: self._refresh(store, progress))
+
+    def _refresh(self, store: ScopeStore, progress: Progress | None) -> RefreshStats:
         index = self.index(store)
         step = (lambda done, total: progress("index", done, total)) if progress else None
         return index.refresh(
@@ -217,6 +265,11 @@ class Retriever:
         self, store: ScopeStore, *, budget: int | None, progress: Progress | None = None
     ) -> int:
         """Embed chunks that have no vector yet (at most `budget`); return how many."""
+        return self._healed(lambda: self._embed_pending(store, budget, progress))
+
+    def _embed_pending(
+        self, store: ScopeStore, budget: int | None, progress: Progress | None
+    ) -> int:
         usable = self._usable_embedder()
         if usable is None:
             return 0
@@ -244,6 +297,9 @@ class Retriever:
         self, stores: Sequence[ScopeStore], progress: Progress | None = None
     ) -> ReindexStats:
         """Rebuild every index from the files and embed every chunk; vectors stay cached."""
+        return self._healed(lambda: self._reindex(stores, progress))
+
+    def _reindex(self, stores: Sequence[ScopeStore], progress: Progress | None) -> ReindexStats:
         import time
 
         started = time.perf_counter()
@@ -342,6 +398,16 @@ class Retriever:
         """Notes best matching `query` among those `filter` keeps; each note appears once,
         with its best chunk."""
         analysed, chosen = _checked(query, limit, mode, method)
+        return self._healed(lambda: self._search(stores, analysed, limit, chosen, filter))
+
+    def _search(
+        self,
+        stores: Sequence[ScopeStore],
+        analysed: AnalysedQuery,
+        limit: int,
+        chosen: SearchMethod,
+        filter: SearchFilter,
+    ) -> list[Hit]:
         ranked = self._ranked(stores, analysed, limit * 4, chosen, filter)
         pool = self.params.lexical_depth + self.params.vector_depth
         per_store = Counter(s.scope for s, _ in ranked)
@@ -390,6 +456,16 @@ class Retriever:
         """Chunks best matching `query` among the notes `filter` keeps, with note id,
         revision, hashes and byte offsets."""
         analysed, chosen = _checked(query, limit, mode, method)
+        return self._healed(lambda: self._retrieve(stores, analysed, limit, chosen, filter))
+
+    def _retrieve(
+        self,
+        stores: Sequence[ScopeStore],
+        analysed: AnalysedQuery,
+        limit: int,
+        chosen: SearchMethod,
+        filter: SearchFilter,
+    ) -> list[Chunk]:
         out = []
         for store, item in self._ranked(stores, analysed, limit, chosen, filter)[:limit]:
             path = store.directory.file_for(item.row.note_id)
@@ -413,6 +489,9 @@ class Retriever:
 
     def nearest(self, stores: Sequence[ScopeStore], note: Note, limit: int = 3) -> list[Neighbour]:
         """Existing notes closest to `note` (lexical, from the index), itself excluded."""
+        return self._healed(lambda: self._nearest(stores, note, limit))
+
+    def _nearest(self, stores: Sequence[ScopeStore], note: Note, limit: int) -> list[Neighbour]:
         query = analyse(_distinctive_text(note))
         ranked = self._ranked(stores, query, limit * 3 + 1, SearchMethod.LEXICAL, NO_FILTER)
         out: list[Neighbour] = []
@@ -433,11 +512,14 @@ class Retriever:
 
     def forget(self, store: ScopeStore, note_id: str, *, scrub: bool = False) -> None:
         """Remove a note from the index, its vectors and the usage statistics."""
-        self.index(store).forget(note_id, scrub=scrub)
+        self._healed(lambda: self.index(store).forget(note_id, scrub=scrub))
         self.usage.forget(store.state_key, note_id)
 
     def traces(self, store: ScopeStore, note: Note) -> list[str]:
         """What in the index still returns a forgotten note (empty when nothing does)."""
+        return self._healed(lambda: self._traces(store, note))
+
+    def _traces(self, store: ScopeStore, note: Note) -> list[str]:
         self.refresh(store)
         index = self.index(store)
         found: list[str] = []
@@ -451,3 +533,43 @@ class Retriever:
             if any(item.row.note_id == note.id for _, item in ranked):
                 found.append(f"a {method} search for its distinctive terms still returns it")
         return found
+
+    # -- health -------------------------------------------------------------------------
+
+    def index_findings(self, store: ScopeStore, *, deep: bool = False) -> list[str]:
+        """What needs saying about a scope's index: damage found now (the index is then
+        rebuilt from the files) or found and repaired earlier; with `deep`, SQLite's full
+        check and whether the index holds exactly what the files hold after a refresh.
+
+        A scope that has no index yet has nothing to check unless `deep`.
+        """
+        path = self.index_path(store)
+        if not deep and store.state_key not in self._indexes and not path.exists():
+            return []
+        index, _ = self._open(store)
+        out: list[str] = []
+        try:
+            index.check(full=deep)
+        except IndexDamaged as exc:
+            self._damaged(exc.path, exc.reason)
+        record = index.damage_record()
+        if record is not None:
+            out.append(
+                f"the search index of the {store.scope.value} notes ({path}) was found damaged "
+                f"on {record} and rebuilt from the note files; a full reindex re-embeds its "
+                "vectors and clears this"
+            )
+        if deep:
+
+            def compare() -> list[str]:
+                self._refresh(store, None)
+                return index.disagreements(store.directory)
+
+            found = self._healed(compare)
+            shown = (
+                found
+                if len(found) <= _SHOWN
+                else [*found[: _SHOWN - 1], f"and {len(found) - _SHOWN + 1} more"]
+            )
+            out += [f"the search index of the {store.scope.value} notes: {d}" for d in shown]
+        return out

@@ -4,6 +4,12 @@ Each backup is ``$MEMDIR_HOME/memory-backups/<backup-id>.md`` (the exact file
 bytes, readable on its own) plus ``<backup-id>.json`` with the time, reason,
 scope and origin directory. A ``.md`` with no ``.json`` beside it is a backup
 made before reasons existed: it is still listed and restorable.
+
+The sidecar records the revision (SHA-256) of the bytes backed up. A backup whose
+bytes no longer match it (edited or damaged on disk) is still listed, under its
+recorded revision, but is refused with `IntegrityError` when read to be restored;
+`verify` checks them all (doctor --deep). A backup with no recorded revision
+(before sidecars existed) cannot be checked and is trusted as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.core import content_hash, is_valid_id, parse_note
-from memdir.errors import InvalidInput, NotFound, ParseError, Remedy
+from memdir.errors import IntegrityError, InvalidInput, NotFound, ParseError, Remedy
 from memdir.results import BackupRecord
 from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably
 from memdir.store.history import revision_of
@@ -26,6 +32,7 @@ from memdir.store.history import revision_of
 __all__ = ["BackupRecord", "Backups"]
 
 _BACKUP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+_REV = re.compile(r"[0-9a-f]{64}")
 
 
 class Backups:
@@ -74,6 +81,10 @@ class Backups:
         return record
 
     def _load(self, md: Path) -> BackupRecord:
+        return self._read(md)[0]
+
+    def _read(self, md: Path) -> tuple[BackupRecord, bytes]:
+        """The record (with the revision its sidecar recorded, if any) and the bytes."""
         backup_id = md.name[:-3]
         data = md.read_bytes()
         meta: dict[str, object] = {}
@@ -89,16 +100,29 @@ class Backups:
         created = meta.get("createdAt")
         origin = meta.get("origin")
         reason, scope, hash_ = meta.get("reason"), meta.get("scope"), meta.get("hash")
-        return BackupRecord(
+        recorded = meta.get("revision")
+        record = BackupRecord(
             id=backup_id,
             note_id=note_id,
             created_at=created if isinstance(created, int) else md.stat().st_mtime_ns // 10**6,
             reason=reason if isinstance(reason, str) else None,
             scope=scope if isinstance(scope, str) else None,
             origin=Path(origin) if isinstance(origin, str) else None,
-            revision=revision_of(data),
+            revision=recorded
+            if isinstance(recorded, str) and _REV.fullmatch(recorded)
+            else revision_of(data),
             note_hash=hash_ if isinstance(hash_, str) else None,
             path=md,
+        )
+        return record, data
+
+    @staticmethod
+    def _mismatch(record: BackupRecord, data: bytes) -> str | None:
+        if revision_of(data) == record.revision:
+            return None
+        return (
+            f"backup {record.id} ({record.path}) does not match the revision recorded when it "
+            f"was made ({record.revision[:12]}): edited or damaged on disk"
         )
 
     def list(self, limit: int | None = 50) -> builtins.list[BackupRecord]:
@@ -119,8 +143,25 @@ class Backups:
         md = self.root / f"{backup_id}.md"
         if not md.is_file():
             raise NotFound(f"no backup {backup_id}", hint=Remedy.BACKUPS)
-        record = self._load(md)
-        return record, md.read_bytes()
+        record, data = self._read(md)
+        mismatch = self._mismatch(record, data)
+        if mismatch is not None:
+            raise IntegrityError(f"{mismatch}; it is not used", hint=Remedy.DOCTOR)
+        return record, data
+
+    def verify(self) -> builtins.list[str]:
+        """Every backup whose bytes do not match the revision recorded with it."""
+        if not self.root.is_dir():
+            return []
+        problems: builtins.list[str] = []
+        for md in sorted(self.root.glob("*.md")):
+            try:
+                mismatch = self._mismatch(*self._read(md))
+            except OSError as exc:
+                mismatch = f"backup {md.name[:-3]} ({md}) cannot be read: {exc.strerror}"
+            if mismatch is not None:
+                problems.append(mismatch)
+        return problems
 
     def purge(self, note_id: str, origin: Path | None = None) -> int:
         """Delete every backup of `note_id` (from `origin`, when given); return how many."""

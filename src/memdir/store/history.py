@@ -9,6 +9,10 @@ Objects are written once (same bytes, same name), so history deduplicates by
 construction. Log lines are appended with one ``O_APPEND`` write; duplicate
 lines from two observers of the same external edit are collapsed on read.
 A revision is named by its full rev or any unique prefix of at least 4 hex digits.
+
+An object is checked against its name whenever it is read: one edited or damaged on
+disk is refused with `IntegrityError` (naming the object, never quoting it) rather
+than served as that version. `verify` checks every object (doctor --deep).
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core.vocab import WriteEvent
-from memdir.errors import InvalidInput, NotFound
-from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.errors import IntegrityError, InvalidInput, NotFound, Remedy
+from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir
 
 __all__ = ["History", "Revision", "revision_of"]
 
@@ -148,11 +152,45 @@ class History:
         return matches[0]
 
     def read(self, rev: str) -> bytes:
-        """The bytes of a stored revision."""
+        """The bytes of a stored revision; IntegrityError when they no longer hash to it."""
+        path = self._object(rev)
         try:
-            return self._object(rev).read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             raise NotFound(f"revision {rev[:12]} is not stored on this machine") from None
+        if revision_of(data) != rev:
+            raise IntegrityError(
+                f"history object {path} does not match its name (edited or damaged on "
+                f"disk), so revision {rev[:12]} is not served",
+                hint=Remedy.DOCTOR,
+            )
+        return data
+
+    def verify(self) -> list[str]:
+        """Every stored object whose bytes do not hash to its name (or that is misnamed)."""
+        objects = self.root / "objects"
+        if not objects.is_dir():
+            return []
+        problems: list[str] = []
+        for path in sorted(objects.rglob("*")):
+            if path.is_dir():
+                continue
+            rev = path.name[:-3] if path.name.endswith(".md") else ""
+            if path.name.startswith(".") and TEMP_MARKER in path.name:
+                continue  # an interrupted write
+            if not _REV.fullmatch(rev) or path.parent != self._object(rev).parent:
+                problems.append(f"history object {path} is not named after a revision")
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                problems.append(f"history object {path} cannot be read: {exc.strerror}")
+                continue
+            if revision_of(data) != rev:
+                problems.append(
+                    f"history object {path} does not match its name (edited or damaged on disk)"
+                )
+        return problems
 
     def purge(self, note_id: str) -> int:
         """Remove a note's log and every object it names; return the number of objects removed."""

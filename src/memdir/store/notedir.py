@@ -9,20 +9,27 @@ edit made just after a file was read can leave its stamp unchanged. As git does
 with "racily clean" files, a stamp is trusted only once the file's mtime is
 older than the scan by more than that granularity; until then the bytes are
 re-read and compared by revision (cheap: no parse when they are the same).
+
+Note files must be regular files. A symbolic link named like a note (wherever it
+points, inside the directory or out of it) is never followed: scans skip it and
+report it, reads do not open it (``O_NOFOLLOW``), and writes refuse to replace it.
+The directory itself may be a link (the user's choice); only its entries are checked.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.core import Note, Scope, is_valid_id, parse_note, render_note
-from memdir.errors import ParseError
+from memdir.errors import ParseError, Refused, Remedy
 from memdir.results import FileProblem
 from memdir.store.atomic import TEMP_MARKER, atomic_write, remove_durably
 from memdir.store.history import revision_of
@@ -56,6 +63,26 @@ _Parsed = tuple[Note, str] | FileProblem
 _Cached = tuple[_Stamp, _Parsed, str | None, bool]
 #: Coarsest file system timestamp granularity allowed for (FAT: 2 s).
 _RACY_NS = 2_000_000_000
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_LINK = "is a symbolic link; note files must be regular files, so memdir does not follow it"
+
+
+class _Link(Exception):
+    """Raised by `_read_file` when the note file is a symbolic link."""
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of `path` unless it is a symbolic link (`_Link`); never follows one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _Link from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        if not _NOFOLLOW and path.is_symlink():  # no O_NOFOLLOW on this platform
+            raise _Link
+        return f.read()
 
 
 class NoteDirectory:
@@ -97,7 +124,11 @@ class NoteDirectory:
     def _is_note_name(name: str) -> bool:
         return not name.startswith(".") and name.endswith(".md") and TEMP_MARKER not in name
 
-    def _entries(self) -> list[tuple[str, os.stat_result]]:
+    def _entries(
+        self, links: list[tuple[str, os.stat_result]] | None = None
+    ) -> list[tuple[str, os.stat_result]]:
+        """Regular files named like notes, with their stat; symbolic links named like
+        notes go to `links` (with their own lstat), never followed."""
         out: list[tuple[str, os.stat_result]] = []
         try:
             iterator = os.scandir(self.path)
@@ -109,9 +140,13 @@ class NoteDirectory:
                 if not self._is_note_name(name):
                     continue
                 try:
-                    if not entry.is_file():
+                    if entry.is_symlink():
+                        if links is not None:
+                            links.append((name, entry.stat(follow_symlinks=False)))
                         continue
-                    st = entry.stat()
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                    st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
                 out.append((name, st))
@@ -128,7 +163,9 @@ class NoteDirectory:
         if not is_valid_id(stem):
             return FileProblem(self.scope, path, "file name is not a valid note id"), None
         try:
-            data = path.read_bytes()
+            data = _read_file(path)
+        except _Link:
+            return FileProblem(self.scope, path, _LINK), None
         except FileNotFoundError:
             return None  # removed since it was listed: not a problem
         except OSError as exc:
@@ -144,8 +181,11 @@ class NoteDirectory:
 
     def scan(self) -> Scan:
         """Parse every note file, re-reading only files whose stamp changed."""
-        entries = self._entries()
+        links: list[tuple[str, os.stat_result]] = []
+        entries = self._entries(links)
         listing = {name: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in entries}
+        # A link added or removed changes the listing too (size -1: it is never read).
+        listing.update({name: (-1, st.st_mtime_ns, st.st_ino) for name, st in links})
         with self._cache_lock:
             last = self._last
         if (
@@ -158,6 +198,10 @@ class NoteDirectory:
             return last[1]
         scanned_at = time.time_ns()
         result = self._scan(entries)
+        if links:
+            linked = (FileProblem(self.scope, self.path / name, _LINK) for name, _ in links)
+            problems = sorted((*result.problems, *linked), key=lambda p: p.path.name)
+            result = dataclasses.replace(result, problems=tuple(problems))
         with self._cache_lock:
             self._last = (listing, dataclasses.replace(result, changed=()), scanned_at)
         return result
@@ -245,8 +289,12 @@ class NoteDirectory:
         except FileNotFoundError:
             return set()
         with iterator:
-            # is_file() uses the directory entry's type: no stat per file.
-            return {e.name[:-3] for e in iterator if self._is_note_name(e.name) and e.is_file()}
+            # is_file() uses the directory entry's type: no stat per file. Links are not notes.
+            return {
+                e.name[:-3]
+                for e in iterator
+                if self._is_note_name(e.name) and e.is_file(follow_symlinks=False)
+            }
 
     def read_all(self) -> dict[str, bytes]:
         """The bytes of every `.md` file by stem, unparsed (a file that vanishes is left out)."""
@@ -258,19 +306,22 @@ class NoteDirectory:
         return out
 
     def read_bytes(self, note_id: str) -> bytes | None:
-        """The current bytes of a note's file, or None when it does not exist."""
+        """The current bytes of a note's file, or None when it does not exist (or is a
+        symbolic link: that is not a note file, and it is not followed)."""
         try:
-            return self.file_for(note_id).read_bytes()
-        except FileNotFoundError:
+            return _read_file(self.file_for(note_id))
+        except (FileNotFoundError, _Link):
             return None
 
     def read(self, note_id: str) -> Note | FileProblem | None:
         """Parse one note file without scanning the directory."""
         path = self.file_for(note_id)
         try:
-            st = path.stat()
+            st = path.lstat()
         except FileNotFoundError:
             return None
+        if stat.S_ISLNK(st.st_mode):
+            return FileProblem(self.scope, path, _LINK)
         parsed = self._parse(path.name, path, st)
         if parsed is None:
             return None
@@ -281,7 +332,7 @@ class NoteDirectory:
         """Atomically write a note's file; the caller holds the lock. Returns the bytes."""
         self.ensure()
         data = render_note(note)
-        atomic_write(self.file_for(note.id), data)
+        atomic_write(self._replaceable(note.id), data)
         return data
 
     def write_bytes(self, note_id: str, data: bytes, *, sync_dir: bool = True) -> None:
@@ -290,7 +341,15 @@ class NoteDirectory:
         `sync_dir=False`: the caller fsyncs the directory once after a batch of writes.
         """
         self.ensure()
-        atomic_write(self.file_for(note_id), data, sync_dir=sync_dir)
+        atomic_write(self._replaceable(note_id), data, sync_dir=sync_dir)
+
+    def _replaceable(self, note_id: str) -> Path:
+        """A note's path, unless it is a symbolic link (Refused): a rename would replace
+        the link, not what it points to, but a link there is the user's, so it stays."""
+        path = self.file_for(note_id)
+        if path.is_symlink():
+            raise Refused(f"{path} {_LINK}; it is left as it is", hint=Remedy.DOCTOR)
+        return path
 
     def remove(self, note_id: str) -> bool:
         """Unlink a note's file durably; the caller holds the lock."""
