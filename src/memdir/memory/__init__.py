@@ -396,9 +396,11 @@ class Memory:
         """Put a backup back in the directory it came from, backing up a newer version first."""
         return self.maintenance.restore(backup_id)
 
-    def doctor(self) -> DoctorReport:
-        """Unparseable files (never modified), dangling links, limits and warnings."""
-        return self.maintenance.doctor()
+    def doctor(self, deep: bool = False) -> DoctorReport:
+        """Unparseable files (never modified), dangling links, limits, damaged search indexes
+        and warnings; `deep` also verifies every history object, backup and audit entry, and
+        that each index holds exactly what the files hold (slower)."""
+        return self.maintenance.doctor(deep)
 
     def audit_verify(self, against: Path | None = None) -> AuditVerification:
         """Check the audit log's hash chain, its signed head and, if given, a head kept elsewhere

@@ -187,8 +187,10 @@ class Maintenance:
 
     # -- health -------------------------------------------------------------------------
 
-    def doctor(self) -> DoctorReport:
-        """Unparseable files (never modified), dangling links, limits and warnings."""
+    def doctor(self, deep: bool = False) -> DoctorReport:
+        """Unparseable files (never modified), dangling links, limits, damaged indexes and
+        warnings; with `deep`, also every history object, backup and audit entry, and
+        whether each index holds exactly what the files hold."""
         problems: builtins.list[FileProblem] = []
         counts: dict[str, int] = {}
         dirs: dict[str, str] = {}
@@ -226,6 +228,11 @@ class Maintenance:
             for t in n.links
             if self.stores.resolve_link(t, index).scope is None
         )
+        findings = [
+            finding
+            for scope in self.stores.scopes
+            for finding in self._retriever().index_findings(self.stores.store(scope), deep=deep)
+        ]
         return DoctorReport(
             problems=tuple(problems),
             dangling=dangling,
@@ -234,7 +241,23 @@ class Maintenance:
             directories=dirs,
             leftovers=tuple(sorted(leftovers)),
             cleaned=cleaned,
+            index=tuple(findings),
+            integrity=tuple(self._verify_stored()) if deep else (),
+            deep=deep,
         )
+
+    def _verify_stored(self) -> builtins.list[str]:
+        """What fails verification in history, the backups and the audit log (doctor --deep)."""
+        problems: builtins.list[str] = []
+        for scope in self.stores.scopes:
+            try:
+                history = self.stores.store(scope).history
+            except InvalidInput:
+                continue  # a damaged project file: reported above, no history to check
+            problems.extend(history.verify())
+        problems.extend(self.stores.backups.verify())
+        problems.extend(f"audit log: {p}" for p in self.stores.audit.verify().problems)
+        return problems
 
     def audit_verify(self, against: Path | None = None) -> AuditVerification:
         """Check the audit log's chain, its signed head and, if given, a head kept elsewhere."""
