@@ -14,6 +14,7 @@ from memdir.cli.main import main
 from memdir.errors import InvalidInput, NotFound, Refused
 from memdir.mcp.access import Gate
 from memdir.mcp.grants import GrantStore, issue_grant, read_grant_file, revoke_grant
+from memdir.mcp.tools import TOOL_NAMES, usable_tools
 
 
 def _mode(path: Path) -> int:
@@ -81,6 +82,21 @@ def test_gate_narrows_config_and_delete_needs_delete_grant(memory: Memory, tmp_p
         plain.require_delete(False)
     with pytest.raises(Refused):
         Gate("read_write", store, require_bearer=True).resolve({})
+
+
+def test_the_tools_offered_follow_the_resolved_access(memory: Memory, tmp_path: Path) -> None:
+    store = GrantStore(memory.settings.home)
+    read_only = {"memory_write", "memory_delete"}
+    for name, kwargs, config, hidden in [
+        ("r", {}, "read_write_delete", read_only),
+        ("w", {"write": True}, "read_write_delete", {"memory_delete"}),
+        ("d", {"delete": True}, "read_write_delete", set()),
+        ("d2", {"delete": True}, "read", read_only),  # the config caps the grant
+    ]:
+        issue_grant(memory, minutes=5, out=tmp_path / name, **kwargs)  # type: ignore[arg-type]
+        access = Gate(config, store, fixed=read_grant_file(tmp_path / name)).resolve(None)
+        assert usable_tools(access) == set(TOOL_NAMES) - hidden, name
+    assert usable_tools(Gate("read").resolve(None)) == set(TOOL_NAMES) - read_only
 
 
 def test_cli_grant_list_revoke(memory: Memory, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import httpx
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import all_text, make_grant, memdir_command
 
 from mcp import Client
@@ -23,6 +24,7 @@ from memdir import Memory
 from memdir.errors import Refused
 from memdir.mcp.grants import GrantStore, issue_grant, revoke_grant
 from memdir.mcp.server import parse_http_address
+from memdir.mcp.tools import TOOL_NAMES
 
 _SERVE = ("mcp", "serve", "--http")
 
@@ -180,26 +182,72 @@ def test_read_grant_cannot_write(served: Served) -> None:
     assert all(n.summary != "Must not be written" for n in served.memory.list())
 
 
-def test_expired_grant_refused(served: Served) -> None:
+def _raw(served: Served, token: str, method: str, session: str | None = None) -> httpx.Response:
+    """One JSON-RPC request over HTTP (initialize, or a listing within `session`)."""
+    headers = {**_ACCEPT, "Authorization": f"Bearer {token}"}
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+        headers["Mcp-Protocol-Version"] = "2025-11-25"
+    body = _INIT if method == "initialize" else {"jsonrpc": "2.0", "id": 2, "method": method}
+    return httpx.post(served.url, json=body, headers=headers, timeout=30)
+
+
+_EVERY = ("initialize", "tools/list", "resources/list", "prompts/list")
+
+
+def test_expired_grant_refused_on_every_request(served: Served) -> None:
+    for method in _EVERY:
+        response = _raw(served, served.tokens["expired"], method)
+        assert response.status_code == 401, (method, response.text)
+        assert "expired" in response.text and "memdir mcp grant" in response.text
+        assert served.tokens["expired"] not in response.text
+
+
+def test_revoked_grant_refused_on_every_request_at_once(served: Served) -> None:
+    grant_id, token = make_grant(served.memory, served.home.parent / "soon-revoked.grant")
+    opened = _raw(served, token, "initialize")
+    assert opened.status_code == 200, opened.text
+    session = opened.headers.get("mcp-session-id")
+    for method in _EVERY[1:]:
+        assert _raw(served, token, method, session).status_code == 200, method
+    revoke_grant(served.memory, grant_id)
+    for method in _EVERY:
+        response = _raw(served, token, method, session)
+        assert response.status_code == 401, (method, response.text)
+        assert "revoked" in response.text
+
+    # A client that was connected before gets no further answer either.
     async def main() -> None:
-        async with _client(served, served.tokens["expired"]) as client:
-            err, text = await _call(client, "memory_search", {"query": "anything"})
-            assert err and "expired" in text
+        async with _client(served, token) as client:
+            await client.list_tools()
+
+    with pytest.raises(ExceptionGroup) as info:  # the SDK's task groups wrap its error
+        anyio.run(main)
+    assert info.group_contains(MCPError)
+
+
+def test_tools_list_offers_only_what_the_grant_may_call(served: Served) -> None:
+    async def names(token: str) -> set[str]:
+        async with _client(served, token) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    async def main() -> None:
+        everything = set(TOOL_NAMES)
+        read = await names(served.tokens["read"])
+        assert read == everything - {"memory_write", "memory_delete"}
+        assert all(
+            t.annotations is not None and t.annotations.read_only_hint
+            for t in (await _tools(served, served.tokens["read"]))
+        )
+        assert await names(served.tokens["write"]) == everything - {"memory_delete"}
+        assert await names(served.tokens["delete"]) == everything
 
     anyio.run(main)
 
 
-def test_revoked_grant_refused_on_next_call(served: Served) -> None:
-    async def main() -> None:
-        async with _client(served, served.tokens["revoke"]) as client:
-            err, _ = await _call(client, "memory_search", {"query": "anything"})
-            assert not err
-            revoke_grant(served.memory, served.ids["revoke"])
-            err, text = await _call(client, "memory_write", {"summary": "Written after revoke"})
-            assert err and "revoked" in text
-
-    anyio.run(main)
-    assert all(n.summary != "Written after revoke" for n in served.memory.list())
+async def _tools(served: Served, token: str) -> list[Any]:
+    async with _client(served, token) as client:
+        return list((await client.list_tools()).tools)
 
 
 def test_tokens_never_logged(served: Served) -> None:

@@ -1,4 +1,10 @@
-"""The memdir MCP server over stdio or loopback streamable HTTP, gated by access and grants."""
+"""The memdir MCP server over stdio or loopback streamable HTTP, gated by access and grants.
+
+Over HTTP every request (initialize and listings included) needs a usable grant: the
+ASGI wrapper re-reads the grants on each request, so a revoked or expired grant is
+refused with 401 at once. Content requests resolve the caller's access again in the MCP
+middleware, and `tools/list` offers only the tools that access may call.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from memdir.errors import InvalidInput, MemdirError, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
 from memdir.mcp.grants import GrantStore, read_grant_file
-from memdir.mcp.tools import error_text, register_tools
+from memdir.mcp.tools import error_text, register_tools, usable_tools
 from memdir.memory import Memory
 
 __all__ = ["build_server", "parse_http_address", "serve"]
@@ -35,6 +41,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: Requests that return memory content: each is checked against the grant first.
 _GUARDED = frozenset({"tools/call", "resources/read", "prompts/get"})
+#: Listings filtered by the caller's access (a read-only caller sees no write tools).
+_FILTERED = frozenset({"tools/list"})
 _INDEX_URI = "memdir://prompt-index"
 _GUIDANCE_URI = "memdir://guidance"
 _INSTRUCTIONS = (
@@ -62,10 +70,11 @@ class _Guard:
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        if ctx.method not in _GUARDED:
+        if ctx.method not in _GUARDED and ctx.method not in _FILTERED:
             return await call_next(ctx)
         try:
-            access = self.gate.resolve(_headers(ctx))
+            # Reads the grants file: off the event loop.
+            access = await anyio.to_thread.run_sync(self.gate.resolve, _headers(ctx))
         except MemdirError as exc:
             message = f"refused: {error_text(exc)}"
             if ctx.method == "tools/call":
@@ -75,9 +84,26 @@ class _Guard:
             raise MCPError(INVALID_REQUEST, message) from None
         token = CURRENT.set(access)
         try:
-            return await call_next(ctx)
+            result = await call_next(ctx)
         finally:
             CURRENT.reset(token)
+        if ctx.method == "tools/list":
+            result = _only_usable(result, usable_tools(access))
+        return result
+
+
+def _only_usable(result: HandlerResult, names: frozenset[str]) -> HandlerResult:
+    """A tools/list result (the wire mapping, or a model) without the tools outside `names`."""
+    if isinstance(result, dict):
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return result
+        kept = [t for t in tools if isinstance(t, dict) and t.get("name") in names]
+        return {**result, "tools": kept}
+    tools = getattr(result, "tools", None)
+    if result is None or not isinstance(tools, list):
+        return result
+    return result.model_copy(update={"tools": [t for t in tools if t.name in names]})
 
 
 def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
@@ -161,7 +187,8 @@ def _allowed_hosts(host: str, port: int) -> frozenset[str]:
 
 
 class HttpGuard:
-    """ASGI wrapper: Host and Origin checks (403, DNS rebinding) and a bearer grant (401)."""
+    """ASGI wrapper: Host and Origin checks (403, DNS rebinding) and a usable bearer grant
+    (401) on every request, re-read from disk each time so revocation is immediate."""
 
     def __init__(
         self, app: ASGIApp, hosts: frozenset[str], store: GrantStore, grant_id: str | None
@@ -184,13 +211,25 @@ class HttpGuard:
         if origin is not None and origin not in self.origins:
             await _plain(send, 403, "unexpected Origin header")
             return
-        token = bearer_token(headers)
-        grant = self.store.authenticate(token) if token is not None else None
-        if grant is None or (self.grant_id is not None and grant.id != self.grant_id):
-            # Expired or revoked grants pass here: the MCP layer refuses them with a clear error.
-            await _plain(send, 401, "a valid capability grant is required (Authorization: Bearer)")
+        problem = await anyio.to_thread.run_sync(self._problem, bearer_token(headers))
+        if problem is not None:
+            await _plain(send, 401, problem)
             return
         await self.app(scope, receive, send)
+
+    def _problem(self, token: str | None) -> str | None:
+        """Why a request with `token` is refused (no token, unknown, expired, revoked), or None."""
+        missing = "a valid capability grant is required (Authorization: Bearer)"
+        if token is None:
+            return missing
+        try:
+            grant = self.store.authenticate(token)
+            if grant is None or (self.grant_id is not None and grant.id != self.grant_id):
+                return missing
+            self.store.validate(token, self.grant_id)
+        except MemdirError as exc:  # expired, revoked, or a damaged grants file
+            return f"refused: {error_text(exc)}"
+        return None
 
 
 async def _plain(send: Send, status: int, text: str) -> None:

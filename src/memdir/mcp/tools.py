@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import AfterValidator, Field
 
-from memdir.core import Note, NoteType, Scope, SearchMode, choices
+from memdir.core import AccessLevel, Note, NoteType, Scope, SearchMode, choices
 from memdir.errors import (
     Busy,
     Conflict,
@@ -42,7 +42,7 @@ from memdir.mcp.models import (
 )
 from memdir.memory import Memory
 
-__all__ = ["TOOL_NAMES", "register_tools"]
+__all__ = ["TOOL_NAMES", "register_tools", "usable_tools"]
 
 # The input schemas' enums come from the vocabulary (memdir.core), like the CLI's choices:
 # a plain string in the schema with the members as its `enum`, validated into the member
@@ -335,6 +335,16 @@ _ANNOTATIONS: dict[str, ToolAnnotations] = {
 }
 
 TOOL_NAMES: tuple[str, ...] = tuple(_DESCRIPTIONS)
+
+
+def usable_tools(access: Access) -> frozenset[str]:
+    """The tools `access` may call: a read-only caller is not offered write or delete."""
+    names = set(TOOL_NAMES)
+    if access.level is AccessLevel.READ:
+        names -= {"memory_write", "memory_delete"}
+    elif not access.can_delete:
+        names.discard("memory_delete")
+    return frozenset(names)
 
 
 def _wrap(fn: Callable[..., Any], limiter: anyio.CapacityLimiter) -> Callable[..., Any]:
