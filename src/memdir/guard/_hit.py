@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRIO_ASSIGN", "PRIO_SHAPE", "PRIO_VENDOR", "Finding", "Hit"]
+__all__ = ["PRIO_ASSIGN", "PRIO_LABEL", "PRIO_SHAPE", "PRIO_VENDOR", "Finding", "Hit"]
 
 # Lower wins when two detectors claim overlapping text: a vendor-specific token format says
-# more than "some URL with a password" which says more than "some secret-named key".
+# more than "some URL with a password" which says more than "some secret-named key", which
+# says more than a label in prose or a value found on the line after its key.
 PRIO_VENDOR = 0
 PRIO_SHAPE = 1
 PRIO_ASSIGN = 2
+PRIO_LABEL = 3
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,8 @@
-"""Running every detector over a text, resolving overlaps, and reporting or redacting."""
+"""Running every detector over a text, resolving overlaps, and reporting or redacting.
+
+Detectors see the text normalised (full-width folded, invisible controls dropped); the hits
+are mapped back, so lines are counted and values replaced in the caller's own text.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,10 @@ from collections.abc import Iterable, Mapping
 
 from ._assign import assignment_hits
 from ._hit import Finding, Hit
+from ._labelled import labelled_hits
+from ._normalise import normalise
 from ._shapes import shape_hits
+from ._structured import structured_hits
 from ._vendors import vendor_hits
 
 __all__ = ["redact", "scan_fields", "scan_text"]
@@ -38,11 +45,18 @@ def _resolve(hits: Iterable[Hit]) -> list[Hit]:
 def _hits(text: str) -> list[Hit]:
     if not text:
         return []
+    norm = normalise(text)
+    seen = norm.text
     found: list[Hit] = []
-    found.extend(vendor_hits(text))
-    found.extend(shape_hits(text))
-    found.extend(assignment_hits(text))
-    return _resolve(found)
+    found.extend(vendor_hits(seen))
+    found.extend(shape_hits(seen))
+    found.extend(assignment_hits(seen))
+    found.extend(labelled_hits(seen))
+    found.extend(structured_hits(seen))
+    hits = _resolve(found)
+    if seen is text:
+        return hits
+    return [Hit(norm.start(h.start), norm.end(h.end), h.kind, h.priority) for h in hits]
 
 
 def scan_text(text: str) -> list[Finding]:

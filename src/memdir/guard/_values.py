@@ -273,3 +273,79 @@ def password_like(value: str) -> bool:
     has_upper = any(ch.isupper() for ch in v)
     has_lower = any(ch.islower() for ch in v)
     return has_upper and has_lower and not _WORDISH_CASE_RE.fullmatch(v)
+
+
+# Technical words with digits that prose puts after "key" or "token" without naming one.
+_TECH_TERMS = _set("""
+    sha1 sha224 sha256 sha384 sha512 sha3 md5 base64 base32 base58 utf8 utf-8 utf16 ed25519
+    ed448 x25519 rsa2048 rsa3072 rsa4096 aes128 aes192 aes256 aes-128 aes-256 hmac-sha256
+    pbkdf2 argon2 argon2id scrypt bcrypt x509 oauth2 oauth1 http2 http3 ipv4 ipv6 tls1.2
+    tls1.3 p256 p384 secp256k1 secp256r1 curve25519 chacha20 poly1305 blake2b blake3 fido2
+    webauthn2 2fa mfa totp hotp u2f yubikey5 win10 win11 k8s i18n l10n
+    """)
+_FILE_RE = re.compile(
+    r"[\w.\-]+\.(?:txt|md|json|ya?ml|toml|ini|env|py|js|ts|sh|cfg|conf|log|csv|html?|pdf|png"
+    r"|jpe?g|gif|key|pem|pub|gpg|asc|kdbx|crt|cer|p12|pfx|zip|gz|tar|sql|xml|docx?|xlsx?)",
+    re.IGNORECASE,
+)
+_LOWER_DOTTED_RE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
+_ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_NOT_A_VALUE_RE = re.compile(
+    r"(?:ssh|ecdsa|sk-ssh)-|AAAA[BC]3NzaC|data:|-----|[A-Za-z][\w+.-]*://|mailto:|www\.",
+    re.IGNORECASE,
+)
+_DATE_TIME_RE = re.compile(r"\d{1,4}(?:[./:\-]\d{1,4})+(?:[ T]?\d{1,2}(?::\d{2}){1,2})?")
+
+
+def prose_password(value: str) -> bool:
+    """A word given as a password in running text: it looks typed, not like a word or a name.
+
+    Looser than `password_like` about dots and dictionary parts ("Nebel.Tanne5372",
+    "meadow-lantern-cobalt67") and stricter about file names, env names and technical terms.
+    """
+    v = value.strip()
+    n = len(v)
+    if n < 6 or n > 128 or any(ch.isspace() for ch in v) or v[0] in _SIGILS or v[0] == "=":
+        return False
+    if "<" in v or ">" in v or v.count("/") >= 2 or v.count("\\") >= 2:
+        return False  # a template slot or a path
+    if _MARKER_RE.search(v) or _REFERENCE_RE.search(v) or _NOT_A_VALUE_RE.match(v):
+        return False
+    if len(set(v.lower()) - set("-_.:/ ")) <= 2 or v.lower() in _TECH_TERMS:
+        return False
+    if _FILE_RE.fullmatch(v) or _LOWER_DOTTED_RE.fullmatch(v) or _ENV_NAME_RE.fullmatch(v):
+        return False
+    if _CODE_RE.match(v) or _is_ordinary_shape(v) or _DATE_TIME_RE.fullmatch(v):
+        return False
+    if v.lower() in STOPWORDS or _vocab_only(v) or _SNAKE_RE.fullmatch(v):
+        return False
+    if not any(ch.isalpha() for ch in v):
+        return False
+    if any(not ch.isalpha() for ch in v):
+        # A letter word with a hyphen but no digit ("E-Mail-basiert") is a compound word.
+        return not _HYPHENATED_RE.fullmatch(v)
+    has_upper = any(ch.isupper() for ch in v)
+    has_lower = any(ch.islower() for ch in v)
+    return has_upper and has_lower and not _WORDISH_CASE_RE.fullmatch(v)
+
+
+def strong_password(value: str) -> bool:
+    """A password-like word that needs no label grammar around it: long, three classes."""
+    v = value.strip()
+    return len(v) >= 8 and class_count(v) >= 3 and prose_password(v)
+
+
+def pin_like(value: str) -> bool:
+    """Four to twelve digits that are not one digit repeated."""
+    v = value.strip()
+    return v.isdigit() and 4 <= len(v) <= 12 and len(set(v)) > 1
+
+
+def token_like(value: str) -> bool:
+    """A machine-made value: random-looking, long hex, or a long mix of letters and digits."""
+    v = value.strip()
+    if looks_random(v):
+        return True
+    if len(v) < 8 or not any(ch.isdigit() for ch in v) or not prose_password(v):
+        return False
+    return class_count(v) >= 3 or len(v) >= 12

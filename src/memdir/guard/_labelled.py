@@ -1,0 +1,201 @@
+"""Secrets named in running text of any of thirteen languages: "Passwort: …", "密码是…", "…입니다".
+
+A label from the lexicon opens a short window on its line.  Words in the window are read in
+order: a connector (colon, copula, CJK particle) makes the next words candidate values, a
+preposition only the next one, and a value with no grammar around it must look typed or
+machine-made on its own.  Hash, public-key and example context closes the window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ._hit import PRIO_LABEL, Hit
+from ._lexicon import (
+    CJK_CONNECTOR_RE,
+    CONNECTOR_WORDS,
+    LABEL_RE,
+    LOGIN,
+    NEGATING_RE,
+    PASSWORD_KINDS,
+    PIN,
+    ADVERB_WORDS,
+    PREPOSITION_WORDS,
+    Label,
+    label_for,
+)
+from ._values import looks_random, pin_like, prose_password, strong_password, token_like
+
+__all__ = ["labelled_hits"]
+
+_CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+_QUOTES = "\"'`“”„‚‘’«»‹›「」『』【】《》〈〉"
+# A word in the window: anything up to whitespace, a CJK character or a quote.
+_WORD_RE = re.compile(f"[^\\s{_CJK}\"`“”„«»「」『』【】《》〈〉]+")
+_WINDOW = 120
+_MAX_WORDS = 8
+_LEFT_CONTEXT = 32
+# End of the sentence the label is in: the value never comes after it.
+_SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|[。！？\n]")
+_EDGE = "()[]{}<>,;" + _QUOTES
+_TRAIL = ".,;:!?)]}>"
+# Turkish glues its case ending to the value with an apostrophe: "Qw3rtyZx91'dir".
+_TR_SUFFIX_RE = re.compile(r"['’][a-zçğıöşü]{1,5}$")
+_PAIR_RE = re.compile(r"[^\s/|:,]{1,64}[ \t]*[/|:,][ \t]*(?P<pw>[^\s/|,]{1,128})")
+_LATIN_LETTER_RE = re.compile(r"[^\W\d_]")
+_KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
+_ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
+_ASSIGNMENT_RE = re.compile(r"[A-Za-z_]\w*=(?=[A-Za-z0-9_\"'$])")
+_NAME_CHARS = frozenset("_/\\.@$%")
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _fold(text: str) -> str:
+    folded = text.lower()
+    # lower() keeps offsets only if no character expanded (e.g. "İ" becomes two).
+    return folded if len(folded) == len(text) else text.translate(_ASCII_FOLD)
+
+
+def _is_letter(ch: str) -> bool:
+    return bool(_LATIN_LETTER_RE.match(ch)) and not ("\u2e80" <= ch <= "\ud7af")
+
+
+def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
+    """Whether the match is a whole label, not the middle of an unrelated word or a name."""
+    n = len(folded)
+    if label.script == "latin":
+        lo = start
+        if label.compound:
+            while lo > 0 and start - lo < 24 and _is_letter(folded[lo - 1]):
+                lo -= 1
+        before = folded[lo - 1] if lo > 0 else " "
+        if _is_letter(before) or before.isdigit() or before in _NAME_CHARS:
+            return False
+        if before == "-" and not label.compound:
+            return False
+        i = end
+        while i < n and i - end <= label.suffix and _is_letter(folded[i]):
+            i += 1
+        if i - end > label.suffix:
+            return False
+        after = folded[i] if i < n else " "
+        # "password_file", "token2", "password-protected", "secret.txt": names, not labels.
+        if after.isdigit() or after == "_":
+            return False
+        return not (after in "-." and i + 1 < n and folded[i + 1].isalnum())
+    nxt = folded[end] if end < n else ""
+    if label.script == "ko":
+        return not ("\uac00" <= nxt <= "\ud7af") or nxt in _KO_PARTICLES
+    if label.script == "ja":
+        return not ("\u30a1" <= nxt <= "\u30ff")
+    return nxt not in _ZH_NOT_LABEL
+
+
+def _clean(word: str) -> str:
+    word = word.strip(_EDGE)
+    word = _TR_SUFFIX_RE.sub("", word)
+    return word.rstrip(_TRAIL) if word[-1:] in _TRAIL else word
+
+
+def _judge(kind: str, value: str, mode: str) -> bool:
+    """mode: "after" a connector, "next" after a preposition or glued to the label, "near"."""
+    if kind == PIN:
+        return mode == "after" and (pin_like(value) or strong_password(value))
+    if kind in PASSWORD_KINDS:
+        if mode == "after":
+            return prose_password(value)
+        if mode == "next":
+            return strong_password(value) or looks_random(value)
+        return strong_password(value) and len(value) >= 10
+    if mode == "after":
+        return token_like(value)
+    if mode == "next":
+        return looks_random(value) or (token_like(value) and len(value) >= 10)
+    return looks_random(value)
+
+
+def _login_value(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """For "login: alice / s3cret", the span of the password after the user name."""
+    m = _PAIR_RE.match(text, start, min(len(text), end + 80))
+    if m is None:
+        return None
+    return m.start("pw"), m.start("pw") + len(_clean(m.group("pw")))
+
+
+def _window_end(text: str, pos: int) -> int:
+    limit = min(len(text), pos + _WINDOW)
+    stop = _SENTENCE_END_RE.search(text, pos, limit)
+    return stop.start() if stop else limit
+
+
+def _scan_window(text: str, folded: str, pos: int, label: Label) -> Hit | None:
+    end = _window_end(text, pos)
+    kind = label.kind
+    # How the next word would be judged: "next" right after the label or a preposition,
+    # "after" a connector, "near" once a word has come between.
+    state = "next"
+    prev = pos
+    for count, m in enumerate(_WORD_RE.finditer(text, pos, end)):
+        if count >= _MAX_WORDS:
+            break
+        gap = text[prev : m.start()]
+        word = m.group()
+        prev = m.end()
+        lower = folded[m.start() : m.end()]
+        if NEGATING_RE.search(gap) or NEGATING_RE.search(lower):
+            return None
+        if state != "after" and (any(c in gap for c in ":=|→") or CJK_CONNECTOR_RE.search(gap)):
+            state = "after"
+        if lower in CONNECTOR_WORDS or (lower.endswith(":") and lower[:-1] in CONNECTOR_WORDS):
+            state = "after"
+            continue
+        if lower in PREPOSITION_WORDS:
+            state = "next"
+            continue
+        if _ASSIGNMENT_RE.search(word):
+            return None  # "max_tokens=800": code, which the assignment rules read
+        if state == "after" and lower in ADVERB_WORDS:
+            continue  # "is now X", "ist jetzt X": the value is still to come
+        value = _clean(word)
+        if value:
+            vstart = m.start() + word.find(value)
+            if kind == LOGIN:
+                return _login_hit(text, vstart, value, end) if state == "after" else None
+            if _judge(kind, value, state):
+                return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+        state = "after" if word.endswith((":", "=")) else "near"
+    return None
+
+
+def _login_hit(text: str, vstart: int, value: str, end: int) -> Hit | None:
+    span = _login_value(text, vstart, end)
+    if span is not None and prose_password(text[span[0] : span[1]]):
+        return Hit(span[0], span[1], LOGIN, PRIO_LABEL)
+    if looks_random(value):
+        return Hit(vstart, vstart + len(value), LOGIN, PRIO_LABEL)
+    return None
+
+
+def labelled_hits(text: str) -> Iterator[Hit]:
+    """Yield values that a secret-naming label introduces in prose, chat or notes."""
+    folded = _fold(text)
+    pos = 0
+    for m in LABEL_RE.finditer(folded):
+        if m.start() < pos:
+            continue
+        label = label_for(m.group())
+        if not _label_span(folded, m.start(), m.end(), label):
+            continue
+        line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
+        left = folded[max(line_start, m.start() - _LEFT_CONTEXT) : m.start()]
+        if NEGATING_RE.search(left):
+            continue
+        end = m.end()
+        if label.script == "latin":
+            while end < len(folded) and end - m.end() <= label.suffix and _is_letter(folded[end]):
+                end += 1
+        hit = _scan_window(text, folded, end, label)
+        if hit is not None:
+            pos = hit.end
+            yield hit

@@ -1,0 +1,196 @@
+"""Words that label a secret in thirteen languages, and the words that link a label to its value.
+
+Each label is a lower-case regex fragment (the text is folded before searching) with how it
+may be glued to other letters: German and Dutch build compounds ("Datenbankpasswort",
+"Zugriffstoken"), Slavic and Turkish inflect ("паролем", "hasłem", "şifreniz"), and CJK has
+no spaces at all, so a CJK label is matched anywhere and only its next character is checked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = [
+    "CJK_CONNECTOR_RE",
+    "ADVERB_WORDS",
+    "CONNECTOR_WORDS",
+    "LABEL_RE",
+    "LOGIN",
+    "NEGATING_RE",
+    "PASSWORD_KINDS",
+    "PIN",
+    "PREPOSITION_WORDS",
+    "Label",
+    "label_for",
+]
+
+PASSWORD = "password"
+PASSPHRASE = "passphrase"
+PIN = "PIN"
+TOKEN = "token"
+SECRET = "secret"
+API_KEY = "API key"
+ACCESS_KEY = "access key"
+PRIVATE_KEY = "private key"
+SECRET_KEY = "secret key"
+LOGIN = "login password"
+PASSWORD_KINDS = frozenset({PASSWORD, PASSPHRASE, LOGIN})
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """How one lexicon entry names a secret and how it may attach to neighbouring letters."""
+
+    kind: str
+    compound: bool = False  # letters may come before it ("Datenbank|passwort")
+    suffix: int = 0  # at most this many letters may follow it (inflection, plural)
+    script: str = "latin"  # "latin" (word boundaries), "zh", "ja" or "ko"
+
+
+def _latin(kind: str, *patterns: str, compound: bool = False, suffix: int = 0) -> list[tuple[str, Label]]:
+    return [(p, Label(kind, compound, suffix)) for p in patterns]
+
+
+def _cjk(kind: str, script: str, *patterns: str) -> list[tuple[str, Label]]:
+    return [(p, Label(kind, script=script)) for p in patterns]
+
+
+_KEY_SEP = r"[ _-]?"
+
+_ENTRIES: list[tuple[str, Label]] = [
+    # English (also the loanwords most languages use: token, PIN, API key, password)
+    *_latin(PASSWORD, "password", "passwd", "passcode", "passwort", "kennwort", compound=True, suffix=2),
+    *_latin(PASSWORD, "passwörter", "kennwörter", compound=True, suffix=1),
+    *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
+    *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
+    *_latin(TOKEN, "token", compound=True, suffix=3),
+    *_latin(SECRET, "secret", "client secret", compound=True, suffix=1),
+    *_latin(SECRET_KEY, f"secret{_KEY_SEP}key", suffix=1),
+    *_latin(API_KEY, f"api{_KEY_SEP}key", f"api{_KEY_SEP}token", suffix=1),
+    *_latin(ACCESS_KEY, f"access{_KEY_SEP}key", suffix=1),
+    *_latin(PRIVATE_KEY, f"private{_KEY_SEP}key", suffix=1),
+    *_latin(LOGIN, "login", "log-in", "sign-in", "credentials", "creds", "logins", suffix=0),
+    # German
+    *_latin(PASSWORD, "zugangscode", "zugangsdaten", "anmeldedaten", "logindaten", "zugangswort",
+            compound=True, suffix=1),
+    *_latin(ACCESS_KEY, "schlüssel", "schluessel", compound=True, suffix=2),
+    *_latin(PIN, "geheimzahl", "geheimnummer", compound=True, suffix=1),
+    # French
+    *_latin(PASSWORD, "mot de passe", "mots de passe", "mdp", "code d'accès", "code d’accès",
+            "identifiants?", suffix=0),
+    *_latin(PASSPHRASE, "phrase secrète", "phrase de passe", suffix=0),
+    *_latin(TOKEN, "jetons?", suffix=0),
+    *_latin(ACCESS_KEY, "clés?", "clefs?", suffix=0),
+    # Spanish
+    *_latin(PASSWORD, "contraseñas?", "credenciales", "código de acceso", "clave de acceso",
+            suffix=0),
+    *_latin(ACCESS_KEY, "claves?", suffix=0),
+    *_latin(SECRET, "secreto", suffix=0),
+    # Italian
+    *_latin(PASSWORD, "parola d'ordine", "parola d’ordine", "credenziali", "codice di accesso",
+            suffix=0),
+    *_latin(ACCESS_KEY, "chiavi", "chiave", suffix=0),
+    *_latin(SECRET, "segreto", suffix=0),
+    # Portuguese
+    *_latin(PASSWORD, "senhas?", "palavras?[ -]passe", "credenciais", "código de acesso", suffix=0),
+    *_latin(ACCESS_KEY, "chaves?", suffix=0),
+    *_latin(SECRET, "segredo", suffix=0),
+    # Dutch
+    *_latin(PASSWORD, "wachtwoord", "inloggegevens", "toegangscode", compound=True, suffix=2),
+    *_latin(PASSPHRASE, "wachtzin", compound=True, suffix=2),
+    *_latin(ACCESS_KEY, "sleutel", compound=True, suffix=2),
+    # Russian (stems; endings are the inflection)
+    *_latin(PASSWORD, "парол", suffix=3),
+    *_latin(PASSWORD, "учетные данные", "учётные данные", "данные для входа", suffix=0),
+    *_latin(TOKEN, "токен", compound=True, suffix=3),
+    *_latin(ACCESS_KEY, "ключ", suffix=3),
+    *_latin(SECRET, "секрет", suffix=3),
+    *_latin(PIN, "пин-код", "пин код", "пинкод", suffix=2),
+    # Polish
+    *_latin(PASSWORD, "hasł", "haseł", suffix=3),
+    *_latin(PASSWORD, "dane logowania", "dane dostępowe", suffix=0),
+    *_latin(ACCESS_KEY, "klucz", suffix=3),
+    *_latin(SECRET, "sekret", suffix=3),
+    # Turkish
+    *_latin(PASSWORD, "şifre", "sifre", "parola", suffix=5),
+    *_latin(PASSWORD, "giriş bilgileri", suffix=1),
+    *_latin(ACCESS_KEY, "anahtar", suffix=5),
+    *_latin(TOKEN, "belirteç", suffix=3),
+    # Chinese
+    *_cjk(PASSWORD, "zh", "密码", "密碼", "口令", "凭据", "憑據", "凭证", "憑證"),
+    *_cjk(TOKEN, "zh", "令牌", "授权码", "授權碼"),
+    *_cjk(SECRET_KEY, "zh", "密钥", "密鑰", "秘钥", "祕鑰", "秘鑰"),
+    *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
+    # Japanese
+    *_cjk(PASSWORD, "ja", "パスワード", "暗証番号", "認証情報", "ログイン情報"),
+    *_cjk(PASSPHRASE, "ja", "パスフレーズ"),
+    *_cjk(TOKEN, "ja", "トークン"),
+    *_cjk(SECRET, "ja", "シークレット"),
+    *_cjk(PRIVATE_KEY, "ja", "秘密鍵"),
+    *_cjk(ACCESS_KEY, "ja", "アクセスキー", "apiキー", "api キー", "暗号鍵"),
+    # Korean
+    *_cjk(PASSWORD, "ko", "비밀번호", "비번", "패스워드", "암호", "인증 정보", "로그인 정보"),
+    *_cjk(TOKEN, "ko", "토큰"),
+    *_cjk(SECRET, "ko", "시크릿"),
+    *_cjk(SECRET_KEY, "ko", "비밀 키", "비밀키"),
+    *_cjk(ACCESS_KEY, "ko", "액세스 키", "액세스키", "api 키", "api키"),
+    *_cjk(PIN, "ko", "핀 번호", "핀번호"),
+]
+
+# Longest first, so "secret key" is preferred to "secret" where both match.  One plain
+# alternation scans fast (named groups per entry would make it seventy times slower); the
+# entry behind a match is looked up afterwards.
+_ENTRIES.sort(key=lambda entry: -len(entry[0]))
+LABEL_RE = re.compile("|".join(p for p, _ in _ENTRIES))
+_COMPILED = tuple((re.compile(p), label) for p, label in _ENTRIES)
+
+
+@lru_cache(maxsize=1024)
+def label_for(matched: str) -> Label:
+    """The lexicon entry behind a `LABEL_RE` match: the first that matches it whole."""
+    for regex, label in _COMPILED:
+        if regex.fullmatch(matched):
+            return label
+    raise LookupError("not a label")  # unreachable: LABEL_RE matched one of them
+
+
+# Words that link a label to its value.  After a copula or a colon the value may come a
+# word or two later ("is now X"); after a preposition ("changed to X", "auf X geändert") only
+# the very next word counts, since "send the password to admin01" names no password.
+CONNECTOR_WORDS = frozenset(
+    """
+    is was are were ist lautet lauten war sind heißt heisst est était sont c'est devient es
+    era son sea fue è sono é são foi zijn luidt это jest są brzmi — – - -> => → : = | is:
+    """.split()
+)
+PREPOSITION_WORDS = frozenset(
+    """
+    to auf zu in en pour a para naar на na into als
+    """.split()
+)
+
+ADVERB_WORDS = frozenset(
+    """
+    now still again just simply currently temporarily jetzt nun noch immer wieder aktuell
+    maintenant toujours encore actuellement ahora todavía aún ora ancora adesso agora ainda
+    nu nog steeds теперь сейчас всё ещё teraz nadal obecnie artık hâlâ şimdi
+    """.split()
+)
+
+# What may stand between a CJK label and its value: particles, copulas and "changed to".
+CJK_CONNECTOR_RE = re.compile(
+    r"是|为|為|改成|改为|改為|设为|設為|设置为|設置為|设成|換成|换成|更改为|变成|變成|:|=|\|"
+    r"|は|が|を|も|に変更|として|는|은|이|가|를|을|도|로|으로"
+)
+
+# Left context or filler that makes the value something else: a hash or checksum of the
+# secret, a public key, an example, or a negation.
+NEGATING_RE = re.compile(
+    r"hash|checksum|digest|fingerprint|sha-?\d|md5|crc|commit|revision|public|öffentlich"
+    r"|publique?|pública|público|pubblica|publieke|openbare|публичн|открыт|publiczn|açık anahtar"
+    r"|example|beispiel|exemple|ejemplo|esempio|exemplo|voorbeeld|пример|przykład|örnek"
+    r"|e\.g\.|z\.b\.|z\. b\.|p\.ex\.|prüfsumme|empreinte|huella|impronta|хеш|хэш|skrót"
+    r"|哈希|校验|校驗|指纹|指紋|摘要|公钥|公鑰|示例|例如|ハッシュ|チェックサム|公開鍵|例えば|해시|체크섬|공개 ?키|예시"
+)

@@ -1,0 +1,173 @@
+"""Values that config files put below their key: YAML blocks, INI continuations, open quotes.
+
+`password:` with nothing after it, then an indented `Vq83Lm02Xz` (or a `|` block, a TOML
+`\"\"\"` string, a .env value whose quote opens at the end of the line), and plain values
+nested under a secret-named parent or section (`secrets:` / `[credentials]`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ._hit import PRIO_LABEL, Hit
+from ._lexicon import LABEL_RE, PASSWORD_KINDS, label_for
+from ._names import classify_key
+from ._values import looks_random, prose_password, strong_password, token_like
+
+__all__ = ["structured_hits"]
+
+# A key line whose value is empty, a block indicator or an opening quote.
+_OPEN_RE = re.compile(r"[:=][ \t]*(?P<block>[|>][-+]?|\"\"\"|'''|\"|')?[ \t]*(?:#[^\n]*)?\r?\n")
+_KEY_RE = re.compile(r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\s:=\"'#\[\]{}]{1,64})[\"']?[ \t]*")
+_SECTION_RE = re.compile(r"^\[{1,2}(?P<name>[^\]\n]{1,64})\]{1,2}[ \t]*$", re.MULTILINE)
+_CHILD_RE = re.compile(
+    r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\s:=\"'#\[\]{}]{1,64})[\"']?[ \t]*[:=][ \t]*"
+    r"(?P<value>[^\n#]*?)[ \t]*(?:#[^\n]*)?$"
+)
+_LIST_ITEM_RE = re.compile(r"[ \t]*-[ \t]+(?P<value>[^\n#]*?)[ \t]*$")
+_PARENTS = frozenset(
+    "secrets secret credentials creds passwords tokens api_keys apikeys api-keys auth"
+    " passwörter zugangsdaten".split()
+)
+# Children of a secret-named parent that describe the secret rather than hold it.
+_DESCRIPTIVE = frozenset(
+    """
+    user username name login email mail host hostname url uri endpoint port region type kind
+    path file source provider id client_id account enabled required description comment
+    length min max format env environment mount store backend engine scope scopes algorithm
+    """.split()
+)
+_MAX_CHILDREN = 40
+_MAX_HEAD = 96
+
+
+def _key_kind(key: str) -> tuple[str, bool] | None:
+    """(kind, is_password) when the key names a secret, by config rules or the lexicon."""
+    found = classify_key(key)
+    if found is not None:
+        return found.kind, found.is_password
+    m = LABEL_RE.search(key.lower())
+    if m is None or m.lastgroup is None:
+        return None
+    if len(key) - m.end() > 3:
+        return None
+    kind = label_for(m.lastgroup).kind
+    return kind, kind in PASSWORD_KINDS
+
+
+def _secret_value(value: str, is_password: bool) -> bool:
+    v = value.strip().strip("\"'")
+    if not v:
+        return False
+    return prose_password(v) or looks_random(v) if is_password else token_like(v)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _lines_from(text: str, pos: int) -> Iterator[tuple[int, str]]:
+    n = len(text)
+    while pos < n:
+        nl = text.find("\n", pos)
+        end = n if nl < 0 else nl
+        yield pos, text[pos:end].rstrip("\r")
+        pos = end + 1
+
+
+def _children(text: str, pos: int, parent_indent: int | None) -> Iterator[Hit]:
+    """Plain values under a secret-named parent (indented) or section (until the next one)."""
+    child_indent: int | None = None
+    for count, (start, line) in enumerate(_lines_from(text, pos)):
+        if count >= _MAX_CHILDREN:
+            return
+        if not line.strip() or line.lstrip().startswith(("#", ";")):
+            continue
+        ind = _indent(line)
+        if parent_indent is None:
+            if line.lstrip().startswith("["):
+                return
+        elif ind <= parent_indent:
+            return
+        if child_indent is None:
+            child_indent = ind
+        if ind != child_indent:
+            continue
+        m = _CHILD_RE.fullmatch(line)
+        if m is None:
+            item = _LIST_ITEM_RE.fullmatch(line)
+            if item is not None and strong_password(item.group("value").strip("\"'")):
+                value = item.group("value")
+                yield Hit(start + item.start("value"), start + item.end("value"), "password", PRIO_LABEL)
+            continue
+        key = m.group("key").lower()
+        if key in _DESCRIPTIVE or classify_key(key) is not None:
+            continue  # the key itself is judged on its line by the assignment rules
+        value = m.group("value").strip("\"'")
+        if value and (strong_password(value) or looks_random(value)):
+            vstart = start + m.start("value") + m.group("value").find(value)
+            yield Hit(vstart, vstart + len(value), "secret", PRIO_LABEL)
+
+
+def _below(text: str, pos: int, indent: int, block: str | None) -> tuple[int, str] | None:
+    """The first non-blank line after `pos` if it continues the key's value."""
+    for count, (start, line) in enumerate(_lines_from(text, pos)):
+        if count >= 3:
+            return None
+        if not line.strip():
+            continue
+        if block in ('"""', "'''", '"', "'"):
+            return start, line
+        return (start, line) if _indent(line) > indent else None
+    return None
+
+
+def _next_line_hits(text: str) -> Iterator[Hit]:
+    for m in _OPEN_RE.finditer(text):
+        line_start = text.rfind("\n", max(0, m.start() - _MAX_HEAD), m.start()) + 1
+        head = _KEY_RE.fullmatch(text, line_start, m.start())
+        if head is None:
+            continue
+        key = head.group("key")
+        indent = len(head.group("indent"))
+        block = m.group("block")
+        if block is None and key.lower() in _PARENTS:
+            yield from _children(text, m.end(), indent)
+            continue
+        found = _key_kind(key)
+        if found is None:
+            continue
+        kind, is_password = found
+        below = _below(text, m.end(), indent, block)
+        if below is None:
+            continue
+        start, line = below
+        content = line.strip()
+        if block in ('"""', "'''", '"', "'"):
+            content = content.split(block, 1)[0].strip()
+        elif content.startswith("- "):
+            content = content[2:].strip()
+        elif _CHILD_RE.fullmatch(line) is not None:
+            yield from _children(text, m.end(), indent)
+            continue
+        content = content.strip("\"'")
+        if _secret_value(content, is_password):
+            vstart = text.find(content, start)
+            yield Hit(vstart, vstart + len(content), kind, PRIO_LABEL)
+
+
+def _section_hits(text: str) -> Iterator[Hit]:
+    for m in _SECTION_RE.finditer(text):
+        last = re.split(r"[.\s]", m.group("name").strip().strip("\"'").lower())[-1]
+        if last in _PARENTS:
+            yield from _children(text, m.end() + 1, None)
+
+
+def structured_hits(text: str) -> Iterator[Hit]:
+    """Yield secrets written below their key or inside a secret-named block of a config."""
+    if "\n" not in text:
+        return
+    yield from _next_line_hits(text)
+    if "[" in text:
+        yield from _section_hits(text)
