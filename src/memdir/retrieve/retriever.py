@@ -146,22 +146,22 @@ class Retriever:
 
     def index(self, store: ScopeStore) -> SearchIndex:
         """The index database of a scope (opened on first use)."""
-        index, _ = self._open(store)
-        return index
+        return self._open(store)
 
-    def _open(self, store: ScopeStore) -> tuple[SearchIndex, bool]:
-        """The index of a scope, and whether this call opened it."""
+    def _open(self, store: ScopeStore, *, quiet: bool = False) -> SearchIndex:
+        """The index of a scope; damage found opening it is warned about unless `quiet`
+        (doctor reports it itself)."""
         key = store.state_key
         index = self._indexes.get(key)
         if index is not None:
-            return index, False
+            return index
         path = self.index_path(store)
         index = SearchIndex(path)
         self._indexes[key] = index
         self._scopes[path] = store.scope
-        if index.damage is not None:
+        if index.damage is not None and not quiet:
             self._damaged(path, index.damage)
-        return index, True
+        return index
 
     def index_path(self, store: ScopeStore) -> Path:
         """Where a scope's index database lives."""
@@ -546,12 +546,16 @@ class Retriever:
         path = self.index_path(store)
         if not deep and store.state_key not in self._indexes and not path.exists():
             return []
-        index, _ = self._open(store)
-        out: list[str] = []
+        opening = store.state_key not in self._indexes
+        index = self._open(store, quiet=True)
+        damaged = opening and index.damage is not None
         try:
             index.check(full=deep)
-        except IndexDamaged as exc:
-            self._damaged(exc.path, exc.reason)
+        except IndexDamaged:
+            damaged = True  # replaced by an empty one; the record below says so
+        if damaged:
+            self.refresh(store)  # refilled now rather than by the next search
+        out: list[str] = []
         record = index.damage_record()
         if record is not None:
             out.append(
