@@ -829,6 +829,70 @@ def test_embed_invalid_values_are_refused(tmp_path: Path, line: str, key: str) -
         load_settings(home=home, project_root=None, env={})
 
 
+@pytest.mark.parametrize("table", ["embed", "llm"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://api.example.com/v1",
+        "http://10.1.2.3:8080",
+        "http://0.0.0.0:11434",
+        "http://127.0.0.1.example.com/v1",
+        "http://localhost.example.com",
+        "http://[::ffff:127.0.0.1]:80",
+        "http://[2001:db8::1]/v1",
+    ],
+)
+def test_plain_http_beyond_loopback_is_refused_when_the_config_loads(
+    tmp_path: Path, table: str, url: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[{table}]\nurl = "{url}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(home=home, project_root=None, env={})
+    message = str(excinfo.value)
+    assert f"{table}.url must use https://" in message and "loopback" in message
+
+
+@pytest.mark.parametrize("table", ["embed", "llm"])
+@pytest.mark.parametrize(
+    ("url", "loaded"),
+    [
+        ("http://127.0.0.1:8080/v1/", "http://127.0.0.1:8080/v1"),
+        ("http://127.9.9.9:1", "http://127.9.9.9:1"),
+        ("http://localhost:11434", "http://localhost:11434"),
+        ("http://LOCALHOST:11434/v1", "http://LOCALHOST:11434/v1"),
+        ("http://[::1]:8080/v1", "http://[::1]:8080/v1"),
+        ("https://api.example.com/v1", "https://api.example.com/v1"),
+    ],
+)
+def test_https_and_loopback_http_urls_load(
+    tmp_path: Path, table: str, url: str, loaded: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[{table}]\nurl = "{url}"\n', encoding="utf-8")
+    settings = load_settings(home=home, project_root=None, env={})
+    assert getattr(settings, table).url == loaded
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("https://user:hunter2@api.example.com/v1", "must not carry credentials"),
+        ("http://api.example.com\\\\@127.0.0.1/v1", "must not contain a backslash"),
+    ],
+)
+def test_endpoint_urls_carry_no_credentials(tmp_path: Path, url: str, says: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[embed]\nurl = "{url}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(home=home, project_root=None, env={})
+    assert "embed.url " + says in str(excinfo.value)
+    assert "hunter2" not in str(excinfo.value)
+
+
 def test_a_project_config_cannot_choose_where_notes_are_embedded(tmp_path: Path) -> None:
     root = tmp_path / "project"
     (root / ".memdir").mkdir(parents=True)

@@ -37,6 +37,7 @@ from typing import Literal, TypeAlias, TypeVar
 
 from memdir.core.vocab import AccessLevel, choices
 from memdir.errors import ConfigError
+from memdir.outbound import is_loopback
 
 __all__ = [
     "ACCESS_LEVELS",
@@ -505,9 +506,7 @@ def _convert(spec: _Key, value: object, project_root: Path | None) -> object:
             raise ValueError(f"must be one of {choices}, got {_show(value)}")
         return value
     if spec.kind == "url":
-        if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", value):
-            raise ValueError(f"must be an http(s) URL, got {_show(value)}")
-        return value.rstrip("/")
+        return _endpoint_url(value)
     if spec.kind == "text":
         if not isinstance(value, str) or not value.strip() or len(value) > 200:
             raise ValueError(f"must be a non-empty string, got {_show(value)}")
@@ -518,6 +517,42 @@ def _convert(spec: _Key, value: object, project_root: Path | None) -> object:
         return value
     assert project_root is not None  # project_path keys only come from a project config
     return _project_path(value, project_root)
+
+
+def _endpoint_url(value: object) -> str:
+    """An endpoint URL note text is sent to: https, or plain http to loopback only (§9).
+
+    The host is judged as written (nothing is resolved), like the use-time check in
+    `memdir.outbound.endpoint`, which stays as a second line of defence.
+    """
+    if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", value):
+        raise ValueError(f"must be an http(s) URL, got {_show(value)}")
+    scheme, _, rest = value.partition("://")
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "\\" in value:
+        raise ValueError(f"must not contain a backslash, got {_show(value)}")
+    if "@" in authority:
+        raise ValueError(
+            "must not carry credentials (name the environment variable holding the key in "
+            f"the matching apiKeyEnv), got {_show(_without_userinfo(value))}"
+        )
+    host = authority
+    if host.startswith("["):
+        host = host[1 : host.find("]")] if "]" in host else host
+    else:
+        host = host.rpartition(":")[0] if ":" in host else host
+    if scheme.lower() == "http" and not is_loopback(host):
+        raise ValueError(
+            "must use https:// for a host beyond loopback (plain http:// goes to localhost, "
+            f"127.0.0.0/8 or [::1] only: note text would cross the network unencrypted), "
+            f"got {_show(value)}"
+        )
+    return value.rstrip("/")
+
+
+def _without_userinfo(value: str) -> str:
+    scheme, _, rest = value.partition("://")
+    return f"{scheme}://…@{rest.rpartition('@')[2]}" if "@" in rest else value
 
 
 def _project_path(value: object, root: Path) -> Path:

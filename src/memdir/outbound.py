@@ -16,9 +16,13 @@ import random
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
+
+# httpx is imported where a request is made: the config loader checks URLs with
+# `is_loopback` on every start, which must not pay for the HTTP stack.
 
 __all__ = [
     "RequestFailed",
@@ -50,6 +54,8 @@ def endpoint(base_url: str, suffix: str, *, what: str, key_setting: str) -> tupl
 
     httpx parses the URL here, so the host checked is the host httpx will connect to.
     """
+    import httpx
+
     try:
         url = httpx.URL(base_url)
     except (httpx.InvalidURL, TypeError) as exc:
@@ -111,6 +117,8 @@ def backoff(attempt: int) -> float:
 
 def detail(response: httpx.Response, key: str | None) -> str:
     """A short, single-line excerpt of the server's error message, or nothing."""
+    import httpx
+
     try:
         response.read()
         payload: Any = response.json()
@@ -182,6 +190,8 @@ def post_json(
     Retry-After); redirects are refused. `check(status, detail)` sees every other
     error answer first and may raise to stop at once.
     """
+    import httpx
+
     headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
     attempt = 0
     while True:
