@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memdir import InvalidInput, Memory, NotFound
+from memdir import IntegrityError, InvalidInput, Memory, NotFound
 from memdir.core import Note, NoteType, Scope, render_note
-from memdir.errors import Remedy
+from memdir.errors import Remedy, exit_code_for
 from memdir.store import Backups, revision_of
 
 
@@ -224,3 +224,53 @@ def test_purge_removes_the_backups_of_the_forgotten_note(memory: Memory) -> None
     result = memory.forget("idea-1", purge=True)
     assert result.purged_backups == 1
     assert {b.note_id for b in memory.backups()} == {"other-1"}
+
+
+# --- backups are verified against the revision recorded with them ---------------------------
+
+
+def test_an_edited_backup_is_listed_but_refused_naming_it_not_its_content(
+    tmp_path: Path,
+) -> None:
+    backups = Backups(tmp_path / "memory-backups")
+    data = note_bytes("n-1", body="original words")
+    good = backups.add("n-2", note_bytes("n-2"), reason="forget", scope="project", origin=tmp_path)
+    bad = backups.add("n-1", data, reason="forget", scope="project", origin=tmp_path)
+    bad.path.write_bytes(data.replace(b"original words", b"SNEAKY EDIT"))
+    [listed] = [r for r in backups.list() if r.id == bad.id]
+    assert listed.revision == revision_of(data)  # the recorded revision, not the edited bytes'
+    with pytest.raises(IntegrityError) as refused:
+        backups.get(bad.id)
+    assert bad.id in str(refused.value) and "SNEAKY" not in str(refused.value)
+    assert exit_code_for(refused.value) == 7
+    assert backups.get(good.id)[1] == note_bytes("n-2")
+    [problem] = backups.verify()
+    assert bad.id in problem and "SNEAKY" not in problem
+
+
+def test_a_legacy_backup_has_nothing_to_verify_against_and_stays_restorable(
+    tmp_path: Path,
+) -> None:
+    backups = Backups(tmp_path / "memory-backups")
+    record = backups.add(
+        "n-1", note_bytes("n-1"), reason="forget", scope="project", origin=tmp_path
+    )
+    (tmp_path / "memory-backups" / f"{record.id}.json").unlink()
+    record.path.write_bytes(note_bytes("n-1", body="edited by hand, long ago"))
+    assert backups.get(record.id)[1] == note_bytes("n-1", body="edited by hand, long ago")
+    assert backups.verify() == []
+
+
+def test_restore_of_an_edited_backup_is_refused_and_writes_nothing(
+    memory: Memory, project: Path
+) -> None:
+    memory.remember("Keep me", "Original body.", id="keep-me")
+    memory.remember("Other", "Other body.", id="other")
+    tampered = memory.forget("keep-me").backup
+    intact = memory.forget("other").backup
+    assert tampered is not None and intact is not None
+    tampered.path.write_bytes(tampered.path.read_bytes().replace(b"Original", b"Injected"))
+    with pytest.raises(IntegrityError, match=tampered.id):
+        memory.restore(tampered.id)
+    assert not (project / "MEMORY" / "keep-me.md").exists()
+    assert memory.restore(intact.id).note.body == "Other body."

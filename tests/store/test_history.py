@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import InvalidInput, Memory, NotFound
+from memdir import IntegrityError, InvalidInput, Memory, NotFound
 from memdir.core import Note, Scope, render_note
 from memdir.store import History, revision_of
 
@@ -239,3 +239,54 @@ def test_project_and_user_histories_are_separate(memory: Memory, home: Path) -> 
     assert not (user_root / "log" / "constraint-1.jsonl").exists()
     project_logs = list((home / "memory-history").glob("project-*/log/constraint-1.jsonl"))
     assert len(project_logs) == 1
+
+
+# --- objects are verified against their names -----------------------------------------------
+
+
+def _tamper(path: Path, secret: bytes = b"TAMPERED-WORD") -> None:
+    path.write_bytes(path.read_bytes().replace(b"Body", secret, 1) + b"\n" + secret)
+
+
+def test_an_edited_object_is_refused_naming_it_not_its_content(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    good = history.record("n-1", b"Body one", "write", "h1")
+    bad = history.record("n-1", b"Body two", "write", "h2")
+    assert good is not None and bad is not None
+    [obj] = [p for p in objects(tmp_path) if p.name == f"{bad}.md"]
+    _tamper(obj)
+    with pytest.raises(IntegrityError) as refused:
+        history.read(bad)
+    assert str(obj) in str(refused.value) and bad[:12] in str(refused.value)
+    assert b"TAMPERED" not in str(refused.value).encode()
+    assert history.read(good) == b"Body one"  # untouched objects are served
+    assert history.verify() == [
+        f"history object {obj} does not match its name (edited or damaged on disk)"
+    ]
+
+
+def test_verify_flags_misnamed_objects_and_passes_sound_ones(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    history.record("n-1", b"one", "write", "h1")
+    assert history.verify() == []
+    stray = tmp_path / "objects" / "zz" / "not-a-revision.md"
+    stray.parent.mkdir()
+    stray.write_bytes(b"x")
+    assert history.verify() == [f"history object {stray} is not named after a revision"]
+    assert History(tmp_path / "none").verify() == []
+
+
+def test_read_revision_and_diff_refuse_an_edited_object(memory: Memory) -> None:
+    first = memory.remember("Versioned", "Body first.", id="versioned")
+    second = memory.remember("Versioned", "Body second.", id="versioned")
+    root = memory.home / "memory-history" / memory.stores.store(Scope.PROJECT).state_key
+    _tamper(root / "objects" / first.revision[:2] / f"{first.revision}.md")
+    with pytest.raises(IntegrityError, match="does not match its name") as refused:
+        memory.read("versioned", first.revision)
+    assert "TAMPERED" not in str(refused.value)
+    with pytest.raises(IntegrityError):
+        memory.diff("versioned")  # previous version (the edited one) against the current
+    with pytest.raises(IntegrityError):
+        memory.diff("versioned", first.revision[:8], second.revision[:8])
+    assert memory.read("versioned", second.revision).body == "Body second."
+    assert memory.read("versioned").body == "Body second."
