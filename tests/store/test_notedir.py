@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memdir import LimitExceeded, Memory, ParseError
+from memdir import LimitExceeded, Memory, ParseError, Refused
 from memdir.core import Note, Scope, render_note
 from memdir.errors import Remedy
-from memdir.store import NoteDirectory
+from memdir.store import FileProblem, NoteDirectory
 
 
 def make_dir(path: Path, max_notes: int = 100) -> NoteDirectory:
@@ -295,3 +295,90 @@ def test_write_read_and_remove(tmp_path: Path) -> None:
     assert directory.remove("w-1") is False
     names = sorted(p.name for p in (tmp_path / "notes").iterdir())
     assert names == [".gitignore", "w-2.md"]
+
+
+# --- symbolic links: note files must be regular files ---------------------------------------
+
+SECRET_WORD = "zanzibarquokka"
+
+
+def _outside_note(tmp_path: Path, note_id: str) -> Path:
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(
+        render_note(Note(id=note_id, summary=f"Leaked {SECRET_WORD}", body=f"{SECRET_WORD} body"))
+    )
+    return outside
+
+
+def test_a_note_symlink_out_of_the_directory_is_never_followed(
+    memory: Memory, project: Path, tmp_path: Path
+) -> None:
+    memory.remember("Real note", "A real body.", id="real")
+    outside = _outside_note(tmp_path, "leak")
+    before = outside.read_bytes()
+    link = project / "MEMORY" / "leak.md"
+    link.symlink_to(outside)
+    assert [n.id for n in memory.list()] == ["real"]
+    assert memory.search(SECRET_WORD, method="lexical") == []
+    assert memory.retrieve(SECRET_WORD, method="lexical") == []
+    with pytest.raises(ParseError, match="symbolic link") as refused:
+        memory.read("leak")
+    assert SECRET_WORD not in str(refused.value)
+    with pytest.raises(ParseError, match="symbolic link"):
+        memory.remember("Overwrite it", "New body.", id="leak")
+    assert link.is_symlink() and outside.read_bytes() == before
+    report = memory.doctor()
+    assert not report.ok
+    assert [(p.path, "symbolic link" in p.reason) for p in report.problems] == [(link, True)]
+    assert memory.directory("project") == link.parent
+    directory = memory.stores.store(Scope.PROJECT).directory
+    assert directory.read_bytes("leak") is None
+    assert SECRET_WORD.encode() not in b"".join(directory.read_all().values())
+    with memory.stores.store(Scope.PROJECT).lock(), pytest.raises(Refused, match="symbolic link"):
+        directory.write_bytes("leak", b"overwritten")
+    assert link.is_symlink() and outside.read_bytes() == before
+
+
+def test_a_note_symlink_inside_the_directory_is_skipped_and_reported_too(
+    memory: Memory, project: Path
+) -> None:
+    memory.remember("Real note", f"About {SECRET_WORD}.", id="real")
+    alias = project / "MEMORY" / "alias.md"
+    alias.symlink_to("real.md")  # relative, to a note in the same directory
+    assert [n.id for n in memory.list()] == ["real"]
+    assert [h.note_id for h in memory.search(SECRET_WORD, method="lexical")] == ["real"]
+    assert [p.path for p in memory.doctor().problems] == [alias]
+    alias.unlink()
+    assert memory.doctor().ok
+
+
+def test_a_symlink_appearing_later_is_reported_by_the_next_scan(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    put(notes, "n-1")
+    directory = make_dir(notes)
+    assert directory.scan().problems == ()
+    outside = _outside_note(tmp_path, "n-2")
+    (notes / "n-2.md").symlink_to(outside)
+    scan = directory.scan()
+    assert list(scan.notes) == ["n-1"]
+    assert [p.path.name for p in scan.problems] == ["n-2.md"]
+    assert "n-2" not in directory.stamps()[0] and "n-2" not in directory.ids_on_disk()
+    assert isinstance(directory.read("n-2"), FileProblem)
+    (notes / "n-2.md").unlink()
+    assert directory.scan().problems == ()
+
+
+def test_a_note_directory_that_is_itself_a_symlink_is_used(tmp_path: Path, home: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    put(elsewhere, "kept-elsewhere", summary=f"Kept {SECRET_WORD}")
+    project = tmp_path / "linked-project"
+    project.mkdir()
+    (project / "MEMORY").symlink_to(elsewhere, target_is_directory=True)
+    with Memory.open(project, home=home) as memory:
+        assert [n.id for n in memory.list()] == ["kept-elsewhere"]
+        assert [h.note_id for h in memory.search(SECRET_WORD, method="lexical")] == [
+            "kept-elsewhere"
+        ]
+        memory.remember("Written through the link", "Body.", id="written")
+        assert memory.doctor().ok
+    assert (elsewhere / "written.md").is_file()
