@@ -4,11 +4,13 @@ restoring backups (§2) and doctor (broken files, dangling links, leftovers, war
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from memdir import Conflict, Memory, NotFound, Refused
+from memdir.core import Scope
 from memdir.errors import Remedy
 
 BODY = "The quokka phosphorescence ledger lives in vault seven."
@@ -335,3 +337,81 @@ def test_doctor_reports_a_corrupt_project_file(memory: Memory, project: Path) ->
     assert not report.ok
     assert any("project.json" in w for w in report.warnings)
     assert project_file.read_text(encoding="utf-8") == "{corrupt"
+
+
+# --- doctor --deep: history objects, backups, the audit log, index against files ---------
+
+
+def _home_with_history_and_backups(memory: Memory) -> None:
+    memory.remember("Versioned", "First body.", id="versioned")
+    memory.remember("Versioned", "Second body.", id="versioned")
+    memory.remember("Doomed", "Doomed body.", id="doomed")
+    memory.forget("doomed")
+    memory.remember("A preference", "Terse.", type="user")
+    memory.search("body", method="lexical")
+
+
+def _objects(memory: Memory) -> list[Path]:
+    key = memory.stores.store(Scope.PROJECT).state_key
+    return sorted((memory.home / "memory-history" / key / "objects").rglob("*.md"))
+
+
+def test_deep_doctor_passes_a_healthy_home(memory: Memory) -> None:
+    _home_with_history_and_backups(memory)
+    report = memory.doctor(deep=True)
+    assert report.ok and report.deep
+    assert (report.index, report.integrity) == ((), ())
+
+
+def test_deep_doctor_finds_an_edited_history_object(memory: Memory) -> None:
+    _home_with_history_and_backups(memory)
+    obj = _objects(memory)[0]
+    obj.write_bytes(obj.read_bytes() + b"SECRETIVE EDIT")
+    assert memory.doctor().ok  # plain doctor does not read history
+    report = memory.doctor(deep=True)
+    assert not report.ok
+    [problem] = report.integrity
+    assert str(obj) in problem and "SECRETIVE" not in problem
+
+
+def test_deep_doctor_finds_an_edited_backup(memory: Memory) -> None:
+    _home_with_history_and_backups(memory)
+    [backup] = memory.backups()
+    backup.path.write_bytes(backup.path.read_bytes().replace(b"Doomed body", b"Edited body"))
+    report = memory.doctor(deep=True)
+    assert not report.ok
+    [problem] = report.integrity
+    assert backup.id in problem and "Edited" not in problem
+
+
+def test_deep_doctor_includes_the_audit_logs_problems(memory: Memory) -> None:
+    _home_with_history_and_backups(memory)
+    log = memory.home / "audit" / "audit.jsonl"
+    lines = log.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"write"', b'"delete"')
+    log.write_bytes(b"\n".join(lines))
+    report = memory.doctor(deep=True)
+    assert not report.ok
+    assert report.integrity and all(p.startswith("audit log: ") for p in report.integrity)
+    assert report.integrity == tuple(f"audit log: {p}" for p in memory.audit_verify().problems)
+
+
+def test_deep_doctor_finds_an_index_that_disagrees_with_the_files(memory: Memory) -> None:
+    _home_with_history_and_backups(memory)
+    [path] = (memory.home / "index").glob("project-*.sqlite3")
+    conn = sqlite3.connect(path)
+    # A stale row whose stamp the index trusts: a refresh does not re-read the file.
+    conn.execute(
+        "UPDATE notes SET rev = ?, indexed_ns = mtime_ns + 10000000000 WHERE note_id = 'versioned'",
+        ("0" * 64,),
+    )
+    conn.commit()
+    conn.close()
+    with Memory.open(memory.settings.project_root, home=memory.settings.home) as later:
+        assert later.doctor().index == ()  # plain doctor does not compare
+        report = later.doctor(deep=True)
+        assert not report.ok
+        [finding] = report.index
+        assert "versioned" in finding and "000000000000" in finding
+        later.reindex()
+        assert later.doctor(deep=True).ok
