@@ -307,7 +307,10 @@ def test_garbled_head_detected(tmp_path: Path, raw: bytes) -> None:
 
 
 def test_rolled_back_head_detected(tmp_path: Path) -> None:
-    log = make_log(tmp_path, 2)
+    ticks = iter(range(1000, 2000))
+    log = AuditLog(tmp_path, clock=lambda: next(ticks))
+    for _ in range(2):
+        log.append("write", note_id="early")
     old_head = log.head_path.read_bytes()
     for _ in range(3):
         log.append("write", note_id="later")

@@ -11,29 +11,33 @@ text in which callers must never put note content or secrets.
 
 Signed head. The head carries the Ed25519 signature of its seq, hash and time by the machine key
 (``audit.key`` beside the log; format and key handling in memdir.store.signing); signature and
-head are one file, so the same atomic rename replaces both. Verify checks the signature
-against this machine's key, so an attacker without the key cannot rewrite the head to match a
-truncated or recomputed log. A head without a signature is either a legacy head (written before
-heads were signed; with no ``audit.key`` it is reported ``unsigned``, a warning, and the next
-append signs it) or, when ``audit.key`` exists, a rewritten one (a failure). `AuditHead`, printed
-by ``memdir audit head``, can be kept elsewhere and passed back to `AuditLog.verify` as
-``against``: the log must still hold that entry, be at least that long, and this machine's key
-must be the one that signed it, which detects a rollback to an older, internally consistent log.
+head are one file, so the same atomic rename replaces both. Verify checks the signature against
+this machine's key, so a head rewritten to match a truncated or recomputed log is detected by
+anyone who cannot read the key. ``audit.key`` exists only once a head it signed was written, so
+a missing or unsigned head beside it is a rewritten head; with no key, an unsigned head is a
+legacy one (written before heads were signed), reported ``unsigned`` as a warning and signed by
+the next append. An append that finds the head failing its check does not sign over it (that
+would erase the evidence): it writes unsigned heads from then on, which verify keeps reporting
+while ``audit.key`` exists. `AuditHead`, printed by ``memdir audit head``, can be kept elsewhere
+and passed back to `AuditLog.verify` as ``against``: the log must still hold that entry and be
+at least that long, and this machine's key must be the one that signed it, which detects a
+rollback to an older, internally consistent log.
 
 Crash recovery. An append writes its line with one ``os.write`` (``O_APPEND``), fsyncs, and only
 then replaces the head, so a crash leaves at worst (a) a final fragment without a newline (a
-torn line) that the head does not name, or (b) a last line the head does not name yet. Both are
-harmless: readers ignore a final fragment, and the next append moves it to
-``audit.jsonl.torn-<ts>`` (kept, never deleted), chains on and re-signs the head. Verify reports
-a fragment only through its consequence: a head naming an entry the log lacks (truncation). The
-head is never ahead of the log by construction, so when it is (or disagrees with the log's last
-entry) the next append chains from the head, keeping the damage visible to every later verify.
+torn line) that the head does not name, or (b) the last append's lines (one batch, one ``ts``)
+that the head does not name yet. Both are harmless: readers ignore a final fragment, and the
+next append moves it to ``audit.jsonl.torn-<ts>`` (kept, never deleted); it signs a head naming
+an unheaded batch before it writes its own lines, so two kills in a row still leave one batch.
+Verify reports a fragment only through its consequence: a head naming an entry the log lacks
+(truncation). The head is never ahead of the log by construction, so when it is (or disagrees
+with the log's last entry) the next append chains from the head, keeping the damage visible to
+every later verify.
 
-Limits. Anyone who can read ``audit.key`` (this user, root) can re-sign a rewritten head: the
-signature proves the head was written by a holder of this machine's key, not that the log is
-complete. An append re-signs whatever head it finds, so a rewritten head is reported until the
-next write. A head kept elsewhere (``against``) is what detects those rollbacks. See
-docs/audit.md.
+Limits. Anyone who can read ``audit.key`` (this user, root) can re-sign a rewritten head, and
+whoever deletes the key and the signature leaves a legacy-looking unsigned head: the signature
+shows the head was written by a holder of this machine's key, not that the log is complete. A
+head kept elsewhere (``against``) is what detects those rollbacks. See docs/audit.md.
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ MAX_VALUE_CHARS = 512
 GENESIS = "0" * 64
 
 _TORN = "audit.jsonl.torn-"
+_MISSING_SIGNED_HEAD = "head file is missing, but this machine's audit key signed one (deleted)"
 _ENTRY_KEYS = ("seq", "ts", "action", "fields", "prev", "hash")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
@@ -308,7 +313,16 @@ class AuditLog:
         try:
             if created:
                 _fsync_dir(self.directory)
-            seq, prev = self._tip(self._set_aside_torn(fd))
+            last_line = self._set_aside_torn(fd)
+            head, head_problem = self._read_head()
+            seq, prev = self._tip(last_line, head)
+            sign = self._may_sign(head, head_problem)
+            if sign and seq > (head.seq if head is not None else 0):
+                # The last append was killed before its head: name its entries first, so that
+                # a kill during this one still leaves only one batch the head does not name.
+                assert last_line is not None  # _tip chained from it
+                tail = _parse_entry(last_line)
+                self._write_head(tail.seq, tail.hash, tail.ts, sign=True)
             ts = self._clock()
             if not _is_int(ts) or ts < 0:
                 raise InvalidInput(f"audit clock must return Unix milliseconds, not {ts!r}")
@@ -324,7 +338,7 @@ class AuditLog:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self._write_head(entries[-1].seq, entries[-1].hash, ts)
+        self._write_head(entries[-1].seq, entries[-1].hash, ts, sign=sign)
         return entries
 
     def _set_aside_torn(self, fd: int) -> bytes | None:
@@ -344,10 +358,22 @@ class AuditLog:
             os.fsync(fd)
         return last_line
 
-    def _tip(self, last_line: bytes | None) -> tuple[int, str]:
+    def _may_sign(self, head: AuditHead | None, head_problem: str | None) -> bool:
+        """Whether the new head may be signed: not when the current one fails its check against
+        a key that signed before, since signing over it would erase the evidence. Every later
+        head is then written unsigned, which verify keeps reporting while ``audit.key`` exists.
+        An unusable key file raises IntegrityError before anything is written.
+        """
+        machine = self.key.public_key()
+        if not self.key.committed():
+            return True  # nothing was signed yet (a new or legacy log): sign from now on
+        if head is None or head_problem is not None:
+            return False
+        return signature_problem(head, machine, True) is None
+
+    def _tip(self, last_line: bytes | None, head: AuditHead | None) -> tuple[int, str]:
         """Seq and hash to chain from: the log's last entry, unless the head names one at or past
         it (the log lost or rewrote entries); chaining from the head then keeps that visible."""
-        head, _ = self._read_head()
         log_tip: tuple[int, str] | None = None
         if last_line is not None:
             try:
@@ -365,11 +391,13 @@ class AuditLog:
             return head.seq, head.hash
         return log_tip if log_tip is not None else (0, GENESIS)
 
-    def _write_head(self, seq: int, digest: str, ts: int) -> None:
+    def _write_head(self, seq: int, digest: str, ts: int, *, sign: bool) -> None:
         """Sign and replace ``audit.head`` atomically (temp file, fsync, rename, fsync the
         directory), then commit a newly made key: ``audit.key`` never predates a head it signed."""
-        key, sig = self.key.sign(head_payload(seq, digest, ts))
-        head = AuditHead(seq, digest, ts, key, sig)
+        head = AuditHead(seq, digest)
+        if sign:
+            key, sig = self.key.sign(head_payload(seq, digest, ts))
+            head = AuditHead(seq, digest, ts, key, sig)
         tmp = self.directory / f".audit.head.tmp-{secrets.token_hex(4)}"
         try:
             _write_new(tmp, head_bytes(head))
@@ -379,7 +407,8 @@ class AuditLog:
                 tmp.unlink()
             raise
         _fsync_dir(self.directory)
-        self.key.commit()
+        if sign:
+            self.key.commit()
 
     @contextlib.contextmanager
     def _locked(self, *, exclusive: bool) -> Iterator[None]:
@@ -443,15 +472,16 @@ class AuditLog:
         NotFound when nothing was logged yet; IntegrityError when the head cannot be vouched for
         (unreadable, unsigned though this machine has signed before, or signed by another key).
         A legacy unsigned head is returned as it is (``signed`` False)."""
-        with self._locked(exclusive=False):
+        with self._locked(exclusive=False):  # the head and the key as one append left them
             head, problem = self._read_head()
-        if problem is None and head is not None:
             try:
                 machine, committed = self.key.public_key(), self.key.committed()
             except IntegrityError as exc:
-                problem = str(exc)
-            else:
-                problem = signature_problem(head, machine, committed)
+                problem, machine, committed = problem or str(exc), None, True
+        if problem is None and head is None and committed:
+            problem = _MISSING_SIGNED_HEAD
+        elif problem is None and head is not None:
+            problem = signature_problem(head, machine, committed)
         if problem is not None:
             raise IntegrityError(f"{self.head_path}: {problem}", hint=Remedy.AUDIT_VERIFY)
         if head is None:
@@ -464,11 +494,16 @@ class AuditLog:
         that the log has not been rolled back past it. Never raises on damage; InvalidInput
         when ``against`` names a file that does not hold a head."""
         saved = load_head(against) if isinstance(against, Path) else against
-        with self._locked(exclusive=False):  # a consistent head/log snapshot
+        problems: list[str] = []
+        with self._locked(exclusive=False):  # a consistent snapshot of head, log and key
             head, head_problem = self._read_head()
             raw = self._read_log()
+            try:
+                machine, committed = self.key.public_key(), self.key.committed()
+            except IntegrityError as exc:
+                problems.append(str(exc))
+                machine, committed = None, True
         lines = (raw or b"").split(b"\n")[:-1]  # drops a torn final fragment
-        problems: list[str] = []
         by_seq: dict[int, AuditEntry] = {}
         last: AuditEntry | None = None
         parsed = 0
@@ -486,21 +521,14 @@ class AuditLog:
             expected_seq, expected_prev = entry.seq + 1, entry.hash
             by_seq.setdefault(entry.seq, entry)
             parsed, last = parsed + 1, entry
-        try:
-            machine, committed = self.key.public_key(), self.key.committed()
-        except IntegrityError as exc:
-            problems.append(str(exc))
-            machine, committed = None, True
         state: SignatureState = "absent"
         warnings: list[str] = []
         if head_problem is not None:
             problems.append(head_problem)
             state = "invalid"
-        elif head is None and lines and committed:
+        elif head is None and committed:
             # audit.key is committed only after a head it signed was written: not a crash.
-            problems.append(
-                "head file is missing, but this machine's audit key signed one before (deleted)"
-            )
+            problems.append(_MISSING_SIGNED_HEAD)
         elif head is None and len(lines) > 1:
             # Only the very first append can crash between writing the log and the head.
             problems.append(f"head file is missing but the log holds {len(lines)} lines (deleted)")
@@ -563,6 +591,7 @@ class AuditLog:
                 f"{names} with hash {head.hash[:12]}..., but entry {head.seq} has hash "
                 f"{match.hash[:12]}... (head edited or entries rewritten)"
             )
-        if end > head.seq + 1:
+        # One append's entries share one ts: a kill before its head leaves one such batch.
+        if len({entry.ts for seq, entry in by_seq.items() if seq > head.seq}) > 1:
             problems.append(f"{names} but the log runs to {end} (head rolled back or edited)")
         return problems

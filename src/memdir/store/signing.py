@@ -250,8 +250,8 @@ def signature_problem(head: AuditHead, machine: str | None, committed: bool) -> 
     if head.sig is None:
         if committed:
             return (
-                "head file is unsigned, but this machine's audit key signed the heads before it "
-                "(head rewritten)"
+                "head file is unsigned, but this machine's audit key signed earlier heads "
+                "(head rewritten, or appended to after it was)"
             )
         return None
     assert head.key is not None and head.ts is not None  # _parse_head: all or nothing
