@@ -316,7 +316,11 @@ class AuditLog:
             last_line = self._set_aside_torn(fd)
             head, head_problem = self._read_head()
             seq, prev = self._tip(last_line, head)
-            sign = self._may_sign(head, head_problem)
+            key_error: IntegrityError | None = None
+            try:
+                sign = self._may_sign(head, head_problem)
+            except IntegrityError as exc:  # the entries are still recorded, the head waits
+                sign, key_error = False, exc
             if sign and seq > (head.seq if head is not None else 0):
                 # The last append was killed before its head: name its entries first, so that
                 # a kill during this one still leaves only one batch the head does not name.
@@ -338,6 +342,8 @@ class AuditLog:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if key_error is not None:
+            raise key_error  # the head catches up at the first append with a usable key
         self._write_head(entries[-1].seq, entries[-1].hash, ts, sign=sign)
         return entries
 
@@ -362,7 +368,7 @@ class AuditLog:
         """Whether the new head may be signed: not when the current one fails its check against
         a key that signed before, since signing over it would erase the evidence. Every later
         head is then written unsigned, which verify keeps reporting while ``audit.key`` exists.
-        An unusable key file raises IntegrityError before anything is written.
+        An unusable key file raises IntegrityError.
         """
         machine = self.key.public_key()
         if not self.key.committed():
