@@ -25,7 +25,7 @@ from ._lexicon import (
     Label,
     label_for,
 )
-from ._values import looks_random, pin_like, prose_password, strong_password, token_like
+from ._values import class_count, looks_random, pin_like, prose_password, strong_password, token_like
 
 __all__ = ["labelled_hits"]
 
@@ -39,6 +39,7 @@ _LEFT_CONTEXT = 32
 # End of the sentence the label is in: the value never comes after it.
 _SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|[。！？\n]")
 _EDGE = "()[]{}<>,;" + _QUOTES
+_LEAD = "(" + _QUOTES
 _TRAIL = ".,;:!?)]}>"
 # Turkish glues its case ending to the value with an apostrophe: "Qw3rtyZx91'dir".
 _TR_SUFFIX_RE = re.compile(r"['’][a-zçğıöşü]{1,5}$")
@@ -46,7 +47,12 @@ _PAIR_RE = re.compile(r"[^\s/|:,]{1,64}[ \t]*[/|:,][ \t]*(?P<pw>[^\s/|,]{1,128})
 _LATIN_LETTER_RE = re.compile(r"[^\W\d_]")
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
 _ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
-_ASSIGNMENT_RE = re.compile(r"[A-Za-z_]\w*=(?=[A-Za-z0-9_\"'$])")
+_ASSIGNMENT_RE = re.compile(r"[A-Za-z_][\w.\-]*=(?=[A-Za-z0-9_\"'$])")
+LOGIN_LABEL = Label(LOGIN)
+_USER_SLASH_RE = re.compile(
+    r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
+    r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
+)
 _NAME_CHARS = frozenset("_/\\.@$%")
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -70,6 +76,8 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
             while lo > 0 and start - lo < 24 and _is_letter(folded[lo - 1]):
                 lo -= 1
         before = folded[lo - 1] if lo > 0 else " "
+        if before == "/" and _USER_SLASH_RE.search(folded, max(0, lo - 20), lo):
+            before = " "  # "login/password:", "user/pass"
         if _is_letter(before) or before.isdigit() or before in _NAME_CHARS:
             return False
         if before == "-" and not label.compound:
@@ -93,7 +101,10 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
 
 
 def _clean(word: str) -> str:
-    word = word.strip(_EDGE)
+    # Brackets and braces at the front stay: "{password!r}", "<token>", "[hidden]" are slots.
+    word = word.lstrip(_LEAD).rstrip(_EDGE)
+    if len(word) > 4 and word[:2] == word[-2:] in ("**", "__"):
+        word = word[2:-2]  # Markdown emphasis around the value
     word = _TR_SUFFIX_RE.sub("", word)
     return word.rstrip(_TRAIL) if word[-1:] in _TRAIL else word
 
@@ -106,7 +117,7 @@ def _judge(kind: str, value: str, mode: str) -> bool:
         if mode == "after":
             return prose_password(value)
         if mode == "next":
-            return strong_password(value) or looks_random(value)
+            return (class_count(value) >= 3 and prose_password(value)) or looks_random(value)
         return strong_password(value) and len(value) >= 10
     if mode == "after":
         return token_like(value)
@@ -139,10 +150,20 @@ def _scan_window(text: str, folded: str, pos: int, label: Label) -> Hit | None:
     for count, m in enumerate(_WORD_RE.finditer(text, pos, end)):
         if count >= _MAX_WORDS:
             break
-        gap = text[prev : m.start()]
         word = m.group()
+        wstart = m.start()
+        if word[0] in ":=":
+            # "密码:x", "key =x": a connector glued to the value
+            bare = word.lstrip(":=")
+            if not bare:
+                state = "after"
+                prev = m.end()
+                continue
+            wstart += len(word) - len(bare)
+            word = bare
+        gap = text[prev:wstart]
         prev = m.end()
-        lower = folded[m.start() : m.end()]
+        lower = folded[wstart : m.end()]
         if NEGATING_RE.search(gap) or NEGATING_RE.search(lower):
             return None
         if state != "after" and (any(c in gap for c in ":=|→") or CJK_CONNECTOR_RE.search(gap)):
@@ -153,15 +174,18 @@ def _scan_window(text: str, folded: str, pos: int, label: Label) -> Hit | None:
         if lower in PREPOSITION_WORDS:
             state = "next"
             continue
-        if _ASSIGNMENT_RE.search(word):
+        if _ASSIGNMENT_RE.match(word):
             return None  # "max_tokens=800": code, which the assignment rules read
         if state == "after" and lower in ADVERB_WORDS:
             continue  # "is now X", "ist jetzt X": the value is still to come
         value = _clean(word)
         if value:
-            vstart = m.start() + word.find(value)
+            vstart = wstart + word.find(value)
             if kind == LOGIN:
-                return _login_hit(text, vstart, value, end) if state == "after" else None
+                if state == "after":
+                    return _login_hit(text, vstart, value, end)
+                state = "after" if word.endswith((":", "=")) else "near"
+                continue
             if _judge(kind, value, state):
                 return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
         state = "after" if word.endswith((":", "=")) else "near"
@@ -187,6 +211,8 @@ def labelled_hits(text: str) -> Iterator[Hit]:
         label = label_for(m.group())
         if not _label_span(folded, m.start(), m.end(), label):
             continue
+        if label.kind in PASSWORD_KINDS and folded[m.start() - 1 : m.start()] == "/":
+            label = LOGIN_LABEL  # "login/password: alice / s3cret" gives a pair
         line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
         left = folded[max(line_start, m.start() - _LEFT_CONTEXT) : m.start()]
         if NEGATING_RE.search(left):

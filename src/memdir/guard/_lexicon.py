@@ -49,8 +49,14 @@ class Label:
     script: str = "latin"  # "latin" (word boundaries), "zh", "ja" or "ko"
 
 
-def _latin(kind: str, *patterns: str, compound: bool = False, suffix: int = 0) -> list[tuple[str, Label]]:
-    return [(p, Label(kind, compound, suffix)) for p in patterns]
+_SPACE_RE = re.compile(r" (?![^\[]*\])")
+
+
+def _latin(
+    kind: str, *patterns: str, compound: bool = False, suffix: int = 0
+) -> list[tuple[str, Label]]:
+    # Words of a label may be joined by "_" or "-" in keys ("mot_de_passe", "api-key").
+    return [(_SPACE_RE.sub("[ _-]", p), Label(kind, compound, suffix)) for p in patterns]
 
 
 def _cjk(kind: str, script: str, *patterns: str) -> list[tuple[str, Label]]:
@@ -64,6 +70,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(PASSWORD, "password", "passwd", "passcode", "passwort", "kennwort", compound=True, suffix=2),
     *_latin(PASSWORD, "passwörter", "kennwörter", compound=True, suffix=1),
     *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
+    *_latin(PASSWORD, "pw", "pwd", suffix=0),
     *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
     *_latin(TOKEN, "token", compound=True, suffix=3),
     *_latin(SECRET, "secret", "client secret", compound=True, suffix=1),
@@ -72,66 +79,70 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(ACCESS_KEY, f"access{_KEY_SEP}key", suffix=1),
     *_latin(PRIVATE_KEY, f"private{_KEY_SEP}key", suffix=1),
     *_latin(LOGIN, "login", "log-in", "sign-in", "credentials", "creds", "logins", suffix=0),
+    *_latin(LOGIN, "zugangsdaten", "anmeldedaten", "logindaten", "identifiants?", "credenciales",
+            "credenziali", "credenciais", "inloggegevens", "учетные данные", "учётные данные",
+            "данные для входа", "dane logowania", "dane dostępowe", "giriş bilgileri", suffix=0),
     # German
-    *_latin(PASSWORD, "zugangscode", "zugangsdaten", "anmeldedaten", "logindaten", "zugangswort",
+    *_latin(PASSWORD, "zugangscode", "zugangswort",
             compound=True, suffix=1),
     *_latin(ACCESS_KEY, "schlüssel", "schluessel", compound=True, suffix=2),
     *_latin(PIN, "geheimzahl", "geheimnummer", compound=True, suffix=1),
     # French
     *_latin(PASSWORD, "mot de passe", "mots de passe", "mdp", "code d'accès", "code d’accès",
-            "identifiants?", suffix=0),
+            suffix=0),
     *_latin(PASSPHRASE, "phrase secrète", "phrase de passe", suffix=0),
     *_latin(TOKEN, "jetons?", suffix=0),
     *_latin(ACCESS_KEY, "clés?", "clefs?", suffix=0),
     # Spanish
-    *_latin(PASSWORD, "contraseñas?", "credenciales", "código de acceso", "clave de acceso",
+    *_latin(PASSWORD, "contraseñas?", "código de acceso", "clave de acceso",
             suffix=0),
     *_latin(ACCESS_KEY, "claves?", suffix=0),
     *_latin(SECRET, "secreto", suffix=0),
     # Italian
-    *_latin(PASSWORD, "parola d'ordine", "parola d’ordine", "credenziali", "codice di accesso",
+    *_latin(PASSWORD, "parola d'ordine", "parola d’ordine", "codice di accesso",
             suffix=0),
     *_latin(ACCESS_KEY, "chiavi", "chiave", suffix=0),
     *_latin(SECRET, "segreto", suffix=0),
     # Portuguese
-    *_latin(PASSWORD, "senhas?", "palavras?[ -]passe", "credenciais", "código de acesso", suffix=0),
+    *_latin(PASSWORD, "senhas?", "palavras?[ -]passe", "código de acesso", suffix=0),
     *_latin(ACCESS_KEY, "chaves?", suffix=0),
     *_latin(SECRET, "segredo", suffix=0),
     # Dutch
-    *_latin(PASSWORD, "wachtwoord", "inloggegevens", "toegangscode", compound=True, suffix=2),
+    *_latin(PASSWORD, "wachtwoord", "toegangscode", compound=True, suffix=2),
     *_latin(PASSPHRASE, "wachtzin", compound=True, suffix=2),
     *_latin(ACCESS_KEY, "sleutel", compound=True, suffix=2),
     # Russian (stems; endings are the inflection)
     *_latin(PASSWORD, "парол", suffix=3),
-    *_latin(PASSWORD, "учетные данные", "учётные данные", "данные для входа", suffix=0),
     *_latin(TOKEN, "токен", compound=True, suffix=3),
     *_latin(ACCESS_KEY, "ключ", suffix=3),
     *_latin(SECRET, "секрет", suffix=3),
     *_latin(PIN, "пин-код", "пин код", "пинкод", suffix=2),
     # Polish
     *_latin(PASSWORD, "hasł", "haseł", suffix=3),
-    *_latin(PASSWORD, "dane logowania", "dane dostępowe", suffix=0),
     *_latin(ACCESS_KEY, "klucz", suffix=3),
     *_latin(SECRET, "sekret", suffix=3),
     # Turkish
     *_latin(PASSWORD, "şifre", "sifre", "parola", suffix=5),
-    *_latin(PASSWORD, "giriş bilgileri", suffix=1),
     *_latin(ACCESS_KEY, "anahtar", suffix=5),
     *_latin(TOKEN, "belirteç", suffix=3),
     # Chinese
-    *_cjk(PASSWORD, "zh", "密码", "密碼", "口令", "凭据", "憑據", "凭证", "憑證"),
+    *_cjk(PASSWORD, "zh", "密码", "密碼", "口令"),
+    *_cjk(LOGIN, "zh", "凭据", "憑據", "凭证", "憑證", "登录信息", "登入資訊", "账号密码", "帳號密碼"),
     *_cjk(TOKEN, "zh", "令牌", "授权码", "授權碼"),
     *_cjk(SECRET_KEY, "zh", "密钥", "密鑰", "秘钥", "祕鑰", "秘鑰"),
     *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
     # Japanese
-    *_cjk(PASSWORD, "ja", "パスワード", "暗証番号", "認証情報", "ログイン情報"),
+    *_cjk(PASSWORD, "ja", "パスワード"),
+    *_cjk(PIN, "ja", "暗証番号"),
+    *_cjk(LOGIN, "ja", "認証情報", "ログイン情報"),
     *_cjk(PASSPHRASE, "ja", "パスフレーズ"),
     *_cjk(TOKEN, "ja", "トークン"),
     *_cjk(SECRET, "ja", "シークレット"),
     *_cjk(PRIVATE_KEY, "ja", "秘密鍵"),
     *_cjk(ACCESS_KEY, "ja", "アクセスキー", "apiキー", "api キー", "暗号鍵"),
     # Korean
-    *_cjk(PASSWORD, "ko", "비밀번호", "비번", "패스워드", "암호", "인증 정보", "로그인 정보"),
+    *_cjk(PASSWORD, "ko", "비밀번호", "비번", "패스워드", "암호"),
+    *_cjk(LOGIN, "ko", "인증 정보", "로그인 정보"),
     *_cjk(TOKEN, "ko", "토큰"),
     *_cjk(SECRET, "ko", "시크릿"),
     *_cjk(SECRET_KEY, "ko", "비밀 키", "비밀키"),
@@ -163,6 +174,8 @@ CONNECTOR_WORDS = frozenset(
     """
     is was are were ist lautet lauten war sind heißt heisst est était sont c'est devient es
     era son sea fue è sono é são foi zijn luidt это jest są brzmi — – - -> => → : = | is:
+    be wird wordt sera serait sarà será seria będzie будет olacak blir er är on
+    
     """.split()
 )
 PREPOSITION_WORDS = frozenset(

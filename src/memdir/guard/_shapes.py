@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from ._hit import PRIO_SHAPE, PRIO_VENDOR, Hit
-from ._values import is_placeholder, looks_random, plausible_password
+from ._values import is_stand_in, looks_random, plausible_password, prose_password
 
 __all__ = ["shape_hits"]
 
@@ -37,7 +37,7 @@ _JWT_RE = re.compile(
 
 # Matched from "://" (a cheap literal); the scheme is read backwards in Python.
 _URL_CRED_RE = re.compile(
-    r"://([^\s:/?#@\"'<>`]{0,256}):([^\s/?#@\"'<>`]{1,256})@(?=[A-Za-z0-9\[_-])"
+    r"://([^\s:/?#@\"'<>`]{0,256}):([^\s/@\"'<>`]{1,256})@(?=[A-Za-z0-9\[_-])"
 )
 _EXAMPLE_HOST_RE = re.compile(
     r"(?:[A-Za-z0-9-]+\.)*(?:example\.(?:com|org|net)|[A-Za-z0-9-]+\.(?:example|invalid|test))"
@@ -139,9 +139,11 @@ def _url_credentials(text: str) -> Iterator[Hit]:
         # user == password ("postgres:postgres", "guest:guest") is a local default,
         # "user:password" / "${DB_PASSWORD}" are templates, example.com hosts are docs, and
         # a colon in the "password" is some other scheme (cvs://:pserver:anoncvs@host).
-        if len(password) < 3 or password == user or ":" in password:
+        if len(password) < 3 or password == user or ":" in password or is_stand_in(password):
             continue
-        if is_placeholder(password) or _EXAMPLE_HOST_RE.match(text, m.end()):
+        # Documentation hosts (example.com) carry examples; only a typed-looking password
+        # there is taken for a real one pasted into an example-like setup.
+        if _EXAMPLE_HOST_RE.match(text, m.end()) and not prose_password(password):
             continue
         kind = "connection string with password" if scheme in _DB_SCHEMES else "URL with password"
         yield Hit(m.start(2), m.end(2), kind, PRIO_SHAPE)

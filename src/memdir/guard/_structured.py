@@ -30,6 +30,7 @@ _PARENTS = frozenset(
     "secrets secret credentials creds passwords tokens api_keys apikeys api-keys auth"
     " passwörter zugangsdaten".split()
 )
+_PASSWORD_PARENTS = frozenset("passwords passwörter".split())
 # Children of a secret-named parent that describe the secret rather than hold it.
 _DESCRIPTIVE = frozenset(
     """
@@ -76,8 +77,12 @@ def _lines_from(text: str, pos: int) -> Iterator[tuple[int, str]]:
         pos = end + 1
 
 
-def _children(text: str, pos: int, parent_indent: int | None) -> Iterator[Hit]:
+def _children(
+    text: str, pos: int, parent_indent: int | None, passwords: bool = False
+) -> Iterator[Hit]:
     """Plain values under a secret-named parent (indented) or section (until the next one)."""
+    # Under "passwords:" every item is one; under "secrets:" or "auth:" it must look it.
+    judge = prose_password if passwords else strong_password
     child_indent: int | None = None
     for count, (start, line) in enumerate(_lines_from(text, pos)):
         if count >= _MAX_CHILDREN:
@@ -97,7 +102,7 @@ def _children(text: str, pos: int, parent_indent: int | None) -> Iterator[Hit]:
         m = _CHILD_RE.fullmatch(line)
         if m is None:
             item = _LIST_ITEM_RE.fullmatch(line)
-            if item is not None and strong_password(item.group("value").strip("\"'")):
+            if item is not None and judge(item.group("value").strip("\"'")):
                 value = item.group("value")
                 yield Hit(start + item.start("value"), start + item.end("value"), "password", PRIO_LABEL)
             continue
@@ -133,7 +138,7 @@ def _next_line_hits(text: str) -> Iterator[Hit]:
         indent = len(head.group("indent"))
         block = m.group("block")
         if block is None and key.lower() in _PARENTS:
-            yield from _children(text, m.end(), indent)
+            yield from _children(text, m.end(), indent, key.lower() in _PASSWORD_PARENTS)
             continue
         found = _key_kind(key)
         if found is None:

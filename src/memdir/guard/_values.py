@@ -10,11 +10,16 @@ from collections import Counter
 __all__ = [
     "class_count",
     "is_placeholder",
+    "is_stand_in",
+    "pin_like",
+    "prose_password",
     "looks_random",
     "password_like",
     "plausible_password",
     "shannon_entropy",
+    "strong_password",
     "switch_rate",
+    "token_like",
 ]
 
 
@@ -173,6 +178,16 @@ def is_placeholder(value: str) -> bool:
     return _vocab_only(v)
 
 
+def is_stand_in(value: str) -> bool:
+    """A template, reference, mask or filler word where a value would go (not code rules)."""
+    v = value.strip()
+    if not v or v[0] in "$%{<[*":
+        return True
+    if _MARKER_RE.search(v) or _REFERENCE_RE.search(v):
+        return True
+    return len(set(v.lower()) - set("-_.:/ ")) <= 2 or v.lower() in STOPWORDS or _vocab_only(v)
+
+
 def _is_ordinary_shape(v: str) -> bool:
     return bool(
         _URLISH_RE.match(v)
@@ -294,6 +309,8 @@ _NOT_A_VALUE_RE = re.compile(
     r"(?:ssh|ecdsa|sk-ssh)-|AAAA[BC]3NzaC|data:|-----|[A-Za-z][\w+.-]*://|mailto:|www\.",
     re.IGNORECASE,
 )
+# In prose "*" is emphasis and "!" punctuation, so fewer leading characters mark a reference.
+_PROSE_SIGILS = frozenset("$%{[(<@&:=")
 _DATE_TIME_RE = re.compile(r"\d{1,4}(?:[./:\-]\d{1,4})+(?:[ T]?\d{1,2}(?::\d{2}){1,2})?")
 
 
@@ -305,9 +322,11 @@ def prose_password(value: str) -> bool:
     """
     v = value.strip()
     n = len(v)
-    if n < 6 or n > 128 or any(ch.isspace() for ch in v) or v[0] in _SIGILS or v[0] == "=":
+    if n < 6 or n > 128 or any(ch.isspace() for ch in v) or v[0] in _PROSE_SIGILS:
         return False
-    if "<" in v or ">" in v or v.count("/") >= 2 or v.count("\\") >= 2:
+    if v[0] == "!" and v[1:].isalpha() and v[1:].islower():
+        return False  # a YAML tag: "!vault", "!secret"
+    if "<" in v or ">" in v or "|" in v or v.count("/") >= 2 or v.count("\\") >= 2:
         return False  # a template slot or a path
     if _MARKER_RE.search(v) or _REFERENCE_RE.search(v) or _NOT_A_VALUE_RE.match(v):
         return False
@@ -326,7 +345,13 @@ def prose_password(value: str) -> bool:
         return not _HYPHENATED_RE.fullmatch(v)
     has_upper = any(ch.isupper() for ch in v)
     has_lower = any(ch.islower() for ch in v)
-    return has_upper and has_lower and not _WORDISH_CASE_RE.fullmatch(v)
+    if not (has_upper and has_lower):
+        return False
+    if not _WORDISH_CASE_RE.fullmatch(v):
+        return True
+    # Camel-case shaped but not made of words: "bnlrrBxoQt" has rare letter pairs throughout.
+    pairs, rare = _rare_pair_share(v)
+    return n >= 8 and pairs >= 6 and rare >= 0.35
 
 
 def strong_password(value: str) -> bool:

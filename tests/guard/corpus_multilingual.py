@@ -1,0 +1,473 @@
+"""A multilingual corpus for the credential guard: how people write secrets, and look-alikes.
+
+Two batches written separately: `TUNING` was used while building the detectors, `HELD`
+was written afterwards from the same brief and only measured.  Each case names its
+language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any" for language-free
+text) and its kind (prose, config, url, obfuscated, lookalike).  Values are generated from
+seeded pieces so no realistic credential is stored literally in the repository.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass
+
+from .corpus import ALNUM, B64, HEX, tok
+
+__all__ = ["ALL", "HELD", "TUNING", "Case", "LANGUAGES"]
+
+LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "zh", "ja", "ko", "any")
+
+_WORDS = (
+    "Nebel Tanne Sommer Regen Lune Soleil Mare Sol Kot Ayı Lotus Fuji Hana Berg Wolke Zorro "
+    "Pampa Nieve Cielo Tulp Molen Kwiat Rzeka Deniz Kedi Panda Sakura Haneul Bada Falke Ozean"
+).split()
+_SYMBOLS = "!#$%&*+-.?@_="
+
+
+def _pw(seed: str) -> str:
+    """A password a person would type, in one of several common styles."""
+    rng = random.Random(seed)
+    style = rng.randrange(5)
+    w1, w2 = rng.choice(_WORDS), rng.choice(_WORDS)
+    digits = "".join(rng.choice(string.digits) for _ in range(rng.randrange(2, 5)))
+    sym = rng.choice(_SYMBOLS)
+    if style == 0:
+        return f"{w1}.{w2}{digits}"
+    if style == 1:
+        return f"{w1.lower()}-{w2.lower()}-{rng.choice(_WORDS).lower()}{digits}"
+    if style == 2:
+        return f"{w1}{digits}{sym}"
+    if style == 3:
+        return tok(seed, ALNUM, rng.randrange(10, 14))
+    return tok(seed, ALNUM + "!#*=+", rng.randrange(10, 14)) + rng.choice(string.digits)
+
+
+def _token(seed: str, n: int = 32) -> str:
+    return tok(seed, ALNUM, n)
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One text; `secret` is the value that must be found, or "" for a negative."""
+
+    id: str
+    lang: str
+    kind: str
+    text: str
+    secret: str = ""
+
+    @property
+    def positive(self) -> bool:
+        return bool(self.secret)
+
+    @property
+    def line(self) -> int:
+        return self.text[: self.text.index(self.secret)].count("\n") + 1
+
+
+def _pos(batch: str, rows: list[tuple[str, str, str]]) -> list[Case]:
+    """Rows of (lang, kind, template with {pw} or {tok}); each gets its own value."""
+    cases: list[Case] = []
+    for i, (lang, kind, template) in enumerate(rows):
+        seed = f"{batch}-{lang}-{i}"
+        if "{tok}" in template:
+            value = _token(seed, 24 + i % 17)
+        elif "{pw}" in template:
+            value = _pw(seed)
+        else:
+            value = template.strip()  # the secret is written into the template itself
+        text = template.replace("{pw}", value).replace("{tok}", value)
+        cases.append(Case(f"{batch}-p{i:03d}-{lang}-{kind}", lang, kind, text, value))
+    return cases
+
+
+def _neg(batch: str, rows: list[tuple[str, str, str]]) -> list[Case]:
+    return [
+        Case(f"{batch}-n{i:03d}-{lang}-{kind}", lang, kind, text)
+        for i, (lang, kind, text) in enumerate(rows)
+    ]
+
+
+_HASH = tok("ml-hash", HEX, 64)
+_COMMIT = tok("ml-commit", HEX, 40)
+_UUID = "{}-{}-4{}-a{}-{}".format(*(tok(f"ml-uuid{i}", HEX, n) for i, n in enumerate((8, 4, 3, 3, 12))))
+_PUBKEY = "AAAAC3NzaC1lZDI1NTE5AAAAI" + tok("ml-pub", B64, 43)
+_IMG = "iVBORw0KGgoAAAANSUhEUgAA" + tok("ml-img", B64, 60)
+
+# --- batch 1: tuning -----------------------------------------------------------------------
+
+_TUNING_POS: list[tuple[str, str, str]] = [
+    # English
+    ("en", "prose", "my password is {pw}"),
+    ("en", "prose", "Password: {pw}"),
+    ("en", "prose", "The wifi password for the office is {pw} (don't share)."),
+    ("en", "prose", "I changed the root password to {pw} yesterday."),
+    ("en", "prose", "login: alice / {pw}"),
+    ("en", "prose", "The API key is {tok}"),
+    ("en", "prose", "access token -> {tok}"),
+    ("en", "prose", "Here's the staging secret: {tok}"),
+    ("en", "prose", "PIN for the door: 48215"),
+    ("en", "prose", "creds are admin / {pw}"),
+    ("en", "prose", "Passphrase: {pw}"),
+    ("en", "prose", "- db password = {pw}"),
+    # German
+    ("de", "prose", "Passwort: {pw}"),
+    ("de", "prose", "Das Passwort lautet {pw}"),
+    ("de", "prose", "Mein Datenbankpasswort ist {pw}"),
+    ("de", "prose", "Zugriffstoken (bitte nicht weitergeben): {tok}"),
+    ("de", "prose", "Kennwort für den Router: {pw}"),
+    ("de", "prose", "Ich habe das WLAN-Passwort auf {pw} geändert."),
+    ("de", "prose", "Zugangsdaten: admin / {pw}"),
+    ("de", "prose", "API-Schlüssel: {tok}"),
+    ("de", "prose", "Das neue Passwort ist jetzt {pw}"),
+    ("de", "prose", "Geheimzahl der Karte: 7391"),
+    # French
+    ("fr", "prose", "le mot de passe : {pw}"),
+    ("fr", "prose", "Mon mot de passe est {pw}"),
+    ("fr", "prose", "mdp du serveur = {pw}"),
+    ("fr", "prose", "Le jeton d'accès est {tok}"),
+    ("fr", "prose", "clé API : {tok}"),
+    ("fr", "prose", "identifiants : jdupont / {pw}"),
+    ("fr", "prose", "J'ai changé le mot de passe en {pw}"),
+    ("fr", "prose", "Mot de passe Wi-Fi : {pw}"),
+    # Spanish
+    ("es", "prose", "la contraseña es {pw}"),
+    ("es", "prose", "Contraseña: {pw}"),
+    ("es", "prose", "La clave del wifi es {pw}"),
+    ("es", "prose", "Mi contraseña nueva: {pw}"),
+    ("es", "prose", "token de acceso: {tok}"),
+    ("es", "prose", "credenciales: admin / {pw}"),
+    ("es", "prose", "Cambié la contraseña a {pw}"),
+    ("es", "prose", "clave API = {tok}"),
+    # Italian
+    ("it", "prose", "la password è {pw}"),
+    ("it", "prose", "Password: {pw}"),
+    ("it", "prose", "La chiave API è {tok}"),
+    ("it", "prose", "credenziali: mrossi / {pw}"),
+    ("it", "prose", "Ho cambiato la password in {pw}"),
+    ("it", "prose", "token di accesso: {tok}"),
+    ("it", "prose", "La parola d'ordine è {pw}"),
+    ("it", "prose", "password del database = {pw}"),
+    # Portuguese
+    ("pt", "prose", "a senha é {pw}"),
+    ("pt", "prose", "Senha: {pw}"),
+    ("pt", "prose", "Minha senha do email é {pw}"),
+    ("pt", "prose", "A palavra-passe é {pw}"),
+    ("pt", "prose", "chave de API: {tok}"),
+    ("pt", "prose", "Mudei a senha para {pw}"),
+    ("pt", "prose", "token de acesso = {tok}"),
+    ("pt", "prose", "credenciais: joao / {pw}"),
+    # Dutch
+    ("nl", "prose", "het wachtwoord is {pw}"),
+    ("nl", "prose", "Wachtwoord: {pw}"),
+    ("nl", "prose", "Mijn databasewachtwoord is {pw}"),
+    ("nl", "prose", "API-sleutel: {tok}"),
+    ("nl", "prose", "Ik heb het wachtwoord gewijzigd naar {pw}"),
+    ("nl", "prose", "inloggegevens: pieter / {pw}"),
+    ("nl", "prose", "toegangstoken = {tok}"),
+    ("nl", "prose", "De pincode is 8264"),
+    # Russian
+    ("ru", "prose", "пароль: {pw}"),
+    ("ru", "prose", "Мой пароль от почты {pw}"),
+    ("ru", "prose", "Пароль от сервера — {pw}"),
+    ("ru", "prose", "токен доступа: {tok}"),
+    ("ru", "prose", "API ключ: {tok}"),
+    ("ru", "prose", "Я поменял пароль на {pw}"),
+    ("ru", "prose", "логин/пароль: ivan / {pw}"),
+    ("ru", "prose", "секретный ключ = {tok}"),
+    # Polish
+    ("pl", "prose", "hasło: {pw}"),
+    ("pl", "prose", "Moje hasło to {pw}"),
+    ("pl", "prose", "Hasło do wifi: {pw}"),
+    ("pl", "prose", "klucz API: {tok}"),
+    ("pl", "prose", "Zmieniłem hasło na {pw}"),
+    ("pl", "prose", "token dostępu = {tok}"),
+    ("pl", "prose", "dane logowania: jan / {pw}"),
+    ("pl", "prose", "Nowe hasło jest {pw}"),
+    # Turkish
+    ("tr", "prose", "şifre: {pw}"),
+    ("tr", "prose", "Wi-Fi şifresi: {pw}"),
+    ("tr", "prose", "Şifrem {pw}"),
+    ("tr", "prose", "Veritabanı parolası {pw}"),
+    ("tr", "prose", "API anahtarı: {tok}"),
+    ("tr", "prose", "erişim token: {tok}"),
+    ("tr", "prose", "Yeni şifre {pw} olarak ayarlandı"),
+    ("tr", "prose", "giriş bilgileri: ahmet / {pw}"),
+    # Chinese
+    ("zh", "prose", "我的邮箱密码改成了 {pw}"),
+    ("zh", "prose", "密码：{pw}"),
+    ("zh", "prose", "服务器密码是{pw}"),
+    ("zh", "prose", "数据库的密码为 {pw}"),
+    ("zh", "prose", "访问令牌：{tok}"),
+    ("zh", "prose", "API密钥是 {tok}"),
+    ("zh", "prose", "wifi密码 {pw}"),
+    ("zh", "prose", "账号 admin 密码 {pw}"),
+    # Japanese
+    ("ja", "prose", "パスワードは {pw} です"),
+    ("ja", "prose", "パスワード：{pw}"),
+    ("ja", "prose", "サーバーのパスワードは「{pw}」です。"),
+    ("ja", "prose", "アクセストークン: {tok}"),
+    ("ja", "prose", "APIキーは{tok}です"),
+    ("ja", "prose", "パスワードを {pw} に変更しました"),
+    ("ja", "prose", "暗証番号は 5820 です"),
+    ("ja", "prose", "Wi-Fiのパスワード {pw}"),
+    # Korean
+    ("ko", "prose", "비밀번호는 {pw}입니다"),
+    ("ko", "prose", "비밀번호: {pw}"),
+    ("ko", "prose", "서버 비밀번호는 {pw} 입니다."),
+    ("ko", "prose", "API 키: {tok}"),
+    ("ko", "prose", "액세스 토큰은 {tok}"),
+    ("ko", "prose", "비번 {pw}"),
+    ("ko", "prose", "와이파이 비밀번호를 {pw}로 바꿨어요"),
+    ("ko", "prose", "암호: {pw}"),
+    # config files, next line and nested
+    ("any", "config", "password:\n    {pw}\n"),
+    ("any", "config", "db:\n  password: |\n    {pw}\n"),
+    ("any", "config", "[database]\npassword =\n    {pw}\n"),
+    ("any", "config", 'password = """\n{pw}"""\n'),
+    ("any", "config", 'DB_PASSWORD="\n{pw}\n"\n'),
+    ("any", "config", "secrets:\n  github: {tok}\n  npm: {tok}\n"),
+    ("any", "config", "[credentials]\nadmin = {pw}\n"),
+    ("any", "config", "spring:\n  datasource:\n    password:\n      {pw}\n"),
+    ("de", "config", "passwort:\n  {pw}\n"),
+    ("fr", "config", "mot_de_passe: {pw}\n"),
+    ("es", "config", "contraseña = {pw}\n"),
+    ("any", "config", '{"auth": {"password": "{pw}"}}'),
+    ("any", "config", "token:\n  - {tok}\n"),
+    ("nl", "config", "wachtwoord: {pw}\n"),
+    # URLs of many schemes
+    ("any", "url", "git clone https://deploy:{pw}@git.example.org/repo.git"),
+    ("any", "url", "ftp://backup:{pw}@files.internal.lan/dumps"),
+    ("any", "url", "smb://svc:{pw}@fileserver/share"),
+    ("any", "url", "sftp://ops:{pw}@10.0.0.5:22/"),
+    ("any", "url", "rtsp://cam:{pw}@192.168.1.20/stream1"),
+    ("any", "url", "Open http://admin:{pw}@router.local/ to configure."),
+    ("any", "url", "amqps://worker:{pw}@mq.example.com:5671/vhost"),
+    ("any", "url", "ssh://git:{pw}@example.net/project"),
+    # obfuscation
+    ("any", "obfuscated", "AKIA\u200bQ3EGZ7KXWPAT4BLJ"),
+    ("any", "obfuscated", "ghp_\u200d" + tok("ml-ghp", ALNUM, 36)),
+    ("any", "obfuscated", "Passwort\u200b: {pw}"),
+    ("any", "obfuscated", "ｐａｓｓｗｏｒｄ：{pw}"),
+    ("any", "obfuscated", "password=\u2066{pw}\u2069"),
+    ("any", "obfuscated", "ＡＫＩＡＱ３ＥＧＺ７ＫＸＷＰＡＴ４ＢＬＪ"),
+    ("en", "prose", "The secret half of the key is {tok}"),
+]
+
+_TUNING_NEG: list[tuple[str, str, str]] = [
+    ("en", "prose", "The password must be at least 12 characters long."),
+    ("en", "prose", "Reset your password at https://accounts.example.com/reset"),
+    ("en", "prose", "Password: see the 1Password entry 'Staging DB'."),
+    ("en", "prose", "Use a password manager; never reuse passwords."),
+    ("en", "prose", "The token count for this prompt is 4096."),
+    ("en", "prose", "API key: stored in Vault under kv/app."),
+    ("en", "prose", "Tokens expire after 3600 seconds."),
+    ("en", "lookalike", f"sha256 checksum of the release: {_HASH}"),
+    ("en", "lookalike", f"Fixed the token refresh bug in commit {_COMMIT}."),
+    ("en", "lookalike", f"public key: ssh-ed25519 {_PUBKEY} alice@laptop"),
+    ("en", "lookalike", "export API_KEY=$API_KEY"),
+    ("en", "lookalike", "password: <your-password>"),
+    ("en", "lookalike", "token: ${GITHUB_TOKEN}"),
+    ("en", "lookalike", "secret: {{ secret }}"),
+    ("en", "lookalike", "password: ********"),
+    ("en", "lookalike", "api key: xxxx"),
+    ("en", "lookalike", "Password: changeme"),
+    ("en", "lookalike", "token: REDACTED"),
+    ("en", "lookalike", f"request id {_UUID}"),
+    ("en", "prose", "The PIN is 4 digits."),
+    ("de", "prose", "Passwort vergessen?"),
+    ("de", "prose", "Das Passwort muss mindestens 12 Zeichen lang sein."),
+    ("de", "prose", "Passwort: steht im Tresor"),
+    ("de", "prose", "Bitte das Kennwort regelmäßig ändern."),
+    ("de", "prose", "Der Passwortmanager synchronisiert über WebDAV."),
+    ("de", "prose", "Zugangsdaten liegen im Team-Tresor."),
+    ("de", "lookalike", f"Prüfsumme der Datei: {_HASH}"),
+    ("de", "prose", "Token-Limit ist 8000 pro Anfrage."),
+    ("fr", "prose", "Mot de passe oublié ?"),
+    ("fr", "prose", "Le mot de passe doit contenir au moins 12 caractères."),
+    ("fr", "prose", "mot de passe : voir le coffre-fort"),
+    ("fr", "prose", "Changez votre mot de passe tous les 90 jours."),
+    ("fr", "lookalike", "clé publique : ssh-ed25519 " + _PUBKEY),
+    ("es", "prose", "¿Olvidaste tu contraseña?"),
+    ("es", "prose", "La contraseña debe tener al menos 8 caracteres."),
+    ("es", "prose", "contraseña: la misma de siempre"),
+    ("es", "prose", "La clave del éxito es la constancia."),
+    ("it", "prose", "Password dimenticata?"),
+    ("it", "prose", "La password deve avere almeno 10 caratteri."),
+    ("it", "prose", "La chiave è sotto lo zerbino."),
+    ("pt", "prose", "Esqueceu a senha?"),
+    ("pt", "prose", "A senha deve ter pelo menos 8 caracteres."),
+    ("pt", "prose", "senha: pergunte ao João"),
+    ("nl", "prose", "Wachtwoord vergeten?"),
+    ("nl", "prose", "Het wachtwoord moet minstens 12 tekens bevatten."),
+    ("nl", "prose", "De sleutel ligt onder de mat."),
+    ("ru", "prose", "Забыли пароль?"),
+    ("ru", "prose", "Пароль должен содержать не менее 8 символов."),
+    ("ru", "prose", "Ключ от квартиры у соседа."),
+    ("pl", "prose", "Nie pamiętasz hasła?"),
+    ("pl", "prose", "Hasło musi mieć co najmniej 8 znaków."),
+    ("tr", "prose", "Şifrenizi mi unuttunuz?"),
+    ("tr", "prose", "Şifre en az 8 karakter olmalıdır."),
+    ("zh", "prose", "密码长度至少8位"),
+    ("zh", "prose", "忘记密码？请联系管理员。"),
+    ("zh", "prose", "密码学是一门有趣的学科。"),
+    ("zh", "lookalike", f"文件的SHA256哈希值是 {_HASH}"),
+    ("ja", "prose", "パスワードを忘れた場合はこちら"),
+    ("ja", "prose", "パスワードは8文字以上にしてください。"),
+    ("ja", "prose", "パスワードマネージャーを使いましょう。"),
+    ("ko", "prose", "비밀번호를 잊으셨나요?"),
+    ("ko", "prose", "비밀번호는 8자 이상이어야 합니다."),
+    ("ko", "prose", "암호화폐 시장이 하락했다."),
+    ("any", "config", "password:\n  file: /run/secrets/db_password\n"),
+    ("any", "config", "secrets:\n  path: /etc/app/secrets\n  enabled: true\n"),
+    ("any", "config", "[credentials]\nprovider = vault\nregion = eu-west-1\n"),
+    ("any", "config", "token:\n  ttl: 3600\n  refresh: true\n"),
+    ("any", "config", "password:\n  min_length: 12\n  require_digit: true\n"),
+    ("any", "lookalike", f"<img src=\"data:image/png;base64,{_IMG}\">"),
+    ("any", "url", "https://user@github.com/org/repo.git"),
+    ("any", "url", "https://user:${TOKEN}@git.example.org/repo.git"),
+    ("any", "url", "https://user:password@example.com/"),
+    ("any", "url", "postgres://postgres:postgres@localhost:5432/db"),
+]
+
+# --- batch 2: held aside (written after the detectors; only measured) ----------------------
+
+_HELD_POS: list[tuple[str, str, str]] = [
+    ("en", "prose", "btw the vpn pw is now {pw}"),
+    ("en", "prose", "Jenkins admin password: {pw}"),
+    ("en", "prose", "The new password for the shared mailbox will be {pw} from Monday."),
+    ("en", "prose", "Slack me if {pw} stops working as the NAS password."),
+    ("en", "prose", "Our deploy token: {tok}"),
+    ("en", "prose", "client secret is {tok}"),
+    ("en", "prose", "Credentials: ops / {pw}"),
+    ("en", "prose", "Secret key = {tok}"),
+    ("de", "prose", "Neues Kennwort: {pw}"),
+    ("de", "prose", "Das Root-Passwort vom NAS ist {pw}"),
+    ("de", "prose", "Hier das Passwort für den Gastzugang: {pw}"),
+    ("de", "prose", "Anmeldedaten für Jira: mmeier / {pw}"),
+    ("de", "prose", "Der Zugangscode lautet {pw}"),
+    ("de", "prose", "Zugriffsschlüssel = {tok}"),
+    ("de", "prose", "Passwort ist {pw}, bitte sofort ändern"),
+    ("fr", "prose", "Voici le mot de passe du wifi : {pw}"),
+    ("fr", "prose", "Le nouveau mot de passe sera {pw}"),
+    ("fr", "prose", "jeton GitLab : {tok}"),
+    ("fr", "prose", "clé secrète = {tok}"),
+    ("fr", "prose", "Code d'accès : {pw}"),
+    ("es", "prose", "Te paso la contraseña: {pw}"),
+    ("es", "prose", "La contraseña del router es {pw}"),
+    ("es", "prose", "clave de acceso: {pw}"),
+    ("es", "prose", "El token es {tok}"),
+    ("es", "prose", "Contraseña nueva = {pw}"),
+    ("it", "prose", "Ecco la password del wifi: {pw}"),
+    ("it", "prose", "La nuova password sarà {pw}"),
+    ("it", "prose", "chiave segreta: {tok}"),
+    ("it", "prose", "codice di accesso = {pw}"),
+    ("it", "prose", "Il token è {tok}"),
+    ("pt", "prose", "Segue a senha do servidor: {pw}"),
+    ("pt", "prose", "A nova senha será {pw}"),
+    ("pt", "prose", "O token é {tok}"),
+    ("pt", "prose", "senha do banco = {pw}"),
+    ("pt", "prose", "chave secreta: {tok}"),
+    ("nl", "prose", "Hier is het wachtwoord van de wifi: {pw}"),
+    ("nl", "prose", "Het nieuwe wachtwoord wordt {pw}"),
+    ("nl", "prose", "Wachtwoord van de NAS = {pw}"),
+    ("nl", "prose", "geheime sleutel: {tok}"),
+    ("nl", "prose", "Het token is {tok}"),
+    ("ru", "prose", "Новый пароль: {pw}"),
+    ("ru", "prose", "Пароль от wifi {pw}"),
+    ("ru", "prose", "Вот пароль для входа: {pw}"),
+    ("ru", "prose", "Токен: {tok}"),
+    ("ru", "prose", "пароль администратора = {pw}"),
+    ("pl", "prose", "Nowe hasło: {pw}"),
+    ("pl", "prose", "Hasło do serwera to {pw}"),
+    ("pl", "prose", "Oto hasło: {pw}"),
+    ("pl", "prose", "Token: {tok}"),
+    ("pl", "prose", "hasło administratora = {pw}"),
+    ("tr", "prose", "Yeni şifre: {pw}"),
+    ("tr", "prose", "Sunucu şifresi {pw}"),
+    ("tr", "prose", "Parola: {pw}"),
+    ("tr", "prose", "Token: {tok}"),
+    ("tr", "prose", "yönetici parolası = {pw}"),
+    ("zh", "prose", "新密码是 {pw}"),
+    ("zh", "prose", "路由器密码：{pw}"),
+    ("zh", "prose", "我把密码设置为{pw}了"),
+    ("zh", "prose", "令牌：{tok}"),
+    ("zh", "prose", "密钥为 {tok}"),
+    ("zh", "prose", "管理员口令 = {pw}"),
+    ("ja", "prose", "新しいパスワードは{pw}です。"),
+    ("ja", "prose", "ルーターのパスワード：{pw}"),
+    ("ja", "prose", "トークンは {tok} です"),
+    ("ja", "prose", "シークレット: {tok}"),
+    ("ja", "prose", "管理者パスワード = {pw}"),
+    ("ko", "prose", "새 비밀번호는 {pw} 입니다"),
+    ("ko", "prose", "공유기 비밀번호: {pw}"),
+    ("ko", "prose", "토큰: {tok}"),
+    ("ko", "prose", "관리자 패스워드 = {pw}"),
+    ("ko", "prose", "비밀번호가 {pw}로 변경되었습니다"),
+    ("any", "config", "mysql:\n  root_password:\n    {pw}\n"),
+    ("any", "config", "[smtp]\npassword =\n  {pw}\n"),
+    ("any", "config", "auth:\n  password: >\n    {pw}\n"),
+    ("any", "config", "api_token = '''\n{tok}'''\n"),
+    ("any", "config", "[secrets]\nstripe = {tok}\n"),
+    ("any", "config", "passwords:\n  - {pw}\n"),
+    ("de", "config", "datenbank:\n  passwort: {pw}\n"),
+    ("ru", "config", "пароль = {pw}\n"),
+    ("any", "url", "webdav://sync:{pw}@dav.example.org/files"),
+    ("any", "url", "ldap://cn=admin:{pw}@ldap.corp.lan/"),
+    ("any", "url", "https://bot:{pw}@ci.example.com/job"),
+    ("any", "url", "mqtt://sensor:{pw}@broker.lan:1883"),
+    ("any", "url", "svn+ssh://dev:{pw}@svn.corp.lan/trunk"),
+    ("any", "obfuscated", "sk_live_\u200b" + tok("ml-stripe", ALNUM, 24)),
+    ("any", "obfuscated", "ｔｏｋｅｎ＝" + "{tok}"),
+    ("any", "obfuscated", "Kenn\u00adwort: {pw}"),
+    ("any", "obfuscated", "密码\u200b：{pw}"),
+]
+
+_HELD_NEG: list[tuple[str, str, str]] = [
+    ("en", "prose", "Passwords are hashed with argon2id before storage."),
+    ("en", "prose", "If you forget the password, click 'Forgot password'."),
+    ("en", "prose", "The access token lifetime is 15 minutes."),
+    ("en", "prose", "Rotate the API key every 90 days."),
+    ("en", "lookalike", f"The git commit {_COMMIT} changed the password policy."),
+    ("en", "lookalike", "token: <token>"),
+    ("en", "lookalike", "password: ..."),
+    ("en", "prose", "Secret Santa gifts are due Friday."),
+    ("de", "prose", "Das Passwort wurde zurückgesetzt."),
+    ("de", "prose", "Kennwort ändern unter Einstellungen > Sicherheit."),
+    ("de", "prose", "Der Schlüssel liegt beim Hausmeister."),
+    ("de", "lookalike", "Passwort: ${DB_PASSWORD}"),
+    ("fr", "prose", "Le mot de passe a été réinitialisé."),
+    ("fr", "prose", "La clé est chez la gardienne."),
+    ("fr", "lookalike", "mot de passe : ****"),
+    ("es", "prose", "La contraseña se cambia cada 90 días."),
+    ("es", "lookalike", "contraseña: <tu-contraseña>"),
+    ("it", "prose", "La password è scaduta, cambiala."),
+    ("it", "lookalike", "password: changeme"),
+    ("pt", "prose", "A senha expirou ontem."),
+    ("pt", "lookalike", "senha: xxxx"),
+    ("nl", "prose", "Het wachtwoord is verlopen."),
+    ("nl", "lookalike", "wachtwoord: REDACTED"),
+    ("ru", "prose", "Пароль был сброшен администратором."),
+    ("ru", "lookalike", "пароль: ********"),
+    ("pl", "prose", "Hasło wygasło wczoraj."),
+    ("pl", "lookalike", "hasło: <twoje-hasło>"),
+    ("tr", "prose", "Şifre sıfırlandı."),
+    ("tr", "lookalike", "şifre: ****"),
+    ("zh", "prose", "请定期修改密码。"),
+    ("zh", "prose", "密码已重置，请查收邮件。"),
+    ("zh", "lookalike", "密码：******"),
+    ("ja", "prose", "パスワードはリセットされました。"),
+    ("ja", "lookalike", "パスワード：********"),
+    ("ko", "prose", "비밀번호가 재설정되었습니다."),
+    ("ko", "lookalike", "비밀번호: ****"),
+    ("any", "config", "password:\n  from_env: DB_PASSWORD\n"),
+    ("any", "config", "credentials:\n  file: ~/.aws/credentials\n"),
+    ("any", "lookalike", f"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBG{tok('ml-pgp', B64, 60)}\n-----END PGP PUBLIC KEY BLOCK-----"),
+    ("any", "url", "https://www.example.com/login?next=/home"),
+]
+
+TUNING: tuple[Case, ...] = tuple(_pos("t", _TUNING_POS) + _neg("t", _TUNING_NEG))
+HELD: tuple[Case, ...] = tuple(_pos("h", _HELD_POS) + _neg("h", _HELD_NEG))
+ALL: tuple[Case, ...] = TUNING + HELD
