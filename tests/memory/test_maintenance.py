@@ -4,14 +4,18 @@ restoring backups (§2) and doctor (broken files, dangling links, leftovers, war
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
+from files import write_project_config
 from memdir import Conflict, Memory, NotFound, Refused
-from memdir.core import Scope
-from memdir.errors import Remedy
+from memdir.cli.main import main
+from memdir.core import Note, Scope, render_note
+from memdir.errors import EXIT_NOT_FOUND, Remedy
 
 BODY = "The quokka phosphorescence ledger lives in vault seven."
 WORDS = (b"quokka", b"phosphorescence")
@@ -97,6 +101,37 @@ def test_restore_brings_a_forgotten_note_back_byte_identical(memory: Memory) -> 
     again = memory.restore(backup.id)
     assert again.replaced_backup is None
     assert path.read_bytes() == original
+
+
+def test_a_user_above_a_lowered_max_notes_can_read_see_history_and_forget_by_cli(
+    project: Path, home: Path
+) -> None:
+    memory = Memory.open(project, home=home)
+    for i in range(3):
+        memory.remember(f"Recent fact {i}", f"body {i}")
+    hand = memory.directory("project") / "old-hand-note.md"
+    hand.write_bytes(render_note(Note(id="old-hand-note", summary="Old by hand", body=BODY)))
+    os.utime(hand, (1_000_000_000, 1_000_000_000))  # the least recently changed file
+    memory.close()
+    write_project_config(project, "[memory]\nmaxNotes = 2\n")
+    base = ["--project", str(project), "--home", str(home)]
+    runner = CliRunner()
+
+    def run(*args: str) -> Result:
+        return runner.invoke(main, [*base, *args], catch_exceptions=False)
+
+    listed = run("list", "--json")
+    assert listed.exit_code == 0 and "old-hand-note" not in listed.stdout
+    read = run("read", "old-hand-note")
+    assert read.exit_code == 0 and "quokka" in read.stdout, read.output
+    history = run("history", "old-hand-note", "--json")
+    assert history.exit_code == 0, history.output
+    assert [e["event"] for e in json.loads(history.stdout)] == ["observed"]
+    assert run("diff", "old-hand-note").exit_code == 0
+    forgot = run("forget", "old-hand-note", "--yes")
+    assert forgot.exit_code == 0, forgot.output
+    assert not hand.exists()
+    assert run("read", "old-hand-note").exit_code == EXIT_NOT_FOUND
 
 
 def test_forget_user_note(memory: Memory, home: Path) -> None:

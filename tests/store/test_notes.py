@@ -3,12 +3,14 @@ reading or deleting."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from files import snapshot, write_project_config
 from memdir import LimitExceeded, Memory, NotFound, Refused
+from memdir.core import Note, render_note
 
 
 def test_body_over_max_note_bytes_is_refused(project: Path, home: Path) -> None:
@@ -60,6 +62,41 @@ def test_lowered_max_notes_still_allows_read_update_and_delete(project: Path, ho
             lowered.read(note_id)
     assert lowered.list() == []
     assert lowered.remember("Fresh start", "body").created
+
+
+def _unloaded_by_hand(project: Path, memory: Memory) -> str:
+    """A note file written by hand (never seen by memdir), older than every other file."""
+    path = memory.directory("project") / "made-by-hand.md"
+    path.write_bytes(render_note(Note(id="made-by-hand", summary="Hand-made fact", body="old")))
+    os.utime(path, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    return "made-by-hand"
+
+
+def test_a_note_file_beyond_a_lowered_max_notes_is_read_shown_and_forgotten(
+    project: Path, home: Path
+) -> None:
+    memory = Memory.open(project, home=home)
+    ids = [memory.remember(f"Topic {i} alpha", f"body {i}").note.id for i in range(3)]
+    memory.close()
+    write_project_config(project, "[memory]\nmaxNotes = 2\n")
+    lowered = Memory.open(project, home=home)
+    hand = _unloaded_by_hand(project, lowered)
+    listed = {n.id for n in lowered.list()}
+    assert hand not in listed and len(listed) == 2
+    assert lowered.read(hand).body == "old"
+    history = lowered.history(hand)
+    assert len(history) == 1 and history[0].current and history[0].event == "observed"
+    assert lowered.read(hand, history[0].revision).body == "old"
+    assert lowered.diff(hand) == ""
+    assert lowered.plan_forget(hand).history_versions == 1
+    result = lowered.forget(hand)
+    assert result.backup is not None
+    with pytest.raises(NotFound):
+        lowered.read(hand)
+    for note_id in ids:  # the older ones, too, until none is left
+        lowered.forget(note_id)
+    assert lowered.list() == []
+    lowered.close()
 
 
 def test_body_exactly_at_the_limit_is_accepted(project: Path, home: Path) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.core import Note, Scope, parse_note
+from memdir.core import Note, Scope, is_valid_id, parse_note
 from memdir.core.vocab import WriteEvent
 from memdir.errors import (
     Conflict,
@@ -74,6 +74,8 @@ class ScopeStore:
         self.audit = audit
         self.max_note_bytes = max_note_bytes
         self._listeners: list[Callable[[str, WriteEvent], None]] = []
+        #: note id -> (size, mtime_ns, inode) of unloaded files already observed (see scan)
+        self._unloaded_seen: dict[str, tuple[int, int, int]] = {}
 
     def on_change(self, listener: Callable[[str, WriteEvent], None]) -> None:
         """Call `listener(note_id, event)` after every write or removal (e.g. to schedule sync)."""
@@ -140,8 +142,14 @@ class ScopeStore:
         return self.directory.lock()
 
     def scan(self) -> Scan:
-        """The directory's notes now; versions edited on disk are recorded in history."""
+        """The directory's notes now; versions edited on disk are recorded in history.
+
+        Above maxNotes the files left out are not loaded, but their versions are recorded
+        too: a user above a limit can always read, delete and see the history (§1.5).
+        """
         scan = self.directory.scan()
+        if scan.over_limit:
+            self._observe_unloaded(scan)
         if not scan.changed:
             return scan
         try:
@@ -157,6 +165,31 @@ class ScopeStore:
                 if data is not None and revision_of(data) == rev:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
         return scan
+
+    def _observe_unloaded(self, scan: Scan) -> None:
+        """Record the versions of the note files a scan left out above maxNotes, each read
+        and parsed once per change of its file (size, mtime, inode)."""
+        loaded = scan.notes.keys() | {p.path.stem for p in scan.problems}
+        seen = self._unloaded_seen
+        for note_id in sorted(self.directory.ids_on_disk() - loaded):
+            if not is_valid_id(note_id):
+                continue
+            try:
+                st = self.directory.file_for(note_id).lstat()
+            except OSError:
+                continue
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+            if seen.get(note_id) == stamp:
+                continue
+            data = self.directory.read_bytes(note_id)
+            if data is None:
+                continue
+            seen[note_id] = stamp
+            try:
+                note = parse_note(data, file_id=note_id)
+            except MemdirError:
+                continue  # not a note: doctor reports it
+            self.observe(note_id, data, note.hash)
 
     def get(self, note_id: str) -> Note | None:
         """A note by id (read directly, so notes beyond maxNotes stay readable)."""
