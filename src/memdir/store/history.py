@@ -108,9 +108,37 @@ class History:
             os.close(fd)
         return rev
 
+    def latest(self, note_id: str) -> str | None:
+        """The rev of the note's last logged event (None: a deletion, or nothing logged).
+
+        This, not whether an object exists, says whether a version on disk is recorded:
+        a writer killed between storing the object and logging it leaves the object
+        behind, and that version must still be logged when it is seen on disk. Only the
+        tail of the log is read.
+        """
+        try:
+            with self._log(note_id).open("rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.seek(max(0, size - 4096))
+                tail = f.read().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return None
+        for line in reversed(tail.splitlines()):
+            try:
+                doc = json.loads(line)
+                rev = doc.get("rev")
+            except (ValueError, AttributeError, RecursionError):
+                continue  # a torn or partial line
+            return str(rev) if rev is not None and _REV.fullmatch(str(rev)) else None
+        return None
+
+    def is_latest(self, note_id: str, data: bytes) -> bool:
+        """True when `data` is the version the note's log ends with."""
+        return self.latest(note_id) == revision_of(data)
+
     def observe(self, note_id: str, data: bytes, note_hash: str) -> None:
-        """Record a version seen on disk (an external edit) unless it is already stored."""
-        if not self.has(revision_of(data)):
+        """Record a version seen on disk (an external edit) unless the log ends with it."""
+        if not self.is_latest(note_id, data):
             self.record(note_id, data, WriteEvent.OBSERVED, note_hash)
 
     def revisions(self, note_id: str) -> list[Revision]:
