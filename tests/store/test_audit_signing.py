@@ -235,6 +235,8 @@ def test_an_unusable_key_is_reported_by_path_alone(tmp_path: Path, damage: str) 
     report = log.verify()
     assert not report.ok
     assert any(str(key) in problem for problem in report.problems)
+    assert report.signature == "invalid"
+    assert not any("no audit key" in problem for problem in report.problems)  # not "deleted"
     with pytest.raises(IntegrityError) as info:
         log.append("write", note_id="after")
     with pytest.raises(IntegrityError) as head_info:

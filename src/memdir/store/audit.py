@@ -95,6 +95,10 @@ GENESIS = "0" * 64
 
 _TORN = "audit.jsonl.torn-"
 _MISSING_SIGNED_HEAD = "head file is missing, but this machine's audit key signed one (deleted)"
+_UNSIGNED_HEAD = (
+    "head file is unsigned: it was written before memdir signed audit heads; "
+    "the next write signs it"
+)
 _ENTRY_KEYS = ("seq", "ts", "action", "fields", "prev", "hash")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
@@ -130,6 +134,30 @@ class AuditVerification(AuditReport):
     signature: SignatureState
     key: str | None
     warnings: tuple[str, ...]
+
+
+def _head_state(
+    head: AuditHead | None,
+    head_problem: str | None,
+    lines: int,
+    machine: str | None,
+    committed: bool,
+) -> tuple[SignatureState, list[str], list[str]]:
+    """How the head's signature stands, with problems and warnings, for a log of ``lines``."""
+    if head_problem is not None:
+        return "invalid", [head_problem], []
+    if head is None and committed:
+        # audit.key is committed only after a head it signed was written: not a crash.
+        return "absent", [_MISSING_SIGNED_HEAD], []
+    if head is None:
+        # Only the very first append can crash between writing the log and the head.
+        missing = f"head file is missing but the log holds {lines} lines (deleted)"
+        return "absent", [missing] if lines > 1 else [], []
+    if (problem := signature_problem(head, machine, committed)) is not None:
+        return "invalid", [problem], []
+    if head.signed:
+        return "signed", [], []
+    return "unsigned", [], [_UNSIGNED_HEAD]
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -500,15 +528,15 @@ class AuditLog:
         that the log has not been rolled back past it. Never raises on damage; InvalidInput
         when ``against`` names a file that does not hold a head."""
         saved = load_head(against) if isinstance(against, Path) else against
-        problems: list[str] = []
+        key_problem: str | None = None
         with self._locked(exclusive=False):  # a consistent snapshot of head, log and key
             head, head_problem = self._read_head()
             raw = self._read_log()
             try:
                 machine, committed = self.key.public_key(), self.key.committed()
             except IntegrityError as exc:
-                problems.append(str(exc))
-                machine, committed = None, True
+                machine, committed, key_problem = None, True, str(exc)
+        problems = [] if key_problem is None else [key_problem]
         lines = (raw or b"").split(b"\n")[:-1]  # drops a torn final fragment
         by_seq: dict[int, AuditEntry] = {}
         last: AuditEntry | None = None
@@ -527,34 +555,18 @@ class AuditLog:
             expected_seq, expected_prev = entry.seq + 1, entry.hash
             by_seq.setdefault(entry.seq, entry)
             parsed, last = parsed + 1, entry
-        state: SignatureState = "absent"
-        warnings: list[str] = []
-        if head_problem is not None:
-            problems.append(head_problem)
-            state = "invalid"
-        elif head is None and committed:
-            # audit.key is committed only after a head it signed was written: not a crash.
-            problems.append(_MISSING_SIGNED_HEAD)
-        elif head is None and len(lines) > 1:
-            # Only the very first append can crash between writing the log and the head.
-            problems.append(f"head file is missing but the log holds {len(lines)} lines (deleted)")
-        elif head is not None:
-            bad_signature = signature_problem(head, machine, committed)
-            if bad_signature is not None:
-                problems.append(bad_signature)
-                state = "invalid"
-            elif head.signed:
-                state = "signed"
-            else:
-                state = "unsigned"
-                warnings.append(
-                    "head file is unsigned: it was written before memdir signed audit heads; "
-                    "the next write signs it"
-                )
+        if key_problem is None:
+            state, found, warnings = _head_state(head, head_problem, len(lines), machine, committed)
+            problems.extend(found)
+        else:  # the head cannot be checked: the key problem is reported instead
+            state, warnings = ("absent" if head is None else "invalid"), []
+            problems.extend([] if head_problem is None else [head_problem])
+        if head is not None:
             problems.extend(self._head_problems(head, raw, lines, by_seq))
         if saved is not None:
+            hashes = {n: e.hash for n, e in by_seq.items()}
             problems.extend(
-                saved_head_problems(saved, machine, {n: e.hash for n, e in by_seq.items()})
+                saved_head_problems(saved, machine, hashes, key_known=key_problem is None)
             )
             if not saved.signed:
                 warnings.append(

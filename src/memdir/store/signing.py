@@ -285,7 +285,7 @@ def load_head(path: Path) -> AuditHead:
 
 
 def saved_head_problems(
-    saved: AuditHead, machine: str | None, hashes: Mapping[int, str]
+    saved: AuditHead, machine: str | None, hashes: Mapping[int, str], *, key_known: bool = True
 ) -> list[str]:
     """Compare the log (``hashes``: seq to entry hash) and this machine's key with a head kept
     elsewhere: a rollback, or another key."""
@@ -294,7 +294,9 @@ def saved_head_problems(
         assert saved.key is not None and saved.ts is not None  # _parse_head: all or nothing
         if not signature_valid(saved.key, head_payload(saved.seq, saved.hash, saved.ts), saved.sig):
             problems.append("the saved head's signature does not verify (the copy was edited)")
-        if machine is None:
+        if not key_known:
+            pass  # this machine's key file is unusable, which is reported on its own
+        elif machine is None:
             problems.append(
                 f"the saved head was signed by key {key_id(saved.key)}, but this machine has no "
                 "audit key (key file deleted)"
