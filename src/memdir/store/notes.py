@@ -123,7 +123,7 @@ class ScopeStore:
             history = self.history
         except InvalidInput:
             return  # a damaged project file: the next write records it once fixed
-        if not history.has(revision_of(data)):
+        if not history.is_latest(note_id, data):
             self._record_observed(history, note_id, data, note_hash)
 
     @staticmethod
@@ -160,7 +160,7 @@ class ScopeStore:
             return scan
         for note_id in scan.changed:
             rev = scan.revisions.get(note_id)
-            if rev is not None and not history.has(rev):
+            if rev is not None and history.latest(note_id) != rev:
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
@@ -280,7 +280,7 @@ class ScopeStore:
                 self._check_case(note.id)
             self._check_limits(note, previous, self.directory.max_notes)
             if old_bytes is not None and previous is not None:
-                if not history.has(revision_of(old_bytes)):
+                if not history.is_latest(note.id, old_bytes):
                     history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
                 if backup_reason is not None:
                     self.backup(note.id, old_bytes, backup_reason)
@@ -334,7 +334,7 @@ class ScopeStore:
                     out[note.id] = exc
                     continue
                 if old_bytes is not None and previous is not None:
-                    if not history.has(revision_of(old_bytes)):
+                    if not history.is_latest(note.id, old_bytes):
                         history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
                     self.backup(note.id, old_bytes, backup_reason)
                 self.directory.write_bytes(note.id, raw, sync_dir=False)
@@ -398,7 +398,7 @@ class ScopeStore:
                 raise Conflict(
                     f"note {note_id} changed since the plan was made; nothing was removed"
                 )
-            if not history.has(revision_of(old_bytes)):
+            if not history.is_latest(note_id, old_bytes):
                 history.record(note_id, old_bytes, WriteEvent.OBSERVED, previous.hash)
             record = self.backup(note_id, old_bytes, backup_reason) if backup_reason else None
             self.directory.remove(note_id)
