@@ -1,7 +1,8 @@
 """A multilingual corpus for the credential guard: how people write secrets, and look-alikes.
 
-Two batches written separately: `TUNING` was used while building the detectors, `HELD`
-was written afterwards from the same brief and only measured.  Each case names its
+Three batches written separately: `TUNING` was used while building the detectors; `HELD`
+was written before it was ever scanned, measured, and its general misses then fixed; `FRESH`
+was written after that and measured once, as the figure for text the guard has not seen.  Each case names its
 language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any" for language-free
 text) and its kind (prose, config, url, obfuscated, lookalike).  Values are generated from
 seeded pieces so no realistic credential is stored literally in the repository.
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from .corpus import ALNUM, B64, HEX, tok
 
-__all__ = ["ALL", "HELD", "TUNING", "Case", "LANGUAGES"]
+__all__ = ["ALL", "FRESH", "HELD", "LANGUAGES", "TUNING", "Case"]
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "zh", "ja", "ko", "any")
 
@@ -468,6 +469,111 @@ _HELD_NEG: list[tuple[str, str, str]] = [
     ("any", "url", "https://www.example.com/login?next=/home"),
 ]
 
+
+# --- batch 3: fresh (written after batch 2 was measured and its misses fixed; measured once) --
+
+_FRESH_POS: list[tuple[str, str, str]] = [
+    ("en", "prose", "Note to self: the router admin password is {pw} — change it after the move."),
+    ("en", "prose", "## Staging\n- host: stg-01\n- password: {pw}\n"),
+    ("en", "prose", "Support told me my temporary password: {pw}"),
+    ("en", "prose", "| service | password |\n|---|---|\n| grafana | {pw} |"),
+    ("en", "prose", "Bearer-less API key for the weather service: {tok}"),
+    ("en", "prose", "the signing secret = {tok}"),
+    ("de", "prose", "Kurze Notiz: Passwort vom Drucker-Admin ist {pw}"),
+    ("de", "prose", "- Benutzer: admin\n- Kennwort: {pw}"),
+    ("de", "prose", "Für den Testzugang gilt das Passwort {pw}"),
+    ("de", "prose", "Der API-Token für Grafana lautet {tok}"),
+    ("fr", "prose", "Rappel : le mot de passe de la box est {pw}"),
+    ("fr", "prose", "- utilisateur : admin\n- mot de passe : {pw}"),
+    ("fr", "prose", "Le secret du webhook : {tok}"),
+    ("es", "prose", "Ojo: la contraseña del servidor de pruebas es {pw}"),
+    ("es", "prose", "- usuario: admin\n- contraseña: {pw}"),
+    ("es", "prose", "La clave secreta de la API es {tok}"),
+    ("it", "prose", "Promemoria: la password del NAS è {pw}"),
+    ("it", "prose", "- utente: admin\n- password: {pw}"),
+    ("it", "prose", "Il segreto del client è {tok}"),
+    ("pt", "prose", "Lembrete: a senha do roteador é {pw}"),
+    ("pt", "prose", "- usuário: admin\n- senha: {pw}"),
+    ("pt", "prose", "O segredo do cliente é {tok}"),
+    ("nl", "prose", "Let op: het wachtwoord van de router is {pw}"),
+    ("nl", "prose", "- gebruiker: admin\n- wachtwoord: {pw}"),
+    ("nl", "prose", "De API-sleutel is {tok}"),
+    ("ru", "prose", "Напоминание: пароль от роутера {pw}"),
+    ("ru", "prose", "- пользователь: admin\n- пароль: {pw}"),
+    ("ru", "prose", "Ключ API — {tok}"),
+    ("pl", "prose", "Przypomnienie: hasło do routera to {pw}"),
+    ("pl", "prose", "- użytkownik: admin\n- hasło: {pw}"),
+    ("pl", "prose", "Klucz API to {tok}"),
+    ("tr", "prose", "Not: modem şifresi {pw}"),
+    ("tr", "prose", "- kullanıcı: admin\n- şifre: {pw}"),
+    ("tr", "prose", "API anahtarı {tok}"),
+    ("zh", "prose", "备忘：路由器管理密码是{pw}，别忘了改。"),
+    ("zh", "prose", "- 用户名：admin\n- 密码：{pw}"),
+    ("zh", "prose", "这是测试环境的API密钥：{tok}"),
+    ("ja", "prose", "メモ：ルーターの管理パスワードは{pw}です。"),
+    ("ja", "prose", "- ユーザー名: admin\n- パスワード: {pw}"),
+    ("ja", "prose", "テスト環境のアクセストークンは{tok}です。"),
+    ("ko", "prose", "메모: 공유기 관리자 비밀번호는 {pw}입니다."),
+    ("ko", "prose", "- 사용자: admin\n- 비밀번호: {pw}"),
+    ("ko", "prose", "테스트 서버 API 키는 {tok}입니다."),
+    ("any", "config", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD:\n        {pw}\n"),
+    ("any", "config", "[mail]\nsmtp_password =\n\t{pw}\n"),
+    ("any", "url", "redis://:{pw}@cache.internal:6379/0"),
+    ("any", "url", "imaps://me:{pw}@mail.corp.lan/INBOX"),
+    ("any", "obfuscated", "pass\u200bword: {pw}"),
+    ("any", "obfuscated", "ｇｈｐ＿" + tok("ml-ghp-fw", ALNUM, 36)),
+]
+
+_FRESH_NEG: list[tuple[str, str, str]] = [
+    ("en", "prose", "## Passwords\nWe use Bitwarden for all shared passwords; ask Sam for access."),
+    ("en", "prose", "The login page returns 401 when the token is expired."),
+    ("en", "prose", "Password requirements: 12+ chars, one digit, one symbol."),
+    ("en", "prose", "Keys are rotated by the KMS every 365 days."),
+    ("en", "prose", "Tokenizer: tiktoken cl100k_base, 8192 tokens max."),
+    ("en", "lookalike", "The secret is out: we ship on Monday."),
+    ("en", "lookalike", f"SHA-256 of the key file: {_HASH}"),
+    ("en", "lookalike", "PASSWORD=${PASSWORD:-changeme}"),
+    ("en", "lookalike", "password: !secret db_password"),
+    ("en", "lookalike", f"trace id {_UUID} for the failed login"),
+    ("de", "prose", "Passwörter werden mit bcrypt gehasht."),
+    ("de", "prose", "Das WLAN-Passwort steht auf der Rückseite des Routers."),
+    ("de", "prose", "Schlüsselübergabe am Freitag um 10 Uhr."),
+    ("de", "lookalike", "Passwort: siehe KeePass"),
+    ("fr", "prose", "Les mots de passe sont stockés dans Bitwarden."),
+    ("fr", "prose", "Le jeton expire au bout de 15 minutes."),
+    ("fr", "lookalike", "mot de passe : (demander à Julie)"),
+    ("es", "prose", "Las contraseñas se guardan cifradas."),
+    ("es", "prose", "La clave está en el cajón de arriba."),
+    ("es", "lookalike", "contraseña: ver 1Password"),
+    ("it", "prose", "Le password sono salvate in Bitwarden."),
+    ("it", "prose", "Il token scade dopo un'ora."),
+    ("pt", "prose", "As senhas ficam no cofre da equipe."),
+    ("pt", "prose", "A chave está com o porteiro."),
+    ("nl", "prose", "Wachtwoorden staan in de kluis van het team."),
+    ("nl", "prose", "Het token verloopt na een uur."),
+    ("ru", "prose", "Пароли хранятся в менеджере паролей."),
+    ("ru", "prose", "Токен истекает через час."),
+    ("pl", "prose", "Hasła trzymamy w menedżerze haseł."),
+    ("pl", "prose", "Token wygasa po godzinie."),
+    ("tr", "prose", "Şifreler parola yöneticisinde saklanıyor."),
+    ("tr", "prose", "Token bir saat sonra geçersiz olur."),
+    ("zh", "prose", "密码保存在团队的密码管理器里。"),
+    ("zh", "prose", "令牌一小时后过期。"),
+    ("zh", "lookalike", "密码：见1Password"),
+    ("ja", "prose", "パスワードはチームのパスワードマネージャーに保存しています。"),
+    ("ja", "prose", "トークンは1時間で失効します。"),
+    ("ko", "prose", "비밀번호는 팀 비밀번호 관리자에 저장되어 있습니다."),
+    ("ko", "prose", "토큰은 1시간 후 만료됩니다."),
+    ("any", "config", "auth:\n  type: oauth2\n  scopes: read write\n"),
+    ("any", "config", "password:\n  ${DB_PASSWORD}\n"),
+    ("any", "config", "[secrets]\nbackend = vault\npath = secret/data/app\n"),
+    ("any", "config", 'token = """\n${CI_TOKEN}"""\n'),
+    ("any", "url", "https://github.com/org/repo/commit/" + _COMMIT),
+    ("any", "url", "ssh://git@github.com:22/org/repo.git"),
+    ("any", "lookalike", "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" + tok("ml-pk", B64, 40) + "\n-----END PUBLIC KEY-----"),
+]
+
 TUNING: tuple[Case, ...] = tuple(_pos("t", _TUNING_POS) + _neg("t", _TUNING_NEG))
 HELD: tuple[Case, ...] = tuple(_pos("h", _HELD_POS) + _neg("h", _HELD_NEG))
-ALL: tuple[Case, ...] = TUNING + HELD
+FRESH: tuple[Case, ...] = tuple(_pos("f", _FRESH_POS) + _neg("f", _FRESH_NEG))
+ALL: tuple[Case, ...] = TUNING + HELD + FRESH

@@ -47,6 +47,8 @@ _PAIR_RE = re.compile(r"[^\s/|:,]{1,64}[ \t]*[/|:,][ \t]*(?P<pw>[^\s/|,]{1,128})
 _LATIN_LETTER_RE = re.compile(r"[^\W\d_]")
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
 _ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
+_GAP_CONNECTOR_RE = re.compile(f"[:=|→]|{CJK_CONNECTOR_RE.pattern}")
+_CJK_LETTER_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][\w.\-]*=(?=[A-Za-z0-9_\"'$])")
 LOGIN_LABEL = Label(LOGIN)
 _USER_SLASH_RE = re.compile(
@@ -118,7 +120,7 @@ def _judge(kind: str, value: str, mode: str) -> bool:
             return prose_password(value)
         if mode == "next":
             return (class_count(value) >= 3 and prose_password(value)) or looks_random(value)
-        return strong_password(value) and len(value) >= 10
+        return strong_password(value)
     if mode == "after":
         return token_like(value)
     if mode == "next":
@@ -166,8 +168,8 @@ def _scan_window(text: str, folded: str, pos: int, label: Label) -> Hit | None:
         lower = folded[wstart : m.end()]
         if NEGATING_RE.search(gap) or NEGATING_RE.search(lower):
             return None
-        if state != "after" and (any(c in gap for c in ":=|→") or CJK_CONNECTOR_RE.search(gap)):
-            state = "after"
+        if state != "after":
+            state = _gap_state(gap, state)
         if lower in CONNECTOR_WORDS or (lower.endswith(":") and lower[:-1] in CONNECTOR_WORDS):
             state = "after"
             continue
@@ -190,6 +192,18 @@ def _scan_window(text: str, folded: str, pos: int, label: Label) -> Hit | None:
                 return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
         state = "after" if word.endswith((":", "=")) else "near"
     return None
+
+
+def _gap_state(gap: str, state: str) -> str:
+    """A connector in the text between words makes the next word the value, unless more
+    words (CJK has no spaces: "密码：见X" is "password: see X") follow the connector."""
+    last = None
+    for last in _GAP_CONNECTOR_RE.finditer(gap):
+        pass
+    if last is None:
+        return state
+    rest = gap[last.end() :]
+    return "near" if _CJK_LETTER_RE.search(rest) else "after"
 
 
 def _login_hit(text: str, vstart: int, value: str, end: int) -> Hit | None:

@@ -311,6 +311,8 @@ _NOT_A_VALUE_RE = re.compile(
 )
 # In prose "*" is emphasis and "!" punctuation, so fewer leading characters mark a reference.
 _PROSE_SIGILS = frozenset("$%{[(<@&:=")
+_LOWER_IDENT_RE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_BRAND_RE = re.compile(r"\d[A-Z][a-z]+")
 _DATE_TIME_RE = re.compile(r"\d{1,4}(?:[./:\-]\d{1,4})+(?:[ T]?\d{1,2}(?::\d{2}){1,2})?")
 
 
@@ -324,6 +326,8 @@ def prose_password(value: str) -> bool:
     n = len(v)
     if n < 6 or n > 128 or any(ch.isspace() for ch in v) or v[0] in _PROSE_SIGILS:
         return False
+    if _LOWER_IDENT_RE.fullmatch(v) or _BRAND_RE.fullmatch(v):
+        return False  # "cl100k_base", "1Password": an identifier or a product name
     if v[0] == "!" and v[1:].isalpha() and v[1:].islower():
         return False  # a YAML tag: "!vault", "!secret"
     if "<" in v or ">" in v or "|" in v or v.count("/") >= 2 or v.count("\\") >= 2:
