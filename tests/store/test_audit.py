@@ -489,6 +489,9 @@ def test_concurrent_appends_from_four_processes(tmp_path: Path) -> None:
         f"w{w}-{n}" for w in range(4) for n in range(50)
     }
     assert len({e.fields["origin"] for e in entries}) == 4
+    # The first appends raced to make the key: one was made, and it signed the head.
+    assert report.signature == "signed" and report.key == log.key.public_key()
+    assert not log.key.pending_path.exists()
 
 
 def test_concurrent_appends_from_threads(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import random
 import shutil
 import signal
 import stat
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -676,6 +677,35 @@ def test_two_unheaded_appends_are_reported(tmp_path: Path) -> None:
     log.append("write")
     log.head_path.write_bytes(head)  # not a crash: appends never leave two unheaded
     assert "head file names seq 3 but the log runs to 5" in problems(log)
+
+
+def test_verify_during_concurrent_first_appends_never_sees_a_false_alarm(tmp_path: Path) -> None:
+    stop = threading.Event()
+    failures: list[tuple[str, ...]] = []
+
+    def append(worker: int) -> None:
+        log = AuditLog(tmp_path, lock_timeout=60)
+        for n in range(30):
+            log.append("write", note_id=f"w{worker}-{n}")
+
+    def check() -> None:
+        while not stop.is_set():
+            report = AuditLog(tmp_path).verify()
+            if not report.ok:
+                failures.append(report.problems)
+
+    checker = threading.Thread(target=check)
+    checker.start()
+    writers = [threading.Thread(target=append, args=(w,)) for w in range(3)]
+    for thread in writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    stop.set()
+    checker.join()
+    assert failures == []
+    report = AuditLog(tmp_path).verify()
+    assert report.ok and report.entries == 90 and report.signature == "signed"
 
 
 def _appender(directory: Path) -> None:
