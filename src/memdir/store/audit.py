@@ -507,17 +507,14 @@ class AuditLog:
         (unreadable, unsigned though this machine has signed before, or signed by another key).
         A legacy unsigned head is returned as it is (``signed`` False)."""
         with self._locked(exclusive=False):  # the head and the key as one append left them
-            head, problem = self._read_head()
+            head, head_problem = self._read_head()
             try:
                 machine, committed = self.key.public_key(), self.key.committed()
             except IntegrityError as exc:
-                problem, machine, committed = problem or str(exc), None, True
-        if problem is None and head is None and committed:
-            problem = _MISSING_SIGNED_HEAD
-        elif problem is None and head is not None:
-            problem = signature_problem(head, machine, committed)
-        if problem is not None:
-            raise IntegrityError(f"{self.head_path}: {problem}", hint=Remedy.AUDIT_VERIFY)
+                raise IntegrityError(str(exc), hint=Remedy.AUDIT_VERIFY) from None
+        _, problems, _ = _head_state(head, head_problem, 0, machine, committed)
+        if problems:
+            raise IntegrityError(f"{self.head_path}: {problems[0]}", hint=Remedy.AUDIT_VERIFY)
         if head is None:
             raise NotFound("the audit log has no head yet: nothing has been recorded")
         return head
