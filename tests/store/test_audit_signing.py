@@ -11,6 +11,7 @@ import random
 import shutil
 import signal
 import stat
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memdir.errors import IntegrityError, InvalidInput, NotFound
 from memdir.store.audit import AuditHead, AuditLog, load_head
@@ -367,6 +370,22 @@ def test_every_tamper_case_is_detected(tmp_path: Path, tamper: Callable[[AuditLo
     assert expected in problems(log)
     # A fresh reader (another process) sees the same.
     assert expected in problems(AuditLog(tmp_path))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_any_single_byte_change_to_the_signed_head_is_detected(data: st.DataObject) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        log = make_log(Path(tmp), 2)
+        raw = bytearray(log.head_path.read_bytes())
+        index = data.draw(st.integers(0, len(raw) - 1), label="index")
+        byte = data.draw(st.integers(0, 255).filter(lambda b: b != raw[index]), label="byte")
+        raw[index] = byte
+        log.head_path.write_bytes(bytes(raw))
+        report = log.verify()
+        assert not report.ok and report.signature in {"invalid", "absent"}
+        with pytest.raises(IntegrityError):
+            log.head()
 
 
 @pytest.mark.parametrize(
