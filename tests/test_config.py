@@ -881,6 +881,7 @@ def test_https_and_loopback_http_urls_load(
     [
         ("https://user:hunter2@api.example.com/v1", "must not carry credentials"),
         ("http://api.example.com\\\\@127.0.0.1/v1", "must not contain a backslash"),
+        ("ftp://user:hunter2@files.example.com", "must be an http(s) URL"),
     ],
 )
 def test_endpoint_urls_carry_no_credentials(tmp_path: Path, url: str, says: str) -> None:

@@ -525,8 +525,10 @@ def _endpoint_url(value: object) -> str:
     The host is judged as written (nothing is resolved), like the use-time check in
     `memdir.outbound.endpoint`, which stays as a second line of defence.
     """
-    if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", value):
+    if not isinstance(value, str):
         raise ValueError(f"must be an http(s) URL, got {_show(value)}")
+    if not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", value):
+        raise ValueError(f"must be an http(s) URL, got {_show(_without_userinfo(value))}")
     scheme, _, rest = value.partition("://")
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
     if "\\" in value:
