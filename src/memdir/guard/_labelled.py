@@ -8,6 +8,7 @@ machine-made on its own.  Hash, public-key and example context closes the window
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -21,18 +22,26 @@ from ._lexicon import (
     PASSWORD_KINDS,
     PIN,
     ADVERB_WORDS,
+    AS_WORDS,
     PREPOSITION_WORDS,
     Label,
     label_for,
 )
-from ._values import class_count, looks_random, pin_like, prose_password, strong_password, token_like
+from ._values import (
+    class_count,
+    looks_random,
+    pin_like,
+    prose_password,
+    strong_password,
+    token_like,
+)
 
 __all__ = ["labelled_hits"]
 
 _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 _QUOTES = "\"'`“”„‚‘’«»‹›「」『』【】《》〈〉"
 # A word in the window: anything up to whitespace, a CJK character or a quote.
-_WORD_RE = re.compile(f"[^\\s{_CJK}\"`“”„«»「」『』【】《》〈〉]+")
+_WORD_RE = re.compile(f'[^\\s{_CJK}"`“”„«»「」『』【】《》〈〉]+')
 _WINDOW = 120
 _MAX_WORDS = 8
 _LEFT_CONTEXT = 32
@@ -47,6 +56,7 @@ _PAIR_RE = re.compile(r"[^\s/|:,]{1,64}[ \t]*[/|:,][ \t]*(?P<pw>[^\s/|,]{1,128})
 _LATIN_LETTER_RE = re.compile(r"[^\W\d_]")
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
 _ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
+_VALUE_CHAR_RE = re.compile(r"[0-9A-ZÀ-ÞА-ЯЁ!#$%&*+@^~]")
 _GAP_CONNECTOR_RE = re.compile(f"[:=|→]|{CJK_CONNECTOR_RE.pattern}")
 _CJK_LETTER_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][\w.\-]*=(?=[A-Za-z0-9_\"'$])")
@@ -142,8 +152,28 @@ def _window_end(text: str, pos: int) -> int:
     return stop.start() if stop else limit
 
 
-def _scan_window(text: str, folded: str, pos: int, label: Label) -> Hit | None:
+class _Negations:
+    """Where hash, public-key or example words occur, found once per text on first need."""
+
+    __slots__ = ("_folded", "_starts")
+
+    def __init__(self, folded: str) -> None:
+        self._folded = folded
+        self._starts: list[int] | None = None
+
+    def within(self, lo: int, hi: int) -> bool:
+        if self._starts is None:
+            self._starts = [m.start() for m in NEGATING_RE.finditer(self._folded)]
+        i = bisect.bisect_left(self._starts, lo)
+        return i < len(self._starts) and self._starts[i] < hi
+
+
+def _scan_window(
+    text: str, folded: str, pos: int, label: Label, negations: _Negations
+) -> Hit | None:
     end = _window_end(text, pos)
+    if _VALUE_CHAR_RE.search(text, pos, end) is None:
+        return None  # every value rule needs a digit, a capital or a symbol
     kind = label.kind
     # How the next word would be judged: "next" right after the label or a preposition,
     # "after" a connector, "near" once a word has come between.
@@ -164,10 +194,10 @@ def _scan_window(text: str, folded: str, pos: int, label: Label) -> Hit | None:
             wstart += len(word) - len(bare)
             word = bare
         gap = text[prev:wstart]
+        if negations.within(prev, m.end()):
+            return None
         prev = m.end()
         lower = folded[wstart : m.end()]
-        if NEGATING_RE.search(gap) or NEGATING_RE.search(lower):
-            return None
         if state != "after":
             state = _gap_state(gap, state)
         if lower in CONNECTOR_WORDS or (lower.endswith(":") and lower[:-1] in CONNECTOR_WORDS):
@@ -206,6 +236,25 @@ def _gap_state(gap: str, state: str) -> str:
     return "near" if _CJK_LETTER_RE.search(rest) else "after"
 
 
+def _value_before(text: str, folded: str, line_start: int, start: int, label: Label) -> Hit | None:
+    """ "use X as the password", "X als Passwort": a value a few words before an "as"."""
+    lo = max(line_start, start - _WINDOW)
+    words = list(_WORD_RE.finditer(text, lo, start))[-_MAX_WORDS:]
+    for i in range(len(words) - 1, -1, -1):
+        if folded[words[i].start() : words[i].end()] in AS_WORDS:
+            break
+    else:
+        return None
+    if len(words) - i > 4:
+        return None  # the "as" belongs to something else in a long clause
+    for m in reversed(words[max(0, i - 4) : i]):
+        value = _clean(m.group())
+        if value and (strong_password(value) or looks_random(value)):
+            vstart = m.start() + m.group().find(value)
+            return Hit(vstart, vstart + len(value), label.kind, PRIO_LABEL)
+    return None
+
+
 def _login_hit(text: str, vstart: int, value: str, end: int) -> Hit | None:
     span = _login_value(text, vstart, end)
     if span is not None and prose_password(text[span[0] : span[1]]):
@@ -218,6 +267,7 @@ def _login_hit(text: str, vstart: int, value: str, end: int) -> Hit | None:
 def labelled_hits(text: str) -> Iterator[Hit]:
     """Yield values that a secret-naming label introduces in prose, chat or notes."""
     folded = _fold(text)
+    negations = _Negations(folded)
     pos = 0
     for m in LABEL_RE.finditer(folded):
         if m.start() < pos:
@@ -228,14 +278,15 @@ def labelled_hits(text: str) -> Iterator[Hit]:
         if label.kind in PASSWORD_KINDS and folded[m.start() - 1 : m.start()] == "/":
             label = LOGIN_LABEL  # "login/password: alice / s3cret" gives a pair
         line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
-        left = folded[max(line_start, m.start() - _LEFT_CONTEXT) : m.start()]
-        if NEGATING_RE.search(left):
+        if negations.within(max(line_start, m.start() - _LEFT_CONTEXT), m.start()):
             continue
         end = m.end()
         if label.script == "latin":
             while end < len(folded) and end - m.end() <= label.suffix and _is_letter(folded[end]):
                 end += 1
-        hit = _scan_window(text, folded, end, label)
+        hit = _scan_window(text, folded, end, label, negations)
+        if hit is None and label.kind in PASSWORD_KINDS:
+            hit = _value_before(text, folded, line_start, m.start(), label)
         if hit is not None:
             pos = hit.end
             yield hit

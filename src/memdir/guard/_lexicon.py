@@ -15,6 +15,7 @@ from functools import lru_cache
 __all__ = [
     "CJK_CONNECTOR_RE",
     "ADVERB_WORDS",
+    "AS_WORDS",
     "CONNECTOR_WORDS",
     "LABEL_RE",
     "LOGIN",
@@ -67,7 +68,9 @@ _KEY_SEP = r"[ _-]?"
 
 _ENTRIES: list[tuple[str, Label]] = [
     # English (also the loanwords most languages use: token, PIN, API key, password)
-    *_latin(PASSWORD, "password", "passwd", "passcode", "passwort", "kennwort", compound=True, suffix=2),
+    *_latin(
+        PASSWORD, "password", "passwd", "passcode", "passwort", "kennwort", compound=True, suffix=2
+    ),
     *_latin(PASSWORD, "passwörter", "kennwörter", compound=True, suffix=1),
     *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
     *_latin(PASSWORD, "pw", "pwd", suffix=0),
@@ -79,28 +82,41 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(ACCESS_KEY, f"access{_KEY_SEP}key", suffix=1),
     *_latin(PRIVATE_KEY, f"private{_KEY_SEP}key", suffix=1),
     *_latin(LOGIN, "login", "log-in", "sign-in", "credentials", "creds", "logins", suffix=0),
-    *_latin(LOGIN, "zugangsdaten", "anmeldedaten", "logindaten", "identifiants?", "credenciales",
-            "credenziali", "credenciais", "inloggegevens", "учетные данные", "учётные данные",
-            "данные для входа", "dane logowania", "dane dostępowe", "giriş bilgileri", suffix=0),
+    *_latin(
+        LOGIN,
+        "zugangsdaten",
+        "anmeldedaten",
+        "logindaten",
+        "identifiants?",
+        "credenciales",
+        "credenziali",
+        "credenciais",
+        "inloggegevens",
+        "учетные данные",
+        "учётные данные",
+        "данные для входа",
+        "dane logowania",
+        "dane dostępowe",
+        "giriş bilgileri",
+        suffix=0,
+    ),
     # German
-    *_latin(PASSWORD, "zugangscode", "zugangswort",
-            compound=True, suffix=1),
+    *_latin(PASSWORD, "zugangscode", "zugangswort", compound=True, suffix=1),
     *_latin(ACCESS_KEY, "schlüssel", "schluessel", compound=True, suffix=2),
     *_latin(PIN, "geheimzahl", "geheimnummer", compound=True, suffix=1),
     # French
-    *_latin(PASSWORD, "mot de passe", "mots de passe", "mdp", "code d'accès", "code d’accès",
-            suffix=0),
+    *_latin(
+        PASSWORD, "mot de passe", "mots de passe", "mdp", "code d'accès", "code d’accès", suffix=0
+    ),
     *_latin(PASSPHRASE, "phrase secrète", "phrase de passe", suffix=0),
     *_latin(TOKEN, "jetons?", suffix=0),
     *_latin(ACCESS_KEY, "clés?", "clefs?", suffix=0),
     # Spanish
-    *_latin(PASSWORD, "contraseñas?", "código de acceso", "clave de acceso",
-            suffix=0),
+    *_latin(PASSWORD, "contraseñas?", "código de acceso", "clave de acceso", suffix=0),
     *_latin(ACCESS_KEY, "claves?", suffix=0),
     *_latin(SECRET, "secreto", suffix=0),
     # Italian
-    *_latin(PASSWORD, "parola d'ordine", "parola d’ordine", "codice di accesso",
-            suffix=0),
+    *_latin(PASSWORD, "parola d'ordine", "parola d’ordine", "codice di accesso", suffix=0),
     *_latin(ACCESS_KEY, "chiavi", "chiave", suffix=0),
     *_latin(SECRET, "segreto", suffix=0),
     # Portuguese
@@ -127,7 +143,9 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(TOKEN, "belirteç", suffix=3),
     # Chinese
     *_cjk(PASSWORD, "zh", "密码", "密碼", "口令"),
-    *_cjk(LOGIN, "zh", "凭据", "憑據", "凭证", "憑證", "登录信息", "登入資訊", "账号密码", "帳號密碼"),
+    *_cjk(
+        LOGIN, "zh", "凭据", "憑據", "凭证", "憑證", "登录信息", "登入資訊", "账号密码", "帳號密碼"
+    ),
     *_cjk(TOKEN, "zh", "令牌", "授权码", "授權碼"),
     *_cjk(SECRET_KEY, "zh", "密钥", "密鑰", "秘钥", "祕鑰", "秘鑰"),
     *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
@@ -154,7 +172,38 @@ _ENTRIES: list[tuple[str, Label]] = [
 # alternation scans fast (named groups per entry would make it seventy times slower); the
 # entry behind a match is looked up afterwards.
 _ENTRIES.sort(key=lambda entry: -len(entry[0]))
-LABEL_RE = re.compile("|".join(p for p, _ in _ENTRIES))
+
+
+def _factor(patterns: list[str]) -> str:
+    """One alternation with shared leading letters pulled out ("pass(?:word|phrase)").
+
+    The regex engine tries every branch at every position; factored, a position that does
+    not start a label fails on one branch instead of twenty.  Branch order is kept.
+    """
+    groups: dict[str, list[str]] = {}
+    order: list[str] = []
+    rest: list[str] = []
+    for p in patterns:
+        head = p[:1]
+        literal = head.isalnum() or head in "'’ -"
+        if not literal or p[1:2] in "?*+{":
+            order.append("\0" + p)  # kept whole, in its place
+            continue
+        if head not in groups:
+            groups[head] = []
+            order.append(head)
+        groups[head].append(p[1:])
+    for key in order:
+        if key.startswith("\0"):
+            rest.append(key[1:])
+            continue
+        tails = groups[key]
+        body = tails[0] if len(tails) == 1 else f"(?:{_factor(tails)})"
+        rest.append(re.escape(key) + body)
+    return "|".join(rest)
+
+
+LABEL_RE = re.compile(_factor([p for p, _ in _ENTRIES]))
 _COMPILED = tuple((re.compile(p), label) for p, label in _ENTRIES)
 
 
@@ -183,6 +232,9 @@ PREPOSITION_WORDS = frozenset(
     to auf zu in en pour a para naar на na into als
     """.split()
 )
+
+# "X as the password": the value comes before the label.
+AS_WORDS = frozenset("as als comme como come jako как качестве olarak".split())
 
 ADVERB_WORDS = frozenset(
     """

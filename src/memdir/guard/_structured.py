@@ -7,6 +7,7 @@ nested under a secret-named parent or section (`secrets:` / `[credentials]`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -19,7 +20,9 @@ __all__ = ["structured_hits"]
 
 # A key line whose value is empty, a block indicator or an opening quote.
 _OPEN_RE = re.compile(r"[:=][ \t]*(?P<block>[|>][-+]?|\"\"\"|'''|\"|')?[ \t]*(?:#[^\n]*)?\r?\n")
-_KEY_RE = re.compile(r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\s:=\"'#\[\]{}]{1,64})[\"']?[ \t]*")
+_KEY_RE = re.compile(
+    r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\s:=\"'#\[\]{}]{1,64})[\"']?[ \t]*"
+)
 _SECTION_RE = re.compile(r"^\[{1,2}(?P<name>[^\]\n]{1,64})\]{1,2}[ \t]*$", re.MULTILINE)
 _CHILD_RE = re.compile(
     r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\s:=\"'#\[\]{}]{1,64})[\"']?[ \t]*[:=][ \t]*"
@@ -38,6 +41,9 @@ _DESCRIPTIVE = frozenset(
     path file source provider id client_id account enabled required description comment
     length min max format env environment mount store backend engine scope scopes algorithm
     """.split()
+)
+_TABLE_HEAD_RE = re.compile(
+    r"^(?P<head>[ \t]*\|[^\n]{1,400})\r?\n[ \t]*\|?[ \t]*:?-{3,}[-:| \t]*\r?\n", re.MULTILINE
 )
 _MAX_CHILDREN = 40
 _MAX_HEAD = 96
@@ -104,7 +110,9 @@ def _children(
             item = _LIST_ITEM_RE.fullmatch(line)
             if item is not None and judge(item.group("value").strip("\"'")):
                 value = item.group("value")
-                yield Hit(start + item.start("value"), start + item.end("value"), "password", PRIO_LABEL)
+                yield Hit(
+                    start + item.start("value"), start + item.end("value"), "password", PRIO_LABEL
+                )
             continue
         key = m.group("key").lower()
         if key in _DESCRIPTIVE or classify_key(key) is not None:
@@ -169,6 +177,38 @@ def _section_hits(text: str) -> Iterator[Hit]:
             yield from _children(text, m.end() + 1, None)
 
 
+def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the cells of a table row "| a | b |" in text[start:end]."""
+    bars = [i for i in range(start, end) if text[i] == "|"]
+    return list(itertools.pairwise(bars))
+
+
+def _table_hits(text: str) -> Iterator[Hit]:
+    """Markdown tables whose header names a password, token or secret column."""
+    for m in _TABLE_HEAD_RE.finditer(text):
+        columns: dict[int, tuple[str, bool]] = {}
+        for i, (lo, hi) in enumerate(_cells(text, m.start("head"), m.end("head"))):
+            name = text[lo + 1 : hi].strip()
+            found = _key_kind(name) if name else None
+            if found is not None:
+                columns[i] = found
+        if not columns:
+            continue
+        for start, line in _lines_from(text, m.end()):
+            if not line.lstrip().startswith("|"):
+                break
+            for i, (lo, hi) in enumerate(_cells(text, start, start + len(line))):
+                if i not in columns:
+                    continue
+                kind, is_password = columns[i]
+                cell = text[lo + 1 : hi]
+                value = cell.strip().strip("`*_\"'")
+                judge = prose_password if is_password else token_like
+                if value and judge(value):
+                    vstart = lo + 1 + cell.find(value)
+                    yield Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+
+
 def structured_hits(text: str) -> Iterator[Hit]:
     """Yield secrets written below their key or inside a secret-named block of a config."""
     if "\n" not in text:
@@ -176,3 +216,5 @@ def structured_hits(text: str) -> Iterator[Hit]:
     yield from _next_line_hits(text)
     if "[" in text:
         yield from _section_hits(text)
+    if "|" in text:
+        yield from _table_hits(text)

@@ -1,0 +1,74 @@
+"""The guard against its multilingual corpus: recall and false-positive floors per language."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from memdir.guard import describe, redact, scan_fields, scan_text
+
+from .corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, TUNING, Case
+
+RECALL_FLOOR = 0.97
+LANGUAGE_RECALL_FLOOR = 0.95
+FPR_CEILING = 0.02
+
+
+def _found(case: Case) -> bool:
+    return any(f.line == case.line for f in scan_text(case.text))
+
+
+def _rates(cases: tuple[Case, ...]) -> tuple[float, float]:
+    positives = [c for c in cases if c.positive]
+    negatives = [c for c in cases if not c.positive]
+    recall = sum(_found(c) for c in positives) / len(positives)
+    fpr = sum(bool(scan_text(c.text)) for c in negatives) / len(negatives)
+    return recall, fpr
+
+
+def test_corpus_is_big_and_covers_every_language() -> None:
+    assert len(ALL) >= 400
+    assert len({c.id for c in ALL}) == len(ALL)
+    for lang in LANGUAGES:
+        assert any(c.lang == lang and c.positive for c in ALL), lang
+        assert any(c.lang == lang and not c.positive for c in ALL), lang
+    for kind in ("prose", "config", "url", "obfuscated", "lookalike"):
+        assert any(c.kind == kind for c in ALL), kind
+
+
+@pytest.mark.parametrize("batch", [TUNING, HELD, FRESH, ALL], ids=["tuning", "held", "fresh", "all"])
+def test_recall_and_false_positive_floors(batch: tuple[Case, ...]) -> None:
+    recall, fpr = _rates(batch)
+    assert recall >= RECALL_FLOOR
+    assert fpr <= FPR_CEILING
+
+
+def test_every_language_meets_its_recall_floor() -> None:
+    by_lang: dict[str, list[Case]] = defaultdict(list)
+    for case in ALL:
+        if case.positive:
+            by_lang[case.lang].append(case)
+    low = {
+        lang: found
+        for lang, cases in by_lang.items()
+        if (found := sum(_found(c) for c in cases) / len(cases)) < LANGUAGE_RECALL_FLOOR
+    }
+    assert low == {}
+
+
+@pytest.mark.parametrize("case", [c for c in ALL if c.positive], ids=lambda c: c.id)
+def test_no_value_is_echoed_and_redaction_removes_it(case: Case) -> None:
+    findings = scan_fields({"body": case.text})
+    message = describe(findings)
+    assert case.secret not in message
+    assert all(case.secret not in repr(f) for _, f in findings)
+    if findings:
+        redacted = redact(case.text)
+        assert case.secret not in redacted
+        assert scan_text(redacted) == []
+
+
+@pytest.mark.parametrize("case", [c for c in ALL if not c.positive], ids=lambda c: c.id)
+def test_redaction_leaves_look_alikes_alone(case: Case) -> None:
+    assert redact(case.text) == case.text
