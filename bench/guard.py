@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.guard.corpus import NEGATIVES, POSITIVES
+from tests.guard.corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, TUNING, Case
 
 from memdir.guard import redact, scan_text
 
@@ -47,6 +48,35 @@ def _throughput(text: str, fn: Callable[[str], object], rounds: int = 5) -> tupl
     return best, len(text.encode("utf-8")) / best / 1e6
 
 
+def _found(case: Case) -> bool:
+    return any(f.line == case.line for f in scan_text(case.text))
+
+
+def _row(label: str, cases: list[Case]) -> str:
+    pos = [c for c in cases if c.positive]
+    neg = [c for c in cases if not c.positive]
+    recall = f"{sum(map(_found, pos)) / len(pos):7.2%}" if pos else "      -"
+    fpr = f"{sum(bool(scan_text(c.text)) for c in neg) / len(neg):7.2%}" if neg else "      -"
+    return f"  {label:12s} {len(pos):4d} {recall}   {len(neg):4d} {fpr}"
+
+
+def _multilingual() -> bool:
+    """Print recall and false-positive rate per batch, language and kind; True if floors hold."""
+    print("\nmultilingual corpus            positives recall  negatives FPR")
+    for name, batch in (("tuning", TUNING), ("held", HELD), ("fresh", FRESH), ("all", ALL)):
+        print(_row(name, list(batch)))
+    print("  by language:")
+    for lang in LANGUAGES:
+        print(_row(lang, [c for c in ALL if c.lang == lang]))
+    print("  by kind:")
+    for kind in sorted({c.kind for c in ALL}):
+        print(_row(kind, [c for c in ALL if c.kind == kind]))
+    missed = [c.id for c in ALL if c.positive and not _found(c)]
+    flagged = [c.id for c in ALL if not c.positive and scan_text(c.text)]
+    print(f"  missed: {missed or 'none'}\n  flagged: {flagged or 'none'}")
+    return not missed and not flagged
+
+
 def main() -> int:
     found = 0
     missed: list[str] = []
@@ -73,15 +103,24 @@ def main() -> int:
         "adversarial 'a'": _repeat("a"),
         "adversarial '密码是'": _repeat("密码是"),
         "adversarial 'Bearer '": _repeat("Bearer "),
+        "multilingual notes (all)": _body_from([c.text for c in ALL]),
+        "multilingual look-alikes": _body_from([c.text for c in ALL if not c.positive]),
+        "adversarial 'Passwort: '": _repeat("Datenbankpasswort: "),
+        "adversarial 'パスワードは'": _repeat("パスワードは"),
+        "adversarial 'login: a / '": _repeat("login: a / "),
+        "adversarial 'password:\\n'": _repeat("password:\n"),
+        "adversarial 'a\\u200b'": _repeat("a\u200b"),
+        "adversarial full-width": _repeat("ｐａｓｓｗｏｒｄ："),
     }
+    multilingual_ok = _multilingual()
     print(f"\nthroughput on {BODY_BYTES // 1024} KiB bodies (best of 5):")
     for name, body in bodies.items():
         seconds, mbps = _throughput(body, scan_text)
-        print(f"  scan_text  {name:28s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
+        print(f"  scan_text  {name:30s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
     name = "notes with secrets (all)"
     seconds, mbps = _throughput(bodies[name], redact)
-    print(f"  redact     {name:28s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
-    return 0 if not missed and not flagged else 1
+    print(f"  redact     {name:30s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
+    return 0 if not missed and not flagged and multilingual_ok else 1
 
 
 if __name__ == "__main__":

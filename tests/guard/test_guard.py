@@ -138,3 +138,69 @@ def test_pathological_128k_inputs_scan_quickly(name: str) -> None:
     scan_text(text)
     redact(text)
     assert time.perf_counter() - start < SANITY_SECONDS
+
+
+# Label-like runs in every language the lexicon knows: each label opens a window, so these
+# check that windows stay bounded and nothing backtracks.
+_LABEL_RUNS = {
+    "de_compound_colon": _repeat("Datenbankpasswort: "),
+    "fr_label_is": _repeat("le mot de passe est "),
+    "ru_label": _repeat("пароль "),
+    "ja_label_particle": _repeat("パスワードは"),
+    "ko_label_particle": _repeat("비밀번호는 "),
+    "login_pairs": _repeat("login: a / "),
+    "as_the_password": _repeat("Xy7!pQ2m as the password "),
+    "label_no_space": _repeat("passwordtokensecret"),
+    "yaml_empty_keys": _repeat("password:\n"),
+    "yaml_nested_secrets": "secrets:\n" + _repeat("  a: b\n"),
+    "table_header": "| password |\n|---|\n" + _repeat("| x |\n"),
+    "zero_width": _repeat("a\u200b"),
+    "full_width": _repeat("ｐａｓｓｗｏｒｄ："),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LABEL_RUNS))
+def test_label_like_runs_scan_quickly(name: str) -> None:
+    text = _LABEL_RUNS[name]
+    start = time.perf_counter()
+    scan_text(text)
+    redact(text)
+    assert time.perf_counter() - start < SANITY_SECONDS
+
+
+_LABELS = st.sampled_from(
+    [
+        "Passwort",
+        "mot de passe",
+        "contraseña",
+        "пароль",
+        "hasło",
+        "şifre",
+        "密码",
+        "パスワード",
+        "비밀번호",
+        "token",
+        "login",
+        " is ",
+        " ist ",
+        "是",
+        "は",
+        "는",
+        ": ",
+        "\n  ",
+        "|",
+        "---",
+        " as ",
+        "\u200b",
+        "ｘ",
+        "Xy7!pQ2m",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_LABELS, st.text(max_size=6)), max_size=60).map("".join))
+def test_multilingual_noise_never_raises_and_redacts_clean(text: str) -> None:
+    findings = scan_text(text)
+    assert all(1 <= f.line <= text.count("\n") + 1 for f in findings)
+    assert scan_text(redact(text)) == []

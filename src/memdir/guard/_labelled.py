@@ -112,6 +112,11 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
     return nxt not in _ZH_NOT_LABEL
 
 
+def _is_label_word(word: str) -> bool:
+    m = LABEL_RE.search(word)
+    return m is not None and _label_span(word, m.start(), m.end(), label_for(m.group()))
+
+
 def _clean(word: str) -> str:
     # Brackets and braces at the front stay: "{password!r}", "<token>", "[hidden]" are slots.
     word = word.lstrip(_LEAD).rstrip(_EDGE)
@@ -206,6 +211,8 @@ def _scan_window(
         if lower in PREPOSITION_WORDS:
             state = "next"
             continue
+        if _is_label_word(lower):
+            return None  # another label: its own window reads what follows it
         if _ASSIGNMENT_RE.match(word):
             return None  # "max_tokens=800": code, which the assignment rules read
         if state == "after" and lower in ADVERB_WORDS:
