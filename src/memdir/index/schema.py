@@ -28,7 +28,9 @@ __all__ = [
     "Opened",
     "damage_of",
     "damage_record",
+    "index_file",
     "is_damage",
+    "needs_care",
     "open_index",
     "open_index_db",
 ]
@@ -265,6 +267,35 @@ def open_index(path: Path, *, discard: tuple[int, str] | None = None) -> Opened:
             conn.close()
             raise
         return Opened(conn, True, damage, _inode(path))
+
+
+def index_file(home: Path, state_key: str) -> Path:
+    """Where the index of the scope whose machine-local state is `state_key` lives."""
+    return home / "index" / f"{state_key}.sqlite3"
+
+
+def needs_care(path: Path) -> bool:
+    """True when the index at `path` is damaged now or replaced a damaged one earlier
+    (doctor then asks the retriever, which repairs and words it); changes nothing.
+
+    Cheap, and light to import (no numpy): plain `doctor` calls it for every scope.
+    """
+    if not path.exists():
+        return False
+    with _opening(path):
+        try:
+            conn = _connect(path)
+        except sqlite3.DatabaseError:
+            return True
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "meta" not in tables or _version(conn) != SCHEMA_VERSION:
+                return False  # another schema (or empty): rebuilt on open, nothing to report
+            return damage_of(conn) is not None or damage_record(conn) is not None
+        except sqlite3.DatabaseError:
+            return True
+        finally:
+            conn.close()
 
 
 def open_index_db(path: Path) -> tuple[sqlite3.Connection, bool]:

@@ -11,6 +11,7 @@ from memdir.config import Settings
 from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note
 from memdir.core.vocab import WriteEvent
 from memdir.errors import Busy, IntegrityError, InvalidInput, ParseError, Refused, Remedy
+from memdir.index.schema import index_file, needs_care
 from memdir.memory.stores import Stores
 from memdir.results import DoctorReport, ForgetPlan, ForgetResult, RestoreResult
 from memdir.store import (
@@ -230,8 +231,11 @@ class Maintenance:
         )
         findings = [
             finding
-            for scope in self.stores.scopes
-            for finding in self._retriever().index_findings(self.stores.store(scope), deep=deep)
+            for store in map(self.stores.store, self.stores.scopes)
+            # Plain doctor asks the retriever (and loads numpy) only about an index that
+            # needs it.
+            if deep or needs_care(index_file(self.stores.home, store.state_key))
+            for finding in self._retriever().index_findings(store, deep=deep)
         ]
         return DoctorReport(
             problems=tuple(problems),

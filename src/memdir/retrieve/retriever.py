@@ -37,6 +37,7 @@ from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_em
 from memdir.errors import IntegrityError, InvalidInput, Remedy
 from memdir.index.db import ChunkRow, IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
+from memdir.index.schema import index_file
 from memdir.index.tokenize import index_terms
 from memdir.results import Chunk, Hit, ReindexStats
 from memdir.retrieve.hybrid import FusionParams
@@ -165,7 +166,7 @@ class Retriever:
 
     def index_path(self, store: ScopeStore) -> Path:
         """Where a scope's index database lives."""
-        return self.home / "index" / f"{store.state_key}.sqlite3"
+        return index_file(self.home, store.state_key)
 
     def _damaged(self, path: Path, reason: str) -> None:
         scope = self._scopes.get(path)
@@ -550,7 +551,8 @@ class Retriever:
         index = self._open(store, quiet=True)
         damaged = opening and index.damage is not None
         try:
-            index.check(full=deep)
+            if deep or not opening:  # opening ran the quick check already
+                index.check(full=deep)
         except IndexDamaged:
             damaged = True  # replaced by an empty one; the record below says so
         if damaged:
