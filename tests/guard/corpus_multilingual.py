@@ -2,10 +2,10 @@
 
 Three batches written separately: `TUNING` was used while building the detectors; `HELD`
 was written before it was ever scanned, measured, and its general misses then fixed; `FRESH`
-was written after that and measured once, as the figure for text the guard has not seen.  Each case names its
-language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any" for language-free
-text) and its kind (prose, config, url, obfuscated, lookalike).  Values are generated from
-seeded pieces so no realistic credential is stored literally in the repository.
+was written after that and measured once, as the figure for text the guard has not seen.
+Each case names its language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any"
+for language-free text) and its kind (prose, config, url, obfuscated, lookalike).  Values are
+generated from seeded pieces so no realistic credential is stored literally in the repository.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ __all__ = ["ALL", "FRESH", "HELD", "LANGUAGES", "TUNING", "Case"]
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "zh", "ja", "ko", "any")
 
-_WORDS = (
+_WORD_LIST = (
     "Nebel Tanne Sommer Regen Lune Soleil Mare Sol Kot Ayı Lotus Fuji Hana Berg Wolke Zorro "
     "Pampa Nieve Cielo Tulp Molen Kwiat Rzeka Deniz Kedi Panda Sakura Haneul Bada Falke Ozean"
-).split()
+)
+_WORDS = tuple(_WORD_LIST.split())
 _SYMBOLS = "!#$%&*+-.?@_="
 
 
@@ -93,7 +94,9 @@ def _neg(batch: str, rows: list[tuple[str, str, str]]) -> list[Case]:
 
 _HASH = tok("ml-hash", HEX, 64)
 _COMMIT = tok("ml-commit", HEX, 40)
-_UUID = "{}-{}-4{}-a{}-{}".format(*(tok(f"ml-uuid{i}", HEX, n) for i, n in enumerate((8, 4, 3, 3, 12))))
+_UUID = "{}-{}-4{}-a{}-{}".format(
+    *(tok(f"ml-uuid{i}", HEX, n) for i, n in enumerate((8, 4, 3, 3, 12)))
+)
 _PUBKEY = "AAAAC3NzaC1lZDI1NTE5AAAAI" + tok("ml-pub", B64, 43)
 _IMG = "iVBORw0KGgoAAAANSUhEUgAA" + tok("ml-img", B64, 60)
 
@@ -326,7 +329,7 @@ _TUNING_NEG: list[tuple[str, str, str]] = [
     ("any", "config", "[credentials]\nprovider = vault\nregion = eu-west-1\n"),
     ("any", "config", "token:\n  ttl: 3600\n  refresh: true\n"),
     ("any", "config", "password:\n  min_length: 12\n  require_digit: true\n"),
-    ("any", "lookalike", f"<img src=\"data:image/png;base64,{_IMG}\">"),
+    ("any", "lookalike", f'<img src="data:image/png;base64,{_IMG}">'),
     ("any", "url", "https://user@github.com/org/repo.git"),
     ("any", "url", "https://user:${TOKEN}@git.example.org/repo.git"),
     ("any", "url", "https://user:password@example.com/"),
@@ -465,7 +468,13 @@ _HELD_NEG: list[tuple[str, str, str]] = [
     ("ko", "lookalike", "비밀번호: ****"),
     ("any", "config", "password:\n  from_env: DB_PASSWORD\n"),
     ("any", "config", "credentials:\n  file: ~/.aws/credentials\n"),
-    ("any", "lookalike", f"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBG{tok('ml-pgp', B64, 60)}\n-----END PGP PUBLIC KEY BLOCK-----"),
+    (
+        "any",
+        "lookalike",
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBG"
+        + tok("ml-pgp", B64, 60)
+        + "\n-----END PGP PUBLIC KEY BLOCK-----",
+    ),
     ("any", "url", "https://www.example.com/login?next=/home"),
 ]
 
@@ -516,7 +525,11 @@ _FRESH_POS: list[tuple[str, str, str]] = [
     ("ko", "prose", "메모: 공유기 관리자 비밀번호는 {pw}입니다."),
     ("ko", "prose", "- 사용자: admin\n- 비밀번호: {pw}"),
     ("ko", "prose", "테스트 서버 API 키는 {tok}입니다."),
-    ("any", "config", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD:\n        {pw}\n"),
+    (
+        "any",
+        "config",
+        "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD:\n        {pw}\n",
+    ),
     ("any", "config", "[mail]\nsmtp_password =\n\t{pw}\n"),
     ("any", "url", "redis://:{pw}@cache.internal:6379/0"),
     ("any", "url", "imaps://me:{pw}@mail.corp.lan/INBOX"),
@@ -570,7 +583,13 @@ _FRESH_NEG: list[tuple[str, str, str]] = [
     ("any", "config", 'token = """\n${CI_TOKEN}"""\n'),
     ("any", "url", "https://github.com/org/repo/commit/" + _COMMIT),
     ("any", "url", "ssh://git@github.com:22/org/repo.git"),
-    ("any", "lookalike", "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" + tok("ml-pk", B64, 40) + "\n-----END PUBLIC KEY-----"),
+    (
+        "any",
+        "lookalike",
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE"
+        + tok("ml-pk", B64, 40)
+        + "\n-----END PUBLIC KEY-----",
+    ),
 ]
 
 TUNING: tuple[Case, ...] = tuple(_pos("t", _TUNING_POS) + _neg("t", _TUNING_NEG))

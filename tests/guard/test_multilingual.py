@@ -37,7 +37,9 @@ def test_corpus_is_big_and_covers_every_language() -> None:
         assert any(c.kind == kind for c in ALL), kind
 
 
-@pytest.mark.parametrize("batch", [TUNING, HELD, FRESH, ALL], ids=["tuning", "held", "fresh", "all"])
+@pytest.mark.parametrize(
+    "batch", [TUNING, HELD, FRESH, ALL], ids=["tuning", "held", "fresh", "all"]
+)
 def test_recall_and_false_positive_floors(batch: tuple[Case, ...]) -> None:
     recall, fpr = _rates(batch)
     assert recall >= RECALL_FLOOR

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 from ._hit import PRIO_LABEL, Hit
 from ._lexicon import (
+    ADVERB_WORDS,
+    AS_WORDS,
     CJK_CONNECTOR_RE,
     CONNECTOR_WORDS,
     LABEL_RE,
@@ -21,8 +23,6 @@ from ._lexicon import (
     NEGATING_RE,
     PASSWORD_KINDS,
     PIN,
-    ADVERB_WORDS,
-    AS_WORDS,
     PREPOSITION_WORDS,
     Label,
     label_for,
@@ -38,7 +38,10 @@ from ._values import (
 
 __all__ = ["labelled_hits"]
 
-_CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+_CJK = (
+    "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uff00-\uffef"
+)
 _QUOTES = "\"'`“”„‚‘’«»‹›「」『』【】《》〈〉"
 # A word in the window: anything up to whitespace, a CJK character or a quote.
 _WORD_RE = re.compile(f'[^\\s{_CJK}"`“”„«»「」『』【】《》〈〉]+')
@@ -234,12 +237,10 @@ def _scan_window(
 def _gap_state(gap: str, state: str) -> str:
     """A connector in the text between words makes the next word the value, unless more
     words (CJK has no spaces: "密码：见X" is "password: see X") follow the connector."""
-    last = None
-    for last in _GAP_CONNECTOR_RE.finditer(gap):
-        pass
-    if last is None:
+    ends = [m.end() for m in _GAP_CONNECTOR_RE.finditer(gap)]
+    if not ends:
         return state
-    rest = gap[last.end() :]
+    rest = gap[ends[-1] :]
     return "near" if _CJK_LETTER_RE.search(rest) else "after"
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = [
-    "CJK_CONNECTOR_RE",
     "ADVERB_WORDS",
     "AS_WORDS",
+    "CJK_CONNECTOR_RE",
     "CONNECTOR_WORDS",
     "LABEL_RE",
     "LOGIN",
@@ -26,6 +26,12 @@ __all__ = [
     "Label",
     "label_for",
 ]
+
+
+def _set(words: str) -> frozenset[str]:
+    """A set from whitespace-separated words; keeps long vocabularies readable."""
+    return frozenset(words.split())
+
 
 PASSWORD = "password"
 PASSPHRASE = "passphrase"
@@ -219,29 +225,32 @@ def label_for(matched: str) -> Label:
 # Words that link a label to its value.  After a copula or a colon the value may come a
 # word or two later ("is now X"); after a preposition ("changed to X", "auf X geändert") only
 # the very next word counts, since "send the password to admin01" names no password.
-CONNECTOR_WORDS = frozenset(
+CONNECTOR_WORDS = _set(
     """
     is was are were ist lautet lauten war sind heißt heisst est était sont c'est devient es
-    era son sea fue è sono é são foi zijn luidt это jest są brzmi — – - -> => → : = | is:
-    be wird wordt sera serait sarà será seria będzie будет olacak blir er är on
-    
-    """.split()
+    era son sea fue è sono é são foi zijn luidt это jest są brzmi — – - -> => → : = | is: be
+    wird wordt sera serait sarà será seria będzie будет olacak blir er är on
+    """
 )
-PREPOSITION_WORDS = frozenset(
+PREPOSITION_WORDS = _set(
     """
     to auf zu in en pour a para naar на na into als
-    """.split()
+    """
 )
 
 # "X as the password": the value comes before the label.
-AS_WORDS = frozenset("as als comme como come jako как качестве olarak".split())
+AS_WORDS = _set(
+    """
+    as als comme como come jako как качестве olarak
+    """
+)
 
-ADVERB_WORDS = frozenset(
+ADVERB_WORDS = _set(
     """
     now still again just simply currently temporarily jetzt nun noch immer wieder aktuell
     maintenant toujours encore actuellement ahora todavía aún ora ancora adesso agora ainda
     nu nog steeds теперь сейчас всё ещё teraz nadal obecnie artık hâlâ şimdi
-    """.split()
+    """
 )
 
 # What may stand between a CJK label and its value: particles, copulas and "changed to".
@@ -257,5 +266,6 @@ NEGATING_RE = re.compile(
     r"|publique?|pública|público|pubblica|publieke|openbare|публичн|открыт|publiczn|açık anahtar"
     r"|example|beispiel|exemple|ejemplo|esempio|exemplo|voorbeeld|пример|przykład|örnek"
     r"|e\.g\.|z\.b\.|z\. b\.|p\.ex\.|prüfsumme|empreinte|huella|impronta|хеш|хэш|skrót"
-    r"|哈希|校验|校驗|指纹|指紋|摘要|公钥|公鑰|示例|例如|ハッシュ|チェックサム|公開鍵|例えば|해시|체크섬|공개 ?키|예시"
+    r"|哈希|校验|校驗|指纹|指紋|摘要|公钥|公鑰|示例|例如"
+    r"|ハッシュ|チェックサム|公開鍵|例えば|해시|체크섬|공개 ?키|예시"
 )

@@ -18,6 +18,12 @@ from ._values import looks_random, prose_password, strong_password, token_like
 
 __all__ = ["structured_hits"]
 
+
+def _set(words: str) -> frozenset[str]:
+    """A set from whitespace-separated words; keeps long vocabularies readable."""
+    return frozenset(words.split())
+
+
 # A key line whose value is empty, a block indicator or an opening quote.
 _OPEN_RE = re.compile(r"[:=][ \t]*(?P<block>[|>][-+]?|\"\"\"|'''|\"|')?[ \t]*(?:#[^\n]*)?\r?\n")
 _KEY_RE = re.compile(
@@ -29,18 +35,24 @@ _CHILD_RE = re.compile(
     r"(?P<value>[^\n#]*?)[ \t]*(?:#[^\n]*)?$"
 )
 _LIST_ITEM_RE = re.compile(r"[ \t]*-[ \t]+(?P<value>[^\n#]*?)[ \t]*$")
-_PARENTS = frozenset(
-    "secrets secret credentials creds passwords tokens api_keys apikeys api-keys auth"
-    " passwörter zugangsdaten".split()
+_PARENTS = _set(
+    """
+    secrets secret credentials creds passwords tokens api_keys apikeys api-keys auth
+    passwörter zugangsdaten
+    """
 )
-_PASSWORD_PARENTS = frozenset("passwords passwörter".split())
+_PASSWORD_PARENTS = _set(
+    """
+    passwords passwörter
+    """
+)
 # Children of a secret-named parent that describe the secret rather than hold it.
-_DESCRIPTIVE = frozenset(
+_DESCRIPTIVE = _set(
     """
     user username name login email mail host hostname url uri endpoint port region type kind
     path file source provider id client_id account enabled required description comment
     length min max format env environment mount store backend engine scope scopes algorithm
-    """.split()
+    """
 )
 _TABLE_HEAD_RE = re.compile(
     r"^(?P<head>[ \t]*\|[^\n]{1,400})\r?\n[ \t]*\|?[ \t]*:?-{3,}[-:| \t]*\r?\n", re.MULTILINE
