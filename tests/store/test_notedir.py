@@ -342,12 +342,19 @@ def test_a_note_symlink_out_of_the_directory_is_never_followed(
 def test_a_note_symlink_inside_the_directory_is_skipped_and_reported_too(
     memory: Memory, project: Path
 ) -> None:
-    memory.remember("Real note", f"About {SECRET_WORD}.", id="real")
+    memory.remember("Other note", "Other body.", id="other")
+    # A note that leaves its id to its file name, so a link to it would parse as a note
+    # of the link's own name.
+    target = project / "MEMORY" / "target.md"
+    target.write_bytes(b'---\n{"summary":"Target about %s"}\n---\nBody.\n' % SECRET_WORD.encode())
     alias = project / "MEMORY" / "alias.md"
-    alias.symlink_to("real.md")  # relative, to a note in the same directory
-    assert [n.id for n in memory.list()] == ["real"]
-    assert [h.note_id for h in memory.search(SECRET_WORD, method="lexical")] == ["real"]
-    assert [p.path for p in memory.doctor().problems] == [alias]
+    alias.symlink_to("target.md")  # relative, to a note in the same directory
+    assert sorted(n.id for n in memory.list()) == ["other", "target"]
+    assert [h.note_id for h in memory.search(SECRET_WORD, method="lexical")] == ["target"]
+    [problem] = memory.doctor().problems
+    assert problem.path == alias and "symbolic link" in problem.reason
+    with pytest.raises(ParseError, match="symbolic link"):
+        memory.read("alias")
     alias.unlink()
     assert memory.doctor().ok
 
