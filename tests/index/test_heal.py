@@ -195,6 +195,37 @@ def test_a_query_on_a_damaged_index_raises_index_damaged_and_leaves_it_empty(
         index.close()
 
 
+def test_a_second_connection_meeting_the_damage_keeps_the_first_ones_repair(
+    tmp_path: Path,
+) -> None:
+    """Two processes had the damaged index open: the second to meet the damage opens the
+    database the first one created instead of deleting it."""
+    path = tmp_path / "i.sqlite3"
+    first, second = SearchIndex(path), SearchIndex(path)
+    try:
+        conn = sqlite3.connect(path)
+        conn.execute("INSERT INTO fts(rowid, summary, body, meta) VALUES (1, 'walrus', '', '')")
+        conn.commit()
+        conn.execute("UPDATE fts_data SET block = randomblob(length(block)) WHERE id > 10")
+        conn.commit()
+        conn.close()
+        with pytest.raises(IndexDamaged):
+            first.lexical('"walrus"', 10)
+        conn = sqlite3.connect(path)  # the repaired database, as the first one left it
+        conn.execute("INSERT INTO meta(key, value) VALUES ('kept', 'yes')")
+        conn.commit()
+        conn.close()
+        with pytest.raises(IndexDamaged):
+            second.lexical('"walrus"', 10)  # its connection still reads the damaged file
+        assert second.lexical('"walrus"', 10) == []
+    finally:
+        first.close()
+        second.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key='kept'").fetchone() == ("yes",)
+    conn.close()
+
+
 def test_only_damage_counts_as_damage(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "x.sqlite3")
     with pytest.raises(sqlite3.OperationalError) as bad_sql:

@@ -558,7 +558,7 @@ class Retriever:
         if damaged:
             self.refresh(store)  # refilled now rather than by the next search
         out: list[str] = []
-        record = index.damage_record()
+        record = self._healed(index.damage_record)
         if record is not None:
             out.append(
                 f"the search index of the {store.scope.value} notes ({path}) was found damaged "
