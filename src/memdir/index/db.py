@@ -146,12 +146,13 @@ def _healing(
 
     @functools.wraps(method)
     def run(self: SearchIndex, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        inode = self._inode  # the database this call read, if another thread replaces it
         try:
             return method(self, *args, **kwargs)
         except sqlite3.DatabaseError as exc:
             if not is_damage(exc):
                 raise
-            reason = self._replace_damaged(str(exc))
+            reason = self._replace_damaged(str(exc), inode)
         raise IndexDamaged(self.path, reason)
 
     return run
@@ -181,10 +182,13 @@ class SearchIndex:
         with self._lock:
             self._conn.close()
 
-    def _replace_damaged(self, reason: str) -> str:
-        """Replace the damaged database with an empty one (unless another process already
-        did) and forget everything read from it; returns the reason, shortened."""
+    def _replace_damaged(self, reason: str, inode: int) -> str:
+        """Replace the damaged database (of `inode`) with an empty one, unless another
+        thread or process already did, and forget everything read from it; returns the
+        reason, shortened."""
         with self._lock:
+            if inode != self._inode:
+                return reason  # another thread of this process replaced it meanwhile
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             opened = open_index(self.path, discard=(self._inode, reason))
@@ -200,10 +204,11 @@ class SearchIndex:
         """SQLite's check of the database (`full`: the slow, complete one); when it finds
         damage the database is replaced by an empty one and `IndexDamaged` raised."""
         with self._lock:
+            inode = self._inode
             found = damage_of(self._conn, full=full)
         if found is None:
             return None
-        reason = self._replace_damaged(found)
+        reason = self._replace_damaged(found, inode)
         raise IndexDamaged(self.path, reason)
 
     @_healing
