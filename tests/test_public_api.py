@@ -125,5 +125,5 @@ def test_exception_has_docstring_and_common_base(cls: type[BaseException]) -> No
 @pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda cls: cls.__name__)
 def test_each_exception_maps_to_an_exit_code(cls: type[MemdirError]) -> None:
     code = memdir.errors.exit_code_for(cls("x"))
-    assert isinstance(code, int) and 1 <= code <= 8
+    assert isinstance(code, int) and 1 <= code <= 9
     assert memdir.errors.exit_code_for(ValueError("x")) == 1
