@@ -55,7 +55,7 @@ _LEAD = "(" + _QUOTES
 _TRAIL = ".,;:!?)]}>"
 # Turkish glues its case ending to the value with an apostrophe: "Qw3rtyZx91'dir".
 _TR_SUFFIX_RE = re.compile(r"['’][a-zçğıöşü]{1,5}$")
-_PAIR_RE = re.compile(r"[^\s/|:,]{1,64}[ \t]*[/|:,][ \t]*(?P<pw>[^\s/|,]{1,128})")
+_PAIR_RE = re.compile(r"[^\s/|:,=]{1,64}[ \t]*[/|:][ \t]*(?P<pw>[^\s/|,=]{1,128})(?!=)")
 _LATIN_LETTER_RE = re.compile(r"[^\W\d_]")
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
 _ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
@@ -68,7 +68,8 @@ _USER_SLASH_RE = re.compile(
     r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
 )
-_NAME_CHARS = frozenset("_/\\.@$%")
+_NAME_CHARS = frozenset("_/\\.@$%{")
+_CODE_OPERATORS = frozenset("+ && || == != += .. ++".split())
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -97,6 +98,8 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
             return False
         if before == "-" and not label.compound:
             return False
+        if label.weak and (before in _QUOTES or folded[end : end + 1] in _QUOTES):
+            return False  # 'pw' in quotes is a string, not someone's label
         i = end
         while i < n and i - end <= label.suffix and _is_letter(folded[i]):
             i += 1
@@ -214,6 +217,8 @@ def _scan_window(
         if lower in PREPOSITION_WORDS:
             state = "next"
             continue
+        if lower in _CODE_OPERATORS:
+            return None  # "PASSWORD = "Zx9" + "...": code building a value, not prose
         if _is_label_word(lower):
             return None  # another label: its own window reads what follows it
         if _ASSIGNMENT_RE.match(word):

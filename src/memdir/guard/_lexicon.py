@@ -54,6 +54,7 @@ class Label:
     compound: bool = False  # letters may come before it ("Datenbank|passwort")
     suffix: int = 0  # at most this many letters may follow it (inflection, plural)
     script: str = "latin"  # "latin" (word boundaries), "zh", "ja" or "ko"
+    weak: bool = False  # an abbreviation that is also other things ("pw", "pwd")
 
 
 _SPACE_RE = re.compile(r" (?![^\[]*\])")
@@ -79,7 +80,8 @@ _ENTRIES: list[tuple[str, Label]] = [
     ),
     *_latin(PASSWORD, "passwörter", "kennwörter", compound=True, suffix=1),
     *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
-    *_latin(PASSWORD, "pw", "pwd", suffix=0),
+    ("pw", Label(PASSWORD, weak=True)),
+    ("pwd", Label(PASSWORD, weak=True)),
     *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
     *_latin(TOKEN, "token", compound=True, suffix=3),
     *_latin(SECRET, "secret", "client secret", compound=True, suffix=1),

@@ -310,7 +310,7 @@ _NOT_A_VALUE_RE = re.compile(
     re.IGNORECASE,
 )
 # In prose "*" is emphasis and "!" punctuation, so fewer leading characters mark a reference.
-_PROSE_SIGILS = frozenset("$%{[(<@&:=")
+_PROSE_SIGILS = frozenset("$%{[(<@&:=}])")
 _LOWER_IDENT_RE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _BRAND_RE = re.compile(r"\d[A-Z][a-z]+")
 _DATE_TIME_RE = re.compile(r"\d{1,4}(?:[./:\-]\d{1,4})+(?:[ T]?\d{1,2}(?::\d{2}){1,2})?")
@@ -351,10 +351,14 @@ def prose_password(value: str) -> bool:
     has_lower = any(ch.islower() for ch in v)
     if not (has_upper and has_lower):
         return False
+    # Identifiers split into words of three letters or more ("HTTPPasswordMgr"); typed
+    # letters flip case at random and leave short pieces ("hViIMTloiO").
+    pairs, rare = _rare_pair_share(v)
+    if all(len(part) >= 3 for part in _WORD_RE.findall(v)) and rare < 0.2:
+        return False
     if not _WORDISH_CASE_RE.fullmatch(v):
         return True
     # Camel-case shaped but not made of words: "bnlrrBxoQt" has rare letter pairs throughout.
-    pairs, rare = _rare_pair_share(v)
     return n >= 8 and pairs >= 6 and rare >= 0.35
 
 
