@@ -30,6 +30,7 @@ from ._lexicon import (
 from ._values import (
     class_count,
     looks_random,
+    numeric_password,
     pin_like,
     prose_password,
     strong_password,
@@ -46,7 +47,7 @@ _QUOTES = "\"'`“”„‚‘’«»‹›「」『』【】《》〈〉"
 # A word in the window: anything up to whitespace, a CJK character or a quote.
 _WORD_RE = re.compile(f'[^\\s{_CJK}"`“”„«»「」『』【】《》〈〉]+')
 _WINDOW = 120
-_MAX_WORDS = 8
+_MAX_WORDS = 12
 _LEFT_CONTEXT = 32
 # End of the sentence the label is in: the value never comes after it.
 _SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|[。！？\n]")
@@ -135,12 +136,16 @@ def _clean(word: str) -> str:
 def _judge(kind: str, value: str, mode: str) -> bool:
     """mode: "after" a connector, "next" after a preposition or glued to the label, "near"."""
     if kind == PIN:
-        return mode == "after" and (pin_like(value) or strong_password(value))
+        return mode == "after" and (pin_like(value) or looks_random(value))
     if kind in PASSWORD_KINDS:
         if mode == "after":
-            return prose_password(value)
+            return prose_password(value) or numeric_password(value)
         if mode == "next":
-            return (class_count(value) >= 3 and prose_password(value)) or looks_random(value)
+            return (
+                (class_count(value) >= 3 and prose_password(value))
+                or looks_random(value)
+                or numeric_password(value)
+            )
         return strong_password(value)
     if mode == "after":
         return token_like(value)

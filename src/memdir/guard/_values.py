@@ -12,6 +12,7 @@ __all__ = [
     "is_placeholder",
     "is_stand_in",
     "looks_random",
+    "numeric_password",
     "password_like",
     "pin_like",
     "plausible_password",
@@ -382,3 +383,16 @@ def token_like(value: str) -> bool:
     if len(v) < 8 or not any(ch.isdigit() for ch in v) or not prose_password(v):
         return False
     return class_count(v) >= 3 or len(v) >= 12
+
+
+_NUMERIC_RE = re.compile(r"\d+(?:[-. ]\d+)*")
+
+
+def numeric_password(value: str) -> bool:
+    """A long number given as a password (router keys are often 16 to 20 digits)."""
+    v = value.strip()
+    if not _NUMERIC_RE.fullmatch(v):
+        return False
+    digits = sum(ch.isdigit() for ch in v)
+    # Eight digits or fewer with separators is a date, a time or a phone extension.
+    return digits >= 10 and len(set(v)) > 3
