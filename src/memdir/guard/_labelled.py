@@ -70,7 +70,7 @@ _USER_SLASH_RE = re.compile(
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
 )
 _NAME_CHARS = frozenset("_/\\.@$%{")
-_CODE_OPERATORS = frozenset("+ && || == != += .. ++".split())
+_CODE_OPERATORS = frozenset(("+", "&&", "||", "==", "!=", "+=", "..", "++"))
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
