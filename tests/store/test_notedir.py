@@ -11,8 +11,9 @@ import pytest
 
 from memdir import LimitExceeded, Memory, ParseError, Refused
 from memdir.core import Note, Scope, render_note
+from memdir.core.vocab import WriteEvent
 from memdir.errors import Remedy
-from memdir.store import FileProblem, NoteDirectory
+from memdir.store import FileProblem, NoteDirectory, SaveOutcome
 
 
 def make_dir(path: Path, max_notes: int = 100) -> NoteDirectory:
@@ -332,7 +333,12 @@ def test_a_note_symlink_out_of_the_directory_is_never_followed(
     assert [(p.path, "symbolic link" in p.reason) for p in report.problems] == [(link, True)]
     assert memory.directory("project") == link.parent
     directory = memory.stores.store(Scope.PROJECT).directory
-    assert directory.read_bytes("leak") is None
+    with pytest.raises(Refused, match="symbolic link") as unread:
+        directory.read_bytes("leak")
+    assert SECRET_WORD not in str(unread.value)
+    with pytest.raises(ParseError, match="symbolic link"):
+        memory.forget("leak")
+    assert link.is_symlink()
     assert SECRET_WORD.encode() not in b"".join(directory.read_all().values())
     with memory.stores.store(Scope.PROJECT).lock(), pytest.raises(Refused, match="symbolic link"):
         directory.write_bytes("leak", b"overwritten")
@@ -389,3 +395,27 @@ def test_a_note_directory_that_is_itself_a_symlink_is_used(tmp_path: Path, home:
         memory.remember("Written through the link", "Body.", id="written")
         assert memory.doctor().ok
     assert (elsewhere / "written.md").is_file()
+
+
+def test_a_batch_write_refuses_only_the_symlinked_note(
+    memory: Memory, project: Path, tmp_path: Path
+) -> None:
+    """A sync pull writes many notes under one lock: the one whose file is a link is
+    refused as that item's error, the others are written."""
+    memory.remember("Real note", "A real body.", id="real")
+    outside = _outside_note(tmp_path, "leak")
+    before = outside.read_bytes()
+    (project / "MEMORY" / "leak.md").symlink_to(outside)
+    store = memory.stores.store(Scope.PROJECT)
+    over = Note(id="leak", summary="From the server", body="Pulled.")
+    fresh = Note(id="fresh", summary="Also from the server", body="Pulled too.")
+    out = store.save_many(
+        [(over, render_note(over), ""), (fresh, render_note(fresh), "")],
+        event=WriteEvent.SYNC,
+        backup_reason="sync pull",
+    )
+    assert isinstance(out["leak"], Refused)
+    assert isinstance(out["fresh"], SaveOutcome)
+    assert outside.read_bytes() == before
+    assert (project / "MEMORY" / "leak.md").is_symlink()
+    assert sorted(n.id for n in memory.list()) == ["fresh", "real"]

@@ -300,18 +300,25 @@ class NoteDirectory:
         """The bytes of every `.md` file by stem, unparsed (a file that vanishes is left out)."""
         out: dict[str, bytes] = {}
         for name in self.ids_on_disk():
-            data = self.read_bytes(name)
-            if data is not None:
-                out[name] = data
+            with contextlib.suppress(Refused):  # replaced by a link since the listing
+                data = self.read_bytes(name)
+                if data is not None:
+                    out[name] = data
         return out
 
     def read_bytes(self, note_id: str) -> bytes | None:
-        """The current bytes of a note's file, or None when it does not exist (or is a
-        symbolic link: that is not a note file, and it is not followed)."""
+        """The current bytes of a note's file, or None when it does not exist.
+
+        A symbolic link there is not followed: Refused, so that a writer that reads first
+        (every write does) refuses before writing anything.
+        """
+        path = self.file_for(note_id)
         try:
-            return _read_file(self.file_for(note_id))
-        except (FileNotFoundError, _Link):
+            return _read_file(path)
+        except FileNotFoundError:
             return None
+        except _Link:
+            raise Refused(f"{path} {_LINK}; it is left as it is", hint=Remedy.DOCTOR) from None
 
     def read(self, note_id: str) -> Note | FileProblem | None:
         """Parse one note file without scanning the directory."""
@@ -347,7 +354,7 @@ class NoteDirectory:
         """A note's path, unless it is a symbolic link (Refused): a rename would replace
         the link, not what it points to, but a link there is the user's, so it stays."""
         path = self.file_for(note_id)
-        if path.is_symlink():
+        if path.is_symlink():  # checked under the lock, as every write runs
             raise Refused(f"{path} {_LINK}; it is left as it is", hint=Remedy.DOCTOR)
         return path
 
