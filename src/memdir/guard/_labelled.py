@@ -57,7 +57,6 @@ _TRAIL = ".,;:!?)]}>"
 # Turkish glues its case ending to the value with an apostrophe: "Qw3rtyZx91'dir".
 _TR_SUFFIX_RE = re.compile(r"['’][a-zçğıöşü]{1,5}$")
 _PAIR_RE = re.compile(r"[^\s/|:,=]{1,64}[ \t]*[/|:][ \t]*(?P<pw>[^\s/|,=]{1,128})(?!=)")
-_LATIN_LETTER_RE = re.compile(r"[^\W\d_]")
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
 _ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
 _VALUE_CHAR_RE = re.compile(r"[0-9A-ZÀ-ÞА-ЯЁ!#$%&*+@^~]")
@@ -81,7 +80,7 @@ def _fold(text: str) -> str:
 
 
 def _is_letter(ch: str) -> bool:
-    return bool(_LATIN_LETTER_RE.match(ch)) and not ("\u2e80" <= ch <= "\ud7af")
+    return ch.isalpha() and not ("\u2e80" <= ch <= "\ud7af")
 
 
 def _label_span(folded: str, start: int, end: int, label: Label) -> bool:

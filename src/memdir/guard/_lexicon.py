@@ -263,7 +263,7 @@ CJK_CONNECTOR_RE = re.compile(
 
 # Left context or filler that makes the value something else: a hash or checksum of the
 # secret, a public key, an example, or a negation.
-NEGATING_RE = re.compile(
+_NEGATING = (
     r"hash|checksum|digest|fingerprint|sha-?\d|md5|crc|commit|revision|public|öffentlich"
     r"|publique?|pública|público|pubblica|publieke|openbare|публичн|открыт|publiczn|açık anahtar"
     r"|example|beispiel|exemple|ejemplo|esempio|exemplo|voorbeeld|пример|przykład|örnek"
@@ -271,3 +271,4 @@ NEGATING_RE = re.compile(
     r"|哈希|校验|校驗|指纹|指紋|摘要|公钥|公鑰|示例|例如"
     r"|ハッシュ|チェックサム|公開鍵|例えば|해시|체크섬|공개 ?키|예시"
 )
+NEGATING_RE = re.compile(_factor(_NEGATING.split("|")))
