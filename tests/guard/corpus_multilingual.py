@@ -258,6 +258,13 @@ _TUNING_POS: list[tuple[str, str, str]] = [
     ("any", "obfuscated", "password=\u2066{pw}\u2069"),
     ("any", "obfuscated", "ＡＫＩＡＱ３ＥＧＺ７ＫＸＷＰＡＴ４ＢＬＪ"),
     ("en", "prose", "The secret half of the key is {tok}"),
+    # notes checked while tuning (after the first held-aside measurement)
+    ("de", "prose", "WLAN: FritzBox-7590 / Passwort 4711-0815-2342"),
+    ("de", "prose", "Kennwort lautet: {pw}"),
+    ("it", "prose", "La password del wifi di casa è {pw}"),
+    ("tr", "prose", "şifremi {pw} yaptım"),
+    ("ja", "prose", "パスワード「{pw}」でログインできます"),
+    ("en", "prose", "The password for the admin panel is now set to {pw}."),
 ]
 
 _TUNING_NEG: list[tuple[str, str, str]] = [
@@ -334,6 +341,29 @@ _TUNING_NEG: list[tuple[str, str, str]] = [
     ("any", "url", "https://user:${TOKEN}@git.example.org/repo.git"),
     ("any", "url", "https://user:password@example.com/"),
     ("any", "url", "postgres://postgres:postgres@localhost:5432/db"),
+    # form labels and notes checked while tuning (after the first held-aside measurement)
+    ("de", "prose", "Geben Sie Ihr Passwort ein:"),
+    ("de", "prose", "PIN: 4-stellig"),
+    ("de", "prose", "Schlüssel: 2x Haustür, 1x Keller"),
+    ("fr", "prose", "Entrez votre mot de passe :"),
+    ("es", "prose", "Introduzca su contraseña:"),
+    ("it", "prose", "Inserisci la password:"),
+    ("pt", "prose", "Digite sua senha:"),
+    ("nl", "prose", "wachtwoord: zie 1Password"),
+    ("ru", "prose", "Введите пароль:"),
+    ("pl", "prose", "hasło: jak zwykle"),
+    ("tr", "prose", "Şifrenizi girin:"),
+    ("zh", "prose", "密码：与用户名相同"),
+    ("ja", "prose", "パスワードを入力してください："),
+    ("ko", "prose", "비밀번호: 관리자에게 문의"),
+    (
+        "en",
+        "prose",
+        "A model trained on token embeddings that maps each token to a 16,384-dim space.",
+    ),
+    ("en", "prose", "call the password hotline +49 30 1234567 89"),
+    ("en", "lookalike", "Access key: AKIAIOSFODNN7EXAMPLE"),
+    ("en", "lookalike", "password_hash = bcrypt.hashpw(pw, salt)"),
 ]
 
 # --- batch 2: held aside (written after the detectors; only measured) ----------------------

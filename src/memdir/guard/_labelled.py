@@ -59,16 +59,21 @@ _TR_SUFFIX_RE = re.compile(r"['’][a-zçğıöşü]{1,5}$")
 _PAIR_RE = re.compile(r"[^\s/|:,=]{1,64}[ \t]*[/|:][ \t]*(?P<pw>[^\s/|,=]{1,128})(?!=)")
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
 _ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
-_VALUE_CHAR_RE = re.compile(r"[0-9A-ZÀ-ÞА-ЯЁ!#$%&*+@^~]")
+# Every value rule needs a digit, a symbol or mixed case inside a word ("hViIMTloiO").
+_VALUE_CHAR_RE = re.compile(r"[0-9!#$%&*+@^~]|[a-zß-ÿа-яё][A-ZÀ-ÞА-ЯЁ]|[A-ZÀ-ÞА-ЯЁ]{2}[a-zß-ÿа-яё]")
 _GAP_CONNECTOR_RE = re.compile(f"[:=|→]|{CJK_CONNECTOR_RE.pattern}")
 _CJK_LETTER_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_ASSIGNMENT_RE = re.compile(r"[A-Za-z_][\w.\-]*=(?=[A-Za-z0-9_\"'$])")
+# "max_tokens=800", "maxTokens=8", "MAX=8": an assignment in code, not a typed value.
+_ASSIGNMENT_RE = re.compile(
+    r"(?:[a-z_][a-z0-9_.\-]*|[A-Z_][A-Z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]+)+)=(?=[A-Za-z0-9_\"'$])"
+)
 LOGIN_LABEL = Label(LOGIN)
 _USER_SLASH_RE = re.compile(
     r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
 )
 _NAME_CHARS = frozenset("_/\\.@$%{")
+_CODE_WORDS = frozenset(("lambda", "none", "null", "nil", "true", "false", "self", "this"))
 _CODE_OPERATORS = frozenset(("+", "&&", "||", "==", "!=", "+=", "..", "++"))
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -149,7 +154,7 @@ def _judge(kind: str, value: str, mode: str) -> bool:
     if mode == "after":
         return token_like(value)
     if mode == "next":
-        return looks_random(value) or (token_like(value) and len(value) >= 10)
+        return looks_random(value) or (token_like(value) and len(value) >= 16)
     return looks_random(value)
 
 
@@ -188,7 +193,7 @@ def _scan_window(
 ) -> Hit | None:
     end = _window_end(text, pos)
     if _VALUE_CHAR_RE.search(text, pos, end) is None:
-        return None  # every value rule needs a digit, a capital or a symbol
+        return None
     kind = label.kind
     # How the next word would be judged: "next" right after the label or a preposition,
     # "after" a connector, "near" once a word has come between.
@@ -199,6 +204,8 @@ def _scan_window(
             break
         word = m.group()
         wstart = m.start()
+        if word in _CODE_OPERATORS:
+            return None  # "PASSWORD = "Zx9" + "...", "f(x) == y": code, not prose
         if word[0] in ":=":
             # "密码:x", "key =x": a connector glued to the value
             bare = word.lstrip(":=")
@@ -221,8 +228,8 @@ def _scan_window(
         if lower in PREPOSITION_WORDS:
             state = "next"
             continue
-        if lower in _CODE_OPERATORS:
-            return None  # "PASSWORD = "Zx9" + "...": code building a value, not prose
+        if lower in _CODE_WORDS:
+            return None  # "token=lambda n: ...", "password = None"
         if _is_label_word(lower):
             return None  # another label: its own window reads what follows it
         if _ASSIGNMENT_RE.match(word):
