@@ -67,7 +67,7 @@ _CJK_LETTER_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7
 _ASSIGNMENT_RE = re.compile(
     r"(?:[a-z_][a-z0-9_.\-]*|[A-Z_][A-Z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]+)+)=(?=[A-Za-z0-9_\"'$])"
 )
-LOGIN_LABEL = Label(LOGIN)
+_LOGIN_LABEL = Label(LOGIN)
 _USER_SLASH_RE = re.compile(
     r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
@@ -300,7 +300,7 @@ def labelled_hits(text: str) -> Iterator[Hit]:
         if not _label_span(folded, m.start(), m.end(), label):
             continue
         if label.kind in PASSWORD_KINDS and folded[m.start() - 1 : m.start()] == "/":
-            label = LOGIN_LABEL  # "login/password: alice / s3cret" gives a pair
+            label = _LOGIN_LABEL  # "login/password: alice / s3cret" gives a pair
         line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
         if negations.within(max(line_start, m.start() - _LEFT_CONTEXT), m.start()):
             continue
