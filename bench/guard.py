@@ -1,5 +1,9 @@
 """Benchmark the credential guard: recall, false-positive rate and scan throughput.
 
+Figures for the labelled corpus (tests/guard/corpus.py) and for the multilingual one
+(tests/guard/corpus_multilingual.py: per batch, language and kind), then timings on 128 KiB
+bodies, including label-like adversarial runs.
+
 Run from the repository root:  PYTHONPATH=src python bench/guard.py
 """
 

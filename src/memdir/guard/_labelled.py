@@ -68,6 +68,9 @@ _ASSIGNMENT_RE = re.compile(
     r"(?:[a-z_][a-z0-9_.\-]*|[A-Z_][A-Z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]+)+)=(?=[A-Za-z0-9_\"'$])"
 )
 _LOGIN_LABEL = Label(LOGIN)
+# "as" must be among the few words right before the label ("as the NAS password").
+_AS_RE = re.compile(r"(?<!\w)(?:" + "|".join(sorted(AS_WORDS)) + r")(?!\w)")
+_AS_REACH = 48
 _USER_SLASH_RE = re.compile(
     r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
@@ -263,6 +266,8 @@ def _gap_state(gap: str, state: str) -> str:
 def _value_before(text: str, folded: str, line_start: int, start: int, label: Label) -> Hit | None:
     """ "use X as the password", "X als Passwort": a value a few words before an "as"."""
     lo = max(line_start, start - _WINDOW)
+    if _AS_RE.search(folded, max(lo, start - _AS_REACH), start) is None:
+        return None
     words = list(_WORD_RE.finditer(text, lo, start))[-_MAX_WORDS:]
     for i in range(len(words) - 1, -1, -1):
         if folded[words[i].start() : words[i].end()] in AS_WORDS:
