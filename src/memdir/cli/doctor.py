@@ -28,8 +28,10 @@ __all__ = ["doctor"]
 )
 @json_option
 def doctor(deep: bool, as_json: bool) -> Outcome | None:
-    """Check the note directories and search indexes; exit 1 when something needs attention,
-    7 when --deep finds stored data that fails verification."""
+    """Check the note directories; exit 1 when something needs attention.
+
+    The search indexes are checked too (a damaged one is rebuilt from the files and
+    reported). With --deep, stored data that fails verification exits 7."""
     memory: Memory = click.get_current_context().obj.memory()
     report = memory.doctor(deep=deep)
     if as_json:
