@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.guard.corpus import NEGATIVES, POSITIVES
-from tests.guard.corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, TUNING, Case
+from tests.guard.corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, LATE, TUNING, Case
 
 from memdir.guard import redact, scan_text
 
@@ -67,7 +67,13 @@ def _row(label: str, cases: list[Case]) -> str:
 def _multilingual() -> bool:
     """Print recall and false-positive rate per batch, language and kind; True if floors hold."""
     print("\nmultilingual corpus            positives recall  negatives FPR")
-    for name, batch in (("tuning", TUNING), ("held", HELD), ("fresh", FRESH), ("all", ALL)):
+    for name, batch in (
+        ("tuning", TUNING),
+        ("held", HELD),
+        ("fresh", FRESH),
+        ("late", LATE),
+        ("all", ALL),
+    ):
         print(_row(name, list(batch)))
     print("  by language:")
     for lang in LANGUAGES:

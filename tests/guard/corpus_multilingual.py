@@ -1,8 +1,9 @@
 """A multilingual corpus for the credential guard: how people write secrets, and look-alikes.
 
-Three batches written separately: `TUNING` was used while building the detectors; `HELD`
-was written before it was ever scanned, measured, and its general misses then fixed; `FRESH`
-was written after that and measured once, as the figure for text the guard has not seen.
+Four batches written separately: `TUNING` was used while building the detectors; `HELD`,
+`FRESH` and `LATE` were each written after the fixes prompted by the one before, measured
+once as unseen text (figures in the docstrings of their sections), and their general misses
+then fixed.
 Each case names its language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any"
 for language-free text) and its kind (prose, config, url, obfuscated, lookalike).  Values are
 generated from seeded pieces so no realistic credential is stored literally in the repository.
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from .corpus import ALNUM, B64, HEX, tok
 
-__all__ = ["ALL", "FRESH", "HELD", "LANGUAGES", "TUNING", "Case"]
+__all__ = ["ALL", "FRESH", "HELD", "LANGUAGES", "LATE", "TUNING", "Case"]
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "zh", "ja", "ko", "any")
 
@@ -366,7 +367,7 @@ _TUNING_NEG: list[tuple[str, str, str]] = [
     ("en", "lookalike", "password_hash = bcrypt.hashpw(pw, salt)"),
 ]
 
-# --- batch 2: held aside (written after the detectors; only measured) ----------------------
+# --- batch 2: held aside (first measured at recall 88.6%, FPR 0%) ------------------------
 
 _HELD_POS: list[tuple[str, str, str]] = [
     ("en", "prose", "btw the vpn pw is now {pw}"),
@@ -509,7 +510,7 @@ _HELD_NEG: list[tuple[str, str, str]] = [
 ]
 
 
-# --- batch 3: fresh (written after batch 2 was measured and its misses fixed; measured once) --
+# --- batch 3: fresh (written after batch 2's fixes; first measured at 95.9%, FPR 4.3%) ---
 
 _FRESH_POS: list[tuple[str, str, str]] = [
     ("en", "prose", "Note to self: the router admin password is {pw} — change it after the move."),
@@ -622,7 +623,82 @@ _FRESH_NEG: list[tuple[str, str, str]] = [
     ),
 ]
 
+# --- batch 4: late (written after batch 3's fixes; first measured at 94.4%, FPR 3.3%) ----
+
+_LATE_POS: list[tuple[str, str, str]] = [
+    ("en", "prose", "fyi wifi pass for the cabin: {pw}"),
+    ("en", "prose", "Temp password (expires Friday): {pw}"),
+    ("en", "prose", "OpenSearch admin creds -> admin:{pw}"),
+    ("en", "prose", "shared drive password = {pw} (ask before sharing)"),
+    ("de", "prose", "Das WLAN heißt Gast, Passwort: {pw}"),
+    ("de", "prose", "Neues Datenbank-Kennwort lautet {pw}."),
+    ("de", "prose", "Token fürs Deployment: {tok}"),
+    ("fr", "prose", "Le mdp du NAS c'est {pw}"),
+    ("fr", "prose", "Voici la clé d'API : {tok}"),
+    ("es", "prose", "pass del wifi: {pw}"),
+    ("es", "prose", "Mi clave de Gmail es {pw}"),
+    ("it", "prose", "La pw del router è {pw}"),
+    ("it", "prose", "Chiave API di produzione: {tok}"),
+    ("pt", "prose", "A senha nova do Wi-Fi ficou {pw}"),
+    ("pt", "prose", "Token da API: {tok}"),
+    ("nl", "prose", "Het wifi-wachtwoord is {pw}"),
+    ("nl", "prose", "Wachtwoord voor de database: {pw}"),
+    ("ru", "prose", "Пароль администратора: {pw}"),
+    ("ru", "prose", "новый пароль {pw}"),
+    ("pl", "prose", "Hasło do bazy danych: {pw}"),
+    ("pl", "prose", "Nowe hasło do wifi to {pw}"),
+    ("tr", "prose", "Wifi şifremiz {pw}"),
+    ("tr", "prose", "Veritabanı şifresi: {pw}"),
+    ("zh", "prose", "wifi的密码是{pw}"),
+    ("zh", "prose", "数据库连接密码：{pw}（不要外传）"),
+    ("zh", "prose", "新的访问令牌是 {tok}"),
+    ("ja", "prose", "DBのパスワードは{pw}になりました"),
+    ("ja", "prose", "新しいトークン：{tok}"),
+    ("ko", "prose", "DB 비밀번호: {pw}"),
+    ("ko", "prose", "와이파이 비번은 {pw}이에요"),
+    ("any", "config", "redis:\n  auth:\n    password:\n      {pw}\n"),
+    ("any", "config", "[client]\npassword=\n    {pw}\n"),
+    ("any", "url", "nats://svc:{pw}@nats.internal:4222"),
+    ("any", "url", "Clone with https://ci-bot:{pw}@gitea.home.lan/infra.git"),
+    ("any", "obfuscated", "Pass\u200cwort: {pw}"),
+    ("any", "obfuscated", "ｐａｓｓｗｏｒｄ ｉｓ {pw}"),
+]
+
+_LATE_NEG: list[tuple[str, str, str]] = [
+    ("en", "prose", "Password reset emails are sent from no-reply@corp.example."),
+    ("en", "prose", "We moved tokens to the GPT-4o tokenizer (o200k_base)."),
+    ("en", "prose", "The password policy ticket is SEC-4821."),
+    ("en", "prose", "API key quota: 10k requests/day on the Pro plan."),
+    ("en", "prose", "Secret management: we use SOPS with age keys (see ADR-0007)."),
+    ("en", "prose", "Tokens per second on an RTX4090: about 85 with Llama3.1-8B."),
+    ("en", "lookalike", "password: ${{ secrets.DB_PASSWORD }}"),
+    ("en", "lookalike", "token: '<paste token here>'"),
+    ("de", "prose", "Passwort-Reset funktioniert wieder seit Version 2.4.1."),
+    ("de", "prose", "Das Token läuft nach 30 Tagen ab, siehe Ticket OPS-1177."),
+    ("de", "prose", "Kennwortrichtlinie: mindestens 14 Zeichen ab 01.07.2025."),
+    ("fr", "prose", "Le mot de passe expire après 90 jours (politique PSSI-3)."),
+    ("fr", "prose", "Les jetons sont limités à 4096 par requête."),
+    ("es", "prose", "La contraseña caduca el 31/12/2025."),
+    ("es", "prose", "Clave: usar la del llavero de macOS."),
+    ("it", "prose", "La password scade il 15/09 alle 18:00."),
+    ("pt", "prose", "A senha expira em 30 dias, conforme a política v3."),
+    ("nl", "prose", "Het wachtwoord verloopt op 1 juli 2025."),
+    ("ru", "prose", "Срок действия пароля истекает 01.09.2025."),
+    ("pl", "prose", "Hasło wygasa 30.06.2025 o 12:00."),
+    ("tr", "prose", "Şifre 90 gün sonra sona erer (politika v2)."),
+    ("zh", "prose", "密码有效期为90天，详见安全规范V2.1。"),
+    ("zh", "prose", "令牌数量上限是4096。"),
+    ("ja", "prose", "パスワードの有効期限は90日です（規程v2.1）。"),
+    ("ko", "prose", "비밀번호 유효기간은 90일입니다 (정책 v2.1)."),
+    ("any", "config", "password:\n  length: 16\n  symbols: true\n"),
+    ("any", "config", "auth:\n  provider: oidc\n  issuer: https://login.example.com\n"),
+    ("any", "url", "https://login.example.com/oauth2/token?grant_type=client_credentials"),
+    ("any", "lookalike", "sha256:" + _HASH),
+    ("any", "lookalike", "ssh-ed25519 " + _PUBKEY + " deploy@ci"),
+]
+
 TUNING: tuple[Case, ...] = tuple(_pos("t", _TUNING_POS) + _neg("t", _TUNING_NEG))
 HELD: tuple[Case, ...] = tuple(_pos("h", _HELD_POS) + _neg("h", _HELD_NEG))
 FRESH: tuple[Case, ...] = tuple(_pos("f", _FRESH_POS) + _neg("f", _FRESH_NEG))
-ALL: tuple[Case, ...] = TUNING + HELD + FRESH
+LATE: tuple[Case, ...] = tuple(_pos("l", _LATE_POS) + _neg("l", _LATE_NEG))
+ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE

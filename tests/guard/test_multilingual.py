@@ -8,7 +8,7 @@ import pytest
 
 from memdir.guard import describe, redact, scan_fields, scan_text
 
-from .corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, TUNING, Case
+from .corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, LATE, TUNING, Case
 
 RECALL_FLOOR = 0.97
 LANGUAGE_RECALL_FLOOR = 0.95

@@ -247,7 +247,7 @@ def _scan_window(
                     return _login_hit(text, vstart, value, end)
                 state = "after" if word.endswith((":", "=")) else "near"
                 continue
-            if _judge(kind, value, state):
+            if (state == "after" or not label.weak) and _judge(kind, value, state):
                 return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
         state = "after" if word.endswith((":", "=")) else "near"
     return None

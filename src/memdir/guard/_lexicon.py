@@ -54,7 +54,9 @@ class Label:
     compound: bool = False  # letters may come before it ("Datenbank|passwort")
     suffix: int = 0  # at most this many letters may follow it (inflection, plural)
     script: str = "latin"  # "latin" (word boundaries), "zh", "ja" or "ko"
-    weak: bool = False  # an abbreviation that is also other things ("pw", "pwd")
+    # An abbreviation that is also other things ("pw", "pwd", "pass"): it labels a value only
+    # through a connector ("pass: x", "pw is x"), never by being next to one.
+    weak: bool = False
 
 
 _SPACE_RE = re.compile(r" (?![^\[]*\])")
@@ -82,6 +84,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
     ("pw", Label(PASSWORD, weak=True)),
     ("pwd", Label(PASSWORD, weak=True)),
+    ("pass", Label(PASSWORD, weak=True)),
     *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
     *_latin(TOKEN, "token", compound=True, suffix=3),
     *_latin(SECRET, "secret", "client secret", compound=True, suffix=1),
@@ -236,7 +239,7 @@ CONNECTOR_WORDS = _set(
 )
 PREPOSITION_WORDS = _set(
     """
-    to auf zu in en pour a para naar на na into als
+    to auf zu en pour a para naar на na als
     """
 )
 
@@ -270,5 +273,9 @@ _NEGATING = (
     r"|e\.g\.|z\.b\.|z\. b\.|p\.ex\.|prüfsumme|empreinte|huella|impronta|хеш|хэш|skrót"
     r"|哈希|校验|校驗|指纹|指紋|摘要|公钥|公鑰|示例|例如"
     r"|ハッシュ|チェックサム|公開鍵|例えば|해시|체크섬|공개 ?키|예시"
+    # words about a password rather than the password: its policy, length, hint
+    r"|polic|richtlinie|politique|política|politica|beleid|политик|polityk|politika"
+    r"|策略|规则|規則|ポリシー|정책|requirement|anforderung|exigence|requisito|vereiste"
+    r"|hint|hinweis|indice|pista|suggeriment|dica|hinweis|подсказк|podpowied|ipucu|提示|ヒント|힌트"
 )
 NEGATING_RE = re.compile(_factor(_NEGATING.split("|")))

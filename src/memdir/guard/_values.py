@@ -311,9 +311,21 @@ _NOT_A_VALUE_RE = re.compile(
     re.IGNORECASE,
 )
 # In prose "*" is emphasis and "!" punctuation, so fewer leading characters mark a reference.
-_PROSE_SIGILS = frozenset("$%{[(<@&:=}])")
-_LOWER_IDENT_RE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_PROSE_SIGILS = frozenset("$%{[(<@&:=}])~")
+# Names from code: "cl100k_base", "_PasswordType", "HTTPResponse.data", "pq.PQchange".
+_CODE_NAME_RE = re.compile(
+    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_\w+|(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_]+(?:\(\))?"
+)
+# A type or variable that names a secret: "Ed25519PrivateKey", "PasswordType", "authToken".
+_NAMES_SECRET_RE = re.compile(
+    r"(?:Password|Passwd|Secret|Token|PrivateKey|PublicKey|Key|Credential)s?(?:[A-Z0-9_]|Type|$)"
+)
+# A filler word with a few digits: "password1", "secret123", "admin2" (examples).
+_WORD_DIGITS_RE = re.compile(r"(?P<word>[A-Za-z]+)[0-9]{1,4}[!.]?")
+_IDENTISH_RE = re.compile(r"[A-Za-z0-9_.]+")
 _BRAND_RE = re.compile(r"\d[A-Z][a-z]+")
+# Issue and document keys: "SEC-4821", "ADR-0007".
+_TICKET_RE = re.compile(r"[A-Z][A-Z0-9]{1,9}-\d{1,6}")
 _DATE_TIME_RE = re.compile(r"\d{1,4}(?:[./:\-]\d{1,4})+(?:[ T]?\d{1,2}(?::\d{2}){1,2})?")
 
 
@@ -327,11 +339,18 @@ def prose_password(value: str) -> bool:
     n = len(v)
     if n < 6 or n > 128 or any(ch.isspace() for ch in v) or v[0] in _PROSE_SIGILS:
         return False
-    if _LOWER_IDENT_RE.fullmatch(v) or _BRAND_RE.fullmatch(v):
-        return False  # "cl100k_base", "1Password": an identifier or a product name
+    # Code names, product names, issue keys, types naming a secret, and filler words with a
+    # digit ("cl100k_base", "1Password", "SEC-4821", "Ed25519PrivateKey", "password1").
+    if _CODE_NAME_RE.fullmatch(v) or _BRAND_RE.fullmatch(v) or _TICKET_RE.fullmatch(v):
+        return False
+    if _NAMES_SECRET_RE.search(v) and _IDENTISH_RE.fullmatch(v):
+        return False
+    word = _WORD_DIGITS_RE.fullmatch(v)
+    if word is not None and word.group("word").lower() in _VOCAB:
+        return False
     if v[0] == "!" and v[1:].isalpha() and v[1:].islower():
         return False  # a YAML tag: "!vault", "!secret"
-    if "<" in v or ">" in v or "|" in v or v.count("/") >= 2 or v.count("\\") >= 2:
+    if any(ch in v for ch in "<>|[]") or v.count("/") >= 2 or v.count("\\") >= 2:
         return False  # a template slot or a path
     if _MARKER_RE.search(v) or _REFERENCE_RE.search(v) or _NOT_A_VALUE_RE.match(v):
         return False
