@@ -38,7 +38,7 @@ def test_corpus_is_big_and_covers_every_language() -> None:
 
 
 @pytest.mark.parametrize(
-    "batch", [TUNING, HELD, FRESH, ALL], ids=["tuning", "held", "fresh", "all"]
+    "batch", [TUNING, HELD, FRESH, LATE, ALL], ids=["tuning", "held", "fresh", "late", "all"]
 )
 def test_recall_and_false_positive_floors(batch: tuple[Case, ...]) -> None:
     recall, fpr = _rates(batch)
