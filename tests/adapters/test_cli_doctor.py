@@ -75,3 +75,19 @@ def test_doctor_reports_a_damaged_index_and_exits_1(cli: Invoke, home: Path) -> 
     assert {h["note_id"] for h in json.loads(searched.stdout)} == {"versioned"}
     assert cli("reindex").exit_code == 0
     assert cli("doctor", "--deep").exit_code == 0
+
+
+def test_search_over_a_damaged_index_answers_with_one_warning(cli: Invoke, home: Path) -> None:
+    _seed(cli)
+    before = json.loads(cli("search", "body", "--json").stdout)
+    [path] = (home / "index").glob("project-*.sqlite3")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(path.read_bytes())
+    data[100:] = b"\xff" * (len(data) - 100)
+    path.write_bytes(bytes(data))
+    result = cli("search", "body", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == before
+    assert result.stderr.count("damaged") == 1
