@@ -169,33 +169,58 @@ def _login_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     return m.start("pw"), m.start("pw") + len(_clean(m.group("pw")))
 
 
-def _window_end(text: str, pos: int) -> int:
-    limit = min(len(text), pos + _WINDOW)
-    stop = _SENTENCE_END_RE.search(text, pos, limit)
-    return stop.start() if stop else limit
+class _Positions:
+    """Where a regex matches in the text, found once on first need, for range queries."""
 
+    __slots__ = ("_regex", "_starts", "_text")
 
-class _Negations:
-    """Where hash, public-key or example words occur, found once per text on first need."""
-
-    __slots__ = ("_folded", "_starts")
-
-    def __init__(self, folded: str) -> None:
-        self._folded = folded
+    def __init__(self, regex: re.Pattern[str], text: str) -> None:
+        self._regex = regex
+        self._text = text
         self._starts: list[int] | None = None
 
     def within(self, lo: int, hi: int) -> bool:
+        """Whether a match starts in [lo, hi)."""
         if self._starts is None:
-            self._starts = [m.start() for m in NEGATING_RE.finditer(self._folded)]
+            self._starts = [m.start() for m in self._regex.finditer(self._text)]
         i = bisect.bisect_left(self._starts, lo)
         return i < len(self._starts) and self._starts[i] < hi
 
 
+class _Next:
+    """The next match of a regex at or after a position, remembered between nearby queries.
+
+    Labels can come every few characters; searching each window afresh would rescan the
+    same text, while a remembered next match keeps the whole scan linear.
+    """
+
+    __slots__ = ("_at", "_from", "_regex", "_text")
+
+    def __init__(self, regex: re.Pattern[str], text: str) -> None:
+        self._regex = regex
+        self._text = text
+        self._from = -1
+        self._at = -1
+
+    def find(self, pos: int) -> int:
+        """Where the next match starts (len(text) if there is none)."""
+        if not (self._from <= pos <= self._at):
+            m = self._regex.search(self._text, pos)
+            self._from, self._at = pos, (m.start() if m else len(self._text))
+        return self._at
+
+
 def _scan_window(
-    text: str, folded: str, pos: int, label: Label, negations: _Negations
+    text: str,
+    folded: str,
+    pos: int,
+    label: Label,
+    negations: _Positions,
+    nexts: tuple[_Next, _Next],
 ) -> Hit | None:
-    end = _window_end(text, pos)
-    if _VALUE_CHAR_RE.search(text, pos, end) is None:
+    sentence_end, value_char = nexts
+    end = min(pos + _WINDOW, sentence_end.find(pos))
+    if value_char.find(pos) >= end:
         return None
     kind = label.kind
     # How the next word would be judged: "next" right after the label or a preposition,
@@ -266,8 +291,6 @@ def _gap_state(gap: str, state: str) -> str:
 def _value_before(text: str, folded: str, line_start: int, start: int, label: Label) -> Hit | None:
     """ "use X as the password", "X als Passwort": a value a few words before an "as"."""
     lo = max(line_start, start - _WINDOW)
-    if _AS_RE.search(folded, max(lo, start - _AS_REACH), start) is None:
-        return None
     words = list(_WORD_RE.finditer(text, lo, start))[-_MAX_WORDS:]
     for i in range(len(words) - 1, -1, -1):
         if folded[words[i].start() : words[i].end()] in AS_WORDS:
@@ -296,7 +319,9 @@ def _login_hit(text: str, vstart: int, value: str, end: int) -> Hit | None:
 def labelled_hits(text: str) -> Iterator[Hit]:
     """Yield values that a secret-naming label introduces in prose, chat or notes."""
     folded = _fold(text)
-    negations = _Negations(folded)
+    negations = _Positions(NEGATING_RE, folded)
+    as_words = _Positions(_AS_RE, folded)
+    nexts = (_Next(_SENTENCE_END_RE, text), _Next(_VALUE_CHAR_RE, text))
     pos = 0
     for m in LABEL_RE.finditer(folded):
         if m.start() < pos:
@@ -313,8 +338,9 @@ def labelled_hits(text: str) -> Iterator[Hit]:
         if label.script == "latin":
             while end < len(folded) and end - m.end() <= label.suffix and _is_letter(folded[end]):
                 end += 1
-        hit = _scan_window(text, folded, end, label, negations)
-        if hit is None and label.kind in PASSWORD_KINDS:
+        hit = _scan_window(text, folded, end, label, negations, nexts)
+        near_as = as_words.within(max(line_start, m.start() - _AS_REACH), m.start())
+        if hit is None and label.kind in PASSWORD_KINDS and near_as:
             hit = _value_before(text, folded, line_start, m.start(), label)
         if hit is not None:
             pos = hit.end
