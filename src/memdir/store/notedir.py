@@ -296,6 +296,15 @@ class NoteDirectory:
                 if self._is_note_name(e.name) and e.is_file(follow_symlinks=False)
             }
 
+    def linked_ids(self) -> set[str]:
+        """File stems of note-named symbolic links: never read as notes, never deletions."""
+        try:
+            iterator = os.scandir(self.path)
+        except FileNotFoundError:
+            return set()
+        with iterator:
+            return {e.name[:-3] for e in iterator if self._is_note_name(e.name) and e.is_symlink()}
+
     def read_all(self) -> dict[str, bytes]:
         """The bytes of every `.md` file by stem, unparsed (a file that vanishes is left out)."""
         out: dict[str, bytes] = {}

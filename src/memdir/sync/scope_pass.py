@@ -132,6 +132,8 @@ class ScopePass:
         data = self.store.directory.read_all()
         bases = self.baseline.bases()
         local = LocalFiles(self.store, data, {i: rev_of(b) for i, b in data.items()})
+        # A note-named symbolic link is never followed, and it is not a deletion either.
+        local.unknown.update(self.store.directory.linked_ids())
         for note_id, rev in local.revs.items():
             if rev != bases.get(note_id):
                 local.note(note_id)
