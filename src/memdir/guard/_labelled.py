@@ -69,8 +69,10 @@ _ASSIGNMENT_RE = re.compile(
 )
 _LOGIN_LABEL = Label(LOGIN)
 # "as" must be among the few words right before the label ("as the NAS password").
-_AS_RE = re.compile(r"(?<!\w)(?:" + "|".join(sorted(AS_WORDS)) + r")(?!\w)")
+# Only a hint (it also matches inside "has"); the words themselves are checked afterwards.
+_AS_RE = re.compile("|".join(sorted(AS_WORDS)))
 _AS_REACH = 48
+_LONGEST_HINT = 24  # longer than any negating or "as" word
 _USER_SLASH_RE = re.compile(
     r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
@@ -170,19 +172,33 @@ def _login_value(text: str, start: int, end: int) -> tuple[int, int] | None:
 
 
 class _Positions:
-    """Where a regex matches in the text, found once on first need, for range queries."""
+    """Where a regex matches, searched only around labels and only once per character.
 
-    __slots__ = ("_regex", "_starts", "_text")
+    Queries come in order of their label (each starts at most a left context before it), so
+    the text already searched is one growing span; a query beyond it searches just the new
+    part, overlapping by the longest match so nothing straddling the seam is lost.
+    """
+
+    __slots__ = ("_covered", "_regex", "_starts", "_text")
 
     def __init__(self, regex: re.Pattern[str], text: str) -> None:
         self._regex = regex
         self._text = text
-        self._starts: list[int] | None = None
+        self._starts: list[int] = []
+        self._covered = 0
 
     def within(self, lo: int, hi: int) -> bool:
         """Whether a match starts in [lo, hi)."""
-        if self._starts is None:
-            self._starts = [m.start() for m in self._regex.finditer(self._text)]
+        if hi > self._covered:
+            # Small gaps (the label itself, a short word) are searched too, keeping the span
+            # contiguous; a long gap is text no later query reaches back into.
+            start = self._covered - _LONGEST_HINT if lo - self._covered <= _WINDOW else lo
+            start = max(start, 0)
+            seen = self._starts[-1] if self._starts else -1
+            for m in self._regex.finditer(self._text, start, hi + _LONGEST_HINT):
+                if m.start() > seen and m.start() < hi:
+                    self._starts.append(m.start())
+            self._covered = hi
         i = bisect.bisect_left(self._starts, lo)
         return i < len(self._starts) and self._starts[i] < hi
 
@@ -339,8 +355,11 @@ def labelled_hits(text: str) -> Iterator[Hit]:
             while end < len(folded) and end - m.end() <= label.suffix and _is_letter(folded[end]):
                 end += 1
         hit = _scan_window(text, folded, end, label, negations, nexts)
-        near_as = as_words.within(max(line_start, m.start() - _AS_REACH), m.start())
-        if hit is None and label.kind in PASSWORD_KINDS and near_as:
+        if (
+            hit is None
+            and label.kind in PASSWORD_KINDS
+            and as_words.within(max(line_start, m.start() - _AS_REACH), m.start())
+        ):
             hit = _value_before(text, folded, line_start, m.start(), label)
         if hit is not None:
             pos = hit.end
