@@ -73,6 +73,7 @@ _LOGIN_LABEL = Label(LOGIN)
 _AS_RE = re.compile("|".join(sorted(AS_WORDS)))
 _AS_REACH = 48
 _LONGEST_HINT = 24  # longer than any negating or "as" word
+_READ_AHEAD = 512
 _USER_SLASH_RE = re.compile(
     r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
@@ -194,11 +195,13 @@ class _Positions:
             # contiguous; a long gap is text no later query reaches back into.
             start = self._covered - _LONGEST_HINT if lo - self._covered <= _WINDOW else lo
             start = max(start, 0)
+            # Read ahead: labels often come in runs, and one search per run is cheaper.
+            upto = hi + _READ_AHEAD
             seen = self._starts[-1] if self._starts else -1
-            for m in self._regex.finditer(self._text, start, hi + _LONGEST_HINT):
-                if m.start() > seen and m.start() < hi:
+            for m in self._regex.finditer(self._text, start, upto + _LONGEST_HINT):
+                if m.start() > seen and m.start() < upto:
                     self._starts.append(m.start())
-            self._covered = hi
+            self._covered = upto
         i = bisect.bisect_left(self._starts, lo)
         return i < len(self._starts) and self._starts[i] < hi
 
