@@ -266,6 +266,8 @@ _TUNING_POS: list[tuple[str, str, str]] = [
     ("tr", "prose", "şifremi {pw} yaptım"),
     ("ja", "prose", "パスワード「{pw}」でログインできます"),
     ("en", "prose", "The password for the admin panel is now set to {pw}."),
+    ("zh", "prose", "银行卡密码是 580274"),
+    ("en", "prose", "router password: 48213907"),
 ]
 
 _TUNING_NEG: list[tuple[str, str, str]] = [
@@ -365,6 +367,13 @@ _TUNING_NEG: list[tuple[str, str, str]] = [
     ("en", "prose", "call the password hotline +49 30 1234567 89"),
     ("en", "lookalike", "Access key: AKIAIOSFODNN7EXAMPLE"),
     ("en", "lookalike", "password_hash = bcrypt.hashpw(pw, salt)"),
+    ("en", "prose", "Password changed on 20240312"),
+    ("en", "prose", "Account ID: 123456789012, password: see vault"),
+    ("de", "prose", "Das Passwort hat 12 Zeichen"),
+    ("zh", "prose", "密码为6位数字"),
+    ("zh", "prose", "密码错误次数：3"),
+    ("ja", "prose", "パスワードの桁数は12桁です"),
+    ("any", "prose", "Tokens: 1,234,567"),
 ]
 
 # --- batch 2: held aside (first measured at recall 88.6%, FPR 0%) ------------------------

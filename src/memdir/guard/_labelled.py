@@ -149,7 +149,8 @@ def _judge(kind: str, value: str, mode: str) -> bool:
         return mode == "after" and (pin_like(value) or looks_random(value))
     if kind in PASSWORD_KINDS:
         if mode == "after":
-            return prose_password(value) or numeric_password(value)
+            # After "password:" or "密码是" even six plain digits are the password itself.
+            return prose_password(value) or numeric_password(value) or _digits(value, 6)
         if mode == "next":
             return (
                 (class_count(value) >= 3 and prose_password(value))
@@ -162,6 +163,10 @@ def _judge(kind: str, value: str, mode: str) -> bool:
     if mode == "next":
         return looks_random(value) or (token_like(value) and len(value) >= 16)
     return looks_random(value)
+
+
+def _digits(value: str, least: int) -> bool:
+    return value.isdigit() and len(value) >= least and len(set(value)) > 2
 
 
 def _login_value(text: str, start: int, end: int) -> tuple[int, int] | None:

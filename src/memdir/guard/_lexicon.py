@@ -234,7 +234,7 @@ CONNECTOR_WORDS = _set(
     """
     is was are were ist lautet lauten war sind heißt heisst est était sont c'est devient es
     era son sea fue è sono é são foi zijn luidt это jest są brzmi — – - -> => → : = | is: be
-    wird wordt sera serait sarà será seria będzie будет olacak blir er är on
+    wird wordt sera serait sarà será seria będzie будет olacak
     """
 )
 PREPOSITION_WORDS = _set(
