@@ -27,11 +27,18 @@ def _values(text: str) -> list[str]:
         f"Kenn\u00adwort: {PW}",
         f"use {PW} as the NAS password",
         f"**Passwort:** **{PW}**",
+        f"ŞİFRE: {PW}",  # "İ" lowers to two characters
+        f"haslo do wifi to {PW}",  # typed without "ł"
+        f"contrasena: {PW}",
+        f"user: admin pass: {PW}",
+        "银行卡密码是 580274",
     ],
 )
 def test_value_is_found_and_redacted(text: str) -> None:
     assert scan_text(text)
-    assert PW not in redact(text)
+    redacted = redact(text)
+    assert PW not in redacted
+    assert "580274" not in redacted
 
 
 @pytest.mark.parametrize(

@@ -81,13 +81,15 @@ _USER_SLASH_RE = re.compile(
 _NAME_CHARS = frozenset("_/\\.@$%{")
 _CODE_WORDS = frozenset(("lambda", "none", "null", "nil", "true", "false", "self", "this"))
 _CODE_OPERATORS = frozenset(("+", "&&", "||", "==", "!=", "+=", "..", "++"))
-_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _fold(text: str) -> str:
     folded = text.lower()
-    # lower() keeps offsets only if no character expanded (e.g. "İ" becomes two).
-    return folded if len(folded) == len(text) else text.translate(_ASCII_FOLD)
+    if len(folded) == len(text):
+        return folded
+    # A character expanded ("İ" lowers to "i" plus a combining dot); fold one by one and
+    # keep the first character so offsets stay aligned ("ŞİFRE" still reads "şifre").
+    return "".join(ch.lower()[0] for ch in text)
 
 
 def _is_letter(ch: str) -> bool:

@@ -123,7 +123,15 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(TOKEN, "jetons?", suffix=0),
     *_latin(ACCESS_KEY, "clés?", "clefs?", suffix=0),
     # Spanish
-    *_latin(PASSWORD, "contraseñas?", "código de acceso", "clave de acceso", suffix=0),
+    *_latin(
+        PASSWORD,
+        "contraseñas?",
+        "contrasenas?",
+        "código de acceso",
+        "codigo de acceso",
+        "clave de acceso",
+        suffix=0,
+    ),
     *_latin(ACCESS_KEY, "claves?", suffix=0),
     *_latin(SECRET, "secreto", suffix=0),
     # Italian
@@ -145,7 +153,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(SECRET, "секрет", suffix=3),
     *_latin(PIN, "пин-код", "пин код", "пинкод", suffix=2),
     # Polish
-    *_latin(PASSWORD, "hasł", "haseł", suffix=3),
+    *_latin(PASSWORD, "hasł", "haseł", "hasl", "hasel", suffix=3),  # also typed without ł
     *_latin(ACCESS_KEY, "klucz", suffix=3),
     *_latin(SECRET, "sekret", suffix=3),
     # Turkish
