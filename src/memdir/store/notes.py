@@ -24,7 +24,6 @@ from memdir.errors import (
     Remedy,
     SecretRefused,
 )
-from memdir.guard import describe, scan_fields
 from memdir.store.atomic import fsync_dir
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
@@ -37,6 +36,9 @@ __all__ = ["SaveOutcome", "ScopeStore", "check_secrets"]
 
 def check_secrets(note: Note) -> None:
     """Raise SecretRefused when any field of `note` looks like a credential."""
+    # The guard's lexicons take a while to compile: only commands that write pay for them.
+    from memdir.guard import describe, scan_fields
+
     fields = {"summary": note.summary, "body": note.body, "tags": " ".join(note.tags)}
     for key, value in note.extra:
         fields[f"frontmatter {key}"] = value if isinstance(value, str) else repr(value)

@@ -32,11 +32,12 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+# cryptography is imported where a key is made, read or checked: every command opens the
+# audit log's module, and only writes and verification need the key.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from memdir.errors import IntegrityError, InvalidInput
 from memdir.store.atomic import TEMP_MARKER, atomic_write, fsync_dir
@@ -83,6 +84,9 @@ def key_id(public_key: str) -> str:
 
 def signature_valid(public_key: str, payload: bytes, signature: str) -> bool:
     """Whether ``signature`` (hex) is the Ed25519 signature of ``payload`` by ``public_key``."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
             bytes.fromhex(signature), payload
@@ -93,6 +97,8 @@ def signature_valid(public_key: str, payload: bytes, signature: str) -> bool:
 
 
 def _public_hex(private: Ed25519PrivateKey) -> str:
+    from cryptography.hazmat.primitives import serialization
+
     raw = private.public_key().public_bytes(
         serialization.Encoding.Raw, serialization.PublicFormat.Raw
     )
@@ -138,6 +144,9 @@ class MachineKey:
         fsync_dir(self.path.parent)
 
     def _create(self) -> Ed25519PrivateKey:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         directory = self.path.parent
         # Temp files of a creation that was killed hold keys nobody uses: remove them.
         for stale in directory.glob(f".{self.pending_path.name}{TEMP_MARKER}*"):
@@ -174,6 +183,10 @@ class MachineKey:
             data = os.read(fd, _MAX_KEY_BYTES + 1)
         finally:
             os.close(fd)
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         try:
             private = serialization.load_pem_private_key(data, password=None)
         except (ValueError, TypeError, UnsupportedAlgorithm):
