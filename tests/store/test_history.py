@@ -11,6 +11,7 @@ import pytest
 
 from memdir import IntegrityError, InvalidInput, Memory, NotFound
 from memdir.core import Note, Scope, render_note
+from memdir.core.vocab import WriteEvent
 from memdir.store import History, revision_of
 
 
@@ -309,3 +310,17 @@ def test_a_version_whose_object_was_stored_but_never_logged_is_logged_when_seen(
     entries = memory.history(first.note.id)
     assert entries[-1].revision == rev and entries[-1].current
     assert store.history.latest(first.note.id) == rev
+
+
+def test_a_version_observed_just_before_its_writer_logged_it_is_listed_once(
+    tmp_path: Path,
+) -> None:
+    # A reader that scans between a writer's rename and its log line records the new
+    # file as observed; the writer's entry follows for the same bytes.
+    history = History(tmp_path / "h")
+    history.record("n-1", b"one", WriteEvent.WRITE)
+    history.record("n-1", b"two", WriteEvent.OBSERVED)
+    history.record("n-1", b"two", WriteEvent.WRITE)
+    history.record("n-1", b"two", WriteEvent.OBSERVED)
+    events = [(r.event, r.rev) for r in history.revisions("n-1")]
+    assert events == [("write", revision_of(b"one")), ("write", revision_of(b"two"))]

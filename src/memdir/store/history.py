@@ -156,8 +156,14 @@ class History:
                 continue
             if item.rev is not None and not _REV.fullmatch(str(item.rev)):
                 continue  # not a revision this module wrote: never used as a path
-            if out and out[-1].rev == item.rev and item.event == WriteEvent.OBSERVED:
-                continue
+            if out and out[-1].rev == item.rev:
+                if item.event == WriteEvent.OBSERVED:
+                    continue  # seen again on disk: the same version
+                if out[-1].event == WriteEvent.OBSERVED:
+                    # A reader saw the file between its writer's rename and log line:
+                    # the writer's own entry says what the version was.
+                    out[-1] = item
+                    continue
             out.append(item)
         return out
 
