@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeGuard
+from typing import Literal, TypeGuard
 
 from memdir.errors import Busy, IntegrityError, InvalidInput, NotFound, Remedy
 from memdir.results import AuditReport
@@ -67,6 +67,7 @@ from memdir.store.signing import (
     head_bytes,
     head_payload,
     load_head,
+    load_object,
     parse_head,
     saved_head_problems,
     signature_problem,
@@ -207,19 +208,9 @@ def _field_problem(key: str, value: object) -> str | None:
     return None
 
 
-def _load_object(raw: bytes, what: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(raw.decode())
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise ValueError(f"{what} is not valid JSON") from exc
-    if not isinstance(obj, dict):
-        raise ValueError(f"{what} is not a JSON object")
-    return obj
-
-
 def _parse_entry(line: bytes) -> AuditEntry:
     """Parse one stored line (without its newline); ValueError says what is wrong."""
-    obj = _load_object(line, "line")
+    obj = load_object(line, "line")
     if set(obj) != set(_ENTRY_KEYS):
         raise ValueError(f"not an audit entry (keys must be {', '.join(_ENTRY_KEYS)})")
     seq, ts, action, fields, prev, digest = (obj[key] for key in _ENTRY_KEYS)

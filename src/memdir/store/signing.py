@@ -45,7 +45,7 @@ from memdir.store.atomic import TEMP_MARKER, atomic_write, fsync_dir
 # fmt: off
 __all__ = [
     "KEY_NAME", "AuditHead", "MachineKey", "head_bytes", "head_payload", "key_id", "load_head",
-    "parse_head", "saved_head_problems", "signature_problem", "signature_valid",
+    "load_object", "parse_head", "saved_head_problems", "signature_problem", "signature_valid",
 ]
 # fmt: on
 
@@ -67,7 +67,8 @@ def _canonical(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _load_object(raw: bytes, what: str) -> dict[str, Any]:
+def load_object(raw: bytes, what: str) -> dict[str, Any]:
+    """A JSON object from `raw`; ValueError naming `what` when it is not one."""
     try:
         obj = json.loads(raw.decode())
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
@@ -237,7 +238,7 @@ def head_bytes(head: AuditHead) -> bytes:
 def parse_head(raw: bytes, *, what: str = "head file", canonical: bool = True) -> AuditHead:
     """A head from the head file (canonical) or a copy kept elsewhere (any JSON layout; null
     stands for a missing signature); ValueError says what is wrong."""
-    obj = _load_object(raw, what)
+    obj = load_object(raw, what)
     if unknown := set(obj) - _HEAD_KEYS:
         raise ValueError(f"{what} has unknown keys: {', '.join(sorted(unknown))}")
     seq, digest = obj.get("seq"), obj.get("hash")
