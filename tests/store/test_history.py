@@ -293,23 +293,23 @@ def test_read_revision_and_diff_refuse_an_edited_object(memory: Memory) -> None:
     assert memory.read("versioned").body == "Body second."
 
 
-def test_a_version_whose_object_was_stored_but_never_logged_is_logged_when_seen(
-    memory: Memory,
-) -> None:
-    # A writer killed after storing the history object of its new version and before
-    # logging it: the file on disk holds that version, the log ends with the older one.
+def test_a_version_logged_but_never_stored_is_stored_when_seen(memory: Memory) -> None:
+    # A writer killed after logging its new version and before storing its bytes: the
+    # file on disk holds that version, and history has a line without an object.
     first = memory.remember("Killed writer note", body="version one")
     store = memory.stores.store(Scope.PROJECT)
     path = store.directory.file_for(first.note.id)
     newer = path.read_bytes().replace(b"version one", b"version two")
     rev = revision_of(newer)
+    store.history.record(first.note.id, newer, WriteEvent.WRITE)
     obj = store.history.root / "objects" / rev[:2] / f"{rev}.md"  # the documented layout
-    obj.parent.mkdir(parents=True, exist_ok=True)
-    obj.write_bytes(newer)
+    obj.unlink()
+    assert [e.revision for e in memory.history(first.note.id)] == [first.revision]
     path.write_bytes(newer)
     entries = memory.history(first.note.id)
     assert entries[-1].revision == rev and entries[-1].current
     assert store.history.latest(first.note.id) == rev
+    assert memory.read(first.note.id, revision=rev).body == "version two"
 
 
 def test_a_version_observed_just_before_its_writer_logged_it_is_listed_once(

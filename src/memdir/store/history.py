@@ -76,20 +76,17 @@ class History:
         *,
         defer_dirs: set[Path] | None = None,
     ) -> str | None:
-        """Store `data` (None for a deletion) and log the event; return its rev.
+        """Log the event and store `data` (None for a deletion); return its rev.
+
+        The log line goes first, then the object: an object on disk therefore always has
+        its log line, so `has` alone says whether a version seen on disk is recorded. A
+        writer stopped between the two leaves a line without its object; `revisions`
+        leaves such a line out, and the version is stored when it is next seen on disk.
 
         With `defer_dirs`, directories whose fsync is still due are added to it instead
         of being synced here (a batch syncs each once; see `sync_dirs`).
         """
-        rev = None
-        if data is not None:
-            rev = revision_of(data)
-            obj = self._object(rev)
-            if not obj.exists():
-                ensure_private_dir(obj.parent)
-                atomic_write(obj, data, mode=0o600, sync_dir=defer_dirs is None)
-                if defer_dirs is not None:
-                    defer_dirs.add(obj.parent)
+        rev = revision_of(data) if data is not None else None
         line = {"ts": int(time.time() * 1000), "event": event, "rev": rev, "hash": note_hash}
         log = self._log(note_id)
         ensure_private_dir(log.parent)
@@ -106,15 +103,20 @@ class History:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if data is not None and rev is not None:
+            obj = self._object(rev)
+            if not obj.exists():
+                ensure_private_dir(obj.parent)
+                atomic_write(obj, data, mode=0o600, sync_dir=defer_dirs is None)
+                if defer_dirs is not None:
+                    defer_dirs.add(obj.parent)
         return rev
 
     def latest(self, note_id: str) -> str | None:
         """The rev of the note's last logged event (None: a deletion, or nothing logged).
 
-        This, not whether an object exists, says whether a version on disk is recorded:
-        a writer killed between storing the object and logging it leaves the object
-        behind, and that version must still be logged when it is seen on disk. Only the
-        tail of the log is read.
+        Unlike `has`, this tells a version that is the note's newest from an older one
+        the file went back to. Only the tail of the log is read.
         """
         try:
             with self._log(note_id).open("rb") as f:
@@ -137,8 +139,8 @@ class History:
         return self.latest(note_id) == revision_of(data)
 
     def observe(self, note_id: str, data: bytes, note_hash: str) -> None:
-        """Record a version seen on disk (an external edit) unless the log ends with it."""
-        if not self.is_latest(note_id, data):
+        """Record a version seen on disk (an external edit) unless it is already stored."""
+        if not self.has(revision_of(data)):
             self.record(note_id, data, WriteEvent.OBSERVED, note_hash)
 
     def revisions(self, note_id: str) -> list[Revision]:
@@ -156,6 +158,8 @@ class History:
                 continue
             if item.rev is not None and not _REV.fullmatch(str(item.rev)):
                 continue  # not a revision this module wrote: never used as a path
+            if item.rev is not None and not self.has(item.rev):
+                continue  # logged by a writer stopped before it stored the bytes
             if out and out[-1].rev == item.rev:
                 if item.event == WriteEvent.OBSERVED:
                     continue  # seen again on disk: the same version

@@ -125,7 +125,7 @@ class ScopeStore:
             history = self.history
         except InvalidInput:
             return  # a damaged project file: the next write records it once fixed
-        if not history.is_latest(note_id, data):
+        if not history.has(revision_of(data)):
             self._record_observed(history, note_id, data, note_hash)
 
     @staticmethod
@@ -162,7 +162,7 @@ class ScopeStore:
             return scan
         for note_id in scan.changed:
             rev = scan.revisions.get(note_id)
-            if rev is not None and history.latest(note_id) != rev:
+            if rev is not None and not history.has(rev):
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
