@@ -11,7 +11,6 @@ from memdir.config import Settings
 from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note
 from memdir.core.vocab import WriteEvent
 from memdir.errors import Busy, IntegrityError, InvalidInput, ParseError, Refused, Remedy
-from memdir.index.schema import index_file, needs_care
 from memdir.memory.stores import Stores
 from memdir.results import DoctorReport, ForgetPlan, ForgetResult, RestoreResult
 from memdir.store import (
@@ -222,6 +221,8 @@ class Maintenance:
                     f"{scope.value} scope: {scan.over_limit} notes above memory.maxNotes "
                     f"({self.settings.max_notes}) are not loaded"
                 )
+        from memdir.index.schema import index_file, needs_care  # doctor only, not start-up
+
         index = {(n.scope, n.id): n for n in notes}
         dangling = tuple(
             (n.id, t)
