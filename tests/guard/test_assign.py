@@ -38,3 +38,24 @@ def test_a_token_name_labels_the_hit() -> None:
 )
 def test_references_and_prose_are_not_assignments(text: str) -> None:
     assert list(assignment_hits(text)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('db_password = "Cielo.Kedi26"', "Cielo.Kedi26"),  # quoted: a string, not obj.attr
+        ("DB_PASS=Tanne.Berg77", "Tanne.Berg77"),  # typed: a capital and a digit
+        ("passphrase: tundra violet marble cactus", "tundra violet marble cactus"),
+    ],
+)
+def test_dotted_and_spaced_literals_are_values(text: str, value: str) -> None:
+    (hit,) = assignment_hits(text)
+    assert text[hit.start : hit.end] == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["password = self.pw2", "password = Config.DB_PASSWORD", "passphrase: ask the infra team"],
+)
+def test_attributes_and_sentences_are_not_values(text: str) -> None:
+    assert list(assignment_hits(text)) == []

@@ -72,3 +72,70 @@ def test_login_pair_marks_only_the_password() -> None:
 def test_a_label_inside_a_random_value_is_not_a_label() -> None:
     token = "4AXyuqDGLlZ7Iw4TloQAJS11fUXsYZois4PWhc"
     assert _values(f"токен доступа: {token}") == [token]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Passwort: {' '.join(PW)}",  # spaced out, one character at a time
+        f"비밀번호: {' '.join(PW)}",
+        f"Mot de passe Wi-Fi : {PW}",  # a second label names what the first one opens
+        f"phrase secrète de la clé GPG : {PW}",
+        f"Guest Wi-Fi: OfficeGuest / {PW}",  # network / password, like a login
+        f"erişim belirteci: {PW}{PW}{PW}",  # "belirteç" softens to "belirteci"
+        f"пасс от роутера: {PW}",
+        f"ww: {PW}",
+        f"Zugang: admin / {PW}",
+        f"Le code Wi-Fi est {PW}",
+        f"Hier das Passwort für den Gastzugang: {PW}",
+    ],
+)
+def test_spread_values_qualified_labels_and_colloquial_labels(text: str) -> None:
+    assert scan_text(text)
+    assert PW not in redact(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("PIN 7391", "7391"),
+        ("카드 비밀번호 1627", "1627"),
+        ("Entsperrcode fürs Diensthandy ist 955107", "955107"),
+        ("код разблокировки телефона 383435", "383435"),
+        ("telefonun kilit kodu 635513", "635513"),
+        ("암호: Sol27?", "Sol27?"),  # the mark ends the line: it is part of the value
+        ("phrase secrète : tundra violet marble cactus", "tundra violet marble cactus"),
+    ],
+)
+def test_pins_unlock_codes_and_short_values(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_recovery_codes_listed_below_their_label() -> None:
+    codes = ["8f3k2-9dl2x", "a8d7c-1kd83"]
+    text = "GitHub recovery codes:\n- " + "\n- ".join(codes) + "\n\nlater: 7a2b9-kk2m3"
+    assert _values(text) == codes
+    assert _values("Backup codes: 1234 5678 9876 5432") == ["1234 5678", "9876 5432"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Store your recovery codes somewhere safe.",
+        "recovery code format: xxxxx-xxxxx",
+        "recovery codes (see 1Password item 8f3k2a9d)",
+        "recovery codes used: 3 of 10",
+        "wifi: HomeNet-5G",
+        "WLAN: Vodafone-A3F2 (5 GHz)",
+        "Mot de passe du wifi : demandez à l’accueil",
+        "passphrase: ask the infra team",
+        "Passphrase: siehe Tresor",
+        "Passwort: p a s s w o r d",
+        "password: a b c d e f",
+        "GPIO pin 18 is the LED",
+        "unlock code expires in 30 minutes",
+        "What is the password?",
+    ],
+)
+def test_new_rules_leave_look_alikes_alone(text: str) -> None:
+    assert scan_text(text) == []

@@ -20,6 +20,9 @@ PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + pem_body("shape") + "\n-----END RSA 
         (f"Authorization: Bearer {BEARER}", "bearer token", BEARER),
         (jwt("shape"), "JWT", jwt("shape")),
         (PEM, "private key", PEM),
+        (f"docker login -u ci -p {PW_DB} registry.example.com", "command-line password", PW_DB),
+        (f"mongosh -u admin -p {PW_DB} --host db", "command-line password", PW_DB),
+        (f"db.internal:5432:app:app_user:{PW_DB}", "pgpass password", PW_DB),
     ],
 )
 def test_shapes_are_found_with_their_kind_and_span(text: str, kind: str, value: str) -> None:
@@ -30,7 +33,15 @@ def test_shapes_are_found_with_their_kind_and_span(text: str, kind: str, value: 
 
 @pytest.mark.parametrize(
     "text",
-    ["postgres://user:${PASS}@db/app", "https://example.com/path", "Bearer <token>", ""],
+    [
+        "postgres://user:${PASS}@db/app",
+        "https://example.com/path",
+        "Bearer <token>",
+        "",
+        "docker login ghcr.io -u acme --password-stdin",
+        "localhost:5432:*:postgres:*",
+        "fe80:0:0:0:1:2:3:4",
+    ],
 )
 def test_references_and_plain_urls_are_not_shapes(text: str) -> None:
     assert list(shape_hits(text)) == []

@@ -8,10 +8,12 @@ from hypothesis import strategies as st
 
 from memdir.guard._values import (
     class_count,
+    diceware_phrase,
     is_placeholder,
     looks_random,
     password_like,
     plausible_password,
+    recovery_code,
     shannon_entropy,
     switch_rate,
 )
@@ -57,3 +59,23 @@ def test_measures_stay_in_their_ranges(value: str) -> None:
     assert 0.0 <= shannon_entropy(value) <= max(len(value), 1)
     assert 0 <= class_count(value) <= 4
     assert 0.0 <= switch_rate(value) <= 1.0
+
+
+def test_a_typed_dotted_value_is_a_literal_not_an_attribute() -> None:
+    assert not is_placeholder("Cielo.Kedi26")  # a capital and a digit: typed
+    assert is_placeholder("self.pw2")  # an attribute in code
+    assert not is_placeholder("self.pw2", literal=True)  # but quoted it is a string
+    assert plausible_password("Cielo.Kedi26", literal=True)
+    assert is_placeholder("settings.DB_PASSWORD", literal=True)
+
+
+def test_passphrases_and_recovery_codes() -> None:
+    assert diceware_phrase("tundra violet marble cactus")
+    assert not diceware_phrase("see the vault entry")
+    assert not diceware_phrase("Tundra Violet Marble Cactus")
+    assert not diceware_phrase("tundra violet")
+    assert recovery_code("01bb1-e2458")
+    assert recovery_code("1234 5678")
+    assert not recovery_code("xxxxx-xxxxx")
+    assert not recovery_code("2024-0517")
+    assert not recovery_code("abcdefgh")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ._hit import PRIO_ASSIGN, Hit
 from ._names import KeyClass, classify_key
-from ._values import looks_random, password_like, plausible_password
+from ._values import looks_random, password_like, plausible_password, prose_phrase
 
 __all__ = ["assignment_hits"]
 
@@ -146,7 +146,7 @@ def _judge(key: KeyClass, value: _Value, structured: bool) -> bool:
         v = value.text
         return len(v) >= 8 and any(c.isdigit() for c in v) and password_like(v)
     if structured:
-        return plausible_password(value.text, phrase=key.phrase)
+        return plausible_password(value.text, phrase=key.phrase, literal=value.quoted)
     return password_like(value.text)
 
 
@@ -239,7 +239,7 @@ def _one(text: str, lo: int, hi: int, name: str) -> tuple[Hit | None, int]:
 def _rest_of_line(text: str, value: _Value) -> _Value:
     # A passphrase may have spaces: "passphrase: correct horse battery staple".
     m = _PHRASE_RE.match(text, value.start)
-    if m is None:
+    if m is None or prose_phrase(m.group()):
         return value
     phrase = m.group().rstrip()
     return _Value(value.start, value.start + len(phrase), phrase, False)

@@ -4,6 +4,9 @@ A label from the lexicon opens a short window on its line.  Words in the window 
 order: a connector (colon, copula, CJK particle) makes the next words candidate values, a
 preposition only the next one, and a value with no grammar around it must look typed or
 machine-made on its own.  Hash, public-key and example context closes the window.
+After a connector a value may also be spread out ("N e b e l 4 2") or be a passphrase of
+plain words; a second label in the window may qualify the first ("Passwort fürs WLAN"), and
+"recovery codes" labels read the list of codes on the lines below them.
 """
 
 from __future__ import annotations
@@ -18,21 +21,28 @@ from ._lexicon import (
     AS_WORDS,
     CJK_CONNECTOR_RE,
     CONNECTOR_WORDS,
+    DEVICE_PIN,
     LABEL_RE,
     LOGIN,
     NEGATING_RE,
+    PASSWORD,
     PASSWORD_KINDS,
     PIN,
+    PIN_QUALIFIER_RE,
     PREPOSITION_WORDS,
+    RECOVERY,
+    WIFI,
     Label,
     label_for,
 )
 from ._values import (
     class_count,
+    diceware_phrase,
     looks_random,
     numeric_password,
     pin_like,
     prose_password,
+    recovery_code,
     strong_password,
     token_like,
 )
@@ -81,6 +91,30 @@ _USER_SLASH_RE = re.compile(
 _NAME_CHARS = frozenset("_/\\.@$%{")
 _CODE_WORDS = frozenset(("lambda", "none", "null", "nil", "true", "false", "self", "this"))
 _CODE_OPERATORS = frozenset(("+", "&&", "||", "==", "!=", "+=", "..", "++"))
+# A value typed with spaces between its characters: "N e b e l 4 2".  Each piece is one
+# character, so the run is read in one pass with nothing to backtrack into.
+_SPACED_RE = re.compile(r"\S(?: \S){5,63}(?! ?\S)")
+# A passphrase of plain words, up to the end of its line: "molen sommer bada kot".
+_LOWER = "a-zß-ÿıłńśźżąćęğşа-яё"
+_PHRASE_RE = re.compile(
+    f"[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{3,7}}(?=[ \\t]*[.]?[ \\t]*$)", re.MULTILINE
+)
+# Recovery codes listed after their label, on its line or the lines below.
+_ONE_CODE = r"(?:[A-Za-z0-9]{4,6}-[A-Za-z0-9]{4,6}|\d{4} \d{4}|[A-Za-z0-9]{8,12})"
+_CODE_RE = re.compile(f"(?<![\\w-]){_ONE_CODE}(?![\\w-])")
+# A line that lists codes and nothing else (a bullet or number may lead): codes inside a
+# sentence ("see 1Password item 8f3k2a9d") are references, not the codes.
+_CODE_LINE_RE = re.compile(
+    f"[ \\t:]*(?:(?:[-*•]|\\d{{1,2}}[.)])[ \\t]+)?{_ONE_CODE}(?:[ \\t,;]+{_ONE_CODE})*[ \\t,;]*\\r?"
+)
+_RECOVERY_REACH = 600
+_PIN_QUALIFIER_REACH = 8
+# The last characters of those qualifiers: most labels need no regex search at all.
+_QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機드금dm ")
+_MAX_CODE_LINE = 200
+# Where a spaced-out or word-by-word value may start: what `_VALUE_CHAR_RE` cannot see.
+_SPREAD_HINT_RE = re.compile(f"\\S(?: \\S){{5}}|[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{3}}")
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 
 
 def _fold(text: str) -> str:
@@ -131,11 +165,6 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
     return nxt not in _ZH_NOT_LABEL
 
 
-def _is_label_word(word: str) -> bool:
-    m = LABEL_RE.search(word)
-    return m is not None and _label_span(word, m.start(), m.end(), label_for(m.group()))
-
-
 def _clean(word: str) -> str:
     # Brackets and braces at the front stay: "{password!r}", "<token>", "[hidden]" are slots.
     word = word.lstrip(_LEAD).rstrip(_EDGE)
@@ -147,7 +176,13 @@ def _clean(word: str) -> str:
 
 def _judge(kind: str, value: str, mode: str) -> bool:
     """mode: "after" a connector, "next" after a preposition or glued to the label, "near"."""
+    if kind == DEVICE_PIN:
+        # "银行卡密码 754648", "카드 비밀번호 1627": a password, or digits even without a connector
+        return _judge(PASSWORD, value, mode) or (mode != "near" and pin_like(value))
     if kind == PIN:
+        # "PIN 4821": digits right after a PIN label need no connector.
+        if mode == "next":
+            return pin_like(value)
         return mode == "after" and (pin_like(value) or looks_random(value))
     if kind in PASSWORD_KINDS:
         if mode == "after":
@@ -242,17 +277,20 @@ def _scan_window(
     pos: int,
     label: Label,
     negations: _Positions,
-    nexts: tuple[_Next, _Next],
+    nexts: tuple[_Next, _Next, _Next],
 ) -> Hit | None:
-    sentence_end, value_char = nexts
+    sentence_end, value_char, spread = nexts
     end = min(pos + _WINDOW, sentence_end.find(pos))
-    if value_char.find(pos) >= end:
+    if value_char.find(pos) >= end and (
+        label.kind not in PASSWORD_KINDS or spread.find(pos) >= end
+    ):
         return None
     kind = label.kind
     # How the next word would be judged: "next" right after the label or a preposition,
     # "after" a connector, "near" once a word has come between.
     state = "next"
     prev = pos
+    between = 0  # words read since the label that were neither grammar nor values
     for count, m in enumerate(_WORD_RE.finditer(text, pos, end)):
         if count >= _MAX_WORDS:
             break
@@ -284,24 +322,113 @@ def _scan_window(
             continue
         if lower in _CODE_WORDS:
             return None  # "token=lambda n: ...", "password = None"
-        if _is_label_word(lower):
+        other = _label_kind(lower)
+        if other is not None:
+            if state != "after" and _qualifies(kind, other):
+                # "Mot de passe Wi-Fi : …", "la clave del wifi es …", "phrase secrète de la
+                # clé GPG : …", "Passwort für den Gastzugang: …": the second label says what
+                # the first one opens.
+                between += 1
+                state = "after" if word.endswith((":", "=")) else "near"
+                continue
             return None  # another label: its own window reads what follows it
         if _ASSIGNMENT_RE.match(word):
             return None  # "max_tokens=800": code, which the assignment rules read
         if state == "after" and lower in ADVERB_WORDS:
             continue  # "is now X", "ist jetzt X": the value is still to come
+        if state == "after" and (len(word) == 1 or (word.isalpha() and word.islower())):
+            spread_hit = _spread_value(text, wstart, kind)
+            if spread_hit is not None:
+                return spread_hit
         value = _clean(word)
         if value:
             vstart = wstart + word.find(value)
-            if kind == LOGIN:
+            if kind in (LOGIN, WIFI):
                 if state == "after":
-                    return _login_hit(text, vstart, value, end)
+                    return _login_hit(text, vstart, value, end, kind)
                 state = "after" if word.endswith((":", "=")) else "near"
                 continue
-            if (state == "after" or not label.weak) and _judge(kind, value, state):
-                return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+            if state == "after" or not label.weak:
+                value = _with_final_mark(text, vstart, value, m.end())
+                if _judge(kind, value, state):
+                    return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+                pin = kind in (PIN, DEVICE_PIN)
+                if pin and state == "near" and between == 1 and _digits(value, 6):
+                    # "код разблокировки телефона 383435": a genitive, then the digits
+                    return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+        between += 1
         state = "after" if word.endswith((":", "=")) else "near"
     return None
+
+
+def _qualifies(kind: str, other: str) -> bool:
+    """Whether a second label inside a window only says what the first one's secret opens."""
+    if other == WIFI:
+        return True
+    if kind not in PASSWORD_KINDS:
+        return False
+    return other not in PASSWORD_KINDS or (other == LOGIN and kind != LOGIN)
+
+
+def _label_kind(word: str) -> str | None:
+    """The kind of the label a word is, if it is one."""
+    m = LABEL_RE.search(word)
+    if m is None:
+        return None
+    label = label_for(m.group())
+    return label.kind if _label_span(word, m.start(), m.end(), label) else None
+
+
+def _with_final_mark(text: str, vstart: int, value: str, wend: int) -> str:
+    """ "password: Sol27?" at the end of a line: the mark is the password's last character.
+
+    Mid-sentence "?" and "!" end the sentence; at the very end of a short line after a
+    connector they are far more often typed into the value, and a value that needs them to
+    pass the rules would otherwise be too short to judge.
+    """
+    end = vstart + len(value)
+    mark = text[end : end + 1]
+    if mark not in ("?", "!") or len(value) >= 8 or end + 1 < wend:
+        return value
+    rest = text[end + 1 : end + 2]
+    return value + mark if rest in ("", "\n", "\r") else value
+
+
+def _spread_value(text: str, wstart: int, kind: str) -> Hit | None:
+    """A value typed with spaces: one character at a time, or a passphrase of plain words."""
+    m = _SPACED_RE.match(text, wstart)
+    if m is not None:
+        joined = m.group().replace(" ", "")
+        ok = pin_like(joined) if kind == PIN else _judge(kind, joined, "after")
+        if ok or strong_password(joined) or looks_random(joined):
+            return Hit(m.start(), m.end(), kind, PRIO_LABEL)
+    if kind in PASSWORD_KINDS:
+        m = _PHRASE_RE.match(text, wstart)
+        if m is not None and diceware_phrase(m.group()):
+            return Hit(m.start(), m.end(), kind, PRIO_LABEL)
+    return None
+
+
+def _recovery_hits(text: str, pos: int) -> list[Hit]:
+    """Codes listed after a "recovery codes" label: on lines of their own, up to a few
+    hundred characters on, and no further than a blank line once the list has begun."""
+    hi = min(len(text), pos + _RECOVERY_REACH)
+    hits: list[Hit] = []
+    lines: dict[int, bool] = {}
+    for m in _CODE_RE.finditer(text, pos, hi):
+        if hits and _BLANK_LINE_RE.search(text, hits[-1].end, m.start()):
+            break
+        if not recovery_code(m.group()):
+            continue
+        start = max(pos, text.rfind("\n", pos, m.start()) + 1)
+        if start not in lines:
+            stop = text.find("\n", m.end(), start + _MAX_CODE_LINE + 1)
+            stop = len(text) if stop < 0 else stop
+            fits = stop - start <= _MAX_CODE_LINE
+            lines[start] = fits and _CODE_LINE_RE.fullmatch(text, start, stop) is not None
+        if lines[start]:
+            hits.append(Hit(m.start(), m.end(), RECOVERY, PRIO_LABEL))
+    return hits
 
 
 def _gap_state(gap: str, state: str) -> str:
@@ -333,12 +460,12 @@ def _value_before(text: str, folded: str, line_start: int, start: int, label: La
     return None
 
 
-def _login_hit(text: str, vstart: int, value: str, end: int) -> Hit | None:
+def _login_hit(text: str, vstart: int, value: str, end: int, kind: str) -> Hit | None:
     span = _login_value(text, vstart, end)
     if span is not None and prose_password(text[span[0] : span[1]]):
-        return Hit(span[0], span[1], LOGIN, PRIO_LABEL)
+        return Hit(span[0], span[1], kind, PRIO_LABEL)
     if looks_random(value):
-        return Hit(vstart, vstart + len(value), LOGIN, PRIO_LABEL)
+        return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
     return None
 
 
@@ -347,8 +474,13 @@ def labelled_hits(text: str) -> Iterator[Hit]:
     folded = _fold(text)
     negations = _Positions(NEGATING_RE, folded)
     as_words = _Positions(_AS_RE, folded)
-    nexts = (_Next(_SENTENCE_END_RE, text), _Next(_VALUE_CHAR_RE, text))
+    nexts = (
+        _Next(_SENTENCE_END_RE, text),
+        _Next(_VALUE_CHAR_RE, text),
+        _Next(_SPREAD_HINT_RE, text),
+    )
     pos = 0
+    recovery_read = 0  # a later label inside a region already read adds nothing
     for m in LABEL_RE.finditer(folded):
         if m.start() < pos:
             continue
@@ -357,8 +489,22 @@ def labelled_hits(text: str) -> Iterator[Hit]:
             continue
         if label.kind in PASSWORD_KINDS and folded[m.start() - 1 : m.start()] == "/":
             label = _LOGIN_LABEL  # "login/password: alice / s3cret" gives a pair
+        elif (
+            label.kind in PASSWORD_KINDS
+            and folded[m.start() - 1 : m.start()] in _QUALIFIER_LAST
+            and PIN_QUALIFIER_RE.search(folded, max(0, m.start() - _PIN_QUALIFIER_REACH), m.start())
+        ):
+            label = Label(DEVICE_PIN, label.compound, label.suffix, label.script, label.weak)
         line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
         if negations.within(max(line_start, m.start() - _LEFT_CONTEXT), m.start()):
+            continue
+        if label.kind == RECOVERY:
+            if m.start() >= recovery_read:
+                recovery_read = m.end() + _RECOVERY_REACH
+                codes = _recovery_hits(text, m.end())
+                if codes:
+                    pos = codes[-1].end
+                    yield from codes
             continue
         end = m.end()
         if label.script == "latin":

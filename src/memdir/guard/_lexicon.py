@@ -17,12 +17,17 @@ __all__ = [
     "AS_WORDS",
     "CJK_CONNECTOR_RE",
     "CONNECTOR_WORDS",
+    "DEVICE_PIN",
     "LABEL_RE",
     "LOGIN",
     "NEGATING_RE",
+    "PASSWORD",
     "PASSWORD_KINDS",
     "PIN",
+    "PIN_QUALIFIER_RE",
     "PREPOSITION_WORDS",
+    "RECOVERY",
+    "WIFI",
     "Label",
     "label_for",
 ]
@@ -43,6 +48,9 @@ ACCESS_KEY = "access key"
 PRIVATE_KEY = "private key"
 SECRET_KEY = "secret key"
 LOGIN = "login password"
+RECOVERY = "recovery code"
+DEVICE_PIN = "card or device PIN"  # a password label qualified by a card or a lock
+WIFI = "Wi-Fi password"  # read like a login: "network / password"
 PASSWORD_KINDS = frozenset({PASSWORD, PASSPHRASE, LOGIN})
 
 
@@ -85,7 +93,37 @@ _ENTRIES: list[tuple[str, Label]] = [
     ("pw", Label(PASSWORD, weak=True)),
     ("pwd", Label(PASSWORD, weak=True)),
     ("pass", Label(PASSWORD, weak=True)),
+    ("ww", Label(PASSWORD, weak=True)),  # Dutch "wachtwoord"
+    ("пасс", Label(PASSWORD, weak=True)),  # Russian slang
     *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
+    # Phone and device unlock codes are PINs in all but name ("unlock code", "lock pin").
+    # Labels are matched from a letter the lexicon already starts with where a compound
+    # allows it ("un|lock code", "Ent|sperrcode"): each new first letter slows every scan.
+    *_latin(PIN, "lock code", "lock pin", compound=True, suffix=1),
+    # Codes a service prints once for account recovery; often listed on the lines below.
+    *_latin(
+        RECOVERY,
+        "recovery codes?",
+        "backup codes?",
+        "wiederherstellungscodes?",
+        "backup-codes?",
+        "codes? de récupération",
+        "codes? de secours",
+        "códigos? de recuperación",
+        "códigos? de respaldo",
+        "codici di recupero",
+        "codici di backup",
+        "códigos? de recuperação",
+        "herstelcodes?",
+        "back-upcodes?",
+        "коды восстановления",
+        "kody zapasowe",
+        "kody odzyskiwania",
+        "kurtarma kodları",
+        suffix=0,
+    ),
+    # Wi-Fi: "Guest Wi-Fi: OfficeGuest / s3cret" names a network and its key, like a login.
+    *_latin(WIFI, "wi-fi", "wifi", "wlan", suffix=0),
     *_latin(TOKEN, "token", compound=True, suffix=3),
     *_latin(SECRET, "secret", "client secret", compound=True, suffix=1),
     *_latin(SECRET_KEY, f"secret{_KEY_SEP}key", suffix=1),
@@ -93,6 +131,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(ACCESS_KEY, f"access{_KEY_SEP}key", suffix=1),
     *_latin(PRIVATE_KEY, f"private{_KEY_SEP}key", suffix=1),
     *_latin(LOGIN, "login", "log-in", "sign-in", "credentials", "creds", "logins", suffix=0),
+    *_latin(LOGIN, "zugang", compound=True, suffix=0),  # "Serverzugang: admin / s3cret"
     *_latin(
         LOGIN,
         "zugangsdaten",
@@ -112,13 +151,32 @@ _ENTRIES: list[tuple[str, Label]] = [
         suffix=0,
     ),
     # German
-    *_latin(PASSWORD, "zugangscode", "zugangswort", compound=True, suffix=1),
+    *_latin(
+        PASSWORD,
+        "zugangscode",
+        "zugangswort",
+        "geheimwort",
+        "losungswort",
+        compound=True,
+        suffix=1,
+    ),
+    *_latin(PIN, "sperrcode", "sperr-pin", "sperrpin", compound=True, suffix=1),
     *_latin(ACCESS_KEY, "schlüssel", "schluessel", compound=True, suffix=2),
     *_latin(PIN, "geheimzahl", "geheimnummer", compound=True, suffix=1),
     # French
     *_latin(
-        PASSWORD, "mot de passe", "mots de passe", "mdp", "code d'accès", "code d’accès", suffix=0
+        PASSWORD,
+        "mot de passe",
+        "mots de passe",
+        "code wi-fi",
+        "code wifi",
+        "motdepasse",
+        "mdp",
+        "code d'accès",
+        "code d’accès",
+        suffix=0,
     ),
+    *_latin(PIN, "code de déverrouillage", "code de deverrouillage", suffix=0),
     *_latin(PASSPHRASE, "phrase secrète", "phrase de passe", suffix=0),
     *_latin(TOKEN, "jetons?", suffix=0),
     *_latin(ACCESS_KEY, "clés?", "clefs?", suffix=0),
@@ -133,33 +191,40 @@ _ENTRIES: list[tuple[str, Label]] = [
         suffix=0,
     ),
     *_latin(ACCESS_KEY, "claves?", suffix=0),
+    *_latin(PIN, "código de desbloqueo", "codigo de desbloqueo", suffix=0),
     *_latin(SECRET, "secreto", suffix=0),
     # Italian
     *_latin(PASSWORD, "parola d'ordine", "parola d’ordine", "codice di accesso", suffix=0),
+    *_latin(PIN, "codice di sblocco", suffix=0),
     *_latin(ACCESS_KEY, "chiavi", "chiave", suffix=0),
     *_latin(SECRET, "segreto", suffix=0),
     # Portuguese
     *_latin(PASSWORD, "senhas?", "palavras?[ -]passe", "código de acesso", suffix=0),
+    *_latin(PIN, "código de desbloqueio", "codigo de desbloqueio", suffix=0),
     *_latin(ACCESS_KEY, "chaves?", suffix=0),
     *_latin(SECRET, "segredo", suffix=0),
     # Dutch
     *_latin(PASSWORD, "wachtwoord", "toegangscode", compound=True, suffix=2),
     *_latin(PASSPHRASE, "wachtzin", compound=True, suffix=2),
+    *_latin(PIN, "grendelcode", "grendelingscode", compound=True, suffix=1),
     *_latin(ACCESS_KEY, "sleutel", compound=True, suffix=2),
     # Russian (stems; endings are the inflection)
     *_latin(PASSWORD, "парол", suffix=3),
     *_latin(TOKEN, "токен", compound=True, suffix=3),
     *_latin(ACCESS_KEY, "ключ", suffix=3),
     *_latin(SECRET, "секрет", suffix=3),
-    *_latin(PIN, "пин-код", "пин код", "пинкод", suffix=2),
+    *_latin(PIN, "пин-код", "пин код", "пинкод", "код разблокировки", suffix=2),
     # Polish
     *_latin(PASSWORD, "hasł", "haseł", "hasl", "hasel", suffix=3),  # also typed without ł
     *_latin(ACCESS_KEY, "klucz", suffix=3),
     *_latin(SECRET, "sekret", suffix=3),
+    *_latin(PIN, "kod odblokowania", "kod blokady", suffix=0),
     # Turkish
     *_latin(PASSWORD, "şifre", "sifre", "parola", suffix=5),
     *_latin(ACCESS_KEY, "anahtar", suffix=5),
-    *_latin(TOKEN, "belirteç", suffix=3),
+    # A final ç softens before a vowel ending: "belirteç", "belirteci".
+    *_latin(TOKEN, "belirteç", "belirtec", suffix=3),
+    *_latin(PIN, "kilit kodu", "kilit şifresi", "kilit sifresi", suffix=0),
     # Chinese
     *_cjk(PASSWORD, "zh", "密码", "密碼", "口令"),
     *_cjk(
@@ -168,9 +233,11 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(TOKEN, "zh", "令牌", "授权码", "授權碼"),
     *_cjk(SECRET_KEY, "zh", "密钥", "密鑰", "秘钥", "祕鑰", "秘鑰"),
     *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
+    *_cjk(RECOVERY, "zh", "恢复码", "恢復碼", "备用码", "備用碼", "救援码"),
     # Japanese
     *_cjk(PASSWORD, "ja", "パスワード"),
-    *_cjk(PIN, "ja", "暗証番号"),
+    *_cjk(PIN, "ja", "暗証番号", "パスコード", "ロック解除コード"),
+    *_cjk(RECOVERY, "ja", "リカバリーコード", "リカバリコード", "バックアップコード", "復旧コード"),
     *_cjk(LOGIN, "ja", "認証情報", "ログイン情報"),
     *_cjk(PASSPHRASE, "ja", "パスフレーズ"),
     *_cjk(TOKEN, "ja", "トークン"),
@@ -185,6 +252,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(SECRET_KEY, "ko", "비밀 키", "비밀키"),
     *_cjk(ACCESS_KEY, "ko", "액세스 키", "액세스키", "api 키", "api키"),
     *_cjk(PIN, "ko", "핀 번호", "핀번호"),
+    *_cjk(RECOVERY, "ko", "복구 코드", "복구코드", "백업 코드", "백업코드"),
 ]
 
 # Longest first, so "secret key" is preferred to "secret" where both match.  One plain
@@ -234,6 +302,12 @@ def label_for(matched: str) -> Label:
             return label
     raise LookupError("not a label")  # unreachable: LABEL_RE matched one of them
 
+
+# Words before a password label that make it a card's or a device's PIN ("银行卡密码",
+# "카드 비밀번호", "锁屏密码"), matched against the few characters before the label.
+PIN_QUALIFIER_RE = re.compile(
+    r"(?:卡|取款|支付|锁屏|鎖屏|解锁|解鎖|开机|開機|카드|잠금|sim[ -]?card|card|sim) ?$"
+)
 
 # Words that link a label to its value.  After a copula or a colon the value may come a
 # word or two later ("is now X"); after a preposition ("changed to X", "auf X geändert") only

@@ -64,6 +64,21 @@ _MYSQL_RE = re.compile(
 )
 _REDIS_CLI_RE = re.compile(r"redis-cli[^\n]{0,200}?[ \t]-a[ \t]+[\"']?([^\s\"']{3,128})")
 _SQL_RE = re.compile(r"(?i:identified)[ \t]+(?i:by)[ \t]+'([^'\n]{1,128})'")
+# "docker login -u ci -p s3cret registry", "mongosh -u admin -p s3cret": found from the
+# flag (a "-" is rare in prose), then the command is looked for earlier on its line.
+_PASSWORD_FLAG_RE = re.compile(r"-(?:p|-password)(?:[ \t]+|=)[\"']?([^\s\"'-][^\s\"']{2,127})")
+_LOGIN_CLI_RE = re.compile(
+    r"(?:^|[\s;&|$])(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?:[ \t]+registry)?)"
+    r"[ \t]+login|mongo(?:sh|dump|restore|import|export)?)[ \t]"
+)
+_FLAG_REACH = 200
+# A .pgpass line, found from its ":port:": host:port:database:user:password (":" and "\"
+# escaped with "\").
+_PGPASS_PORT_RE = re.compile(r":(?:\d{1,5}|\*):")
+_PGPASS_RE = re.compile(
+    r"[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:((?:[^\s:\\]|\\.){1,256})"
+)
+_PGPASS_LINE = 700
 _SSHPASS_RE = re.compile(r"sshpass[ \t]+-p[ \t]*[\"']?([^\s\"']{3,128})")
 _NETRC_RE = re.compile(r"machine\s+\S{1,253}\s+login\s+\S{1,256}\s+password\s+(\S{1,256})")
 
@@ -191,6 +206,41 @@ def _command_lines(text: str) -> Iterator[Hit]:
     for m in _NETRC_RE.finditer(text):
         if plausible_password(m.group(1)):
             yield Hit(m.start(1), m.end(1), "netrc password", PRIO_SHAPE)
+    yield from _login_flags(text)
+    yield from _pgpass(text)
+
+
+def _login_flags(text: str) -> Iterator[Hit]:
+    for m in _PASSWORD_FLAG_RE.finditer(text):
+        if m.start() == 0 or text[m.start() - 1] not in " \t":
+            continue
+        lo = max(text.rfind("\n", max(0, m.start() - _FLAG_REACH), m.start()) + 1, 0)
+        if lo == 0 and m.start() > _FLAG_REACH:
+            lo = m.start() - _FLAG_REACH
+        if _LOGIN_CLI_RE.search(text, lo, m.start() + 1) and plausible_password(m.group(1)):
+            yield Hit(m.start(1), m.end(1), "command-line password", PRIO_SHAPE)
+
+
+def _pgpass(text: str) -> Iterator[Hit]:
+    done = -1  # the end of the last line read: one look per line
+    for m in _PGPASS_PORT_RE.finditer(text):
+        if m.start() < done:
+            continue
+        lo = text.rfind("\n", max(0, m.start() - 254), m.start()) + 1
+        hi = text.find("\n", m.end(), m.end() + _PGPASS_LINE)
+        if hi < 0:
+            hi = len(text) if len(text) - m.end() <= _PGPASS_LINE else m.end()
+        done = hi
+        if hi > lo and text[hi - 1] == "\r":
+            hi -= 1
+        if lo == 0 and m.start() > 254:
+            continue  # the line's first field is longer than any host name
+        line = _PGPASS_RE.fullmatch(text, lo, hi)
+        if line is None:
+            continue
+        password = line.group(1)
+        if not password.isdigit() and plausible_password(password):
+            yield Hit(line.start(1), line.end(1), "pgpass password", PRIO_SHAPE)
 
 
 def shape_hits(text: str) -> Iterator[Hit]:

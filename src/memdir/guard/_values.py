@@ -9,6 +9,7 @@ from collections import Counter
 
 __all__ = [
     "class_count",
+    "diceware_phrase",
     "is_placeholder",
     "is_stand_in",
     "looks_random",
@@ -17,6 +18,8 @@ __all__ = [
     "pin_like",
     "plausible_password",
     "prose_password",
+    "prose_phrase",
+    "recovery_code",
     "shannon_entropy",
     "strong_password",
     "switch_rate",
@@ -162,14 +165,21 @@ def _vocab_only(value: str) -> bool:
     return all(not w.isdigit() and w.lower() in _VOCAB for w in words)
 
 
-def is_placeholder(value: str) -> bool:
-    """True for stand-ins, references and redaction marks that carry no real secret."""
+def is_placeholder(value: str, *, literal: bool = False) -> bool:
+    """True for stand-ins, references and redaction marks that carry no real secret.
+
+    `literal`: the value was quoted, so "Cielo.Kedi26" is a string, not an attribute access.
+    Unquoted, a dotted value with a capital and a digit ("Tanne.Berg77" in a .env file) is
+    typed too: attribute chains in code are lower-case or constants without digits.
+    """
     v = value.strip()
     if not v or v[0] in _SIGILS:
         return True
     if _MARKER_RE.search(v) or _REFERENCE_RE.search(v):
         return True
-    if _CODE_RE.match(v) or _DOTTED_RE.fullmatch(v):
+    if _CODE_RE.match(v):
+        return True
+    if _DOTTED_RE.fullmatch(v) and not _typed_dotted(v, literal):
         return True
     if len(set(v.lower()) - set("-_.:/ ")) <= 2:
         return True
@@ -177,6 +187,14 @@ def is_placeholder(value: str) -> bool:
     if _IDENT_RE.fullmatch(v) and _SECRETISH_RE.search(v):
         return True
     return _vocab_only(v)
+
+
+def _typed_dotted(v: str, literal: bool) -> bool:
+    if not any(ch.isdigit() for ch in v):
+        return False
+    if literal:
+        return True
+    return any(ch.isupper() for ch in v) and any(ch.islower() for ch in v) and "_" not in v
 
 
 def is_stand_in(value: str) -> bool:
@@ -259,14 +277,14 @@ def looks_random(value: str) -> bool:
     return rare >= 0.25 or (rare >= 0.15 and switch_rate(v) >= 0.45)
 
 
-def plausible_password(value: str, *, phrase: bool = False) -> bool:
+def plausible_password(value: str, *, phrase: bool = False, literal: bool = False) -> bool:
     """A literal given to a password-named key in a config or code assignment.
 
     Only a passphrase may contain spaces: a "password" value with spaces is a description
     ("Password used to generate key"), not the password.
     """
     v = value.strip()
-    if len(v) < 4 or len(v) > 256 or is_placeholder(v):
+    if len(v) < 4 or len(v) > 256 or is_placeholder(v, literal=literal):
         return False
     if v.lower() in STOPWORDS or _SNAKE_RE.fullmatch(v) or _CAMEL_TYPE_RE.fullmatch(v):
         return False
@@ -415,3 +433,45 @@ def numeric_password(value: str) -> bool:
     digits = sum(ch.isdigit() for ch in v)
     # Eight digits or fewer with separators is a date, a time or a phone extension.
     return digits >= 10 and len(set(v)) > 3
+
+
+# Words of prose that a sentence after "passphrase:" uses and a generated passphrase does
+# not ("see the vault entry", "siehe Tresor", "voir dans le coffre").
+_PHRASE_FILLER = _set("""
+    the and see for with from that this are was not ask stored store saved kept lives vault
+    entry keepass bitwarden lastpass manager below above same usual old new one our your
+    siehe unter und der die das den dem ist wie bei voir dans avec pour les des une est ver
+    con para los las una por vedi nel nella con per veja com zie het een met voor van
+    смотри patrz jest bkz ile için
+    """)
+
+
+def prose_phrase(value: str) -> bool:
+    """Whether words after a passphrase label read as a sentence ("ask the infra team")."""
+    return any(w.lower() in _PHRASE_FILLER for w in value.split())
+
+
+def diceware_phrase(value: str) -> bool:
+    """Four to eight lowercase words of three letters or more: a generated passphrase."""
+    words = value.split()
+    if not 4 <= len(words) <= 8 or not all(w.isalpha() and w.islower() for w in words):
+        return False
+    if any(w in _PHRASE_FILLER or w in _VOCAB or w in STOPWORDS for w in words):
+        return False
+    return len(set(words)) >= 3
+
+
+_RECOVERY_RE = re.compile(r"[A-Za-z0-9]{4,6}-[A-Za-z0-9]{4,6}|\d{4} \d{4}|[A-Za-z0-9]{8,12}")
+
+
+def recovery_code(value: str) -> bool:
+    """A one-time recovery code: digits mixed with letters ("01bb1-e2458") or digit groups."""
+    if not _RECOVERY_RE.fullmatch(value):
+        return False
+    bare = value.replace("-", "").replace(" ", "")
+    if bare.isdigit():
+        # Digit groups are codes when spaced ("1234 5678"); "2024-0517" is a date or a number.
+        return "-" not in value and len(set(bare)) > 3
+    digits = sum(ch.isdigit() for ch in bare)
+    letters = len(bare) - digits
+    return digits > 0 and letters > 0 and len(set(bare.lower())) >= 5
