@@ -17,7 +17,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.guard.corpus import NEGATIVES, POSITIVES
-from tests.guard.corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, LATE, TUNING, Case
+from tests.guard.corpus_multilingual import (
+    ALL,
+    BLIND,
+    FRESH,
+    HELD,
+    LANGUAGES,
+    LATE,
+    TUNING,
+    Case,
+)
 
 from memdir.guard import redact, scan_text
 
@@ -72,15 +81,17 @@ def _multilingual() -> bool:
         ("held", HELD),
         ("fresh", FRESH),
         ("late", LATE),
+        ("blind", BLIND),
         ("all", ALL),
     ):
         print(_row(name, list(batch)))
-    print("  by language:")
-    for lang in LANGUAGES:
-        print(_row(lang, [c for c in ALL if c.lang == lang]))
-    print("  by kind:")
-    for kind in sorted({c.kind for c in ALL}):
-        print(_row(kind, [c for c in ALL if c.kind == kind]))
+    for title, cases in (("", ALL), (" (blind batch)", BLIND)):
+        print(f"  by language{title}:")
+        for lang in LANGUAGES:
+            print(_row(lang, [c for c in cases if c.lang == lang]))
+        print(f"  by kind{title}:")
+        for kind in sorted({c.kind for c in cases}):
+            print(_row(kind, [c for c in cases if c.kind == kind]))
     missed = [c.id for c in ALL if c.positive and not _found(c)]
     flagged = [c.id for c in ALL if not c.positive and scan_text(c.text)]
     print(f"  missed: {missed or 'none'}\n  flagged: {flagged or 'none'}")
@@ -121,6 +132,10 @@ def main() -> int:
         "adversarial 'password:\\n'": _repeat("password:\n"),
         "adversarial 'a\\u200b'": _repeat("a\u200b"),
         "adversarial full-width": _repeat("ｐａｓｓｗｏｒｄ："),
+        "adversarial 'recovery codes '": _repeat("recovery codes: 8f3k2-9dl2x word "),
+        "adversarial 'Passwort: a b '": _repeat("Passwort: a b c d e f g "),
+        "adversarial 'passphrase: '": _repeat("passphrase: tundra violet marble "),
+        "adversarial 'wifi pin '": _repeat("wifi pin 1234 "),
     }
     multilingual_ok = _multilingual()
     print(f"\nthroughput on {BODY_BYTES // 1024} KiB bodies (best of 5):")

@@ -1,9 +1,9 @@
 """A multilingual corpus for the credential guard: how people write secrets, and look-alikes.
 
-Four batches written separately: `TUNING` was used while building the detectors; `HELD`,
-`FRESH` and `LATE` were each written after the fixes prompted by the one before, measured
-once as unseen text (figures in the docstrings of their sections), and their general misses
-then fixed.
+Five batches written separately: `TUNING` was used while building the detectors; `HELD`,
+`FRESH`, `LATE` and `BLIND` were each written after the fixes prompted by the one before,
+measured once as unseen text (figures in the headers of their sections), and their general
+misses then fixed.
 Each case names its language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any"
 for language-free text) and its kind (prose, config, url, obfuscated, lookalike).  Values are
 generated from seeded pieces so no realistic credential is stored literally in the repository.
@@ -11,13 +11,15 @@ generated from seeded pieces so no realistic credential is stored literally in t
 
 from __future__ import annotations
 
+import base64
 import random
+import re
 import string
 from dataclasses import dataclass
 
-from .corpus import ALNUM, B64, HEX, tok
+from .corpus import ALNUM, B64, DIGITS, HEX, UPPER, URLSAFE, jwt, pem_body, tok, uuid
 
-__all__ = ["ALL", "FRESH", "HELD", "LANGUAGES", "LATE", "TUNING", "Case"]
+__all__ = ["ALL", "BLIND", "FRESH", "HELD", "LANGUAGES", "LATE", "TUNING", "Case"]
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "zh", "ja", "ko", "any")
 
@@ -706,8 +708,514 @@ _LATE_NEG: list[tuple[str, str, str]] = [
     ("any", "lookalike", "ssh-ed25519 " + _PUBKEY + " deploy@ci"),
 ]
 
+# --- batch 5: blind (written before reading the guard's source; first measured at 86.2%,
+# FPR 0%: en 75, de 77, fr 75, es 100, it 90, pt 90, nl 80, ru 85, pl 100, tr 83, zh 92,
+# ja 92, ko 67, any 93 %; prose 85, config 88, obfuscated 80, url 100, lookalike 100 %) -----
+#
+# One miss was the case's fault: an OpenSSH key's secret pointed at its body line while the
+# guard reports a key on its BEGIN line; that case now holds the whole block as its secret.
+#
+# Templates hold one value placeholder: {pw}, {tok}, {phrase} (four words), {uuid}, {b64pw}
+# (a password base64-encoded, as in a Kubernetes Secret), {basic} (user:password in base64),
+# {jwt}, {sshkey} (a whole OpenSSH private-key block), or a class and a length: {alnumN},
+# {hexN}, {b64N}, {urlN}, {upN} (A-Z and 2-7), {digN}.  A "|zw", "|fw", "|spaced", "|shy"
+# or "|dash" tail writes the value obfuscated (a zero-width space, full-width forms,
+# spaced-out letters, soft hyphens, a dash in the middle); the case's secret is the value as
+# it appears in the text.
+
+_PLACEHOLDER = re.compile(
+    r"\{(pw|tok|phrase|uuid|b64pw|basic|jwt|sshkey|alnum|hex|b64|url|up|dig)"
+    r"(\d*)(?:\|(zw|fw|spaced|shy|dash))?\}"
+)
+_CLASSES = {
+    "alnum": ALNUM,
+    "hex": HEX,
+    "b64": B64,
+    "url": URLSAFE,
+    "up": UPPER + "234567",
+    "dig": DIGITS,
+}
+
+
+def _obfuscate(value: str, how: str) -> str:
+    if how == "zw":
+        mid = len(value) // 2
+        return value[:mid] + "\u200b" + value[mid:]
+    if how == "fw":
+        return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in value)
+    if how == "spaced":
+        return " ".join(value)
+    if how == "dash":
+        return value[: len(value) // 2] + "-" + value[len(value) // 2 :]
+    third = max(1, len(value) // 3)
+    return value[:third] + "\u00ad" + value[third : 2 * third] + "\u00ad" + value[2 * third :]
+
+
+def _value(seed: str, i: int, name: str, size: str) -> str:
+    rng = random.Random(seed)
+    if name == "pw":
+        return _pw(seed)
+    if name == "tok":
+        return _token(seed, 24 + i % 17)
+    if name == "phrase":
+        return " ".join(rng.choice(_WORDS).lower() for _ in range(4))
+    if name == "uuid":
+        return uuid(seed)
+    if name == "b64pw":
+        return base64.b64encode(_pw(seed).encode()).decode()
+    if name == "basic":
+        return base64.b64encode(f"deploy:{_pw(seed)}".encode()).decode()
+    if name == "jwt":
+        return jwt(seed)
+    if name == "sshkey":
+        body = "b3BlbnNzaC1rZXktdjEAAAAA" + tok(seed, B64, 46)
+        return f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----"
+    return tok(seed, _CLASSES[name], int(size))
+
+
+def _pos_blind(batch: str, rows: list[tuple[str, str, str]]) -> list[Case]:
+    """Like `_pos`, with the richer placeholders described above."""
+    cases: list[Case] = []
+    for i, (lang, kind, template) in enumerate(rows):
+        match = _PLACEHOLDER.search(template)
+        assert match is not None, template
+        name, size, how = match.groups()
+        value = _value(f"{batch}-{lang}-{i}", i, name, size)
+        if how:
+            value = _obfuscate(value, how)
+        text = template[: match.start()] + value + template[match.end() :]
+        cases.append(Case(f"{batch}-p{i:03d}-{lang}-{kind}", lang, kind, text, value))
+    return cases
+
+
+_SLACK_IDS = (
+    "T0" + tok("b5-slack-t", UPPER + DIGITS, 8) + "/B0" + tok("b5-slack-b", UPPER + DIGITS, 8)
+)
+_SHA1 = tok("b5-sha1", HEX, 40)
+_SHA256 = tok("b5-sha256", HEX, 64)
+_SHORT = tok("b5-short", HEX, 7)
+_UUID5 = uuid("b5-uuid")
+_BCRYPT = "$2b$12$" + tok("b5-bcrypt", ALNUM + "./", 53)
+_ARGON = "$argon2id$v=19$m=65536,t=3,p=4$" + tok("b5-as", B64, 22) + "$" + tok("b5-ah", B64, 43)
+_SRI = "sha512-" + tok("b5-sri", B64, 86) + "=="
+_GOSUM = "h1:" + tok("b5-gosum", B64, 43) + "="
+_FPR = "SHA256:" + tok("b5-fpr", B64, 43)
+_PGP = " ".join(tok(f"b5-pgp{i}", HEX.upper(), 4) for i in range(10))
+_CERT = "-----BEGIN CERTIFICATE-----\n" + pem_body("b5-cert", 3) + "\n-----END CERTIFICATE-----"
+_PUBPEM = "-----BEGIN PUBLIC KEY-----\n" + pem_body("b5-pub", 2) + "\n-----END PUBLIC KEY-----"
+_ED_PUB = "AAAAC3NzaC1lZDI1NTE5AAAAI" + tok("b5-edpub", B64, 43)
+_PNG = "iVBORw0KGgoAAAANSUhEUgAA" + tok("b5-png", B64, 80)
+
+_BLIND_POS: list[tuple[str, str, str]] = [
+    # en: chat, meeting notes, runbooks, commits, shell history
+    ("en", "prose", "hey, staging db pw is {pw} - pls don't paste it in #general"),
+    (
+        "en",
+        "prose",
+        "Meeting notes 14/03\n- rotate creds after audit\n- new admin password → {pw}\n",
+    ),
+    (
+        "en",
+        "prose",
+        "Runbook: ssh to bastion, `sudo -u postgres psql`, and when it asks for the password "
+        "type {pw}",
+    ),
+    ("en", "prose", "fix(ci): temporary deploy token until vault works\n\nDEPLOY_TOKEN={tok}\n"),
+    ("en", "config", "$ export GITHUB_TOKEN=ghp_{alnum36}\n$ gh repo list"),
+    ("en", "config", "curl -s -H 'Authorization: Bearer {tok}' https://api.example.com/v2/users"),
+    ("en", "config", "mysql -uroot -p{pw} -h db.internal app_prod"),
+    ("en", "config", "docker login -u deploy -p {pw} registry.example.com"),
+    ("en", "prose", "Guest Wi-Fi: OfficeGuest / {pw}"),
+    ("en", "prose", "my phone unlock code is {dig6}, in case you need to grab the 2FA"),
+    ("en", "prose", "GitHub recovery codes (keep safe):\n{hex10|dash}\n"),
+    ("en", "config", "| service | user | password |\n|---|---|---|\n| grafana | admin | {pw} |\n"),
+    ("en", "prose", "GPG passphrase: {phrase}"),
+    ("en", "prose", "Card PIN is {dig4}, don't tell anyone"),
+    ("en", "config", "sshpass -p '{pw}' ssh deploy@10.0.4.17"),
+    ("en", "prose", "Creds for the vendor portal — user: acme-ops, pass: {pw}"),
+    # de
+    ("de", "prose", "Kennwort für den Router: {pw}"),
+    ("de", "prose", "Zugangsdaten Testsystem: Benutzer admin, Kennwort {pw}"),
+    ("de", "prose", "Das WLAN-Passwort lautet {pw}"),
+    ("de", "prose", "Hier die Zugangsdaten fürs Jira: max.mustermann / {pw}"),
+    ("de", "prose", "PIN der SIM-Karte: {dig4}"),
+    ("de", "prose", "Entsperrcode fürs Diensthandy ist {dig6}"),
+    (
+        "de",
+        "prose",
+        "Besprechung 12.03.: neues Root-Passwort → {pw} (bitte ins KeePass übernehmen)",
+    ),
+    ("de", "prose", "API-Schlüssel für das Wetter-Widget: {tok}"),
+    ("de", "config", "datenbank:\n  benutzer: app\n  passwort: {pw}\n"),
+    ("de", "prose", "Melde dich mit dem Passwort `{pw}` an und ändere es sofort."),
+    ("de", "prose", "Das Geheimwort für den Tresor ist {pw}"),
+    ("de", "obfuscated", "PASSWORT: {pw|spaced}"),
+    ("de", "prose", "Zugangstoken fürs Monitoring: {tok}"),
+    # fr
+    ("fr", "prose", "Le mot de passe du wifi c'est {pw}"),
+    ("fr", "prose", "mdp : {pw}"),
+    ("fr", "prose", "identifiants : jean.dupont / {pw}"),
+    ("fr", "prose", "Code PIN de la carte : {dig4}"),
+    ("fr", "prose", "Voici le jeton d'accès : {tok}"),
+    ("fr", "prose", "compte admin, mot de passe « {pw} »"),
+    ("fr", "prose", "clé API du service météo → {tok}"),
+    ("fr", "config", "[base]\nutilisateur = app\nmotdepasse = {pw}\n"),
+    ("fr", "prose", "Le code de déverrouillage du téléphone est {dig6}."),
+    ("fr", "prose", "Réunion du 3 mars : on a changé le mot de passe du serveur en {pw}"),
+    ("fr", "obfuscated", "mot de passe : {pw|zw}"),
+    ("fr", "prose", "phrase secrète de la clé GPG : {phrase}"),
+    # es
+    ("es", "prose", "La contraseña del wifi es {pw}"),
+    ("es", "prose", "contraseña: {pw}"),
+    ("es", "prose", "la clave del router es {pw}"),
+    ("es", "prose", "usuario: admin / contraseña: {pw}"),
+    ("es", "prose", "El PIN de la tarjeta es {dig4}"),
+    ("es", "prose", "token de acceso: {tok}"),
+    ("es", "prose", "credenciales del servidor → root:{pw}"),
+    ("es", "prose", "la pass del NAS es {pw}"),
+    ("es", "config", "base_de_datos:\n  usuario: app\n  contrasena: {pw}\n"),
+    ("es", "prose", "Te paso la clave de API: `{tok}`"),
+    ("es", "obfuscated", "Contraseña: {pw|fw}"),
+    # it
+    ("it", "prose", "La password del wifi è {pw}"),
+    ("it", "prose", "parola d'ordine: {pw}"),
+    ("it", "prose", "chiave API: {tok}"),
+    ("it", "prose", "credenziali: mario.rossi / {pw}"),
+    ("it", "prose", "PIN del bancomat: {dig5}"),
+    ("it", "prose", "codice di sblocco del telefono: {dig6}"),
+    ("it", "prose", "pwd: {pw}"),
+    ("it", "prose", "Ecco il token di accesso `{tok}`"),
+    ("it", "prose", "Riunione: la nuova password del gestionale è «{pw}»"),
+    ("it", "config", "database:\n  utente: app\n  password: {pw}\n"),
+    # pt
+    ("pt", "prose", "A senha do wifi é {pw}"),
+    ("pt", "prose", "senha: {pw}"),
+    ("pt", "prose", "palavra-passe: {pw}"),
+    ("pt", "prose", "chave da API: {tok}"),
+    ("pt", "prose", "credenciais: joao.silva / {pw}"),
+    ("pt", "prose", "PIN do cartão: {dig4}"),
+    ("pt", "prose", "código de desbloqueio do celular: {dig6}"),
+    ("pt", "prose", "token de acesso → {tok}"),
+    ("pt", "prose", "Mudei a senha do servidor para {pw}"),
+    ("pt", "obfuscated", "senha: {pw|shy}"),
+    # nl
+    ("nl", "prose", "Het wachtwoord van de wifi is {pw}"),
+    ("nl", "prose", "wachtwoord: {pw}"),
+    ("nl", "prose", "ww: {pw}"),
+    ("nl", "prose", "inloggegevens: jan.jansen / {pw}"),
+    ("nl", "prose", "pincode van de pas: {dig4}"),
+    ("nl", "prose", "API-sleutel: {tok}"),
+    ("nl", "prose", "toegangstoken: {tok}"),
+    ("nl", "prose", "Notulen: het nieuwe beheerderswachtwoord is {pw}"),
+    ("nl", "config", "database:\n  gebruiker: app\n  wachtwoord: {pw}\n"),
+    ("nl", "prose", "De ontgrendelcode van de telefoon is {dig6}"),
+    # ru
+    ("ru", "prose", "Пароль от вайфая: {pw}"),
+    ("ru", "prose", "пароль — {pw}"),
+    ("ru", "prose", "логин admin, пароль {pw}"),
+    ("ru", "prose", "Зайди под паролем {pw}, потом поменяй"),
+    ("ru", "prose", "ПИН-код карты: {dig4}"),
+    ("ru", "prose", "токен доступа: {tok}"),
+    ("ru", "prose", "ключ API: {tok}"),
+    ("ru", "prose", "код разблокировки телефона {dig6}"),
+    ("ru", "prose", "учётные данные: ivanov / {pw}"),
+    ("ru", "prose", "пасс от роутера: {pw}"),
+    ("ru", "prose", "Поменял пароль на {pw}"),
+    ("ru", "config", "база:\n  пользователь: app\n  пароль: {pw}\n"),
+    ("ru", "obfuscated", "Пароль: {pw|zw}"),
+    # pl
+    ("pl", "prose", "Hasło do wifi: {pw}"),
+    ("pl", "prose", "hasło to {pw}"),
+    ("pl", "prose", "Zaloguj się hasłem {pw}"),
+    ("pl", "prose", "nowe hasło: {pw}"),
+    ("pl", "prose", "kod PIN do karty: {dig4}"),
+    ("pl", "prose", "token dostępu: {tok}"),
+    ("pl", "prose", "klucz API: {tok}"),
+    ("pl", "prose", "dane logowania: jan.kowalski / {pw}"),
+    ("pl", "prose", "Nie zapomnij hasła: {pw}"),
+    ("pl", "prose", "Zmieniłem hasło na {pw}"),
+    ("pl", "config", "baza:\n  uzytkownik: app\n  haslo: {pw}\n"),
+    # tr
+    ("tr", "prose", "Wifi şifresi: {pw}"),
+    ("tr", "prose", "şifre: {pw}"),
+    ("tr", "prose", "parola: {pw}"),
+    ("tr", "prose", "Sunucunun şifresi {pw}"),
+    ("tr", "prose", "kullanıcı adı: admin, şifre: {pw}"),
+    ("tr", "prose", "PIN kodu: {dig4}"),
+    ("tr", "prose", "API anahtarı: {tok}"),
+    ("tr", "prose", "Şifreyi {pw} olarak değiştirdim"),
+    ("tr", "prose", "telefonun kilit kodu {dig6}"),
+    ("tr", "prose", "giriş bilgileri: ahmet / {pw}"),
+    ("tr", "prose", "erişim belirteci: {tok}"),
+    ("tr", "obfuscated", "ŞİFRE: {pw|fw}"),
+    # zh
+    ("zh", "prose", "WiFi密码：{pw}"),
+    ("zh", "prose", "密码是{pw}"),
+    ("zh", "prose", "口令：{pw}"),
+    ("zh", "prose", "密钥：{tok}"),
+    ("zh", "prose", "令牌：{tok}"),
+    ("zh", "prose", "账号：admin 密码：{pw}"),
+    ("zh", "prose", "银行卡密码 {dig6}"),
+    ("zh", "prose", "手机解锁密码是{dig6}"),
+    ("zh", "prose", "阿里云 AccessKey Secret：{alnum30}"),
+    ("zh", "prose", "登录密码改成了{pw}，记得更新文档"),
+    ("zh", "prose", "密碼：{pw}"),
+    ("zh", "obfuscated", "数据库密码：{pw|fw}"),
+    ("zh", "prose", "会议纪要：测试环境root密码更新为「{pw}」"),
+    # ja
+    ("ja", "prose", "パスワード：{pw}"),
+    ("ja", "prose", "Wi-Fiのパスワードは{pw}です"),
+    ("ja", "prose", "暗証番号は{dig4}です"),
+    ("ja", "prose", "APIキー：{tok}"),
+    ("ja", "prose", "アクセストークン：{tok}"),
+    ("ja", "prose", "ID: admin / PW: {pw}"),
+    ("ja", "prose", "初期パスワードは「{pw}」です"),
+    ("ja", "prose", "スマホのパスコード：{dig6}"),
+    ("ja", "prose", "共有フォルダのパスワードを{pw}に変更しました"),
+    ("ja", "obfuscated", "パスワード：{pw|fw}"),
+    ("ja", "config", "データベース:\n  ユーザー: app\n  パスワード: {pw}\n"),
+    ("ja", "prose", "議事録：本番DBのパスワードは {pw} に更新済み"),
+    # ko
+    ("ko", "prose", "비밀번호: {pw}"),
+    ("ko", "prose", "와이파이 비번은 {pw}"),
+    ("ko", "prose", "암호: {pw}"),
+    ("ko", "prose", "비밀번호는 {pw}입니다"),
+    ("ko", "prose", "API 키: {tok}"),
+    ("ko", "prose", "액세스 토큰: {tok}"),
+    ("ko", "prose", "카드 비밀번호 {dig4}"),
+    ("ko", "prose", "휴대폰 잠금 비밀번호 {dig6}"),
+    ("ko", "prose", "아이디 admin / 비번 {pw}"),
+    ("ko", "prose", "서버 비밀번호를 {pw}(으)로 바꿨어요"),
+    ("ko", "obfuscated", "비밀번호: {pw|spaced}"),
+    ("ko", "prose", "회의록: 운영 DB 비밀번호 → {pw}"),
+    # any: connection strings, config formats, vendor tokens
+    ("any", "url", "DATABASE_URL=postgres://app:{pw}@db.internal:5432/app"),
+    ("any", "url", "REDIS_URL=redis://:{pw}@cache.internal:6379/0"),
+    ("any", "url", "mongodb+srv://admin:{pw}@cluster0.ab1cd.mongodb.net/prod?retryWrites=true"),
+    ("any", "url", "amqp://svc:{pw}@rabbit.internal:5672/%2F"),
+    ("any", "url", "jdbc:mysql://db.internal:3306/app?user=app&password={pw}&useSSL=true"),
+    ("any", "config", "Server=tcp:sql.example.net,1433;Database=app;User Id=sa;Password={pw};"),
+    (
+        "any",
+        "config",
+        "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={b6486}==;EndpointSuffix=core.windows.net",
+    ),
+    (
+        "any",
+        "config",
+        "apiVersion: v1\nkind: Secret\n"
+        "metadata:\n  name: db\n"
+        "type: Opaque\ndata:\n"
+        "  password: {b64pw}\n",
+    ),
+    (
+        "any",
+        "config",
+        "services:\n  db:\n    image: postgres:16\n"
+        "    environment:\n      - POSTGRES_PASSWORD={pw}\n",
+    ),
+    (
+        "any",
+        "config",
+        "<dataSource>\n  <user>app</user>\n  <password>{pw}</password>\n</dataSource>",
+    ),
+    ("any", "config", "spring.datasource.password={pw}"),
+    ("any", "config", '[database]\nhost = "db.internal"\npassword = "{pw}"\n'),
+    ("any", "config", "[client]\nuser=root\npassword={pw}\n"),
+    ("any", "config", '{"username": "svc-report", "password": "{pw}"}'),
+    (
+        "any",
+        "config",
+        '{\n  "type": "service_account",\n'
+        '  "project_id": "acme-prod",\n'
+        '  "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+        "MIIEv{b6460}\\n-----END PRIVATE KEY-----\\n"
+        '"\n}',
+    ),
+    (
+        "any",
+        "config",
+        "# deploy key for the staging box\n{sshkey}\n",
+    ),
+    ("any", "config", "machine api.heroku.com\n  login ops@example.com\n  password {uuid}\n"),
+    ("any", "config", "db.internal:5432:app:app_user:{pw}"),
+    ("any", "config", "//registry.npmjs.org/:_authToken=npm_{alnum36}"),
+    ("any", "config", "[pypi]\nusername = __token__\npassword = pypi-AgEIcHlwaS5vcmc{url60}\n"),
+    ("any", "config", "SLACK_BOT_TOKEN=xoxb-7731924051-8124419921734-{alnum24}"),
+    ("any", "url", "https://hooks.slack.com/services/" + _SLACK_IDS + "/{alnum24}"),
+    ("any", "config", "STRIPE_SECRET_KEY=sk_live_{alnum24}"),
+    ("any", "config", "[default]\naws_access_key_id = AKIA{up16}\n"),
+    (
+        "any",
+        "config",
+        "[default]\naws_access_key_id = AKIA"
+        + tok("b5-akia", UPPER + "234567", 16)
+        + "\naws_secret_access_key = {b6440}\n",
+    ),
+    ("any", "config", "OPENAI_API_KEY=sk-proj-{url64}"),
+    ("any", "config", "ANTHROPIC_API_KEY=sk-ant-api03-{url93}AA"),
+    (
+        "any",
+        "config",
+        "git remote set-url origin https://oauth2:glpat-{url20}@gitlab.com/acme/infra.git",
+    ),
+    ("any", "config", "Authorization: Basic {basic}"),
+    ("any", "config", "access_token: {jwt}"),
+    ("any", "config", "HF_TOKEN=hf_{alnum34}"),
+    (
+        "any",
+        "config",
+        "helm upgrade --install pg bitnami/postgresql --set auth.postgresPassword={pw}",
+    ),
+    ("any", "config", "ansible_become_pass: {pw}"),
+    ("any", "config", "PGPASSWORD={pw} psql -h db.internal -U app"),
+    ("any", "url", "https://deploy:{pw}@git.example.com/acme/site.git"),
+    ("any", "url", "https://api.example.com/v1/report?api_key={hex32}&format=csv"),
+    ("any", "obfuscated", "token=ghp_{alnum36|zw}"),
+    ("any", "lookalike", "HEROKU_API_KEY={uuid}"),
+    ("any", "lookalike", "api_key: {hex40}"),
+    ("any", "config", 'db_password = "{pw}"'),
+]
+
+_BLIND_NEG: list[tuple[str, str, str]] = [
+    # en
+    (
+        "en",
+        "prose",
+        "Reset your password at https://id.example.com/reset - the link expires in 24h.",
+    ),
+    ("en", "prose", "Password policy: min 12 chars, one digit, one symbol; rotate every 90 days."),
+    ("en", "prose", "The CI token lives in Vault at secret/data/ci/github, ask #infra for access."),
+    ("en", "lookalike", "commit " + _SHA1 + "\n\n    fix: password reset email template"),
+    ("en", "prose", "PIN must be 4-6 digits; after 3 wrong tries the card is locked."),
+    ("en", "config", "mysql -u root -p -h db.internal   # prompts for the password"),
+    ("en", "prose", "Action item: Maria to rotate the staging password on Friday."),
+    # de
+    ("de", "prose", "Passwort vergessen? Unter https://konto.example.de/zuruecksetzen neu setzen."),
+    ("de", "prose", "Das Kennwort muss mindestens 12 Zeichen lang sein und eine Ziffer enthalten."),
+    ("de", "prose", "Die Zugangsdaten liegen im KeePass unter „Prod/DB“."),
+    (
+        "de",
+        "lookalike",
+        "Überweisung an IBAN DE89 3704 0044 0532 0130 00, Rechnungsnummer 2024-00417",
+    ),
+    ("de", "prose", "Passwort: ******** (siehe Tresor)"),
+    ("de", "prose", "Bitte ändert eure Passwörter bis Freitag."),
+    # fr
+    (
+        "fr",
+        "prose",
+        "Mot de passe oublié ? Cliquez sur « Réinitialiser » sur la page de connexion.",
+    ),
+    ("fr", "prose", "Le mot de passe doit contenir au moins 12 caractères."),
+    ("fr", "prose", "mdp : voir le coffre-fort Bitwarden (dossier Infra)"),
+    ("fr", "lookalike", "Numéro de commande : FR-2024-88412, suivi colis 6A19283746501"),
+    ("fr", "config", "jeton: <votre-jeton>"),
+    # es
+    (
+        "es",
+        "prose",
+        "¿Olvidaste tu contraseña? Restablécela en https://cuenta.example.es/recuperar",
+    ),
+    ("es", "prose", "La contraseña debe tener al menos 12 caracteres."),
+    ("es", "config", "clave: ${DB_PASSWORD}"),
+    ("es", "lookalike", "Referencia de pago: ES91 2100 0418 4502 0005 1332"),
+    ("es", "prose", "El token caduca en 3600 segundos."),
+    # it
+    ("it", "prose", "Hai dimenticato la password? Reimpostala da Impostazioni → Sicurezza."),
+    ("it", "prose", "La password deve avere almeno 12 caratteri."),
+    ("it", "config", "password: changeme   # da cambiare al primo accesso"),
+    ("it", "lookalike", "Versione 2.14.3 (build 20240517.4), checksum " + _SHA256[:16] + "…"),
+    ("it", "prose", "La password del wifi è scritta sul router in sala riunioni."),
+    # pt
+    ("pt", "prose", "Esqueceu a senha? Redefina em https://conta.example.com.br/senha"),
+    ("pt", "prose", "A senha deve ter no mínimo 12 caracteres."),
+    ("pt", "config", "senha: xxxxxxxx"),
+    ("pt", "lookalike", "Número do pedido: 7734-2291-0042, nota fiscal 35240512345678000195"),
+    ("pt", "prose", "A senha foi trocada ontem, peça a nova ao suporte."),
+    # nl
+    ("nl", "prose", "Wachtwoord vergeten? Stel het opnieuw in via de inlogpagina."),
+    ("nl", "prose", "Het wachtwoord moet minstens 12 tekens bevatten."),
+    ("nl", "prose", "wachtwoord: staat in 1Password onder 'Kantoor wifi'"),
+    ("nl", "lookalike", "Huisstijl: primair #3fa9c2, secundair #1b2a41, lettertype Inter 16px"),
+    ("nl", "prose", "Pincode vergeten? Bel de bank op 020-1234567."),
+    # ru
+    ("ru", "prose", "Забыли пароль? Восстановите его по ссылке на странице входа."),
+    ("ru", "prose", "Пароль должен содержать не менее 12 символов."),
+    ("ru", "prose", "пароль хранится в Vault (secret/prod/db), доступ через заявку"),
+    ("ru", "lookalike", "Коммит " + _SHORT + ": исправлена смена пароля"),
+    ("ru", "prose", "Смените пароль до пятницы, старый перестанет работать."),
+    # pl
+    ("pl", "prose", "Nie pamiętasz hasła? Zresetuj je na stronie logowania."),
+    ("pl", "prose", "Hasło musi mieć co najmniej 12 znaków."),
+    ("pl", "config", "hasło: <twoje-hasło>"),
+    ("pl", "lookalike", "Faktura nr FV/2024/05/117, NIP 526-000-12-46"),
+    ("pl", "prose", "Hasła trzymamy w menedżerze haseł, nie w notatkach."),
+    # tr
+    ("tr", "prose", "Şifrenizi mi unuttunuz? Giriş sayfasından sıfırlayın."),
+    ("tr", "prose", "Şifre en az 12 karakter olmalıdır."),
+    ("tr", "config", "parola: ${DB_PASS}"),
+    ("tr", "lookalike", "Sipariş no: 448213, kargo takip: 7312 4490 1183"),
+    ("tr", "prose", "Şifreyi değiştirdim, yenisini kasaya koydum."),
+    # zh
+    ("zh", "prose", "忘记密码？请访问 https://id.example.cn/reset 重置。"),
+    ("zh", "prose", "密码长度至少12位，需包含数字和符号。"),
+    ("zh", "prose", "密码见密码管理器中的“生产数据库”条目。"),
+    ("zh", "lookalike", "提交 " + _SHORT + "：修复密码重置邮件"),
+    ("zh", "lookalike", "订单号：20240517883412，快递单号 SF1234567890123"),
+    # ja
+    ("ja", "prose", "パスワードをお忘れの方はログイン画面から再設定してください。"),
+    ("ja", "prose", "パスワードは12文字以上で設定してください。"),
+    ("ja", "prose", "パスワード：＊＊＊＊（管理者に確認）"),
+    ("ja", "lookalike", "ISBN 978-4-06-293425-7（第3版）"),
+    ("ja", "prose", "暗証番号を3回間違えるとロックされます。"),
+    # ko
+    ("ko", "prose", "비밀번호를 잊으셨나요? 로그인 화면에서 재설정하세요."),
+    ("ko", "prose", "비밀번호는 12자 이상이어야 합니다."),
+    ("ko", "prose", "비밀번호: (관리자에게 문의)"),
+    ("ko", "lookalike", "주문번호: 2024-0517-8834, 송장번호 6012-3344-9981"),
+    ("ko", "prose", "비번 바꿨어요, 새 비번은 금고에 있어요."),
+    # any
+    ("any", "lookalike", _SHA256 + "  memdir-1.4.0.tar.gz"),
+    ("any", "lookalike", "image: ghcr.io/acme/api@sha256:" + _SHA256),
+    ("any", "lookalike", '"integrity": "' + _SRI + '"'),
+    ("any", "lookalike", "golang.org/x/text v0.14.0 " + _GOSUM),
+    ("any", "lookalike", "request_id=" + _UUID5 + " status=200 took=12ms"),
+    ("any", "lookalike", "password_hash: " + _BCRYPT),
+    ("any", "lookalike", "hash = '" + _ARGON + "'"),
+    ("any", "lookalike", "256 " + _FPR + " deploy@ci (ED25519)"),
+    ("any", "lookalike", "Key fingerprint = " + _PGP),
+    ("any", "lookalike", _CERT),
+    ("any", "lookalike", _PUBPEM),
+    ("any", "lookalike", "ssh-ed25519 " + _ED_PUB + " ops@laptop"),
+    ("any", "lookalike", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"),
+    ("any", "config", "password: ${DB_PASSWORD}"),
+    ("any", "config", "password: {{ .Values.db.password }}"),
+    (
+        "any",
+        "config",
+        "env:\n  - name: DB_PASSWORD\n"
+        "    valueFrom:\n      secretKeyRef:\n"
+        "        name: db\n        key: password\n",
+    ),
+    ("any", "config", 'curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com/user'),
+    ("any", "config", 'echo "$CR_PAT" | docker login ghcr.io -u acme --password-stdin'),
+    ("any", "lookalike", '<img src="data:image/png;base64,' + _PNG + '">'),
+    ("any", "config", '"password": {"type": "string", "minLength": 12, "writeOnly": true}'),
+    ("any", "config", "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+    ("any", "config", 'api_key = "YOUR_API_KEY"'),
+    (
+        "any",
+        "config",
+        "db:\n  password_file: /run/secrets/db_password\n  tls_key: /etc/ssl/private/server.key\n",
+    ),
+    ("any", "lookalike", "v2.3.1-rc.4+build.8812 / node 20.11.1 / ~/.ssh/id_ed25519.pub"),
+]
+
+BLIND: tuple[Case, ...] = tuple(_pos_blind("b", _BLIND_POS) + _neg("b", _BLIND_NEG))
+
 TUNING: tuple[Case, ...] = tuple(_pos("t", _TUNING_POS) + _neg("t", _TUNING_NEG))
 HELD: tuple[Case, ...] = tuple(_pos("h", _HELD_POS) + _neg("h", _HELD_NEG))
 FRESH: tuple[Case, ...] = tuple(_pos("f", _FRESH_POS) + _neg("f", _FRESH_NEG))
 LATE: tuple[Case, ...] = tuple(_pos("l", _LATE_POS) + _neg("l", _LATE_NEG))
-ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE
+ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE + BLIND

@@ -8,7 +8,7 @@ import pytest
 
 from memdir.guard import describe, redact, scan_fields, scan_text
 
-from .corpus_multilingual import ALL, FRESH, HELD, LANGUAGES, LATE, TUNING, Case
+from .corpus_multilingual import ALL, BLIND, FRESH, HELD, LANGUAGES, LATE, TUNING, Case
 
 RECALL_FLOOR = 0.97
 LANGUAGE_RECALL_FLOOR = 0.95
@@ -38,7 +38,9 @@ def test_corpus_is_big_and_covers_every_language() -> None:
 
 
 @pytest.mark.parametrize(
-    "batch", [TUNING, HELD, FRESH, LATE, ALL], ids=["tuning", "held", "fresh", "late", "all"]
+    "batch",
+    [TUNING, HELD, FRESH, LATE, BLIND, ALL],
+    ids=["tuning", "held", "fresh", "late", "blind", "all"],
 )
 def test_recall_and_false_positive_floors(batch: tuple[Case, ...]) -> None:
     recall, fpr = _rates(batch)
