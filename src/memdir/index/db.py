@@ -20,6 +20,11 @@ Damage heals: a database that SQLite reports damaged (on open, by `PRAGMA
 quick_check`, or by any later statement) is replaced by an empty one, and the call
 that met the damage raises `IndexDamaged`; the caller refreshes from the files and
 tries again (`memdir.retrieve.Retriever` does, with one warning).
+
+A disk that refuses writes (full, read-only) costs nothing already indexed: a failed
+write is rolled back whole, `behind` then names the notes the index no longer matches,
+and a `stand_in` index (the file read-only, or one in memory) serves queries when the
+database cannot even be opened for writing.
 """
 
 from __future__ import annotations
@@ -43,8 +48,15 @@ import numpy.typing as npt
 from memdir.core import Note, NoteType, Scope, parse_note
 from memdir.errors import ParseError
 from memdir.index.chunking import chunk_body
-from memdir.index.query import SearchFilter
-from memdir.index.schema import damage_of, damage_record, is_damage, open_index
+from memdir.index.query import SearchFilter, kept_sql
+from memdir.index.refusal import Behind, behind, refusal
+from memdir.index.schema import (
+    damage_of,
+    damage_record,
+    is_damage,
+    open_index,
+    open_stand_in,
+)
 from memdir.index.tokenize import index_terms
 from memdir.index.vectors import MatrixIndex
 
@@ -161,12 +173,16 @@ def _healing(
 class SearchIndex:
     """The index database of one note directory. Only this class runs SQL on it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, stand_in: bool = False) -> None:
+        """Open the index at `path`; with `stand_in`, a stand-in for it that needs no
+        write to the disk (see `memdir.index.schema.open_stand_in`)."""
         self.path = path
-        opened = open_index(path)
+        opened = open_stand_in(path) if stand_in else open_index(path)
         self._conn, self.rebuilt, self._inode = opened.conn, opened.rebuilt, opened.inode
         #: What was wrong with a damaged database replaced on open (None: nothing was).
         self.damage = opened.damage
+        #: "read-only" or "memory" for a stand-in (None: the index file, writable).
+        self.stand_in = opened.stand_in
         self._lock = threading.RLock()
         # Bumped after every commit of this connection that changes what queries see
         # (not after a refresh that only re-stamps unchanged files).
@@ -191,8 +207,14 @@ class SearchIndex:
                 return reason  # another thread of this process replaced it meanwhile
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            opened = open_index(self.path, discard=(self._inode, reason))
-            self._conn, self._inode = opened.conn, opened.inode
+            try:  # a stand-in is never written to disk: one in memory replaces it
+                opened = open_stand_in(self.path, in_memory=True) if self.stand_in else None
+                opened = opened or open_index(self.path, discard=(self._inode, reason))
+            except (OSError, sqlite3.Error) as exc:
+                if refusal(exc, self.path) is None:
+                    raise
+                opened = open_stand_in(self.path, in_memory=True)  # refilled from the files
+            self._conn, self._inode, self.stand_in = opened.conn, opened.inode, opened.stand_in
             self.rebuilt = True
             self._generation += 1
             self._known = self._settled = self._vectors = None
@@ -225,11 +247,11 @@ class SearchIndex:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")  # a full disk may refuse the commit itself
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
             if changes:
                 self._generation += 1
 
@@ -322,6 +344,15 @@ class SearchIndex:
         self._known = (stamp, known)
         self._settled = None
         return known
+
+    @_healing
+    def behind(self, source: NoteSource) -> Behind:
+        """The notes whose files this index does not hold as they are now (after a refresh
+        the disk refused); reads only files whose stamps differ, writes nothing."""
+        stamps, _ = source.stamps()
+        with self._lock:
+            known = dict(self._known_rows())
+        return behind(known, stamps, source.read_bytes, racy_ns=_RACY_NS)
 
     def _apply(
         self, batch: Sequence[tuple[str, Stamp, bytes | None]], known: Known
@@ -468,39 +499,6 @@ class SearchIndex:
 
     _BM25 = "bm25(fts, 5.0, 1.0, 2.0)"
 
-    @staticmethod
-    def _kept(
-        filter: SearchFilter | None, scope: Scope | None, column: str
-    ) -> tuple[str, list[object]]:
-        """SQL conditions on a chunk id `column` for the notes `filter` keeps ("" when it
-        keeps every note); `scope` is the scope of this index's notes (for `exclude`)."""
-        if filter is None or not filter.restricts:
-            return "", []
-        clauses: list[str] = []
-        params: list[object] = []
-        if filter.types is not None:
-            clauses.append(
-                f"{column} IN (SELECT c.id FROM chunks c JOIN notes n USING(note_id) "
-                "WHERE n.type IN (SELECT value FROM json_each(?)))"
-            )
-            params.append(json.dumps(sorted(t.value for t in filter.types)))
-        tags = filter.wanted_tags()
-        if tags:
-            clauses.append(
-                f"{column} IN (SELECT id FROM chunks WHERE note_id IN (SELECT note_id "
-                "FROM note_tags WHERE tag IN (SELECT value FROM json_each(?)) "
-                "GROUP BY note_id HAVING count(*) = ?))"
-            )
-            params += [json.dumps(sorted(tags), ensure_ascii=False), len(tags)]
-        excluded = filter.excluded_ids(scope)
-        if excluded:
-            clauses.append(
-                f"{column} NOT IN (SELECT id FROM chunks "
-                "WHERE note_id IN (SELECT value FROM json_each(?)))"
-            )
-            params.append(json.dumps(sorted(excluded), ensure_ascii=False))
-        return " AND ".join(clauses), params
-
     @_healing
     def lexical(
         self,
@@ -519,7 +517,7 @@ class SearchIndex:
             return []
         # "+rowid": an expression, so SQLite checks it on each match instead of handing
         # FTS5 the id list as a constraint (which runs the MATCH once per listed id).
-        kept, params = self._kept(filter, scope, "+rowid")
+        kept, params = kept_sql(filter, scope, "+rowid")
         where = f"fts MATCH ? AND {kept}" if kept else "fts MATCH ?"
         sql = f"SELECT rowid, {self._BM25} AS s FROM fts WHERE {where} ORDER BY s"
         with self._lock:
@@ -541,7 +539,7 @@ class SearchIndex:
     ) -> set[int]:
         """Every chunk id matching an FTS5 expression (to filter vector candidates by mode),
         of the notes `filter` keeps."""
-        kept, params = self._kept(filter, scope, "+rowid")  # see `lexical`
+        kept, params = kept_sql(filter, scope, "+rowid")  # see `lexical`
         where = f"fts MATCH ? AND {kept}" if kept else "fts MATCH ?"
         sql = f"SELECT rowid FROM fts WHERE {where}"
         with self._lock:
@@ -550,7 +548,7 @@ class SearchIndex:
     @_healing
     def filtered(self, filter: SearchFilter, scope: Scope | None = None) -> set[int] | None:
         """Every searchable chunk id of the notes `filter` keeps; None when it keeps all."""
-        kept, params = self._kept(filter, scope, "c.id")
+        kept, params = kept_sql(filter, scope, "c.id")
         if not kept:
             return None
         sql = f"SELECT c.id FROM chunks c JOIN notes n USING(note_id) WHERE n.state='ok' AND {kept}"

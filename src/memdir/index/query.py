@@ -13,6 +13,7 @@ as an unfiltered one would over only the matching notes.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from memdir.core.note import NoteType, Scope
 from memdir.core.vocab import SearchMode, parse_choice
 from memdir.index.tokenize import QueryTerm, QueryWord, query_words
 
-__all__ = ["AnalysedQuery", "SearchFilter", "analyse", "match_expression"]
+__all__ = ["AnalysedQuery", "SearchFilter", "analyse", "kept_sql", "match_expression"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,3 +150,37 @@ class SearchFilter:
 def _note_types(types: Iterable[NoteType | str]) -> Iterable[NoteType]:
     for t in types:
         yield parse_choice(NoteType, t, "type")
+
+
+def kept_sql(
+    filter: SearchFilter | None, scope: Scope | None, column: str
+) -> tuple[str, list[object]]:
+    """SQL conditions (and their parameters) on a chunk id `column` of the index for the
+    notes `filter` keeps ("" when it keeps every note); `scope` is the scope of the
+    index's notes (for `exclude`)."""
+    if filter is None or not filter.restricts:
+        return "", []
+    clauses: list[str] = []
+    params: list[object] = []
+    if filter.types is not None:
+        clauses.append(
+            f"{column} IN (SELECT c.id FROM chunks c JOIN notes n USING(note_id) "
+            "WHERE n.type IN (SELECT value FROM json_each(?)))"
+        )
+        params.append(json.dumps(sorted(t.value for t in filter.types)))
+    tags = filter.wanted_tags()
+    if tags:
+        clauses.append(
+            f"{column} IN (SELECT id FROM chunks WHERE note_id IN (SELECT note_id "
+            "FROM note_tags WHERE tag IN (SELECT value FROM json_each(?)) "
+            "GROUP BY note_id HAVING count(*) = ?))"
+        )
+        params += [json.dumps(sorted(tags), ensure_ascii=False), len(tags)]
+    excluded = filter.excluded_ids(scope)
+    if excluded:
+        clauses.append(
+            f"{column} NOT IN (SELECT id FROM chunks "
+            "WHERE note_id IN (SELECT value FROM json_each(?)))"
+        )
+        params.append(json.dumps(sorted(excluded), ensure_ascii=False))
+    return " AND ".join(clauses), params

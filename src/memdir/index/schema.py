@@ -5,6 +5,11 @@ so two processes opening a missing, stale or damaged index at once neither delet
 each other's fresh database nor create the tables twice. A database rebuilt because
 it was damaged (not because its schema changed) says so in its `meta` table until the
 next full reindex, so `doctor` reports it in a later process too.
+
+Only damage deletes a file: an error that says the disk refused (full, read-only, no
+access) is raised as it is, so a full disk never costs the index it still has. A
+reader then opens a stand-in (`open_stand_in`): the existing file read-only when it is
+sound, else an empty database in memory that the caller fills from the files.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ __all__ = [
     "needs_care",
     "open_index",
     "open_index_db",
+    "open_stand_in",
 ]
 
 #: Bump on any change to the DDL or to what is stored: older databases are rebuilt.
@@ -139,12 +145,22 @@ def damage_of(conn: sqlite3.Connection, *, full: bool = False) -> str | None:
             if found != ["ok"]:
                 return _short(found[0] if found else "the check returned nothing")
         if full:
-            conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
+            _fts_check(conn)
     except sqlite3.DatabaseError as exc:
         if not is_damage(exc):
             raise
         return _short(exc)
     return None
+
+
+def _fts_check(conn: sqlite3.Connection) -> None:
+    """FTS5's check of the full-text index against its rows (raises what it finds)."""
+    try:
+        conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
+    except sqlite3.OperationalError as exc:
+        # Asked as an INSERT, so SQLite refuses it on a read-only stand-in: not checked.
+        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF != sqlite3.SQLITE_READONLY:
+            raise
 
 
 def is_damage(exc: sqlite3.DatabaseError) -> bool:
@@ -181,9 +197,16 @@ def _remove(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _opening(path: Path) -> Iterator[None]:
-    """Hold the exclusive lock that serialises opening this index across processes."""
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+def _opening(path: Path, *, required: bool = True) -> Iterator[None]:
+    """Hold the exclusive lock that serialises opening this index across processes
+    (unless not `required` and the disk refuses the lock file: nobody can write then)."""
+    try:
+        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        if required:
+            raise
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -202,6 +225,9 @@ class Opened:
     damage: str | None
     #: The inode of the file opened: a later repair replaces it only if it is still there.
     inode: int
+    #: How this database stands in for one the disk would not let be written: "read-only"
+    #: (the existing file, opened read-only) or "memory" (empty, in memory); None: it does not.
+    stand_in: str | None = None
 
 
 def _inode(path: Path) -> int:
@@ -255,6 +281,10 @@ def open_index(path: Path, *, discard: tuple[int, str] | None = None) -> Opened:
             if version == SCHEMA_VERSION:
                 damage = damage_of(conn)
         except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):  # the disk refused (full, read-only…): keep the file
+                if conn is not None:
+                    conn.close()
+                raise
             damage = _short(exc)
         if damage is None and not stale and conn is not None:
             try:
@@ -292,18 +322,18 @@ def needs_care(path: Path) -> bool:
     """
     if not path.exists():
         return False
-    with _opening(path):
+    with _opening(path, required=False):
         try:
             conn = _connect(path)
-        except sqlite3.DatabaseError:
-            return True
+        except sqlite3.DatabaseError as exc:
+            return is_damage(exc)  # else the disk refused: nothing found damaged
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             if "meta" not in tables or _version(conn) != SCHEMA_VERSION:
                 return False  # another schema (or empty): rebuilt on open, nothing to report
             return damage_of(conn) is not None or damage_record(conn) is not None
-        except sqlite3.DatabaseError:
-            return True
+        except sqlite3.DatabaseError as exc:
+            return is_damage(exc)
         finally:
             conn.close()
 
@@ -312,3 +342,51 @@ def open_index_db(path: Path) -> tuple[sqlite3.Connection, bool]:
     """Open (or create) the index at `path`; returns (connection, rebuilt). See `open_index`."""
     opened = open_index(path)
     return opened.conn, opened.rebuilt
+
+
+def _read_only(path: Path) -> sqlite3.Connection | None:
+    """The index at `path` opened read-only, when it exists, is of this schema and is sound.
+
+    A WAL database opened read-only still needs its shared-memory file, which a full or
+    read-only disk may not let SQLite create; then it is opened immutable (no other
+    process can be writing to such a disk either).
+    """
+    try:
+        if not path.is_file():
+            return None
+    except OSError:  # not even its folder can be read
+        return None
+    uri = path.absolute().as_uri()
+    for options in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            conn = sqlite3.connect(
+                uri + options, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error:
+            continue
+        try:
+            conn.execute("PRAGMA busy_timeout=30000")
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "meta" in tables and _version(conn) == SCHEMA_VERSION and damage_of(conn) is None:
+                return conn
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if is_damage(exc):
+                return None
+            continue
+        conn.close()
+        return None  # another schema, or damaged: of no use until it can be rebuilt
+    return None
+
+
+def open_stand_in(path: Path, *, in_memory: bool = False) -> Opened:
+    """A stand-in for the index at `path` when the disk refuses to write it: the file
+    opened read-only if it is sound and of this schema (unless `in_memory`), else an
+    empty database in memory that the caller fills from the files. Writes to a
+    read-only stand-in fail."""
+    conn = None if in_memory else _read_only(path)
+    if conn is not None:
+        return Opened(conn, False, None, _inode(path), "read-only")
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    _create(conn)
+    return Opened(conn, False, None, -1, "memory")

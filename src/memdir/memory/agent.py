@@ -74,6 +74,8 @@ class AgentView:
             ids = [n.id for n in attached if n.scope is store.scope]
             try:
                 self.usage.record(store.state_key, ids)
+            except OSError as exc:  # a full or read-only disk: recall goes on, unrecorded
+                _recall_log.warning("cannot record recall statistics: %s", exc.strerror or exc)
             except Exception:
                 _recall_log.warning("cannot record recall statistics", exc_info=True)
         return found

@@ -10,6 +10,16 @@ fails a request leaves that query lexical, with a warning. An index found damage
 (on open or by any query) has been replaced by an empty one; the call is run again,
 which refills it from the files, with one warning.
 
+Reading goes on when the disk refuses the index's writes (full, read-only, no access):
+a query whose refresh the disk refused answers from the index as it was (the failed
+refresh is rolled back whole), leaving out every note the index no longer matches —
+one added, changed or deleted since — with one warning saying how many it may miss;
+an index that cannot even be opened for writing is read from a read-only stand-in,
+or, when there is none (no index yet, or one of another schema), from one built in
+memory from the files for this process, also with a warning. Such a stand-in is
+opened again after `STAND_IN_SECONDS`, in case the disk has room again. Writes
+(reindex, forget) still fail with the disk's error.
+
 Each query is analysed once (`memdir.index.query.analyse`) and its `SearchFilter`
 goes down into the index's SQL, so a filtered search needs no over-fetch.
 
@@ -22,6 +32,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,6 +48,7 @@ from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_em
 from memdir.errors import IntegrityError, InvalidInput, Remedy
 from memdir.index.db import ChunkRow, IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
+from memdir.index.refusal import refusal
 from memdir.index.schema import index_file
 from memdir.index.tokenize import index_terms
 from memdir.results import Chunk, Hit, ReindexStats
@@ -48,6 +60,7 @@ from memdir.store.usage import UsageStats
 
 __all__ = [
     "QUERY_EMBED_BUDGET",
+    "STAND_IN_SECONDS",
     "Chunk",
     "Hit",
     "Progress",
@@ -58,6 +71,9 @@ __all__ = [
 
 #: Chunks a query may embed before it runs (the rest waits for the next query or reindex).
 QUERY_EMBED_BUDGET = 64
+#: How long a stand-in index (or one whose vectors the disk refused) is used before the
+#: index file is tried again.
+STAND_IN_SECONDS = 30.0
 _BATCH = 32
 _SNIPPET = 200
 #: Disagreements between an index and its files listed one by one (the rest are counted).
@@ -86,6 +102,11 @@ def _checked(
     if not isinstance(query, str):
         raise InvalidInput("query must be a string")
     return analyse(query, chosen_mode), chosen_method
+
+
+def _elapsed(since: float | None) -> float:
+    """Seconds since a `time.monotonic()` reading (infinite for None: never)."""
+    return math.inf if since is None else time.monotonic() - since
 
 
 def usage_bonus(uses: int) -> float:
@@ -136,6 +157,10 @@ class Retriever:
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
         self._loading = threading.Lock()
+        #: Why each scope's index is a stand-in, and since when, by state key.
+        self._stand_ins: dict[str, tuple[str, float]] = {}
+        #: When the disk last refused each scope's vectors, by state key.
+        self._vectors_refused: dict[str, float] = {}
 
     def close(self) -> None:
         """Close every index database."""
@@ -146,20 +171,39 @@ class Retriever:
     # -- parts --------------------------------------------------------------------------
 
     def index(self, store: ScopeStore) -> SearchIndex:
-        """The index database of a scope (opened on first use)."""
+        """The index database of a scope (opened on first use; a stand-in when the disk
+        refuses to open it for writing)."""
         return self._open(store)
 
-    def _open(self, store: ScopeStore, *, quiet: bool = False) -> SearchIndex:
+    def _open(
+        self, store: ScopeStore, *, quiet: bool = False, writing: bool = False
+    ) -> SearchIndex:
         """The index of a scope; damage found opening it is warned about unless `quiet`
-        (doctor reports it itself)."""
+        (doctor reports it itself). When the disk refuses to open it for writing, a
+        stand-in — unless `writing`, which raises the disk's error instead."""
         key = store.state_key
         index = self._indexes.get(key)
+        if index is not None and index.stand_in is not None:
+            since = self._stand_ins.get(key, ("", None))[1]
+            if writing or _elapsed(since) >= STAND_IN_SECONDS:
+                # Try the index file again. The stand-in is not closed: a query of another
+                # thread may still be reading it (its connection closes once unreferenced).
+                del self._indexes[key]
+                index = None
         if index is not None:
             return index
         path = self.index_path(store)
-        index = SearchIndex(path)
-        self._indexes[key] = index
         self._scopes[path] = store.scope
+        try:
+            index = SearchIndex(path)
+            self._stand_ins.pop(key, None)
+        except Exception as exc:  # the disk refusing is told apart by `refusal`
+            reason = refusal(exc, path)
+            if reason is None or writing:
+                raise
+            index = SearchIndex(path, stand_in=True)
+            self._stand_ins[key] = (reason, time.monotonic())
+        self._indexes[key] = index
         if index.damage is not None and not quiet:
             self._damaged(path, index.damage)
         return index
@@ -306,7 +350,7 @@ class Retriever:
         started = time.perf_counter()
         notes = chunks = embedded = 0
         for store in stores:
-            index = self.index(store)
+            index = self._open(store, writing=True)
             index.clear()
             self.refresh(store, progress)
             embedded += self.embed_pending(store, budget=None, progress=progress)
@@ -338,6 +382,81 @@ class Retriever:
             self._warn(f"embedding the query failed, search is lexical: {exc}")
         return None
 
+    def _prepared(
+        self, stores: Sequence[ScopeStore], method: SearchMethod, filter: SearchFilter
+    ) -> SearchFilter:
+        """Bring each scope's index up to date for a query (and embed a few chunks unless
+        lexical); `filter`, also leaving out the notes an index could not be updated on
+        because the disk refused."""
+        left_out: set[tuple[Scope, str]] = set()
+        for store in stores:
+            refused = self._try_refresh(store)
+            if refused is not None:
+                left_out |= self._behind(store, refused)
+                continue
+            in_memory = self._in_memory(store)
+            if in_memory is not None and self.index(store).note_ids():
+                self._warn(in_memory)
+            if method is not SearchMethod.LEXICAL:
+                self._embed_for_query(store)
+        if not left_out:
+            return filter
+        return SearchFilter(filter.types, filter.tags, filter.exclude | left_out)
+
+    def _in_memory(self, store: ScopeStore) -> str | None:
+        """What to say when a scope's index is one built in memory (None: it is not)."""
+        reason = self._stand_ins.get(store.state_key, (None,))[0]
+        if self.index(store).stand_in != "memory" or reason is None:
+            return None
+        return (
+            f"the search index of the {store.scope.value} notes cannot be written ({reason}): "
+            "searching a temporary index built in memory from the note files"
+        )
+
+    def _try_refresh(self, store: ScopeStore) -> str | None:
+        """Refresh a scope's index; why the disk refused, if it did (nothing was changed)."""
+        try:
+            self.refresh(store)
+        except Exception as exc:  # the disk refusing is told apart by `refusal`
+            reason = refusal(exc, self.index_path(store))
+            if reason is None:
+                raise
+            return reason
+        return None
+
+    def _behind(self, store: ScopeStore, reason: str) -> set[tuple[Scope, str]]:
+        """The notes a scope's index (which the disk refused to update) is behind on, said
+        once: they are left out rather than returned as they were."""
+        found = self._healed(lambda: self.index(store).behind(store.directory))
+        if found.changed:
+            n = len(found.changed)
+            self._warn(
+                f"the search index of the {store.scope.value} notes cannot be updated "
+                f"({reason}): results may miss {n} note{'s' if n != 1 else ''} added or "
+                "changed since it was last updated"
+            )
+        return {(store.scope, note_id) for note_id in found.ids}
+
+    def _embed_for_query(self, store: ScopeStore) -> None:
+        """Embed a few pending chunks, unless the disk refuses to store their vectors (a
+        chunk without one is still found by its words)."""
+        index, key = self.index(store), store.state_key
+        if index.stand_in == "read-only" or (
+            _elapsed(self._vectors_refused.get(key)) < STAND_IN_SECONDS
+        ):
+            return
+        try:
+            self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
+        except Exception as exc:  # the disk refusing is told apart by `refusal`
+            reason = refusal(exc, index.path)
+            if reason is None:
+                raise
+            self._vectors_refused[key] = time.monotonic()
+            self._warn(
+                f"the search index of the {store.scope.value} notes cannot store vectors "
+                f"({reason}): notes not embedded yet are found by their words only"
+            )
+
     def _ranked(
         self,
         stores: Sequence[ScopeStore],
@@ -346,10 +465,7 @@ class Retriever:
         method: SearchMethod,
         filter: SearchFilter,
     ) -> list[tuple[ScopeStore, RankedChunk]]:
-        for store in stores:
-            self.refresh(store)
-            if method is not SearchMethod.LEXICAL:
-                self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
+        """The best chunks of every scope for `query`; call `_prepared` first."""
         if query.match is None and method is SearchMethod.LEXICAL:
             return []
         # Lexical search never touches the embedder, so a write (nearest notes) never
@@ -409,15 +525,24 @@ class Retriever:
         chosen: SearchMethod,
         filter: SearchFilter,
     ) -> list[Hit]:
-        ranked = self._ranked(stores, analysed, limit * 4, chosen, filter)
+        prepared = self._prepared(stores, chosen, filter)
+        ranked = self._ranked(stores, analysed, limit * 4, chosen, prepared)
         pool = self.params.lexical_depth + self.params.vector_depth
         per_store = Counter(s.scope for s, _ in ranked)
         notes = {(s.scope, r.row.note_id) for s, r in ranked}
         if len(notes) < limit and limit * 4 in per_store.values() and limit * 4 < pool:
             # A note with many matching chunks crowded the others out: take every
             # candidate chunk.
-            ranked = self._ranked(stores, analysed, pool, chosen, filter)
-        superseded = {store.state_key: self.index(store).superseded() for store in stores}
+            ranked = self._ranked(stores, analysed, pool, chosen, prepared)
+        gone = prepared.exclude - filter.exclude  # no longer as indexed: supersede nothing
+        superseded = {
+            store.state_key: {
+                old: new
+                for old, new in self.index(store).superseded().items()
+                if (store.scope, new) not in gone
+            }
+            for store in stores
+        }
         seen: set[tuple[str, str]] = set()
         hits: list[Hit] = []
         for store, item in ranked:
@@ -468,7 +593,8 @@ class Retriever:
         filter: SearchFilter,
     ) -> list[Chunk]:
         out = []
-        for store, item in self._ranked(stores, analysed, limit, chosen, filter)[:limit]:
+        prepared = self._prepared(stores, chosen, filter)
+        for store, item in self._ranked(stores, analysed, limit, chosen, prepared)[:limit]:
             path = store.directory.file_for(item.row.note_id)
             out.append(
                 Chunk(
@@ -494,7 +620,8 @@ class Retriever:
 
     def _nearest(self, stores: Sequence[ScopeStore], note: Note, limit: int) -> list[Neighbour]:
         query = analyse(_distinctive_text(note))
-        ranked = self._ranked(stores, query, limit * 3 + 1, SearchMethod.LEXICAL, NO_FILTER)
+        kept = self._prepared(stores, SearchMethod.LEXICAL, NO_FILTER)
+        ranked = self._ranked(stores, query, limit * 3 + 1, SearchMethod.LEXICAL, kept)
         out: list[Neighbour] = []
         seen: set[tuple[Scope, str]] = set()
         for store, item in ranked:
@@ -513,7 +640,7 @@ class Retriever:
 
     def forget(self, store: ScopeStore, note_id: str, *, scrub: bool = False) -> None:
         """Remove a note from the index, its vectors and the usage statistics."""
-        self._healed(lambda: self.index(store).forget(note_id, scrub=scrub))
+        self._healed(lambda: self._open(store, writing=True).forget(note_id, scrub=scrub))
         self.usage.forget(store.state_key, note_id)
 
     def traces(self, store: ScopeStore, note: Note) -> list[str]:
@@ -528,8 +655,10 @@ class Retriever:
             found.append("the index still lists it")
         query = analyse(_distinctive_text(note))
         for method in (SearchMethod.LEXICAL, SearchMethod.VECTOR):
-            if method is SearchMethod.VECTOR and self._usable_embedder() is None:
-                continue
+            if method is SearchMethod.VECTOR:
+                if self._usable_embedder() is None:
+                    continue
+                self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
             ranked = self._ranked([store], query, 1000, method, NO_FILTER)
             if any(item.row.note_id == note.id for _, item in ranked):
                 found.append(f"a {method} search for its distinctive terms still returns it")
@@ -555,8 +684,7 @@ class Retriever:
                 index.check(full=deep)
         except IndexDamaged:
             damaged = True  # replaced by an empty one; the record below says so
-        if damaged:
-            self.refresh(store)  # refilled now rather than by the next search
+        refused = self._try_refresh(store) if damaged else None  # refilled now if it can be
         out: list[str] = []
         record = self._healed(index.damage_record)
         if record is not None:
@@ -567,15 +695,28 @@ class Retriever:
             )
         if deep:
 
-            def compare() -> list[str]:
-                self._refresh(store, None)
-                return index.disagreements(store.directory)
+            def compare() -> tuple[str | None, list[str]]:
+                try:
+                    self._refresh(store, None)
+                except Exception as exc:  # the disk refusing is told apart by `refusal`
+                    if refusal(exc, path) is None:
+                        raise
+                    return refusal(exc, path), index.disagreements(store.directory)
+                return None, index.disagreements(store.directory)
 
-            found = self._healed(compare)
+            refused, found = self._healed(compare)
             shown = (
                 found
                 if len(found) <= _SHOWN
                 else [*found[: _SHOWN - 1], f"and {len(found) - _SHOWN + 1} more"]
             )
             out += [f"the search index of the {store.scope.value} notes: {d}" for d in shown]
+        if refused is not None:
+            out.append(
+                f"the search index of the {store.scope.value} notes ({path}) cannot be updated "
+                f"({refused}); searches leave out the notes it is behind on until it can be"
+            )
+        in_memory = self._in_memory(store)
+        if in_memory is not None:
+            out.append(in_memory)
         return out
