@@ -281,9 +281,9 @@ def _scan_window(
 ) -> Hit | None:
     sentence_end, value_char, spread = nexts
     end = min(pos + _WINDOW, sentence_end.find(pos))
-    if value_char.find(pos) >= end and (
-        label.kind not in PASSWORD_KINDS or spread.find(pos) >= end
-    ):
+    # No word in the window can pass a value rule: only a spread-out value might be there.
+    spread_only = value_char.find(pos) >= end
+    if spread_only and (label.kind not in PASSWORD_KINDS or spread.find(pos) >= end):
         return None
     kind = label.kind
     # How the next word would be judged: "next" right after the label or a preposition,
@@ -340,6 +340,10 @@ def _scan_window(
             spread_hit = _spread_value(text, wstart, kind)
             if spread_hit is not None:
                 return spread_hit
+        if spread_only:
+            between += 1
+            state = "after" if word.endswith((":", "=")) else "near"
+            continue
         value = _clean(word)
         if value:
             vstart = wstart + word.find(value)
