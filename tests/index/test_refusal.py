@@ -145,6 +145,27 @@ def test_a_refresh_the_full_disk_refuses_rolls_back_and_names_what_the_index_is_
 
 
 @_root_only
+def test_deletions_the_full_disk_refuses_are_still_known(tmpfs: Path) -> None:
+    path = tmpfs / "index.sqlite3"
+    source = Source()
+    _deploy_notes(source)
+    index = SearchIndex(path)
+    index.refresh(source)
+    source.remove("old")  # only a deletion: the one write the refresh needs is refused
+    filler = fill(tmpfs)
+    with pytest.raises(sqlite3.OperationalError) as raised:
+        index.refresh(source)
+    assert refusal(raised.value, path) == "the disk is full"
+    assert index.behind(source).removed == {"old"}
+    with pytest.raises(sqlite3.OperationalError):
+        index.refresh(source)  # tried again, not taken as done
+    filler.unlink()
+    assert index.refresh(source).removed == 1
+    assert index.note_ids() == {"staging", "rollbacks"}
+    index.close()
+
+
+@_root_only
 def test_opening_on_a_full_disk_keeps_the_index_and_reads_it_read_only(tmpfs: Path) -> None:
     path = tmpfs / "index.sqlite3"
     source = Source()

@@ -323,7 +323,8 @@ class SearchIndex:
                 with self._write() as conn:
                     for note_id in removed:
                         self._delete_note(conn, note_id)
-                        del known[note_id]
+                for note_id in removed:  # once committed: a refused write changes nothing
+                    del known[note_id]
             self._known = (self._stamp(), known)
             self._settled = None
         unchanged = len(stamps) - added - updated
