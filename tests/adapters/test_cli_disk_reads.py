@@ -183,6 +183,6 @@ def test_a_read_only_index_folder_is_searched_and_reindex_fails(tmp_path: Path) 
         ]
         reindexed = _memdir(project, home, "reindex")
         assert reindexed.returncode == EXIT_DISK
-        assert "read-only" in reindexed.stderr
+        assert "error: the file system is read-only: the search index" in reindexed.stderr
     finally:
         subprocess.run(["umount", "-l", str(index)], check=False)

@@ -25,6 +25,7 @@ import pytest
 from memdir.config import EmbedSettings
 from memdir.core import Note, Scope, render_note
 from memdir.embed import EmbedderInfo
+from memdir.errors import DiskError
 from memdir.retrieve import Retriever, SearchMethod
 from memdir.store.notedir import NoteDirectory
 from memdir.store.notes import ScopeStore
@@ -206,7 +207,7 @@ def test_with_no_index_and_a_full_disk_a_memory_index_answers(state: Path, tmp_p
         "the search index of the project notes cannot be written (the disk is full): "
         "searching a temporary index built in memory from the note files"
     ]
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(DiskError, match="the disk is full: the search index"):
         r.forget(_s(store), "staging")  # a write goes to the index file, or fails
     filler.unlink()
     r.close()
@@ -232,7 +233,7 @@ def test_a_read_only_state_directory_is_searched_and_reindex_fails(
         ]
         findings = r.index_findings(_s(store), deep=True)
         assert any("cannot be updated (the file system is read-only)" in f for f in findings)
-        with pytest.raises(OSError):
+        with pytest.raises(DiskError, match="the file system is read-only: the search index"):
             r.reindex([_s(store)])
     finally:
         r.close()

@@ -45,7 +45,7 @@ from memdir.config import EmbedSettings
 from memdir.core import Note, Scope
 from memdir.core.vocab import SearchMethod, SearchMode, parse_choice
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
-from memdir.errors import IntegrityError, InvalidInput, Remedy
+from memdir.errors import DiskError, IntegrityError, InvalidInput, Remedy
 from memdir.index.db import ChunkRow, IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
 from memdir.index.refusal import refusal
@@ -199,8 +199,12 @@ class Retriever:
             self._stand_ins.pop(key, None)
         except Exception as exc:  # the disk refusing is told apart by `refusal`
             reason = refusal(exc, path)
-            if reason is None or writing:
+            if reason is None:
                 raise
+            if writing:
+                raise DiskError(
+                    f"{reason}: the search index {path} cannot be written", hint=Remedy.DOCTOR
+                ) from exc
             index = SearchIndex(path, stand_in=True)
             self._stand_ins[key] = (reason, time.monotonic())
         self._indexes[key] = index
