@@ -227,8 +227,13 @@ _SQLITE_DISK = {
 }
 
 
-def disk_error(exc: BaseException) -> DiskError | None:
-    """A clear `DiskError` for an error that means the disk refused; None for others."""
+def disk_error(
+    exc: BaseException, outcome: str = "what was being written may be incomplete"
+) -> DiskError | None:
+    """A clear `DiskError` for an error that means the disk refused; None for others.
+
+    `outcome` says what the failure left, as a write that undid its steps knows.
+    """
     reason: str | None = None
     where = ""
     if isinstance(exc, OSError):
@@ -239,9 +244,7 @@ def disk_error(exc: BaseException) -> DiskError | None:
         reason = _SQLITE_DISK.get(str(exc).strip().lower())
     if reason is None:
         return None
-    return DiskError(
-        f"{reason}{where}; what was being written may be incomplete", hint=Remedy.DOCTOR
-    )
+    return DiskError(f"{reason}{where}; {outcome}", hint=Remedy.DOCTOR)
 
 
 class RateLimited(SyncFailed):

@@ -62,12 +62,7 @@ class Maintenance:
     ) -> ForgetPlan:
         """What `forget` would remove; show it to the user before confirming."""
         store, note = self.stores.find(id, scope)
-        versions = len({r.rev for r in store.history.revisions(id) if r.rev})
-        backups = sum(
-            1
-            for b in self.stores.backups.list(limit=None)
-            if b.note_id == id and b.origin in (None, store.path)
-        )
+        versions, backups = self._kept_copies(store, id)
         return ForgetPlan(
             note, store.scope, store.directory.file_for(id), purge, not purge, versions, backups
         )
@@ -83,28 +78,43 @@ class Maintenance:
         store, _ = self.stores.find(id, scope)
         event = WriteEvent.PURGE if purge else WriteEvent.FORGET
         with store.lock():
-            removed, backup = store.remove(
-                id,
-                backup_reason=None if purge else "forget",
-                event=event,
-                expect_hash=expect_hash,
-            )
+            # The removal stays undoable until its audit entry is written: a disk that fails
+            # before then leaves the note where it was. Purging comes after, since copies
+            # that are gone cannot be put back.
+            with store.undoable(()) as rollback:
+                removed, backup = store.remove(
+                    id,
+                    backup_reason=None if purge else "forget",
+                    event=event,
+                    expect_hash=expect_hash,
+                    rollback=rollback,
+                )
+                fields: dict[str, str | int | None] = {
+                    "scope": store.scope.value,
+                    "note_id": id,
+                    "note_hash": removed.hash,
+                    "backup_id": backup.id if backup else None,
+                    "count": sum(self._kept_copies(store, id)) if purge else None,
+                }
+                self.stores.audit.append_many([*rollback.audit, (event.value, fields)])
             purged_versions = purged_backups = 0
             if purge:
                 purged_versions = store.history.purge(id)
                 purged_backups = self.stores.backups.purge(id, store.path)
                 self._replica().purge(store.scope, id)
-            self.stores.audit.append(
-                event.value,
-                scope=store.scope.value,
-                note_id=id,
-                note_hash=removed.hash,
-                backup_id=backup.id if backup else None,
-                count=purged_versions + purged_backups if purge else None,
-            )
         self._retriever().forget(store, id, scrub=purge)
         checks = self._verify_forgotten(store, removed, purge)
         return ForgetResult(id, store.scope, backup, purged_versions, purged_backups, checks)
+
+    def _kept_copies(self, store: ScopeStore, id: str) -> tuple[int, int]:
+        """(versions in history, backups) of a note: what purging it removes."""
+        versions = len({r.rev for r in store.history.revisions(id) if r.rev})
+        backups = sum(
+            1
+            for b in self.stores.backups.list(limit=None)
+            if b.note_id == id and b.origin in (None, store.path)
+        )
+        return versions, backups
 
     def _verify_forgotten(self, store: ScopeStore, note: Note, purge: bool) -> tuple[str, ...]:
         failures: builtins.list[str] = []

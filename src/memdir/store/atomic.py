@@ -18,6 +18,7 @@ __all__ = [
     "ensure_private_dir",
     "fsync_dir",
     "remove_durably",
+    "remove_quietly",
     "write_private",
 ]
 
@@ -137,6 +138,12 @@ def remove_durably(path: Path) -> bool:
         return False
     fsync_dir(path.parent)
     return True
+
+
+def remove_quietly(path: Path) -> None:
+    """Unlink `path` if it exists, without a directory fsync (a leftover temp file)."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
 
 
 def check_private_target(path: Path, *, force: bool) -> None:

@@ -43,9 +43,11 @@ head kept elsewhere (``against``) is what detects those rollbacks. See docs/audi
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -94,6 +96,7 @@ CONTENT_FIELDS = frozenset({"body", "summary", "content", "text"})
 MAX_VALUE_CHARS = 512
 GENESIS = "0" * 64
 
+_log = logging.getLogger("memdir.store")
 _TORN = "audit.jsonl.torn-"
 _MISSING_SIGNED_HEAD = "head file is missing, but this machine's audit key signed one (deleted)"
 _UNSIGNED_HEAD = (
@@ -335,11 +338,8 @@ class AuditLog:
             last_line = self._set_aside_torn(fd)
             head, head_problem = self._read_head()
             seq, prev = self._tip(last_line, head)
-            key_error: IntegrityError | None = None
-            try:
-                sign = self._may_sign(head, head_problem)
-            except IntegrityError as exc:  # the entries are still recorded, the head waits
-                sign, key_error = False, exc
+            # An unusable key refuses the append before anything is recorded (IntegrityError).
+            sign = self._may_sign(head, head_problem)
             if sign and seq > (head.seq if head is not None else 0):
                 # The last append was killed before its head: name its entries first, so that
                 # a kill during this one still leaves only one batch the head does not name.
@@ -355,16 +355,36 @@ class AuditLog:
                 entries.append(entry)
                 seq, prev = entry.seq, entry.hash
             lines = b"".join(_line(entry) for entry in entries)
-            if (written := os.write(fd, lines)) != len(lines):
-                # What was written is a torn fragment: the next append moves it aside.
-                raise OSError(f"short write to {self.log_path} ({written} of {len(lines)} bytes)")
-            os.fsync(fd)
+            self._write_lines(fd, lines)
         finally:
             os.close(fd)
-        if key_error is not None:
-            raise key_error  # the head catches up at the first append with a usable key
-        self._write_head(entries[-1].seq, entries[-1].hash, ts, sign=sign)
+        try:
+            self._write_head(entries[-1].seq, entries[-1].hash, ts, sign=sign)
+        except OSError as exc:
+            # The entries are durable; a head one batch behind is what a crash here leaves,
+            # and the next append names them (see Crash recovery above).
+            _log.warning("audit head not updated: %s", exc.strerror or exc)
         return entries
+
+    def _write_lines(self, fd: int, lines: bytes) -> None:
+        """Append `lines` durably, or leave the log as it was: a write or fsync that fails
+        (a full disk, an I/O error) has its bytes cut off again, so a refused append records
+        nothing (no free space is needed for that)."""
+        size = os.fstat(fd).st_size
+        try:
+            if (written := os.write(fd, lines)) != len(lines):
+                raise OSError(
+                    errno.ENOSPC, f"short write to {self.log_path} ({written} of {len(lines)})"
+                )
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                if size == 0:  # no entry ever got in: no log either
+                    self.log_path.unlink()
+                else:
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+            raise
 
     def _set_aside_torn(self, fd: int) -> bytes | None:
         """Move a torn final fragment to ``audit.jsonl.torn-<ts>``; return the last full line.

@@ -26,8 +26,9 @@ from pathlib import Path
 from memdir.core import content_hash, is_valid_id, parse_note
 from memdir.errors import IntegrityError, InvalidInput, NotFound, ParseError, Remedy
 from memdir.results import BackupRecord
-from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably
+from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably, remove_quietly
 from memdir.store.history import revision_of
+from memdir.store.rollback import Rollback
 
 __all__ = ["BackupRecord", "Backups"]
 
@@ -42,9 +43,19 @@ class Backups:
         self.root = root
 
     def add(
-        self, note_id: str, data: bytes, *, reason: str, scope: str, origin: Path
+        self,
+        note_id: str,
+        data: bytes,
+        *,
+        reason: str,
+        scope: str,
+        origin: Path,
+        rollback: Rollback | None = None,
     ) -> BackupRecord:
-        """Copy `data` into the backups with its reason and origin; return the record."""
+        """Copy `data` into the backups with its reason and origin; return the record.
+
+        With `rollback`, undoing removes the copy again.
+        """
         if not is_valid_id(note_id):
             raise InvalidInput(f"{note_id!r} is not a note id")
         ensure_private_dir(self.root)
@@ -66,6 +77,14 @@ class Backups:
             note_hash=note_hash,
             path=self.root / f"{backup_id}.md",
         )
+        meta_path = self.root / f"{backup_id}.json"
+        if rollback is not None:
+
+            def drop() -> None:
+                remove_quietly(meta_path)
+                remove_quietly(record.path)
+
+            rollback.on_undo(f"backing up {note_id}", drop)
         atomic_write(record.path, data, mode=0o600)
         meta = {
             "id": backup_id,
@@ -77,7 +96,7 @@ class Backups:
             "revision": record.revision,
             "hash": note_hash,
         }
-        atomic_write(self.root / f"{backup_id}.json", json.dumps(meta).encode(), mode=0o600)
+        atomic_write(meta_path, json.dumps(meta).encode(), mode=0o600)
         return record
 
     def _load(self, md: Path) -> BackupRecord:

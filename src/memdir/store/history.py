@@ -18,6 +18,7 @@ than served as that version. `verify` checks every object (doctor --deep).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -28,7 +29,8 @@ from pathlib import Path
 
 from memdir.core.vocab import WriteEvent
 from memdir.errors import IntegrityError, InvalidInput, NotFound, Remedy
-from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir
+from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir, remove_quietly
+from memdir.store.rollback import Rollback
 
 __all__ = ["History", "Revision", "revision_of"]
 
@@ -49,6 +51,46 @@ class Revision:
     event: str
     rev: str | None
     hash: str | None
+
+
+def _take_back(log: Path, offset: int, entry: bytes) -> None:
+    """Remove `entry`, appended at or after `offset`, from `log` (the undo of a record).
+
+    Only those bytes go: a line a reader appended meanwhile stays. Truncating needs no free
+    space, so an entry at the end of the log (or the part of it a short write left there) is
+    cut off; one with lines after it is taken out by rewriting the log.
+    """
+    fd = os.open(log, os.O_RDWR)
+    try:
+        tail = os.pread(fd, max(0, os.fstat(fd).st_size - offset), offset)
+        if not tail and offset == 0:  # made for this entry, which never got in
+            log.unlink()
+            return
+        at = tail.find(entry)
+        if at < 0:
+            # A short write leaves a prefix of the entry at the end (readers skip it).
+            cut = next((n for n in range(len(entry) - 1, 1, -1) if tail.endswith(entry[:n])), 0)
+            at = len(tail) - cut if cut else -1
+        if at >= 0 and at + min(len(entry), len(tail) - at) == len(tail):
+            if offset + at == 0:  # the log was made for this entry: it goes too
+                log.unlink()
+                return
+            os.ftruncate(fd, offset + at)
+            os.fsync(fd)
+            return
+        if at < 0:
+            return  # not there: nothing to take back
+        head = os.pread(fd, offset, 0)
+    finally:
+        os.close(fd)
+    atomic_write(log, head + tail[:at] + tail[at + len(entry) :], mode=0o600)
+
+
+def _unstore(obj: Path) -> None:
+    """Remove an object stored for an undone record, and its fan-out folder once empty."""
+    remove_quietly(obj)
+    with contextlib.suppress(OSError):  # not empty: other objects live there
+        obj.parent.rmdir()
 
 
 class History:
@@ -75,6 +117,7 @@ class History:
         note_hash: str | None = None,
         *,
         defer_dirs: set[Path] | None = None,
+        rollback: Rollback | None = None,
     ) -> str | None:
         """Log the event and store `data` (None for a deletion); return its rev.
 
@@ -84,7 +127,8 @@ class History:
         leaves such a line out, and the version is stored when it is next seen on disk.
 
         With `defer_dirs`, directories whose fsync is still due are added to it instead
-        of being synced here (a batch syncs each once; see `sync_dirs`).
+        of being synced here (a batch syncs each once; see `sync_dirs`). With `rollback`,
+        undoing takes the line off the log again and removes an object this call stored.
         """
         rev = revision_of(data) if data is not None else None
         line = {"ts": int(time.time() * 1000), "event": event, "rev": rev, "hash": note_hash}
@@ -99,7 +143,10 @@ class History:
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 # A crash tore the last line: start on a fresh line so this one stays readable.
                 entry = b"\n" + entry
-            os.write(fd, entry)
+            if rollback is not None:
+                rollback.on_undo(f"logging {log}", lambda: _take_back(log, size, entry))
+            if (written := os.write(fd, entry)) != len(entry):
+                raise OSError(errno.ENOSPC, f"short write to {log} ({written} of {len(entry)})")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -107,6 +154,8 @@ class History:
             obj = self._object(rev)
             if not obj.exists():
                 ensure_private_dir(obj.parent)
+                if rollback is not None:
+                    rollback.on_undo(f"storing {obj}", lambda: _unstore(obj))
                 atomic_write(obj, data, mode=0o600, sync_dir=defer_dirs is None)
                 if defer_dirs is not None:
                     defer_dirs.add(obj.parent)

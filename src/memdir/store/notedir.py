@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import errno
 import os
+import secrets
 import stat
 import threading
 import time
@@ -31,9 +32,16 @@ from pathlib import Path
 from memdir.core import Note, Scope, is_valid_id, parse_note, render_note
 from memdir.errors import ParseError, Refused, Remedy
 from memdir.results import FileProblem
-from memdir.store.atomic import TEMP_MARKER, atomic_write, remove_durably
+from memdir.store.atomic import (
+    TEMP_MARKER,
+    atomic_write,
+    fsync_dir,
+    remove_durably,
+    remove_quietly,
+)
 from memdir.store.history import revision_of
 from memdir.store.lock import DirLock
+from memdir.store.rollback import Rollback
 
 __all__ = ["FileProblem", "NoteDirectory", "Scan"]
 
@@ -64,6 +72,8 @@ _Cached = tuple[_Stamp, _Parsed, str | None, bool]
 #: Coarsest file system timestamp granularity allowed for (FAT: 2 s).
 _RACY_NS = 2_000_000_000
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: What os.link raises on file systems without hard links (FAT, some network mounts).
+_NO_LINKS = frozenset({errno.EPERM, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK})
 _LINK = "is a symbolic link; note files must be regular files, so memdir does not follow it"
 
 
@@ -344,20 +354,76 @@ class NoteDirectory:
         item = parsed[0]
         return item if isinstance(item, FileProblem) else item[0]
 
-    def write(self, note: Note) -> bytes:
+    def write(self, note: Note, rollback: Rollback | None = None) -> bytes:
         """Atomically write a note's file; the caller holds the lock. Returns the bytes."""
-        self.ensure()
         data = render_note(note)
-        atomic_write(self._replaceable(note.id), data)
+        self.write_bytes(note.id, data, rollback=rollback)
         return data
 
-    def write_bytes(self, note_id: str, data: bytes, *, sync_dir: bool = True) -> None:
+    def write_bytes(
+        self,
+        note_id: str,
+        data: bytes,
+        *,
+        sync_dir: bool = True,
+        rollback: Rollback | None = None,
+    ) -> None:
         """Atomically write exact bytes (a backup, a sync pull); the caller holds the lock.
 
         `sync_dir=False`: the caller fsyncs the directory once after a batch of writes.
+        With `rollback`, the file it replaces is kept aside (a hard link, no new space) until
+        the rollback commits, and undoing puts it back (or removes a file that was new).
         """
         self.ensure()
-        atomic_write(self._replaceable(note_id), data, sync_dir=sync_dir)
+        path = self._replaceable(note_id)
+        if rollback is not None:
+            self._keep_for_undo(path, rollback)
+        atomic_write(path, data, sync_dir=sync_dir)
+
+    def _aside(self, path: Path) -> Path:
+        return path.with_name(f".{path.name}{TEMP_MARKER}{secrets.token_hex(4)}")
+
+    def _keep_for_undo(self, path: Path, rollback: Rollback) -> None:
+        """Register how to undo replacing (or creating) `path`; registered before the write,
+        so a write that fails after its rename (the directory fsync) is undone too."""
+        aside = self._aside(path)
+        try:
+            os.link(path, aside, follow_symlinks=False)
+        except FileNotFoundError:  # a new note: undoing removes it
+
+            def drop() -> None:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                fsync_dir(path.parent)
+
+            rollback.on_undo(f"writing {path}", drop)
+            return
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
+                raise  # a full disk, say: nothing was written yet
+            # No hard links on this file system: keep the old bytes in memory instead.
+            old = _read_file(path)
+
+            def rewrite() -> None:
+                if _read_file(path) != old:  # the write got as far as its rename
+                    atomic_write(path, old)
+
+            rollback.on_undo(f"writing {path}", rewrite)
+            return
+
+        def put_back() -> None:
+            try:
+                unchanged = path.samefile(aside)
+            except FileNotFoundError:
+                unchanged = False
+            if unchanged:  # failed before its rename (which would do nothing here)
+                aside.unlink()
+                return
+            aside.replace(path)
+            fsync_dir(path.parent)
+
+        rollback.on_undo(f"writing {path}", put_back)
+        rollback.on_commit(lambda: remove_quietly(aside))
 
     def _replaceable(self, note_id: str) -> Path:
         """A note's path, unless it is a symbolic link (Refused): a rename would replace
@@ -367,6 +433,26 @@ class NoteDirectory:
             raise Refused(f"{path} {_LINK}; it is left as it is", hint=Remedy.DOCTOR)
         return path
 
-    def remove(self, note_id: str) -> bool:
-        """Unlink a note's file durably; the caller holds the lock."""
-        return remove_durably(self.file_for(note_id))
+    def remove(self, note_id: str, rollback: Rollback | None = None) -> bool:
+        """Remove a note's file durably; the caller holds the lock. False when it was gone.
+
+        With `rollback`, the file is renamed aside instead and only unlinked when the
+        rollback commits; undoing renames it back.
+        """
+        path = self.file_for(note_id)
+        if rollback is None:
+            return remove_durably(path)
+        aside = self._aside(path)
+        try:
+            path.rename(aside)
+        except FileNotFoundError:
+            return False
+
+        def put_back() -> None:
+            aside.rename(path)
+            fsync_dir(path.parent)
+
+        rollback.on_undo(f"removing {path}", put_back)
+        fsync_dir(path.parent)
+        rollback.on_commit(lambda: remove_durably(aside))
+        return True

@@ -6,9 +6,10 @@ so the credential guard and the §1.5 limits hold on every write path.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from memdir.errors import (
     ParseError,
     Remedy,
     SecretRefused,
+    disk_error,
 )
 from memdir.store.atomic import fsync_dir
 from memdir.store.audit import AuditLog
@@ -30,6 +32,7 @@ from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, revision_of
 from memdir.store.lock import DirLock
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan
+from memdir.store.rollback import Rollback
 
 __all__ = ["SaveOutcome", "ScopeStore", "check_secrets"]
 
@@ -281,24 +284,30 @@ class ScopeStore:
             if previous is None:
                 self._check_case(note.id)
             self._check_limits(note, previous, self.directory.max_notes)
-            if old_bytes is not None and previous is not None:
-                if not history.is_latest(note.id, old_bytes):
-                    history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
-                if backup_reason is not None:
-                    self.backup(note.id, old_bytes, backup_reason)
-            if raw is None:
-                data = self.directory.write(note)
-            else:
-                self.directory.write_bytes(note.id, raw)
-                data = raw
-            rev = history.record(note.id, data, event, note.hash) or revision_of(data)
-            self.audit.append(
-                "restore" if event is WriteEvent.RESTORE else "write",
-                scope=self.scope.value,
-                note_id=note.id,
-                revision=rev,
-                note_hash=note.hash,
-            )
+            if (
+                old_bytes is not None
+                and previous is not None
+                and not history.is_latest(note.id, old_bytes)
+            ):
+                history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
+            with self.undoable([(note.id, old_bytes, previous)]) as rollback:
+                if old_bytes is not None and backup_reason is not None:
+                    self.backup(note.id, old_bytes, backup_reason, rollback)
+                if raw is None:
+                    data = self.directory.write(note, rollback)
+                else:
+                    self.directory.write_bytes(note.id, raw, rollback=rollback)
+                    data = raw
+                rev = history.record(note.id, data, event, note.hash, rollback=rollback)
+                rev = rev or revision_of(data)
+                fields = {
+                    "scope": self.scope.value,
+                    "note_id": note.id,
+                    "revision": rev,
+                    "note_hash": note.hash,
+                }
+                action = "restore" if event is WriteEvent.RESTORE else "write"
+                self.audit.append_many([*rollback.audit, (action, fields)])
         written = note.located(self.scope, self.directory.file_for(note.id))
         self._changed(note.id, event)
         return SaveOutcome(written, rev, previous)
@@ -312,7 +321,8 @@ class ScopeStore:
         none). A refused item (guard, limits, case clash, changed meanwhile) is reported
         as its error and skipped; the others are written, replaced versions backed up
         with `backup_reason`. Every file is fsynced before its rename; the directories'
-        fsyncs and the audit entries are batched, and all are durable on return.
+        fsyncs and the audit entries are batched, and all are durable on return. A disk
+        that fails part-way undoes the whole batch: every note is as it was before.
         """
         out: dict[str, SaveOutcome | MemdirError] = {}
         with self.lock():
@@ -320,66 +330,81 @@ class ScopeStore:
             on_disk = self.directory.ids_on_disk()
             folded = {i.casefold(): i for i in on_disk}
             dirs: set[Path] = set()
-            audit: list[tuple[str, dict[str, str | int | None]]] = []
-            for note, raw, expected in items:
-                try:
-                    check_secrets(note)
-                    old_bytes, previous = self._current(note.id)
-                    if (revision_of(old_bytes) if old_bytes is not None else "") != expected:
-                        raise Conflict(
-                            f"note {note.id} changed since it was read; nothing was written"
-                        )
-                    if previous is None:
-                        self._check_case(note.id, folded)
-                    self._check_limits(note, previous, self.directory.max_notes, count=len(on_disk))
-                except MemdirError as exc:
-                    out[note.id] = exc
-                    continue
-                if old_bytes is not None and previous is not None:
-                    if not history.is_latest(note.id, old_bytes):
-                        history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
-                    self.backup(note.id, old_bytes, backup_reason)
-                self.directory.write_bytes(note.id, raw, sync_dir=False)
-                rev = history.record(note.id, raw, event, note.hash, defer_dirs=dirs)
-                rev = rev or revision_of(raw)
-                on_disk.add(note.id)
-                folded.setdefault(note.id.casefold(), note.id)
-                audit.append(
-                    (
-                        "write",
-                        {
-                            "scope": self.scope.value,
-                            "note_id": note.id,
-                            "revision": rev,
-                            "note_hash": note.hash,
-                        },
+            replaced: list[tuple[str, bytes | None, Note | None]] = []
+            with self.undoable(replaced) as rollback:
+                for note, raw, expected in items:
+                    try:
+                        check_secrets(note)
+                        old_bytes, previous = self._current(note.id)
+                        if (revision_of(old_bytes) if old_bytes is not None else "") != expected:
+                            raise Conflict(
+                                f"note {note.id} changed since it was read; nothing was written"
+                            )
+                        if previous is None:
+                            self._check_case(note.id, folded)
+                        count = len(on_disk)
+                        self._check_limits(note, previous, self.directory.max_notes, count=count)
+                    except MemdirError as exc:
+                        out[note.id] = exc
+                        continue
+                    if old_bytes is not None and previous is not None:
+                        if not history.is_latest(note.id, old_bytes):
+                            history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
+                        self.backup(note.id, old_bytes, backup_reason, rollback)
+                    replaced.append((note.id, old_bytes, previous))
+                    self.directory.write_bytes(note.id, raw, sync_dir=False, rollback=rollback)
+                    rev = history.record(
+                        note.id, raw, event, note.hash, defer_dirs=dirs, rollback=rollback
                     )
-                )
-                located = note.located(self.scope, self.directory.file_for(note.id))
-                out[note.id] = SaveOutcome(located, rev, previous)
-            if audit:
-                fsync_dir(self.path)
-                for directory in dirs:
-                    fsync_dir(directory)
-                self.audit.append_many(audit)
+                    rev = rev or revision_of(raw)
+                    on_disk.add(note.id)
+                    folded.setdefault(note.id.casefold(), note.id)
+                    fields: dict[str, str | int | None] = {
+                        "scope": self.scope.value,
+                        "note_id": note.id,
+                        "revision": rev,
+                        "note_hash": note.hash,
+                    }
+                    rollback.audit.append(("write", fields))
+                    located = note.located(self.scope, self.directory.file_for(note.id))
+                    out[note.id] = SaveOutcome(located, rev, previous)
+                if rollback.audit:
+                    fsync_dir(self.path)
+                    for directory in dirs:
+                        fsync_dir(directory)
+                    self.audit.append_many(rollback.audit)
         for note_id, outcome in out.items():
             if isinstance(outcome, SaveOutcome):
                 self._changed(note_id, event)
         return out
 
-    def backup(self, note_id: str, data: bytes, reason: str) -> BackupRecord:
-        """Copy a version into the backups and log it."""
+    def backup(
+        self, note_id: str, data: bytes, reason: str, rollback: Rollback | None = None
+    ) -> BackupRecord:
+        """Copy a version into the backups and log it.
+
+        With `rollback`, the copy is removed if the write it belongs to is undone, and its
+        audit entry waits in `rollback.audit` for the write's own.
+        """
         record = self.backups.add(
-            note_id, data, reason=reason, scope=self.scope.value, origin=self.path
-        )
-        self.audit.append(
-            "backup",
-            scope=self.scope.value,
-            note_id=note_id,
-            revision=record.revision,
-            backup_id=record.id,
+            note_id,
+            data,
             reason=reason,
+            scope=self.scope.value,
+            origin=self.path,
+            rollback=rollback,
         )
+        fields: dict[str, str | int | None] = {
+            "scope": self.scope.value,
+            "note_id": note_id,
+            "revision": record.revision,
+            "backup_id": record.id,
+            "reason": reason,
+        }
+        if rollback is not None:
+            rollback.audit.append(("backup", fields))
+        else:
+            self.audit.append("backup", **fields)
         return record
 
     def remove(
@@ -389,8 +414,13 @@ class ScopeStore:
         backup_reason: str | None,
         event: WriteEvent,
         expect_hash: str | None = None,
+        rollback: Rollback | None = None,
     ) -> tuple[Note, BackupRecord | None]:
-        """Delete a note's file, backing it up first when `backup_reason` is given."""
+        """Delete a note's file, backing it up first when `backup_reason` is given.
+
+        With `rollback`, the removal stays undoable until the caller commits it (after its
+        own audit entry); otherwise it is undone here if its history line cannot be written.
+        """
         with self.lock():
             history = self.history  # may refuse: before anything is removed
             old_bytes, previous = self._current(note_id)
@@ -402,8 +432,57 @@ class ScopeStore:
                 )
             if not history.is_latest(note_id, old_bytes):
                 history.record(note_id, old_bytes, WriteEvent.OBSERVED, previous.hash)
-            record = self.backup(note_id, old_bytes, backup_reason) if backup_reason else None
-            self.directory.remove(note_id)
-            history.record(note_id, None, event)
+            if rollback is not None:
+                record = self._remove_file(note_id, old_bytes, event, backup_reason, rollback)
+            else:
+                with self.undoable(()) as own:
+                    record = self._remove_file(note_id, old_bytes, event, backup_reason, own)
+                    self.audit.append_many(own.audit)
         self._changed(note_id, event)
         return previous, record
+
+    def _remove_file(
+        self,
+        note_id: str,
+        old_bytes: bytes,
+        event: WriteEvent,
+        backup_reason: str | None,
+        rollback: Rollback,
+    ) -> BackupRecord | None:
+        record = None
+        if backup_reason is not None:
+            record = self.backup(note_id, old_bytes, backup_reason, rollback)
+        self.directory.remove(note_id, rollback)
+        self.history.record(note_id, None, event, rollback=rollback)
+        return record
+
+    @contextlib.contextmanager
+    def undoable(
+        self, notes: Sequence[tuple[str, bytes | None, Note | None]]
+    ) -> Iterator[Rollback]:
+        """A rollback for the writes in the block: when the block raises, they are undone and a
+        disk error says whether that left everything as it was. `notes` lists (id, bytes,
+        note) of the versions the block replaces (filled in as it goes, for a batch)."""
+        rollback = Rollback()
+        try:
+            yield rollback
+        except BaseException as exc:
+            failed = rollback.undo()
+            for note_id, old_bytes, previous in notes:
+                if old_bytes is not None and previous is not None:
+                    # A reader may have logged the new version while it was on disk.
+                    with contextlib.suppress(OSError):
+                        if not self.history.is_latest(note_id, old_bytes):
+                            self.history.record(
+                                note_id, old_bytes, WriteEvent.OBSERVED, previous.hash
+                            )
+            outcome = (
+                f"it could not be undone ({'; '.join(failed)}): see `memdir doctor`"
+                if failed
+                else "nothing was changed"
+            )
+            mapped = disk_error(exc, outcome)
+            if mapped is not None:
+                raise mapped from exc
+            raise
+        rollback.commit()

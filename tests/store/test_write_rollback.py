@@ -1,0 +1,239 @@
+"""A write that fails part-way is undone: the outcome it reports is the truth (§2).
+
+The faults are real: a small tmpfs, mounted by the test (root only, as CI runs) under the
+part of the state being written, then filled, so that the note file lands and a later step
+(history, audit) meets a full disk. After the error, nothing may have changed: the note
+file, its history and the audit log are as they were, and no temp file is left.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from files import snapshot
+from memdir import Memory
+from memdir.core import Scope
+from memdir.core.vocab import WriteEvent
+from memdir.errors import DiskError, NotFound
+from memdir.store import History, revision_of
+from memdir.store.rollback import Rollback
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
+)
+
+Mount = Callable[[Path, str], Path]
+
+
+@pytest.fixture
+def mount_tmpfs() -> Iterator[Mount]:
+    """Mount a tmpfs of `size` at a (new) directory; unmounted after the test."""
+    mounted: list[Path] = []
+
+    def mount(where: Path, size: str) -> Path:
+        where.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+            capture_output=True,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in reversed(mounted):
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(directory: Path, leave: int = 0) -> None:
+    """Fill the file system holding `directory`, to the last byte or but `leave` bytes."""
+    with (directory / ".filler").open("wb", buffering=0) as f:
+        if leave:
+            f.write(b"\0" * max(0, shutil.disk_usage(directory).free - leave))
+            return
+        for chunk in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    f.write(b"\0" * chunk)
+            except OSError:
+                pass
+
+
+def state(project: Path, home: Path) -> dict[str, bytes]:
+    """Every note, history and audit file (not the filler, lock files, folders or the
+    .gitignore a new notes folder gets)."""
+    files = snapshot(project / "MEMORY", home / "memory-history", home / "audit")
+    return {
+        k: v
+        for k, v in files.items()
+        if v != b"<dir>" and not k.endswith((".filler", ".lock", ".gitignore"))
+    }
+
+
+def written_elsewhere(project: Path, tmp_path: Path, **bodies: str) -> None:
+    """Notes written with another home, so this one's audit log (and history) start empty:
+    a full disk then refuses their first page, where an append to a page part-used could
+    still fit (tmpfs allocates whole pages)."""
+    with Memory.open(project, home=tmp_path / "elsewhere") as other:
+        for note_id, body in bodies.items():
+            other.remember("Deploys go through staging", body=body, id=note_id)
+
+
+def notes_left_clean(project: Path) -> None:
+    names = {p.name for p in (project / "MEMORY").iterdir()}
+    assert names <= {".gitignore", ".memdir.lock", "deploys.md", "other.md"}, names
+
+
+@needs_root
+@pytest.mark.parametrize("full", ["memory-history", "audit"])
+def test_a_replace_that_meets_a_full_disk_is_undone(
+    project: Path, home: Path, tmp_path: Path, mount_tmpfs: Mount, full: str
+) -> None:
+    mount_tmpfs(home / full, "1m")
+    written_elsewhere(project, tmp_path, deploys="first")
+    m = Memory.open(project, home=home)
+    assert m.history("deploys")[-1].event == "observed"
+    before = state(project, home)
+    fill(home / full)
+    with pytest.raises(DiskError, match="nothing was changed"):
+        m.remember("Deploys go through staging", body="second " * 400, id="deploys")
+    assert state(project, home) == before
+    notes_left_clean(project)
+    assert m.read("deploys").body == "first"
+    assert m.history("deploys")[-1].current
+    assert m.audit_verify().ok
+    # Room again: the same write lands, with its history and audit entry.
+    (home / full / ".filler").unlink()
+    m.remember("Deploys go through staging", body="second", id="deploys")
+    assert [e.event for e in m.history("deploys")] == ["observed", "write"]
+    assert m.history("deploys")[-1].current
+    assert [e.action for e in m.stores.audit.entries()] == ["write"]
+
+
+@needs_root
+@pytest.mark.parametrize("full", ["memory-history", "audit"])
+def test_a_new_note_that_meets_a_full_disk_leaves_no_file(
+    project: Path, home: Path, mount_tmpfs: Mount, full: str
+) -> None:
+    mount_tmpfs(home / full, "1m")
+    m = Memory.open(project, home=home)
+    before = state(project, home)
+    fill(home / full)
+    with pytest.raises(DiskError, match="nothing was changed"):
+        m.remember("Deploys go through staging", id="deploys")
+    assert state(project, home) == before
+    assert m.list() == []
+    with pytest.raises(NotFound):
+        m.history("deploys")
+
+
+@needs_root
+def test_a_full_project_disk_leaves_the_old_note_and_no_temp_file(
+    tmp_path: Path, home: Path, mount_tmpfs: Mount
+) -> None:
+    project = mount_tmpfs(tmp_path / "small", "1m") / "project"
+    project.mkdir()
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    before = state(project, home)
+    fill(project)
+    with pytest.raises(DiskError, match="nothing was changed"):
+        m.remember("Deploys go through staging", body="second " * 2000, id="deploys")
+    assert state(project, home) == before
+    notes_left_clean(project)
+
+
+@needs_root
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_forget_whose_audit_entry_meets_a_full_disk_keeps_the_note(
+    project: Path, home: Path, tmp_path: Path, mount_tmpfs: Mount, purge: bool
+) -> None:
+    mount_tmpfs(home / "audit", "1m")
+    written_elsewhere(project, tmp_path, deploys="first")
+    m = Memory.open(project, home=home)
+    m.list()  # records the version on disk
+    before = state(project, home)
+    backups = snapshot(home / "backups")
+    fill(home / "audit")
+    with pytest.raises(DiskError, match="nothing was changed"):
+        m.forget("deploys", purge=purge)
+    assert state(project, home) == before  # the note, no tombstone, nothing purged
+    assert snapshot(home / "backups") == backups  # the forget's backup is undone too
+    notes_left_clean(project)
+    assert m.history("deploys")[-1].current
+    assert m.audit_verify().ok
+
+
+@needs_root
+def test_a_batch_that_meets_a_full_disk_part_way_is_undone_whole(
+    project: Path, home: Path, mount_tmpfs: Mount
+) -> None:
+    mount_tmpfs(home / "memory-history", "1m")
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    store = m.stores.store(Scope.PROJECT)
+    incoming = []
+    for i in range(40):
+        m.remember(f"Batch note {i}", body=f"{i} " * 600, id=f"batch-{i}")
+        raw = (project / "MEMORY" / f"batch-{i}.md").read_bytes()
+        incoming.append((store.get(f"batch-{i}"), raw))
+    for i in range(40):
+        m.forget(f"batch-{i}", purge=True)
+    before = state(project, home)
+    fill(home / "memory-history", leave=64 * 1024)  # room for a few of the forty, not all
+    items = [(note, raw, "") for note, raw in incoming if note is not None]
+    with pytest.raises(DiskError, match="nothing was changed"):
+        store.save_many(items, event=WriteEvent.SYNC, backup_reason="sync")
+    assert state(project, home) == before
+    assert sorted(n.id for n in m.list()) == ["deploys"]
+
+
+def test_an_undone_record_takes_its_line_off_the_log(tmp_path: Path) -> None:
+    history = History(tmp_path / "h")
+    history.record("n", b"one", WriteEvent.WRITE, "h1")
+    log = tmp_path / "h" / "log" / "n.jsonl"
+    before = log.read_bytes()
+    rollback = Rollback()
+    history.record("n", b"two", WriteEvent.WRITE, "h2", rollback=rollback)
+    assert log.read_bytes() != before and history.has(revision_of(b"two"))
+    assert rollback.undo() == []
+    assert log.read_bytes() == before
+    assert not history.has(revision_of(b"two"))
+    assert [r.rev for r in history.revisions("n")] == [revision_of(b"one")]
+
+
+def test_an_undone_record_keeps_a_line_logged_after_it(tmp_path: Path) -> None:
+    history = History(tmp_path / "h")
+    history.record("n", b"one", WriteEvent.WRITE, "h1")
+    rollback = Rollback()
+    history.record("n", b"two", WriteEvent.WRITE, "h2", rollback=rollback)
+    history.record("n", b"three", WriteEvent.OBSERVED, "h3")  # a reader, meanwhile
+    rollback.undo()
+    assert [r.rev for r in history.revisions("n")] == [revision_of(b"one"), revision_of(b"three")]
+
+
+def test_an_undone_record_of_a_stored_version_keeps_its_object(tmp_path: Path) -> None:
+    history = History(tmp_path / "h")
+    history.record("n", b"one", WriteEvent.WRITE, "h1")
+    history.record("n", b"two", WriteEvent.WRITE, "h2")
+    rollback = Rollback()
+    history.record("n", b"one", WriteEvent.RESTORE, "h1", rollback=rollback)
+    rollback.undo()
+    assert history.has(revision_of(b"one"))
+    assert [r.event for r in history.revisions("n")] == ["write", "write"]
+
+
+def test_a_committed_rollback_keeps_every_change(project: Path, home: Path) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    m.remember("Deploys go through staging", body="second", id="deploys")
+    names = {p.name for p in (project / "MEMORY").iterdir()}
+    assert names == {".gitignore", ".memdir.lock", "deploys.md"}  # the kept-aside link is gone
+    assert [e.event for e in m.history("deploys")] == ["write", "write"]
