@@ -72,6 +72,32 @@ def test_remember_on_a_full_home_is_a_clear_disk_error(
     assert "Traceback" not in second.stderr + second.stdout
     out = second.stdout if as_json else second.stderr
     assert "the disk is full" in out
+    # ...and what it says is the truth: the note was not written.
+    assert "nothing was changed" in out
+    listed = _memdir(project, full_home, "list", "--json")
+    assert [n["summary"] for n in json.loads(listed.stdout)] == ["First note about deploys"]
+
+
+def test_doctor_checks_a_full_home_it_cannot_clean(full_home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    first = _memdir(project, full_home, "remember", "First note about deploys")
+    assert first.returncode == 0, first.stderr
+    # A user notes folder made by hand (a clone, say): no lock file, no .gitignore yet.
+    user = full_home / "memory" / "user"
+    user.mkdir(parents=True, exist_ok=True)
+    (user / "by-hand.md").write_text('---\n{"summary": "By hand"}\n---\nbody\n', "utf-8")
+    for name in (".gitignore", ".memdir.lock"):
+        (user / name).unlink(missing_ok=True)
+    _fill(full_home)
+    doctor = _memdir(project, full_home, "doctor", "--json")
+    assert "Traceback" not in doctor.stderr
+    report = json.loads(doctor.stdout)  # a report, not a disk error (exit 9)
+    assert report["counts"] == {"project": 1, "user": 1}
+    assert report["problems"] == []
+    # The full disk needs attention: said as a warning, so doctor exits 1.
+    assert any("No space left" in w for w in report["warnings"])
+    assert doctor.returncode == 1
 
 
 def test_listing_and_history_keep_working_on_a_full_home(full_home: Path, tmp_path: Path) -> None:

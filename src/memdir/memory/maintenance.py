@@ -225,6 +225,11 @@ class Maintenance:
                         cleaned += store.directory.clear_leftovers()
                 except Busy:
                     pass  # a writer is active; its temp files are not leftovers yet
+                except OSError as exc:  # a full or read-only disk: checking goes on
+                    self._warn(
+                        f"{scope.value} scope: temp files left by interrupted writes were not "
+                        f"removed ({exc.strerror or exc})"
+                    )
                 leftovers.extend(p for p in store.path.iterdir() if TEMP_MARKER in p.name)
             if scan.over_limit:
                 self._warn(
