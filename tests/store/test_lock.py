@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memdir.core import Scope
-from memdir.errors import Busy
+from memdir.errors import Busy, Refused
 from memdir.store import DirLock, NoteDirectory
 
 CTX = multiprocessing.get_context("fork")
@@ -193,3 +193,40 @@ def test_a_forked_child_does_not_inherit_the_parents_lock(tmp_path: Path) -> Non
     child.start()
     assert out.get(timeout=10) == "acquired"
     child.join(10)
+
+
+@pytest.mark.parametrize("target", ["dangling", "existing"])
+def test_a_lock_file_that_is_a_symbolic_link_is_refused_and_not_followed(
+    tmp_path: Path, target: str
+) -> None:
+    outside = tmp_path / "outside.txt"
+    if target == "existing":
+        outside.write_text("keep me\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / ".memdir.lock").symlink_to(outside)
+    with (
+        pytest.raises(Refused, match="symbolic link"),
+        DirLock(notes / ".memdir.lock", timeout=1, label="t"),
+    ):
+        pass
+    # Not created where the link points, nor changed there.
+    if target == "existing":
+        assert outside.read_text() == "keep me\n"
+    else:
+        assert not outside.exists()
+
+
+def test_audit_and_index_lock_links_are_refused_too(tmp_path: Path) -> None:
+    from memdir import Memory
+
+    home = tmp_path / "home"
+    (home / "audit").mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    (home / "audit" / "audit.lock").symlink_to(outside)
+    project = tmp_path / "project"
+    project.mkdir()
+    with Memory.open(project, home=home) as m, pytest.raises(Refused, match="symbolic link"):
+        m.remember("A note about deploys")
+    assert not outside.exists()
+    assert not (project / "MEMORY").exists() or not any((project / "MEMORY").glob("*.md"))

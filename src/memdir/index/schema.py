@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.index.tokenize import TOKENIZER_VERSION
+from memdir.store.atomic import open_lock_file
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -201,7 +202,7 @@ def _opening(path: Path, *, required: bool = True) -> Iterator[None]:
     """Hold the exclusive lock that serialises opening this index across processes
     (unless not `required` and the disk refuses the lock file: nobody can write then)."""
     try:
-        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_lock_file(f"{path}.lock")
     except OSError:
         if required:
             raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -17,6 +18,7 @@ __all__ = [
     "check_private_target",
     "ensure_private_dir",
     "fsync_dir",
+    "open_lock_file",
     "remove_durably",
     "remove_quietly",
     "write_private",
@@ -138,6 +140,24 @@ def remove_durably(path: Path) -> bool:
         return False
     fsync_dir(path.parent)
     return True
+
+
+def open_lock_file(path: Path | str, *, create: bool = True) -> int:
+    """Open a lock file (created 0600 with `create`), never through a symbolic link.
+
+    A link planted where a lock file belongs would otherwise be followed, and with
+    `create` make a file wherever it points: that is refused (`Refused`), naming the path.
+    """
+    flags = (os.O_RDWR | os.O_CREAT if create else os.O_RDONLY) | os.O_CLOEXEC
+    try:
+        return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused(
+                f"the lock file {path} is a symbolic link; memdir does not follow it. "
+                "Remove the link and try again."
+            ) from None
+        raise
 
 
 def remove_quietly(path: Path) -> None:

@@ -62,6 +62,7 @@ from typing import Literal, TypeGuard
 from memdir.errors import Busy, IntegrityError, InvalidInput, NotFound, Remedy
 from memdir.results import AuditReport
 from memdir.store.atomic import fsync_dir as _fsync_dir
+from memdir.store.atomic import open_lock_file
 from memdir.store.signing import (
     KEY_NAME,
     AuditHead,
@@ -462,8 +463,7 @@ class AuditLog:
             yield  # readers create nothing; once made, the lock file is never removed
             return
         deadline = time.monotonic() + self.lock_timeout
-        flags = os.O_RDWR | os.O_CREAT if exclusive else os.O_RDONLY
-        fd = os.open(self.lock_path, flags | os.O_CLOEXEC, 0o600)
+        fd = open_lock_file(self.lock_path, create=exclusive)
         try:
             # flock excludes every other open file description, threads of this process too.
             mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memdir.errors import Busy
+from memdir.store.atomic import open_lock_file
 
 __all__ = ["DirLock"]
 
@@ -59,7 +60,7 @@ class DirLock:
             # descriptor would not exclude them reliably across platforms.
             with _registry_lock:
                 if self._key not in _held:
-                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                    fd = open_lock_file(self.path)
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     except BlockingIOError:
