@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from memdir.extract import ExtractionResult, ExtractionState
     from memdir.memory import Memory
     from memdir.results import (
+        AuditHead,
+        AuditVerification,
         BackupRecord,
         BatchResult,
         Chunk,
@@ -59,6 +61,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AuditHead",
+    "AuditVerification",
     "BackupRecord",
     "BatchResult",
     "Busy",
@@ -110,6 +114,8 @@ __all__ = [
 
 #: Where each public name is defined (a test keeps it equal to the block above).
 _EXPORTS: dict[str, str] = {
+    "AuditHead": "memdir.results",
+    "AuditVerification": "memdir.results",
     "BackupRecord": "memdir.results",
     "BatchResult": "memdir.results",
     "Busy": "memdir.errors",

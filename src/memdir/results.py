@@ -7,15 +7,18 @@ define nothing public of their own and all import their results from here.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memdir.core import Note, NoteType, Scope
 from memdir.errors import IntegrityError
 
 __all__ = [
+    "AuditHead",
     "AuditReport",
+    "AuditVerification",
     "BackupRecord",
     "BatchResult",
     "Chunk",
@@ -36,9 +39,11 @@ __all__ = [
     "Resolution",
     "RestoreResult",
     "ScopeStatus",
+    "SignatureState",
     "SyncRun",
     "SyncStatus",
     "WriteResult",
+    "key_id",
 ]
 
 
@@ -210,6 +215,51 @@ class AuditReport:
         """Raise IntegrityError listing the problems, for callers that want an exception."""
         if not self.ok:
             raise IntegrityError("audit log failed verification: " + "; ".join(self.problems))
+
+
+#: How a head's signature stands: ``signed`` (checks against this machine's key), ``unsigned``
+#: (a legacy head and no key: a warning), ``invalid`` (a failure), ``absent`` (no head).
+SignatureState = Literal["signed", "unsigned", "invalid", "absent"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditVerification(AuditReport):
+    """What ``AuditLog.verify`` found, with the head's signature state, the key it was checked
+    against (this machine's public key, None when it has none) and warnings that do not fail
+    verification (a legacy unsigned head)."""
+
+    signature: SignatureState
+    key: str | None
+    warnings: tuple[str, ...]
+
+
+def key_id(public_key: str) -> str:
+    """A short name for a public key (64 hex digits): 16 hex digits of its SHA-256."""
+    return hashlib.sha256(bytes.fromhex(public_key)).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditHead:
+    """The newest entry as the head names it, signed by the machine key ``key`` at ``ts``.
+
+    ``ts``, ``key`` and ``sig`` are all None for a legacy head, written before heads were
+    signed. ``key`` is the Ed25519 public key (64 hex digits), ``sig`` the signature (128)."""
+
+    seq: int
+    hash: str
+    ts: int | None = None
+    key: str | None = None
+    sig: str | None = None
+
+    @property
+    def signed(self) -> bool:
+        """Whether the head carries a signature."""
+        return self.sig is not None
+
+    @property
+    def key_id(self) -> str | None:
+        """A short name of the signing key (`key_id`)."""
+        return None if self.key is None else key_id(self.key)
 
 
 @dataclass(slots=True)

@@ -34,6 +34,8 @@ from memdir.memory.notes import Notebook
 from memdir.memory.stores import Stores, state_home
 from memdir.memory.syncing import background_sync, commit_batch
 from memdir.results import (
+    AuditHead,
+    AuditVerification,
     CurrentNote,
     DoctorReport,
     ForgetPlan,
@@ -44,7 +46,6 @@ from memdir.results import (
     WriteResult,
 )
 from memdir.store import BackupRecord, SaveOutcome, UsageStats
-from memdir.store.audit import AuditHead, AuditVerification
 
 if TYPE_CHECKING:
     import httpx

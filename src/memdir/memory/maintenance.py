@@ -12,7 +12,14 @@ from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note
 from memdir.core.vocab import WriteEvent
 from memdir.errors import Busy, IntegrityError, InvalidInput, ParseError, Refused, Remedy
 from memdir.memory.stores import Stores
-from memdir.results import DoctorReport, ForgetPlan, ForgetResult, RestoreResult
+from memdir.results import (
+    AuditHead,
+    AuditVerification,
+    DoctorReport,
+    ForgetPlan,
+    ForgetResult,
+    RestoreResult,
+)
 from memdir.store import (
     BackupRecord,
     FileProblem,
@@ -21,7 +28,6 @@ from memdir.store import (
     revision_of,
 )
 from memdir.store.atomic import TEMP_MARKER
-from memdir.store.audit import AuditHead, AuditVerification
 
 if TYPE_CHECKING:
     from memdir.retrieve import Retriever

@@ -57,10 +57,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, TypeGuard
+from typing import TypeGuard
 
 from memdir.errors import Busy, IntegrityError, InvalidInput, NotFound, Remedy
-from memdir.results import AuditReport
+from memdir.results import AuditReport, AuditVerification, SignatureState
 from memdir.store.atomic import fsync_dir as _fsync_dir
 from memdir.store.atomic import open_lock_file
 from memdir.store.signing import (
@@ -123,22 +123,6 @@ class AuditEntry:
     fields: Fields
     prev: str
     hash: str
-
-
-#: How a head's signature stands: ``signed`` (checks against this machine's key), ``unsigned``
-#: (a legacy head and no key: a warning), ``invalid`` (a failure), ``absent`` (no head).
-SignatureState = Literal["signed", "unsigned", "invalid", "absent"]
-
-
-@dataclass(frozen=True, slots=True)
-class AuditVerification(AuditReport):
-    """What ``AuditLog.verify`` found, with the head's signature state, the key it was checked
-    against (this machine's public key, None when it has none) and warnings that do not fail
-    verification (a legacy unsigned head)."""
-
-    signature: SignatureState
-    key: str | None
-    warnings: tuple[str, ...]
 
 
 def _head_state(

@@ -24,13 +24,11 @@ Callers serialise creation (the audit log's lock).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -40,6 +38,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from memdir.errors import IntegrityError, InvalidInput
+from memdir.results import AuditHead, key_id
 from memdir.store.atomic import TEMP_MARKER, atomic_write, fsync_dir
 
 # fmt: off
@@ -76,11 +75,6 @@ def load_object(raw: bytes, what: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValueError(f"{what} is not a JSON object")
     return obj
-
-
-def key_id(public_key: str) -> str:
-    """A short name for a public key (64 hex digits): 16 hex digits of its SHA-256."""
-    return hashlib.sha256(bytes.fromhex(public_key)).hexdigest()[:16]
 
 
 def signature_valid(public_key: str, payload: bytes, signature: str) -> bool:
@@ -197,30 +191,6 @@ class MachineKey:
                 f"the audit key {path} is not an Ed25519 private key (replaced or corrupted)"
             )
         return private
-
-
-@dataclass(frozen=True, slots=True)
-class AuditHead:
-    """The newest entry as the head names it, signed by the machine key ``key`` at ``ts``.
-
-    ``ts``, ``key`` and ``sig`` are all None for a legacy head, written before heads were
-    signed. ``key`` is the Ed25519 public key (64 hex digits), ``sig`` the signature (128)."""
-
-    seq: int
-    hash: str
-    ts: int | None = None
-    key: str | None = None
-    sig: str | None = None
-
-    @property
-    def signed(self) -> bool:
-        """Whether the head carries a signature."""
-        return self.sig is not None
-
-    @property
-    def key_id(self) -> str | None:
-        """A short name of the signing key (memdir.store.signing.key_id)."""
-        return None if self.key is None else key_id(self.key)
 
 
 def head_payload(seq: int, digest: str, ts: int) -> bytes:
