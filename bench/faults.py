@@ -12,8 +12,9 @@ MEMDIR_HOME, and the invariants of `tests/faults/harness.py` are checked in a fr
 process. Prints write path × fault → cases and outcomes, then every failing case.
 
 ``python bench/faults.py --repro PATH SYSCALL WHEN FAULT [--keep DIR]`` runs one case
-(PATH: a word of the write path's name, e.g. ``remember``, ``purge``, ``sync``) and
-prints the shell command that reproduces it on the prepared directories.
+(PATH: a word of the write path's name, e.g. ``remember``, ``purge``, ``sync``; WHEN:
+the call's number, or a part of its path such as ``memory-sync``) and prints the shell
+command that reproduces it on the prepared directories.
 """
 
 from __future__ import annotations
@@ -113,10 +114,18 @@ def main() -> int:
 
 def _repro(scenario: scenarios.Scenario, spec: list[str], root: Path) -> int:
     """One case: prepared under `root`, its shell command printed, run, and checked."""
-    syscall, when, fault = spec[0], int(spec[1]), spec[2]
+    syscall, which, fault = spec
     plan = harness.count(scenario, root / "count")
     harness.remember_audit(plan)
     calls = plan.calls.get(syscall, [])
+    if which.isdigit():
+        when = int(which)
+    else:  # the first call whose path or fd contains WHEN, e.g. "memory-sync"
+        found = [t.when for t in plan.targets(syscall) if which in t.what]
+        if not found:
+            print(f"no {syscall} call touches {which!r}", file=sys.stderr)
+            return 2
+        when = found[0]
     what = harness.describe_call(syscall, calls[when - 1]) if when <= len(calls) else "?"
     target = harness.Target(syscall, when, what)
     case = scenario.prepare(root / "case")
