@@ -672,6 +672,27 @@ def test_a_crash_after_a_batch_before_its_head_verifies(tmp_path: Path) -> None:
     assert log.verify().ok and log.head().seq == 8
 
 
+def test_a_crash_during_the_first_batch_before_any_head_verifies(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path, clock=itertools.count(1_000_000).__next__)
+    log.append_many([("write", {"note_id": f"first-{n}"}) for n in range(3)])
+    # Killed after the first batch's lines, before its head (and key) were written.
+    log.head_path.unlink()
+    log.key.path.unlink()
+    report = log.verify()
+    assert report.ok and report.signature == "absent", report.problems
+    log.append("write")
+    assert log.verify().ok and log.head().seq == 4
+
+
+def test_a_missing_head_after_two_batches_is_reported(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path, clock=itertools.count(1_000_000).__next__)
+    log.append_many([("write", {"note_id": f"first-{n}"}) for n in range(3)])
+    log.append("write")
+    log.head_path.unlink()
+    log.key.path.unlink()
+    assert "more than its first batch" in problems(log)
+
+
 def test_the_next_append_names_an_unheaded_batch_before_writing_its_own(tmp_path: Path) -> None:
     ticks = itertools.count(1)
     log = make_log(tmp_path, 3, clock=lambda: next(ticks))

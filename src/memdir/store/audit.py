@@ -132,16 +132,18 @@ def _head_state(
     machine: str | None,
     committed: bool,
 ) -> tuple[SignatureState, list[str], list[str]]:
-    """How the head's signature stands, with problems and warnings, for a log of ``lines``."""
+    """How the head's signature stands, with problems and warnings, for a log holding
+    ``lines`` lines past its first batch (the entries of the first append, one ``ts``)."""
     if head_problem is not None:
         return "invalid", [head_problem], []
     if head is None and committed:
         # audit.key is committed only after a head it signed was written: not a crash.
         return "absent", [_MISSING_SIGNED_HEAD], []
     if head is None:
-        # Only the very first append can crash between writing the log and the head.
-        missing = f"head file is missing but the log holds {lines} lines (deleted)"
-        return "absent", [missing] if lines > 1 else [], []
+        # Only the very first append can crash between writing the log and the head, so a
+        # log of one batch (``lines`` counts those past it) without a head is that crash.
+        missing = "head file is missing but the log holds more than its first batch (deleted)"
+        return "absent", [missing] if lines > 0 else [], []
     if (problem := signature_problem(head, machine, committed)) is not None:
         return "invalid", [problem], []
     if head.signed:
@@ -535,6 +537,7 @@ class AuditLog:
         parsed = 0
         expected_prev: str | None  # None: unknown after an unparseable line
         expected_seq, expected_prev = 1, GENESIS
+        first_ts, first_batch = None, 0  # the first append's ts, and how many lines it wrote
         for number, line in enumerate(lines, 1):
             try:
                 entry = _parse_entry(line)
@@ -547,8 +550,13 @@ class AuditLog:
             expected_seq, expected_prev = entry.seq + 1, entry.hash
             by_seq.setdefault(entry.seq, entry)
             parsed, last = parsed + 1, entry
+            if entry.seq == 1:
+                first_ts = entry.ts
+            if entry.ts == first_ts and first_batch == number - 1:
+                first_batch = number
         if key_problem is None:
-            state, found, warnings = _head_state(head, head_problem, len(lines), machine, committed)
+            later = len(lines) - first_batch
+            state, found, warnings = _head_state(head, head_problem, later, machine, committed)
             problems.extend(found)
         else:  # the head cannot be checked: the key problem is reported instead
             state, warnings = ("absent" if head is None else "invalid"), []
