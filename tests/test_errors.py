@@ -3,7 +3,9 @@ and hints travel with the error."""
 
 from __future__ import annotations
 
+import errno
 import re
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +114,19 @@ def test_describe_says_every_remedy_in_plain_words(hint: errors.Remedy) -> None:
 def test_describe_without_a_hint_is_the_message() -> None:
     assert errors.describe(errors.NotFound("no note x")) == "no note x"
     assert errors.describe(ValueError()) == "ValueError"
+
+
+def test_disk_error_maps_sqlite_refusing_to_open_a_database(tmp_path: Path) -> None:
+    import sqlite3
+
+    from memdir.errors import DiskError, disk_error
+
+    with pytest.raises(sqlite3.OperationalError) as info:
+        sqlite3.connect(tmp_path / "missing-dir" / "x.sqlite3")
+    mapped = disk_error(info.value)
+    assert isinstance(mapped, DiskError)
+    assert "cannot be opened" in str(mapped)
+    assert "may be incomplete" in str(mapped)
+    said = disk_error(OSError(errno.ENOSPC, "No space left"), "nothing was changed")
+    assert said is not None and str(said) == "the disk is full; nothing was changed"
+    assert disk_error(ValueError("x")) is None

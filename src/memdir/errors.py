@@ -224,6 +224,9 @@ _SQLITE_DISK = {
     "database or disk is full": "the disk is full",
     "disk i/o error": "the disk reported an I/O error",
     "attempt to write a readonly database": "the file system is read-only",
+    # SQLite's word for any refused open: a full or read-only disk, or no permission.
+    "unable to open database file": "a database file cannot be opened or created (the disk "
+    "may be full or read-only)",
 }
 
 
