@@ -237,3 +237,27 @@ def test_a_committed_rollback_keeps_every_change(project: Path, home: Path) -> N
     names = {p.name for p in (project / "MEMORY").iterdir()}
     assert names == {".gitignore", ".memdir.lock", "deploys.md"}  # the kept-aside link is gone
     assert [e.event for e in m.history("deploys")] == ["write", "write"]
+
+
+@needs_root
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_forget_whose_index_update_meets_a_full_disk_says_it_was_forgotten(
+    project: Path, home: Path, mount_tmpfs: Mount, purge: bool
+) -> None:
+    mount_tmpfs(home / "index", "2m")
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    m.remember("Backups run nightly", id="backups")
+    assert [h.note_id for h in m.search("staging deploys")][:1] == ["deploys"]
+    fill(home / "index")
+    with pytest.raises(DiskError, match="deploys was forgotten") as info:
+        m.forget("deploys", purge=purge)
+    assert "updating the index failed" in str(info.value)
+    # The truth: the note is gone, and no search returns it even from the stale index.
+    assert not (project / "MEMORY" / "deploys.md").exists()
+    assert [e.action for e in m.stores.audit.entries()][-1] == ("purge" if purge else "forget")
+    assert "deploys" not in [h.note_id for h in m.search("staging deploys")]
+    # With room again, the index catches up and doctor is clean.
+    (home / "index" / ".filler").unlink()
+    m.reindex()
+    assert m.doctor(deep=True).ok

@@ -5,12 +5,21 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memdir.config import Settings
 from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note
 from memdir.core.vocab import WriteEvent
-from memdir.errors import Busy, IntegrityError, InvalidInput, ParseError, Refused, Remedy
+from memdir.errors import (
+    Busy,
+    DiskError,
+    IntegrityError,
+    InvalidInput,
+    ParseError,
+    Refused,
+    Remedy,
+    disk_error,
+)
 from memdir.memory.stores import Stores
 from memdir.results import (
     AuditHead,
@@ -103,14 +112,22 @@ class Maintenance:
                     "count": sum(self._kept_copies(store, id)) if purge else None,
                 }
                 self.stores.audit.append_many([*rollback.audit, (event.value, fields)])
-            purged_versions = purged_backups = 0
+            # From here the note is forgotten, and said so in the audit log: a step that the
+            # disk refuses is reported with what it left, the others still run.
+            refused: builtins.list[str] = []
+            versions: int | None = 0
+            backups: int | None = 0
             if purge:
-                purged_versions = store.history.purge(id)
-                purged_backups = self.stores.backups.purge(id, store.path)
-                self._replica().purge(store.scope, id)
-        self._retriever().forget(store, id, scrub=purge)
-        checks = self._verify_forgotten(store, removed, purge)
-        return ForgetResult(id, store.scope, backup, purged_versions, purged_backups, checks)
+                versions = _or_refused(refused, "scrubbing its history", store.history.purge, id)
+                backups = _or_refused(
+                    refused, "scrubbing its backups", self.stores.backups.purge, id, store.path
+                )
+                _or_refused(
+                    refused, "scrubbing its sync copies", self._replica().purge, store.scope, id
+                )
+        _or_refused(refused, "updating the index", self._retriever().forget, store, id, scrub=purge)
+        checks = self._verify_forgotten(store, removed, purge, refused)
+        return ForgetResult(id, store.scope, backup, versions or 0, backups or 0, checks)
 
     def _kept_copies(self, store: ScopeStore, id: str) -> tuple[int, int]:
         """(versions in history, backups) of a note: what purging it removes."""
@@ -122,14 +139,19 @@ class Maintenance:
         )
         return versions, backups
 
-    def _verify_forgotten(self, store: ScopeStore, note: Note, purge: bool) -> tuple[str, ...]:
+    def _verify_forgotten(
+        self, store: ScopeStore, note: Note, purge: bool, refused: Sequence[str] = ()
+    ) -> tuple[str, ...]:
         failures: builtins.list[str] = []
         if store.directory.read_bytes(note.id) is not None:
             failures.append(f"the file {store.directory.file_for(note.id)} still exists")
         remaining = self.stores.all_notes(store.scope)
         if any(n.id == note.id for n in remaining):
             failures.append("the note is still listed")
-        failures.extend(self._retriever().traces(store, note))
+        refused = [*refused]
+        failures.extend(
+            _or_refused(refused, "checking the index", self._retriever().traces, store, note) or ()
+        )
         checks = [
             "file removed",
             "not listed",
@@ -152,6 +174,14 @@ class Maintenance:
                 "backups scrubbed",
                 "sync copies on this machine scrubbed",
             ]
+        if refused:
+            # The disk said no part-way: the note is forgotten, not everything it left is gone.
+            raise DiskError(
+                f"{note.id} was forgotten (its file removed, the audit log says so), but "
+                + "; ".join([*refused, *failures])
+                + ". Run the same forget again once the disk has room, or see `memdir doctor`",
+                hint=Remedy.DOCTOR,
+            )
         if failures:
             raise IntegrityError(
                 f"forget of {note.id} could not be verified: " + "; ".join(failures)
@@ -292,3 +322,20 @@ class Maintenance:
     def audit_head(self) -> AuditHead:
         """The audit log's signed head, to keep elsewhere for `audit_verify(against=...)`."""
         return self.stores.audit.head()
+
+
+_T = TypeVar("_T")
+
+
+def _or_refused(
+    refused: list[str], what: str, step: Callable[..., _T], *args: Any, **kwargs: Any
+) -> _T | None:
+    """Run one clean-up step of a forget; a disk that refuses it is noted in `refused`."""
+    try:
+        return step(*args, **kwargs)
+    except Exception as exc:
+        mapped = disk_error(exc, "it is not done")
+        if mapped is None:
+            raise
+        refused.append(f"{what} failed: {mapped}")
+        return None

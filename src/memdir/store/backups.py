@@ -187,13 +187,20 @@ class Backups:
         if not is_valid_id(note_id):
             raise InvalidInput(f"{note_id!r} is not a note id")
         removed = 0
+        failed: OSError | None = None
         for record in self.list(limit=None):
             if record.note_id != note_id:
                 continue
             if origin is not None and record.origin not in (None, origin):
                 continue
-            remove_durably(record.path)
-            with contextlib.suppress(FileNotFoundError):
-                (self.root / f"{record.id}.json").unlink()
+            try:
+                remove_durably(record.path)
+                with contextlib.suppress(FileNotFoundError):
+                    (self.root / f"{record.id}.json").unlink()
+            except OSError as exc:  # the others still go; the first failure is raised after
+                failed = failed or exc
+                continue
             removed += 1
+        if failed is not None:
+            raise failed
         return removed

@@ -282,12 +282,20 @@ class History:
     def purge(self, note_id: str) -> int:
         """Remove a note's log and every object it names; return the number of objects removed."""
         removed = 0
+        failed: OSError | None = None
         for rev in {r.rev for r in self.revisions(note_id) if r.rev}:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 self._object(rev).unlink()
                 removed += 1
-        with contextlib.suppress(FileNotFoundError):
-            self._log(note_id).unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:  # the others still go; the first failure is raised after
+                failed = failed or exc
+        if failed is None:  # the log names the objects left: it stays while any is left
+            with contextlib.suppress(FileNotFoundError):
+                self._log(note_id).unlink()
+        if failed is not None:
+            raise failed
         return removed
 
     def leftovers(self, note_id: str) -> list[Path]:
