@@ -40,6 +40,7 @@ __all__ = [
     "RestoreResult",
     "ScopeStatus",
     "SignatureState",
+    "SupersedeResult",
     "SyncRun",
     "SyncStatus",
     "WriteResult",
@@ -59,6 +60,18 @@ class WriteResult:
     likely_duplicate: bool
     dangling_links: tuple[str, ...]
     duplicate_of: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedeResult:
+    """What `supersede` did: `new` now lists `old` in its supersedes (`changed` False: it
+    already did, and nothing was written); `revision` is that of `new`'s file."""
+
+    old: Note
+    new: Note
+    changed: bool
+    revision: str
+    scope: Scope
 
 
 @dataclass(frozen=True, slots=True)

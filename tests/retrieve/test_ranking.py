@@ -13,7 +13,7 @@ from memdir.core.vocab import SearchMethod
 from memdir.index.db import SearchIndex
 from memdir.index.query import SearchFilter, analyse
 from memdir.retrieve.hybrid import FusionParams
-from memdir.retrieve.ranking import RankedChunk, rank_chunks
+from memdir.retrieve.ranking import RankedChunk, rank_chunks, superseding_first
 
 EMBEDDER = "hand@1/3"
 Stamp = tuple[int, int, int]
@@ -235,3 +235,28 @@ def test_filtered_lexical_ranking_keeps_the_unfiltered_order(index: SearchIndex)
         _rank(index, "apple pie", method="lexical", limit=10, filter=f, scope=Scope.PROJECT)
     )
     assert kept == [n for n in every if n != "apple-pie"]
+
+
+# --- superseding_first ---------------------------------------------------------------------
+
+
+def _first(order: str, by: dict[str, str]) -> str:
+    return "".join(superseding_first(list(order), by.get))
+
+
+@pytest.mark.parametrize(
+    ("order", "by", "expected"),
+    [
+        ("abc", {}, "abc"),
+        ("abc", {"a": "c"}, "bca"),  # a waits for c, then comes right after it
+        ("cba", {"a": "c"}, "cba"),  # already below: nothing moves
+        ("abc", {"a": "z"}, "abc"),  # its successor did not match
+        ("abcd", {"a": "b", "b": "d"}, "cdba"),  # a chain: d, b, a
+        ("abcd", {"a": "d", "b": "d"}, "cdab"),  # two old notes keep their order
+        ("abc", {"a": "b", "b": "a"}, "abc"),  # a cycle keeps its order
+        ("abc", {"a": "a"}, "abc"),
+    ],
+)
+def test_superseding_first(order: str, by: dict[str, str], expected: str) -> None:
+    assert _first(order, by) == expected
+    assert sorted(expected) == sorted(order)

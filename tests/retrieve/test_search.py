@@ -525,6 +525,39 @@ def test_superseded_notes_are_marked(mem: Memory) -> None:
     assert hits[new.note.id].superseded_by is None
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_the_superseding_note_ranks_above_the_one_it_replaces(mem: Memory, method: str) -> None:
+    old = mem.remember(
+        "Deploy friday", "Deploy friday: we deploy every friday. Friday deploy window."
+    ).note.id
+    mem.remember("Office plants", "Water the plants on friday.")
+    new = mem.remember("Deploy days changed", "No deploy on friday any more.").note.id
+    before = [h.note_id for h in mem.search("deploy friday", limit=10, method=method)]
+    assert before.index(old) < before.index(new)  # the old note matches better
+    mem.supersede(old, by=new)
+    hits = mem.search("deploy friday", limit=10, method=method)
+    ids = [h.note_id for h in hits]
+    assert ids.index(new) + 1 == ids.index(old)  # right below its successor
+    assert {h.note_id: h.superseded_by for h in hits}[old] == new
+    top = mem.search("deploy friday", limit=1, method=method)
+    assert [h.note_id for h in top] == [new]
+
+
+def test_a_supersede_chain_ranks_newest_first(mem: Memory) -> None:
+    ids = [
+        mem.remember(
+            f"Cluster version {v}", "cluster version " * (4 - i), id=f"cluster-{v}"
+        ).note.id
+        for i, v in enumerate(("one", "two", "three"))
+    ]
+    assert [h.note_id for h in mem.search("cluster version")] == ids
+    mem.supersede(ids[0], by=ids[1])
+    mem.supersede(ids[1], by=ids[2])
+    hits = mem.search("cluster version")
+    assert [h.note_id for h in hits] == ids[::-1]
+    assert [h.superseded_by for h in hits] == [None, ids[2], ids[1]]
+
+
 def test_usage_orders_equals_but_never_passes_clearly_better_notes(mem: Memory) -> None:
     strong = mem.remember("Postgres connection pooling", "Postgres pooling uses pgbouncer.")
     weak = mem.remember("Office plants", "Water the ficus. Someone mentioned postgres once.")

@@ -102,6 +102,11 @@ COMMANDS: dict[str, CommandSpec] = {
             "Run a memdir sync server and manage its accounts (§7.3).",
         ),
         (
+            "supersede",
+            "notes:supersede",
+            "Mark note OLD_ID as replaced by NEW_ID (both of one scope).",
+        ),
+        (
             "sync",
             "sync:sync",
             "Run one sync pass now (see also: status, on, off, login, conflicts, resolve).",

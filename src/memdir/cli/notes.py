@@ -1,4 +1,4 @@
-"""CLI commands about notes: remember, read, list, history, diff, links, forget."""
+"""CLI commands about notes: remember, supersede, read, list, history, diff, links, forget."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from memdir.errors import EXIT_ERROR, InvalidInput
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from memdir import Memory, Note, WriteResult
+    from memdir import Memory, Note, SupersedeResult, WriteResult
 
 __all__ = [
     "diff",
@@ -28,6 +28,7 @@ __all__ = [
     "list_notes",
     "read",
     "remember",
+    "supersede",
 ]
 
 _TYPES = click.Choice(choices(NoteType))
@@ -69,6 +70,13 @@ def _read_body(body: str | None, body_file: str | None, stdin_marker: str | None
     return body
 
 
+def _ids(raw: str | None) -> tuple[str, ...] | None:
+    """Comma- or space-separated note ids ("" gives none: clears the list on update)."""
+    if raw is None:
+        return None
+    return tuple(dict.fromkeys(part for part in raw.replace(",", " ").split()))
+
+
 def _show_note(note: Note) -> None:
     meta = [f"[bold]{escape(note.summary)}[/]", f"id {note.id}"]
     if note.type:
@@ -78,6 +86,8 @@ def _show_note(note: Note) -> None:
     meta.append(f"{note.scope.value if note.scope else '?'} · updated {fmt_ms(note.updated_at)}")
     if note.supersedes:
         meta.append("supersedes " + ", ".join(note.supersedes))
+    if note.private:
+        meta.append("private (never indexed, recalled or shown over MCP)")
     console.print("\n".join(meta))
     if note.body:
         console.print()
@@ -90,6 +100,10 @@ def _show_write(result: WriteResult) -> None:
         f"{verb} [bold]{result.note.id}[/] ({result.note.scope.value if result.note.scope else ''})"
     )
     console.print(f"  {result.note.path}", markup=False)
+    if result.note.supersedes:
+        console.print(f"  supersedes {', '.join(result.note.supersedes)}")
+    if result.note.private:
+        console.print("  private: kept out of search, recall, the prompt index and MCP")
     if result.likely_duplicate:
         console.print(
             f"[yellow]likely duplicate of {result.duplicate_of}[/] — consider updating it instead"
@@ -129,6 +143,18 @@ def _note_table(notes: list[Note]) -> Table:
 @click.option("--tags", default=None, help="Comma- or space-separated tags.")
 @click.option("--scope", type=_SCOPES, default=None, help="Where the note lives (default by type).")
 @click.option("--id", "note_id", default=None, help="Update this note (or create it with this id).")
+@click.option(
+    "--supersedes",
+    default=None,
+    metavar="ID[,ID]",
+    help="Notes of the same scope this one replaces (on update: the whole list; '' clears it).",
+)
+@click.option(
+    "--private/--no-private",
+    default=None,
+    help="Keep the note out of search, recall, the prompt index and MCP (on update: "
+    "unchanged unless given).",
+)
 @json_option
 def remember(
     summary: str,
@@ -139,15 +165,59 @@ def remember(
     tags: str | None,
     scope: str | None,
     note_id: str | None,
+    supersedes: str | None,
+    private: bool | None,
     as_json: bool,
 ) -> None:
     """Create or update a note (pass - to read the body from stdin)."""
     text = _read_body(body, body_file, stdin_marker)
-    result = _memory().remember(summary, text, type=type_, tags=tags, scope=scope, id=note_id)
+    result = _memory().remember(
+        summary,
+        text,
+        type=type_,
+        tags=tags,
+        scope=scope,
+        id=note_id,
+        supersedes=_ids(supersedes),
+        private=private,
+    )
     if as_json:
         emit_json(result)
     else:
         _show_write(result)
+
+
+@click.command()
+@click.argument("old_id", metavar="OLD_ID")
+@click.option("--by", "new_id", required=True, metavar="NEW_ID", help="The note that replaces it.")
+@click.option(
+    "--scope", type=_SCOPES, default=None, help="The notes' scope (default: where NEW_ID is)."
+)
+@json_option
+def supersede(old_id: str, new_id: str, scope: str | None, as_json: bool) -> None:
+    """Mark note OLD_ID as replaced by NEW_ID (both of one scope).
+
+    The old note stays on disk and in history; recall and the prompt index leave it
+    out, and search marks it "superseded by NEW_ID" and ranks NEW_ID above it.
+    """
+    result = _memory().supersede(old_id, by=new_id, scope=scope)
+    if as_json:
+        emit_json(result)
+    else:
+        _show_supersede(result)
+
+
+def _show_supersede(result: SupersedeResult) -> None:
+    old, new = result.old, result.new
+    if not result.changed:
+        console.print(f"{new.id} already supersedes {old.id}; nothing was changed")
+        return
+    console.print(
+        f"[bold]{old.id}[/] ({escape(old.summary)}) is now superseded by "
+        f"[bold]{new.id}[/] ({escape(new.summary)}) in the {result.scope.value} scope"
+    )
+    console.print(f"  {new.path}", markup=False)
+    console.print("  recall and the prompt index leave the old note out; it stays in history")
 
 
 @click.command()

@@ -179,6 +179,7 @@ class WriteOut(BaseModel):
     duplicate_of: str | None
     nearest: list[NeighbourOut]
     dangling_links: list[str]
+    supersedes: list[str] = Field(default_factory=list)
 
     @classmethod
     def of(cls, result: WriteResult, visible: set[str]) -> WriteOut:
@@ -202,6 +203,7 @@ class WriteOut(BaseModel):
                 if n.note_id in visible
             ],
             dangling_links=list(result.dangling_links),
+            supersedes=list(note.supersedes),
         )
 
 

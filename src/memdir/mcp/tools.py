@@ -14,7 +14,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import AfterValidator, Field
 
-from memdir.core import AccessLevel, Note, NoteType, Scope, SearchMode, choices
+from memdir.core import AccessLevel, Note, NoteType, Scope, SearchMode, choices, validate_id
+from memdir.core.ids import ID_PATTERN
 from memdir.errors import (
     Busy,
     Conflict,
@@ -70,6 +71,23 @@ Mode = Annotated[str, _enum(SearchMode), AfterValidator(_member(SearchMode))]
 ScopeArg = Annotated[str, _enum(Scope), AfterValidator(_member(Scope))]
 TypeArg = Annotated[str, _enum(NoteType), AfterValidator(_member(NoteType))]
 NoteId = Annotated[str, Field(description="A note id (from memory_search or the prompt index).")]
+
+#: At most this many notes superseded by one `memory_write` (a note replaces a few facts).
+MAX_SUPERSEDES = 20
+
+
+def _note_id(value: str) -> str:
+    try:
+        return validate_id(value)
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
+
+
+ValidId = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": f"^{ID_PATTERN.pattern}$"}),
+    AfterValidator(_note_id),
+]
 Limit = Annotated[int, Field(ge=1, le=50, description="At most this many results.")]
 
 _READ = ToolAnnotations(
@@ -170,6 +188,18 @@ class MemoryTools:
             return False
         return not self._visible(note, access)
 
+    def _hidden_anywhere(self, note_id: str, access: Access) -> bool:
+        """True when a note `note_id` that may not be shown exists in any scope (a note to
+        supersede: which scope counts is decided by the write, so any hidden one refuses)."""
+        for scope in self.memory.scopes:
+            try:
+                note = self.memory.read(note_id, scope=scope)
+            except NotFound:
+                continue
+            if not self._visible(note, access):
+                return True
+        return False
+
     # -- tools --------------------------------------------------------------------------
 
     def memory_search(
@@ -269,7 +299,15 @@ class MemoryTools:
             str | None, Field(description="Update this note instead of creating one.")
         ] = None,
         supersedes: Annotated[
-            list[str] | None, Field(description="Ids of notes this one replaces.")
+            list[ValidId] | None,
+            Field(
+                max_length=MAX_SUPERSEDES,
+                description=(
+                    "Ids of notes of the same scope that this one replaces (a changed decision, "
+                    "a corrected fact): they drop out of recall and the prompt index, and "
+                    "search marks them. On update this is the whole list; [] clears it."
+                ),
+            ),
         ] = None,
     ) -> WriteOut:
         access = _access()
@@ -277,6 +315,9 @@ class MemoryTools:
         where = access.scope_for(scope)
         if id is not None and self._exists_hidden(id, access):
             raise NotFound(f"no note {id}")
+        for old in supersedes or ():
+            if self._hidden_anywhere(old, access):
+                raise NotFound(f"no note {old}")
         result = self.memory.remember(
             summary, body, type=type, tags=tags, scope=where, id=id, supersedes=supersedes
         )

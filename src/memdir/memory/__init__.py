@@ -4,7 +4,7 @@ A composition root: `Memory` builds its collaborators from the settings and each
 public method is a short delegation to one of them.
 
 - `stores` (`Stores`): the project and user scopes, their backups and audit log, lookup;
-- `notebook` (`Notebook`): remember, read, list, history, diff, links;
+- `notebook` (`Notebook`): remember, supersede, read, list, history, diff, links;
 - `maintenance` (`Maintenance`): forget, backups, restore, doctor, audit verification;
 - `agent` (`AgentView`): the prompt index and per-message recall;
 - `retrieval` (`memdir.retrieve.Retriever`): the search indexes and the embedder;
@@ -43,6 +43,7 @@ from memdir.results import (
     HistoryEntry,
     LinkReport,
     RestoreResult,
+    SupersedeResult,
     WriteResult,
 )
 from memdir.store import BackupRecord, SaveOutcome, UsageStats
@@ -235,10 +236,25 @@ class Memory:
 
         On update, every argument left as None keeps its value (body, type, tags,
         supersedes, private); pass "" or () to clear. Unknown frontmatter keys are kept.
+        `supersedes` names notes of the note's own scope that it replaces; an id it does
+        not list yet is refused like in `supersede` (unknown, itself, other scope, cycle).
+        `private` notes are never indexed, recalled or shown over MCP.
         """
         return self.notebook.remember(
             summary, body, type, tags, scope, id, supersedes=supersedes, private=private
         )
+
+    def supersede(self, old: str, *, by: str, scope: Scope | str | None = None) -> SupersedeResult:
+        """Mark note `old` as replaced by note `by`: one write adds `old` to `by`'s supersedes.
+
+        `old` stays on disk and in history but is left out of recall and the prompt index,
+        and search marks it and ranks `by` above it. Both notes must be in one scope
+        (`scope`, None: wherever `by` is, project first). Raises InvalidInput for the same
+        id twice, NotFound for an unknown note, Refused across scopes or for a cycle (`old`
+        already supersedes `by`, directly or through other notes); when `by` already
+        supersedes `old`, nothing is written and `changed` is False.
+        """
+        return self.notebook.supersede(old, by, scope)
 
     def save_over(
         self, note: Note, *, scope: Scope, revision: str, backup_reason: str
@@ -315,7 +331,9 @@ class Memory:
         `mode`: any word (default), all words, or the exact phrase. `method`: hybrid
         (default; lexical only when no embedder is available), lexical or vector.
         `type` and `tags` (all of them) filter inside the search. Private notes are
-        never indexed, so never returned; notes held by a sync conflict neither.
+        never indexed, so never returned; notes held by a sync conflict neither. A
+        superseded note is marked (`Hit.superseded_by`) and ranks right below the note
+        that supersedes it when both match.
         """
         return self.retrieval.search(
             self.stores.chosen(scope),

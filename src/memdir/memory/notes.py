@@ -1,5 +1,11 @@
-"""Writing and reading notes across the scopes of one `Memory`: remember, read, list,
-history, diffs and links."""
+"""Writing and reading notes across the scopes of one `Memory`: remember, supersede, read,
+list, history, diffs and links.
+
+A note supersedes notes of its own scope only: search marks a superseded note per scope
+(the index of one scope knows nothing of the other), and a note of one scope replacing
+a note of the other would hide a fact from whoever sees only one of them. Supersedes
+never form a cycle, which would hide every note on it.
+"""
 
 from __future__ import annotations
 
@@ -20,9 +26,16 @@ from memdir.core import (
     parse_type,
     validate_id,
 )
-from memdir.errors import Conflict, NotFound, ParseError
+from memdir.errors import Conflict, InvalidInput, NotFound, ParseError, Refused
 from memdir.memory.stores import Stores
-from memdir.results import CurrentNote, HistoryEntry, Link, LinkReport, WriteResult
+from memdir.results import (
+    CurrentNote,
+    HistoryEntry,
+    Link,
+    LinkReport,
+    SupersedeResult,
+    WriteResult,
+)
 from memdir.store import SaveOutcome, ScopeStore, check_secrets, revision_of
 
 if TYPE_CHECKING:
@@ -32,6 +45,9 @@ __all__ = ["Notebook"]
 
 #: The notes nearest to a note just written (the retrieval layer computes them).
 Nearest = Callable[[Note], Sequence["Neighbour"]]
+
+#: The reason on the backup of the superseding note's version that `supersede` replaced.
+SUPERSEDE_BACKUP_REASON = "supersede"
 
 
 class _Fields(NamedTuple):
@@ -47,7 +63,7 @@ class _Fields(NamedTuple):
 
 
 class Notebook:
-    """remember, read, list, history, diff and links over `Stores`."""
+    """remember, supersede, read, list, history, diff and links over `Stores`."""
 
     def __init__(self, stores: Stores, *, clock: Callable[[], int], nearest: Nearest) -> None:
         self.stores = stores
@@ -93,9 +109,11 @@ class Notebook:
         # Validate and guard before taking the lock: the lock creates the directory, and a
         # refused write must leave nothing behind, not even an empty MEMORY/.
         check_secrets(_compose(fields, id or "note", existing, self._clock()))
+        self._check_supersedes(store, id, _added(replaces, existing))
         with store.lock():
             if id is not None:
                 existing = store.get(id)
+            self._check_supersedes(store, id, _added(replaces, existing))
             note_id = id or make_id(summary, self.stores.taken_ids())
             note = _compose(fields, note_id, existing, self._clock())
             if existing is not None and existing.same_content(note):
@@ -103,6 +121,59 @@ class Notebook:
                 return self._write_result(existing, False, False, revision_of(data))
             outcome = store.save(note)
         return self._write_result(outcome.note, existing is None, True, outcome.revision)
+
+    def supersede(self, old: str, by: str, scope: Scope | str | None = None) -> SupersedeResult:
+        """Add `old` to the `supersedes` of note `by` (one write to `by`, backed up first).
+
+        Refused: the same id twice (InvalidInput), an unknown note (NotFound), notes of
+        different scopes or a cycle (Refused). When `by` already supersedes `old`, nothing
+        is written and the result says so (`changed` False).
+        """
+        validate_id(old)
+        validate_id(by)
+        if old == by:
+            raise InvalidInput(f"a note cannot supersede itself ({old})")
+        store, _ = self.stores.find(by, scope)
+        with store.lock():
+            newer = store.get(by)
+            if newer is None:
+                raise NotFound(f"no note {by}")
+            older = self._superseded(store, old)
+            if old in newer.supersedes:
+                data = store.directory.read_bytes(by) or b""
+                return SupersedeResult(older, newer, False, revision_of(data), store.scope)
+            _check_cycle(store, older, by)
+            fields = _Fields(newer.summary, None, None, False, None, (*newer.supersedes, old), None)
+            outcome = store.save(
+                _compose(fields, by, newer, self._clock()), backup_reason=SUPERSEDE_BACKUP_REASON
+            )
+        return SupersedeResult(older, outcome.note, True, outcome.revision, store.scope)
+
+    def _check_supersedes(self, store: ScopeStore, note_id: str | None, ids: Iterable[str]) -> None:
+        """Check the ids note `note_id` (None: a new note) is to supersede: each is a note of
+        its own scope other than itself, and none already supersedes it (a cycle)."""
+        for old in ids:
+            validate_id(old)
+            if old == note_id:
+                raise InvalidInput(f"a note cannot supersede itself ({old})")
+            older = self._superseded(store, old)
+            if note_id is not None:
+                _check_cycle(store, older, note_id)
+
+    def _superseded(self, store: ScopeStore, old: str) -> Note:
+        """Note `old` of `store`'s scope, to be superseded; NotFound, or Refused when it is
+        a note of the other scope."""
+        older = store.get(old)
+        if older is not None:
+            return older
+        here = store.scope.value
+        for other in self.stores.scopes:
+            if other is not store.scope and self.stores.store(other).get(old) is not None:
+                raise Refused(
+                    f"note {old} is in the {other.value} scope, the superseding note in the "
+                    f"{here} scope: a note supersedes notes of its own scope only"
+                )
+        raise NotFound(f"no note {old} in the {here} scope")
 
     def save_over(
         self, note: Note, *, scope: Scope, revision: str, backup_reason: str
@@ -119,7 +190,15 @@ class Notebook:
         from memdir.retrieve import DUPLICATE_THRESHOLD
 
         nearest = tuple(self._nearest(note))
-        duplicate = next((n for n in nearest if n.score >= DUPLICATE_THRESHOLD), None)
+        # A note it supersedes is near by design: that is no duplicate to update instead.
+        duplicate = next(
+            (
+                n
+                for n in nearest
+                if n.score >= DUPLICATE_THRESHOLD and n.note_id not in note.supersedes
+            ),
+            None,
+        )
         dangling = tuple(t for t in note.links if t != note.id and not self.stores.exists(t))
         return WriteResult(
             note=note,
@@ -266,6 +345,37 @@ class Notebook:
             if id in n.links and n.id != id and shown(n)
         )
         return LinkReport(id, tuple(outgoing), backlinks, hidden=tuple(hidden))
+
+
+def _added(ids: tuple[str, ...] | None, existing: Note | None) -> tuple[str, ...]:
+    """The ids of `ids` that `existing` does not supersede yet (only those are checked)."""
+    if ids is None:
+        return ()
+    kept = set(existing.supersedes) if existing is not None else set()
+    return tuple(i for i in ids if i not in kept)
+
+
+def _check_cycle(store: ScopeStore, older: Note, note_id: str) -> None:
+    """Refused when `older` supersedes note `note_id`, directly or through other notes."""
+    seen: set[str] = set()
+    pending = [older]
+    while pending:
+        note = pending.pop()
+        if note.id in seen:
+            continue
+        seen.add(note.id)
+        if note_id in note.supersedes:
+            # Only the two ids the caller named: the chain may run through notes it may
+            # not see (a private note, for an MCP client).
+            raise Refused(
+                f"note {older.id} already supersedes {note_id} (directly or through other "
+                f"notes): {note_id} superseding {older.id} would make a cycle"
+            )
+        for old in note.supersedes:
+            if old not in seen:
+                found = store.get(old)
+                if found is not None:
+                    pending.append(found)
 
 
 def _compose(fields: _Fields, note_id: str, existing: Note | None, now: int) -> Note:

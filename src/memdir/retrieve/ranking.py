@@ -10,11 +10,16 @@ remains equal is ordered by (note id, chunk ordinal), never by row id, so a
 rebuilt index gives the same answers. A `SearchFilter` restricts both sides inside
 the index (before BM25's cut and before the vector top-k), so filtered candidates are
 never crowded out by notes the filter drops.
+
+Among notes, a superseded note ranks right below the note that supersedes it when both
+match (`superseding_first`): the current fact comes first, the old one stays findable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +31,9 @@ from memdir.index.query import AnalysedQuery, SearchFilter
 from memdir.index.vectors import MatrixIndex
 from memdir.retrieve.hybrid import FusionParams, coverage, fuse, has_adjacent_pair, idf
 
-__all__ = ["DEFAULT_PARAMS", "NO_FILTER", "RankedChunk", "rank_chunks"]
+__all__ = ["DEFAULT_PARAMS", "NO_FILTER", "RankedChunk", "rank_chunks", "superseding_first"]
+
+K = TypeVar("K", bound=Hashable)
 
 DEFAULT_PARAMS = FusionParams()
 NO_FILTER = SearchFilter()
@@ -134,4 +141,47 @@ def _reranked(
             bonus += params.phrase_weight
         bonus += params.cosine_weight * cosines.get(cid, 0.0)
         out[cid] = scores[cid] + bonus
+    return out
+
+
+def superseding_first(order: Sequence[K], superseded_by: Callable[[K], K | None]) -> list[K]:
+    """`order` (best first) with each superseded entry moved to just below the entry that
+    supersedes it, when that one is in `order` too; nothing else moves.
+
+    A chain (c supersedes b supersedes a) ranks c, b, a; entries on a cycle (which only a
+    hand-edited file can hold) keep their order.
+    """
+    present = set(order)
+    placed: set[K] = set()
+    waiting: dict[K, list[K]] = {}
+    out: list[K] = []
+
+    def place(first: K) -> None:
+        stack = [first]
+        while stack:
+            key = stack.pop()
+            if key in placed:
+                continue
+            placed.add(key)
+            out.append(key)
+            stack.extend(reversed(waiting.pop(key, [])))
+
+    def on_cycle(key: K) -> bool:
+        seen: set[K] = set()
+        newer = superseded_by(key)
+        while newer is not None and newer in present and newer not in seen:
+            if newer == key:
+                return True
+            seen.add(newer)
+            newer = superseded_by(newer)
+        return False
+
+    for key in order:
+        newer = superseded_by(key)
+        if newer is not None and newer in present and newer not in placed and not on_cycle(key):
+            waiting.setdefault(newer, []).append(key)
+        else:
+            place(key)
+    for key in order:  # nothing should be left waiting; never lose a hit if it were
+        place(key)
     return out

@@ -53,7 +53,13 @@ from memdir.index.schema import index_file
 from memdir.index.tokenize import index_terms
 from memdir.results import Chunk, Hit, ReindexStats
 from memdir.retrieve.hybrid import FusionParams
-from memdir.retrieve.ranking import DEFAULT_PARAMS, NO_FILTER, RankedChunk, rank_chunks
+from memdir.retrieve.ranking import (
+    DEFAULT_PARAMS,
+    NO_FILTER,
+    RankedChunk,
+    rank_chunks,
+    superseding_first,
+)
 from memdir.retrieve.similar import Neighbour, similarity
 from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
@@ -517,7 +523,8 @@ class Retriever:
         filter: SearchFilter = NO_FILTER,
     ) -> list[Hit]:
         """Notes best matching `query` among those `filter` keeps; each note appears once,
-        with its best chunk."""
+        with its best chunk. A superseded note is marked (`superseded_by`) and ranks right
+        below the note superseding it when both match."""
         analysed, chosen = _checked(query, limit, mode, method)
         return self._healed(lambda: self._search(stores, analysed, limit, chosen, filter))
 
@@ -547,13 +554,17 @@ class Retriever:
             }
             for store in stores
         }
-        seen: set[tuple[str, str]] = set()
+        best: dict[tuple[str, str], tuple[ScopeStore, RankedChunk]] = {}
+        for store, item in ranked:  # each note's best chunk, in rank order
+            best.setdefault((store.state_key, item.row.note_id), (store, item))
+
+        def newer(key: tuple[str, str]) -> tuple[str, str] | None:
+            by = superseded[key[0]].get(key[1])
+            return (key[0], by) if by is not None else None
+
         hits: list[Hit] = []
-        for store, item in ranked:
-            key = (store.state_key, item.row.note_id)
-            if key in seen:
-                continue
-            seen.add(key)
+        for key in superseding_first(list(best), newer)[:limit]:
+            store, item = best[key]
             hits.append(
                 Hit(
                     note_id=item.row.note_id,
@@ -569,8 +580,6 @@ class Retriever:
                     tags=item.row.tags,
                 )
             )
-            if len(hits) == limit:
-                break
         return hits
 
     def retrieve(
