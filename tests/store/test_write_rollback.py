@@ -8,6 +8,7 @@ file, its history and the audit log are as they were, and no temp file is left.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ from memdir import Memory
 from memdir.core import Scope
 from memdir.core.vocab import WriteEvent
 from memdir.errors import DiskError, NotFound
-from memdir.store import History, revision_of
+from memdir.store import AuditLog, History, revision_of
 from memdir.store.rollback import Rollback
 
 needs_root = pytest.mark.skipif(
@@ -261,3 +262,143 @@ def test_a_forget_whose_index_update_meets_a_full_disk_says_it_was_forgotten(
     (home / "index" / ".filler").unlink()
     m.reindex()
     assert m.doctor(deep=True).ok
+
+
+# -- the undo's edges: each fault stands in for a real one at one exact moment -----------------
+
+
+def _disk_full(*_: object, **__: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_an_interrupt_after_the_audit_entry_is_durable_keeps_the_write(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt  # while the head is signed, after the entry is on disk
+
+    monkeypatch.setattr(AuditLog, "_write_head", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        m.remember("Deploys go through staging", body="second", id="deploys")
+    monkeypatch.undo()
+    # The audit log says it was written, so it was: note, history and audit agree.
+    assert m.read("deploys").body == "second"
+    assert m.history("deploys")[-1].current
+    assert [e.action for e in m.stores.audit.entries()] == ["write", "write"]
+    assert m.audit_verify().ok
+    notes_left_clean(project)
+
+
+@pytest.mark.parametrize("code", [errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP])
+def test_without_hard_links_an_update_still_works_and_is_undone_from_memory(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    real_link = os.link
+
+    def no_links(src: object, dst: object, **kwargs: object) -> None:
+        if "MEMORY" in str(src):
+            raise OSError(code, os.strerror(code))
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "link", no_links)
+    m.remember("Deploys go through staging", body="second", id="deploys")
+    assert m.read("deploys").body == "second"
+    before = state(project, home)
+    monkeypatch.setattr(AuditLog, "append_many", _disk_full)
+    with pytest.raises(DiskError, match="nothing was changed"):
+        m.remember("Deploys go through staging", body="third", id="deploys")
+    assert state(project, home) == before
+    notes_left_clean(project)
+
+
+@pytest.mark.parametrize("new", [False, True])
+def test_an_undo_never_overwrites_a_file_someone_saved_meanwhile(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch, new: bool
+) -> None:
+    m = Memory.open(project, home=home)
+    if not new:
+        m.remember("Deploys go through staging", body="first", id="deploys")
+    path = project / "MEMORY" / "deploys.md"
+    edited = b'---\n{"summary": "Edited by hand"}\n---\nmy edit\n'
+
+    def editor_then_full(*_: object, **__: object) -> None:
+        tmp = path.with_name("deploys.md.editor")
+        tmp.write_bytes(edited)
+        tmp.replace(path)  # an editor's save: a new file at the path
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(AuditLog, "append_many", editor_then_full)
+    with pytest.raises(DiskError) as info:
+        m.remember("Deploys go through staging", body="second", id="deploys")
+    assert "could not be undone" in str(info.value)
+    assert "nothing was changed" not in str(info.value)
+    assert path.read_bytes() == edited
+    notes_left_clean(project)
+
+
+def test_a_removal_with_no_room_for_its_temp_name_unlinks_and_is_undone(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    data = (project / "MEMORY" / "deploys.md").read_bytes()
+    real_rename = Path.rename
+
+    def full_directory(self: Path, target: object) -> Path:
+        if self.name == "deploys.md":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_rename(self, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "rename", full_directory)
+    monkeypatch.setattr(AuditLog, "append_many", _disk_full)
+    with pytest.raises(DiskError, match="nothing was changed"):
+        m.forget("deploys")
+    assert (project / "MEMORY" / "deploys.md").read_bytes() == data
+    monkeypatch.undo()
+    monkeypatch.setattr(Path, "rename", full_directory)
+    m.forget("deploys")  # and with the audit working, the unlink is the removal
+    assert not (project / "MEMORY" / "deploys.md").exists()
+
+
+def test_an_undone_new_note_seen_by_a_reader_ends_its_history_with_a_deletion(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Another note", id="other")
+    store = m.stores.store(Scope.PROJECT)
+    real = AuditLog.append_many
+
+    def seen_then_full(self: AuditLog, *args: object, **kwargs: object) -> object:
+        if any(
+            fields.get("note_id") == "fresh"
+            for _, fields in args[0]  # type: ignore[attr-defined]
+        ):
+            # A reader in another process records the version it sees on disk...
+            reader = History(store.history.root)
+            data = (project / "MEMORY" / "fresh.md").read_bytes()
+            reader.record("fresh", data, WriteEvent.OBSERVED, "h")
+            raise OSError(errno.ENOSPC, "No space left on device")  # ...then the disk is full
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(AuditLog, "append_many", seen_then_full)
+    with pytest.raises(DiskError):
+        m.remember("A fresh note", id="fresh")
+    assert not (project / "MEMORY" / "fresh.md").exists()
+    assert store.history.latest("fresh") is None  # not a version that is on disk
+
+
+def test_purge_removes_a_history_object_that_lost_its_log_line(project: Path, home: Path) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    store = m.stores.store(Scope.PROJECT)
+    orphan = b'---\n{"id":"deploys","summary":"An orphan"}\n---\nsecret plan\n'
+    store.history.record("other", orphan, WriteEvent.OBSERVED, "h")  # object, log elsewhere
+    (store.history.root / "log" / "other.jsonl").unlink()
+    assert store.history.has(revision_of(orphan))
+    m.forget("deploys", purge=True)
+    assert not store.history.has(revision_of(orphan))

@@ -111,7 +111,9 @@ class Maintenance:
                     "backup_id": backup.id if backup else None,
                     "count": sum(self._kept_copies(store, id)) if purge else None,
                 }
-                self.stores.audit.append_many([*rollback.audit, (event.value, fields)])
+                self.stores.audit.append_many(
+                    [*rollback.audit, (event.value, fields)], rollback=rollback
+                )
             # From here the note is forgotten, and said so in the audit log: a step that the
             # disk refuses is reported with what it left, the others still run.
             refused: builtins.list[str] = []

@@ -63,6 +63,7 @@ from memdir.errors import Busy, IntegrityError, InvalidInput, NotFound, Remedy
 from memdir.results import AuditReport, AuditVerification, SignatureState
 from memdir.store.atomic import fsync_dir as _fsync_dir
 from memdir.store.atomic import open_lock_file
+from memdir.store.rollback import Rollback
 from memdir.store.signing import (
     KEY_NAME,
     AuditHead,
@@ -293,9 +294,15 @@ class AuditLog:
         return self.append_many([(action, fields)])[0]
 
     def append_many(
-        self, items: Sequence[tuple[str, Mapping[str, str | int | None]]]
+        self,
+        items: Sequence[tuple[str, Mapping[str, str | int | None]]],
+        *,
+        rollback: Rollback | None = None,
     ) -> list[AuditEntry]:
-        """Add several entries in order with one write and one fsync; durable on return."""
+        """Add several entries in order with one write and one fsync; durable on return.
+
+        `rollback` (the write these entries record) is sealed as soon as they are durable.
+        """
         checked: list[tuple[str, dict[str, str | int | None]]] = []
         for action, fields in items:
             if action not in ACTIONS:
@@ -311,10 +318,10 @@ class AuditLog:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.directory.chmod(0o700)
         with self._locked(exclusive=True):
-            return self._append_locked(checked)
+            return self._append_locked(checked, rollback)
 
     def _append_locked(
-        self, items: list[tuple[str, dict[str, str | int | None]]]
+        self, items: list[tuple[str, dict[str, str | int | None]]], rollback: Rollback | None
     ) -> list[AuditEntry]:
         created = not self.log_path.exists()
         fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
@@ -343,6 +350,8 @@ class AuditLog:
                 seq, prev = entry.seq, entry.hash
             lines = b"".join(_line(entry) for entry in entries)
             self._write_lines(fd, lines)
+            if rollback is not None:
+                rollback.seal()
         finally:
             os.close(fd)
         try:
@@ -364,7 +373,7 @@ class AuditLog:
                     errno.ENOSPC, f"short write to {self.log_path} ({written} of {len(lines)})"
                 )
             os.fsync(fd)
-        except OSError:
+        except BaseException:  # an interrupt too: lines not known durable are not recorded
             with contextlib.suppress(OSError):
                 if size == 0:  # no entry ever got in: no log either
                     self.log_path.unlink()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -60,7 +61,10 @@ def _take_back(log: Path, offset: int, entry: bytes) -> None:
     space, so an entry at the end of the log (or the part of it a short write left there) is
     cut off; one with lines after it is taken out by rewriting the log.
     """
-    fd = os.open(log, os.O_RDWR)
+    try:
+        fd = _locked_log(log, create=False)
+    except FileNotFoundError:
+        return
     try:
         tail = os.pread(fd, max(0, os.fstat(fd).st_size - offset), offset)
         if not tail and offset == 0:  # made for this entry, which never got in
@@ -81,9 +85,34 @@ def _take_back(log: Path, offset: int, entry: bytes) -> None:
         if at < 0:
             return  # not there: nothing to take back
         head = os.pread(fd, offset, 0)
+        # Still under the lock: a reader waiting for it finds the new file (see _locked_log).
+        atomic_write(log, head + tail[:at] + tail[at + len(entry) :], mode=0o600)
     finally:
         os.close(fd)
-    atomic_write(log, head + tail[:at] + tail[at + len(entry) :], mode=0o600)
+
+
+def _locked_log(log: Path, *, create: bool) -> int:
+    """`log` opened for appending under an exclusive flock, held until the fd is closed.
+
+    Writers of a log serialise on it (readers recording what they saw hold no directory
+    lock), so an undo that cuts a line off or rewrites the log never loses another's line.
+    A log replaced or removed while this waited is opened again.
+    """
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    while True:
+        fd = os.open(log, flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if log.stat().st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            if not create:
+                os.close(fd)
+                raise
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
 
 
 def _unstore(obj: Path) -> None:
@@ -137,7 +166,7 @@ class History:
         if defer_dirs is not None and not log.exists():
             defer_dirs.add(log.parent)
         entry = (json.dumps(line, separators=(",", ":")) + "\n").encode()
-        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = _locked_log(log, create=True)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -291,6 +320,17 @@ class History:
                 pass
             except OSError as exc:  # the others still go; the first failure is raised after
                 failed = failed or exc
+        # Objects that hold the note but lost their log line (an undo racing a reader, before
+        # logs were locked) are found by content.
+        for path in self.leftovers(note_id):
+            if path != self._log(note_id):
+                try:
+                    path.unlink()
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    failed = failed or exc
         if failed is None:  # the log names the objects left: it stays while any is left
             with contextlib.suppress(FileNotFoundError):
                 self._log(note_id).unlink()

@@ -72,9 +72,28 @@ _Cached = tuple[_Stamp, _Parsed, str | None, bool]
 #: Coarsest file system timestamp granularity allowed for (FAT: 2 s).
 _RACY_NS = 2_000_000_000
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-#: What os.link raises on file systems without hard links (FAT, some network mounts).
-_NO_LINKS = frozenset({errno.EPERM, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK})
 _LINK = "is a symbolic link; note files must be regular files, so memdir does not follow it"
+
+
+#: What os.link raises when the disk refuses: the write fails then, nothing written yet. Any
+#: other error means no hard links here (FAT, FUSE mounts: EPERM, ENOSYS, EOPNOTSUPP…).
+_DISK_REFUSED = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+
+
+def _current_bytes(path: Path) -> bytes | None:
+    """The bytes at `path` now (None when there is no file); a link there reads as changed."""
+    try:
+        return _read_file(path)
+    except FileNotFoundError:
+        return None
+    except _Link:
+        return b""
+
+
+def _changed_meanwhile(path: Path) -> OSError:
+    return OSError(
+        errno.EBUSY, f"{path} was changed by someone else meanwhile, so it is left as it is"
+    )
 
 
 class _Link(Exception):
@@ -377,36 +396,48 @@ class NoteDirectory:
         self.ensure()
         path = self._replaceable(note_id)
         if rollback is not None:
-            self._keep_for_undo(path, rollback)
+            self._keep_for_undo(path, data, rollback)
         atomic_write(path, data, sync_dir=sync_dir)
 
     def _aside(self, path: Path) -> Path:
         return path.with_name(f".{path.name}{TEMP_MARKER}{secrets.token_hex(4)}")
 
-    def _keep_for_undo(self, path: Path, rollback: Rollback) -> None:
-        """Register how to undo replacing (or creating) `path`; registered before the write,
-        so a write that fails after its rename (the directory fsync) is undone too."""
+    def _keep_for_undo(self, path: Path, data: bytes, rollback: Rollback) -> None:
+        """Register how to undo replacing (or creating) `path` with `data`; registered before
+        the write, so a write that fails after its rename (the directory fsync) is undone too.
+
+        An undo only ever takes back memdir's own bytes: a file someone saved there meanwhile
+        (an editor) is left as it is, and the undo says so (`_changed_meanwhile`).
+        """
         aside = self._aside(path)
         try:
             os.link(path, aside, follow_symlinks=False)
         except FileNotFoundError:  # a new note: undoing removes it
 
             def drop() -> None:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                current = _current_bytes(path)
+                if current is None:
+                    return
+                if current != data:
+                    raise _changed_meanwhile(path)
+                path.unlink()
                 fsync_dir(path.parent)
 
             rollback.on_undo(f"writing {path}", drop)
             return
         except OSError as exc:
-            if exc.errno not in _NO_LINKS:
+            if exc.errno in _DISK_REFUSED:
                 raise  # a full disk, say: nothing was written yet
             # No hard links on this file system: keep the old bytes in memory instead.
             old = _read_file(path)
 
             def rewrite() -> None:
-                if _read_file(path) != old:  # the write got as far as its rename
-                    atomic_write(path, old)
+                current = _current_bytes(path)
+                if current == old:
+                    return  # the write did not get as far as its rename
+                if current != data:
+                    raise _changed_meanwhile(path)
+                atomic_write(path, old)
 
             rollback.on_undo(f"writing {path}", rewrite)
             return
@@ -419,6 +450,9 @@ class NoteDirectory:
             if unchanged:  # failed before its rename (which would do nothing here)
                 aside.unlink()
                 return
+            if _current_bytes(path) != data:
+                aside.unlink()  # the old version is in history; the new file is someone's
+                raise _changed_meanwhile(path)
             aside.replace(path)
             fsync_dir(path.parent)
 
@@ -447,12 +481,36 @@ class NoteDirectory:
             path.rename(aside)
         except FileNotFoundError:
             return False
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # No room for the longer name: unlink (which needs none), bytes kept in memory.
+            return self._remove_keeping_bytes(path, rollback)
 
         def put_back() -> None:
-            aside.rename(path)
+            try:
+                os.link(aside, path, follow_symlinks=False)
+            except FileExistsError:  # created meanwhile: that file is someone's
+                aside.unlink()
+                raise _changed_meanwhile(path) from None
+            aside.unlink()
             fsync_dir(path.parent)
 
         rollback.on_undo(f"removing {path}", put_back)
         fsync_dir(path.parent)
         rollback.on_commit(lambda: remove_durably(aside))
+        return True
+
+    @staticmethod
+    def _remove_keeping_bytes(path: Path, rollback: Rollback) -> bool:
+        old = _read_file(path)
+        path.unlink()
+
+        def rewrite() -> None:
+            if _current_bytes(path) is not None:
+                raise _changed_meanwhile(path)
+            atomic_write(path, old)
+
+        rollback.on_undo(f"removing {path}", rewrite)
+        fsync_dir(path.parent)
         return True

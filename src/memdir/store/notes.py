@@ -307,7 +307,7 @@ class ScopeStore:
                     "note_hash": note.hash,
                 }
                 action = "restore" if event is WriteEvent.RESTORE else "write"
-                self.audit.append_many([*rollback.audit, (action, fields)])
+                self.audit.append_many([*rollback.audit, (action, fields)], rollback=rollback)
         written = note.located(self.scope, self.directory.file_for(note.id))
         self._changed(note.id, event)
         return SaveOutcome(written, rev, previous)
@@ -372,7 +372,7 @@ class ScopeStore:
                     fsync_dir(self.path)
                     for directory in dirs:
                         fsync_dir(directory)
-                    self.audit.append_many(rollback.audit)
+                    self.audit.append_many(rollback.audit, rollback=rollback)
         for note_id, outcome in out.items():
             if isinstance(outcome, SaveOutcome):
                 self._changed(note_id, event)
@@ -437,7 +437,7 @@ class ScopeStore:
             else:
                 with self.undoable(()) as own:
                     record = self._remove_file(note_id, old_bytes, event, backup_reason, own)
-                    self.audit.append_many(own.audit)
+                    self.audit.append_many(own.audit, rollback=own)
         self._changed(note_id, event)
         return previous, record
 
@@ -467,15 +467,20 @@ class ScopeStore:
         try:
             yield rollback
         except BaseException as exc:
+            if rollback.sealed:  # recorded in the audit log: done, whatever came after
+                rollback.commit()
+                raise
             failed = rollback.undo()
             for note_id, old_bytes, previous in notes:
-                if old_bytes is not None and previous is not None:
-                    # A reader may have logged the new version while it was on disk.
-                    with contextlib.suppress(OSError):
+                # A reader may have logged the new version while it was on disk.
+                with contextlib.suppress(OSError):
+                    if old_bytes is not None and previous is not None:
                         if not self.history.is_latest(note_id, old_bytes):
                             self.history.record(
                                 note_id, old_bytes, WriteEvent.OBSERVED, previous.hash
                             )
+                    elif self.history.latest(note_id) is not None:
+                        self.history.record(note_id, None, WriteEvent.OBSERVED)
             outcome = (
                 f"it could not be undone ({'; '.join(failed)}): see `memdir doctor`"
                 if failed

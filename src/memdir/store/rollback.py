@@ -34,6 +34,13 @@ class Rollback:
         #: Audit entries of the steps so far (a backup taken), written in one append with
         #: the write's own entry: an entry is never written for a step that is then undone.
         self.audit: list[tuple[str, Mapping[str, str | int | None]]] = []
+        #: Set once the write's audit entry is durable: from then on it is done, and is kept
+        #: whatever is raised after (an interrupt while the audit head is being signed).
+        self.sealed = False
+
+    def seal(self) -> None:
+        """Mark the write as done (its audit entry is durable): `undo` does nothing now."""
+        self.sealed = True
 
     def on_undo(self, what: str, step: Callable[[], Any]) -> None:
         """Register how to undo a change just made (`what` names it in a failure report)."""
@@ -47,7 +54,11 @@ class Rollback:
         """Undo every registered change, newest first; return those that could not be undone.
 
         The pending clean-ups are dropped: what they would remove is what the undo put back.
+        Once sealed, nothing is undone: the clean-ups run as on `commit`.
         """
+        if self.sealed:
+            self.commit()
+            return []
         failed: list[str] = []
         for what, step in reversed(self._undo):
             try:
