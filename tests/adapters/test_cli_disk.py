@@ -117,3 +117,35 @@ def test_listing_and_history_keep_working_on_a_full_home(full_home: Path, tmp_pa
     assert history.returncode == 0, history.stderr
     read = _memdir(project, full_home, "read", note_id)
     assert read.returncode == 0 and "edited by hand" in read.stdout
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_result_that_cannot_be_printed_says_the_change_was_kept(
+    tmp_path: Path, as_json: bool
+) -> None:
+    tiny = tmp_path / "out"
+    tiny.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(tiny)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        project = tmp_path / "project"
+        (project / ".git").mkdir(parents=True)
+        _fill(tiny / "x")
+        out = (tiny / "result.txt").open("w")  # stdout on the full disk
+        env = {**os.environ, "MEMDIR_HOME": str(tmp_path / "home")}
+        args = ["remember", "A note about deploys", *(["--json"] if as_json else [])]
+        done = subprocess.run(
+            [sys.executable, "-m", "memdir", "--project", str(project), *args],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        out.close()
+    finally:
+        subprocess.run(["umount", "-l", str(tiny)], check=False)
+    assert done.returncode == EXIT_DISK
+    assert "Traceback" not in done.stderr
+    assert "made and kept before that: write a-note-about-deploys" in done.stderr
+    assert [p.name for p in (project / "MEMORY").glob("*.md")] != []

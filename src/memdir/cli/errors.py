@@ -15,6 +15,8 @@ Kept light at import time (no rich, no Memory): the group imports it on every ca
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -98,10 +100,17 @@ def report_error(
 
     from memdir.cli.output import emit_json, err_console
 
-    if as_json:
-        emit_json({"error": error_document(error), **(details or {})})
-    else:
-        hint = _hint(error)
-        message = f"{error} ({hint})" if hint is not None else str(error)
-        err_console.print(Text.assemble(("error: ", "bold red"), message))
+    hint = _hint(error)
+    message = f"{error} ({hint})" if hint is not None else str(error)
+    try:
+        if as_json:
+            emit_json({"error": error_document(error), **(details or {})})
+        else:
+            err_console.print(Text.assemble(("error: ", "bold red"), message))
+    except OSError:
+        # The output itself is what failed (stdout on a full disk, a closed pipe): the
+        # message goes to stderr, plainly, if that still works; the exit code says it anyway.
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"error: {message}\n")
+            sys.stderr.flush()
     return exit_code_for(error)

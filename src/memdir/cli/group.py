@@ -22,7 +22,7 @@ import click
 
 from memdir.cli.errors import ErrorWithDetails, Outcome, report_error
 from memdir.cli.options import wants_json
-from memdir.errors import MemdirError, disk_error
+from memdir.errors import DiskError, MemdirError, disk_error
 
 __all__ = ["CommandSpec", "LazyCommands", "MemdirGroup"]
 
@@ -112,14 +112,24 @@ class MemdirGroup(click.Group):
             code = report_error(failure.error, as_json=wants_json(ctx), details=failure.details)
             ctx.exit(code)
         except MemdirError as error:
-            ctx.exit(report_error(error, as_json=wants_json(ctx)))
+            ctx.exit(report_error(_with_done(error, ctx), as_json=wants_json(ctx)))
         except Exception as error:
             # A full, read-only or failing disk is a clear error with its own code, never a
             # traceback; anything else is a bug and surfaces as such.
             mapped = disk_error(error)
             if mapped is None:
                 raise
-            ctx.exit(report_error(mapped, as_json=wants_json(ctx)))
+            ctx.exit(report_error(_with_done(mapped, ctx), as_json=wants_json(ctx)))
         if isinstance(result, Outcome):
             ctx.exit(result.code)
         return result
+
+
+def _with_done(error: MemdirError, ctx: click.Context) -> MemdirError:
+    """A disk error that names the changes this command made and kept before it (a result
+    that could not be printed, a sync whose second scope failed): the truth, all of it."""
+    done: list[str] = getattr(ctx.obj, "done", None) or []
+    if not done or not isinstance(error, DiskError):
+        return error
+    listed = ", ".join(done[:5]) + (f" and {len(done) - 5} more" if len(done) > 5 else "")
+    return DiskError(f"{error} (made and kept before that: {listed})", hint=error.hint)

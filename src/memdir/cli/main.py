@@ -16,6 +16,7 @@ from memdir._version import __version__
 from memdir.cli.group import CommandSpec, MemdirGroup
 
 if TYPE_CHECKING:
+    from memdir.core.vocab import WriteEvent
     from memdir.memory import Memory
 
 __all__ = ["COMMANDS", "AppContext", "main"]
@@ -123,6 +124,9 @@ class AppContext:
         self.home = home
         self._memory: Memory | None = None
         self._shown = 0
+        #: The note writes and removals this invocation made ("write deploys-021"), so that
+        #: an error after them (printing the result, a later scope) can say they happened.
+        self.done: list[str] = []
 
     def memory(self) -> Memory:
         """The Memory for this invocation (config errors surface here, before any write)."""
@@ -135,8 +139,13 @@ class AppContext:
             root = self.project.resolve() if self.project else find_project_root(Path.cwd())
             settings = load_settings(home=self.home, project_root=root)
             self._memory = Memory(settings)
+            for scope in self._memory.scopes:
+                self._memory.stores.store(scope).on_change(self._note_done)
             self.show_warnings()
         return self._memory
+
+    def _note_done(self, note_id: str, event: WriteEvent) -> None:
+        self.done.append(f"{event.value} {note_id}")
 
     def show_warnings(self) -> None:
         """Print warnings not shown yet (some, like notes above maxNotes, arise while working)."""
