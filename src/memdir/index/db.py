@@ -5,7 +5,11 @@ only files that changed, so a no-change check costs one directory listing. A
 file whose mtime is within two seconds of when it was indexed is re-read and
 compared by revision, because an edit inside the file system's clock tick keeps
 the same stamp. Unparseable files are remembered by stamp so they are not
-re-read either; private notes are tracked but never chunked or searchable.
+re-read either; private notes are tracked but never chunked or searchable. A file
+that cannot be read (OSError: another user's file, an I/O error) is the file's
+problem, not the index's: the note is left out of the index (never served as it was
+indexed before) and tried again on the next refresh, since making it readable need
+not change its stamp; `doctor` reports the file.
 
 Answers do not depend on chunk row ids (which differ between an index built note
 by note and one rebuilt by reindex): equal scores are ordered by (note id, chunk
@@ -49,7 +53,7 @@ from memdir.core import Note, NoteType, Scope, parse_note
 from memdir.errors import ParseError
 from memdir.index.chunking import chunk_body
 from memdir.index.query import SearchFilter, kept_sql
-from memdir.index.refusal import Behind, behind, refusal
+from memdir.index.refusal import Behind, behind, mismatches, refusal
 from memdir.index.schema import (
     damage_of,
     damage_record,
@@ -95,6 +99,8 @@ class RefreshStats:
     #: (note id, file bytes, parsed note) of every note read because it changed
     #: (empty when the caller took them one batch at a time through `observe`).
     read: tuple[tuple[str, bytes, Note], ...] = field(default=(), repr=False)
+    #: Notes whose files could not be read: left out of the index (and so of results).
+    unreadable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,30 +311,39 @@ class SearchIndex:
                 return RefreshStats(unchanged=len(stamps), over_limit=over)
             added = updated = 0
             read: list[tuple[str, bytes, Note]] = []
+            unreadable: list[str] = []
             batch: list[tuple[str, Stamp, bytes | None]] = []
             for i, note_id in enumerate(todo, 1):
-                batch.append((note_id, stamps[note_id], source.read_bytes(note_id)))
+                try:
+                    batch.append((note_id, stamps[note_id], source.read_bytes(note_id)))
+                except OSError:  # the note file's problem: never a reason to roll back
+                    unreadable.append(note_id)
                 if len(batch) >= 200 or i == len(todo):
-                    a, u, r = self._apply(batch, known)
-                    added, updated = added + a, updated + u
-                    if observe is None:
-                        read.extend(r)
-                    else:
-                        for item in r:
-                            observe(*item)
-                    batch = []
+                    if batch:
+                        a, u, r = self._apply(batch, known)
+                        added, updated = added + a, updated + u
+                        if observe is None:
+                            read.extend(r)
+                        else:
+                            for item in r:
+                                observe(*item)
+                        batch = []
                     if progress is not None:
                         progress(i, len(todo))
-            if removed:
+            # What the index holds of an unreadable note cannot be checked: it goes too.
+            dropped = [*removed, *(note_id for note_id in unreadable if note_id in known)]
+            if dropped:
                 with self._write() as conn:
-                    for note_id in removed:
+                    for note_id in dropped:
                         self._delete_note(conn, note_id)
-                for note_id in removed:  # once committed: a refused write changes nothing
+                for note_id in dropped:  # once committed: a refused write changes nothing
                     del known[note_id]
             self._known = (self._stamp(), known)
             self._settled = None
-        unchanged = len(stamps) - added - updated
-        return RefreshStats(added, updated, len(removed), unchanged, over, tuple(read))
+        unchanged = len(stamps) - added - updated - len(unreadable)
+        return RefreshStats(
+            added, updated, len(removed), unchanged, over, tuple(read), tuple(unreadable)
+        )
 
     def _known_rows(self) -> Known:
         """What is indexed, by note id; kept in memory (and in step with this connection's
@@ -349,7 +364,8 @@ class SearchIndex:
     @_healing
     def behind(self, source: NoteSource) -> Behind:
         """The notes whose files this index does not hold as they are now (after a refresh
-        the disk refused); reads only files whose stamps differ, writes nothing."""
+        the disk refused), or holds but cannot read now; reads only files whose stamps
+        differ, writes nothing."""
         stamps, _ = source.stamps()
         with self._lock:
             known = dict(self._known_rows())
@@ -690,22 +706,7 @@ class SearchIndex:
                 "(SELECT 1 FROM fts WHERE fts.rowid = c.id)), (SELECT count(*) FROM fts "
                 "WHERE rowid NOT IN (SELECT id FROM chunks))"
             ).fetchone()
-        out: list[str] = []
-        for note_id in sorted(stamps):
-            data = source.read_bytes(note_id)
-            if data is None:
-                continue  # removed since the listing
-            rev, indexed = hashlib.sha256(data).hexdigest(), rows.get(note_id)
-            if indexed is None:
-                out.append(f"note {note_id} is not in the index")
-            elif indexed != rev:
-                out.append(
-                    f"the index holds note {note_id} at revision {indexed[:12]}, "
-                    f"its file is at {rev[:12]}"
-                )
-        out += [
-            f"the index holds note {i}, which has no file" for i in sorted(set(rows) - set(stamps))
-        ]
+        out = mismatches(rows, stamps, source.read_bytes)
         if orphans:
             out.append(f"{orphans} indexed chunks belong to no note")
         if unsearchable:
