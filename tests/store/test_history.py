@@ -324,3 +324,22 @@ def test_a_version_observed_just_before_its_writer_logged_it_is_listed_once(
     history.record("n-1", b"two", WriteEvent.OBSERVED)
     events = [(r.event, r.rev) for r in history.revisions("n-1")]
     assert events == [("write", revision_of(b"one")), ("write", revision_of(b"two"))]
+
+
+def test_a_file_put_back_to_an_older_version_is_recorded_again(project: Path, home: Path) -> None:
+    from memdir import Memory
+
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="first", id="deploys")
+    path = project / "MEMORY" / "deploys.md"
+    first = path.read_bytes()
+    m.remember("Deploys go through staging", body="second", id="deploys")
+    path.write_bytes(first)  # a revert by hand (or a restore killed before its log line)
+    m.list()
+    entries = m.history("deploys")
+    assert entries[-1].current and entries[-1].event == "observed"
+    # ...and a file back after its deletion was logged is not called deleted.
+    m.forget("deploys")
+    path.write_bytes(first)
+    m.list()
+    assert m.history("deploys")[-1].current

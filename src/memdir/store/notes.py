@@ -51,6 +51,13 @@ def check_secrets(note: Note) -> None:
         raise SecretRefused(describe(found), triples)
 
 
+def _recorded(history: History, note_id: str, rev: str) -> bool:
+    """Whether history says the note is at `rev` now: the version stored and the newest the
+    log names. A file put back to an older version (a restore killed before its log line, a
+    revert by hand) is recorded again, so history never calls a note on disk deleted."""
+    return history.has(rev) and history.latest(note_id) == rev
+
+
 @dataclass(frozen=True, slots=True)
 class SaveOutcome:
     """What a save did: the note as written, its revision and the version it replaced."""
@@ -128,7 +135,7 @@ class ScopeStore:
             history = self.history
         except InvalidInput:
             return  # a damaged project file: the next write records it once fixed
-        if not history.has(revision_of(data)):
+        if not _recorded(history, note_id, revision_of(data)):
             self._record_observed(history, note_id, data, note_hash)
 
     @staticmethod
@@ -165,7 +172,7 @@ class ScopeStore:
             return scan
         for note_id in scan.changed:
             rev = scan.revisions.get(note_id)
-            if rev is not None and not history.has(rev):
+            if rev is not None and not _recorded(history, note_id, rev):
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
