@@ -441,10 +441,12 @@ class ScopeStore:
                 history.record(note_id, old_bytes, WriteEvent.OBSERVED, previous.hash)
             if rollback is not None:
                 record = self._remove_file(note_id, old_bytes, event, backup_reason, rollback)
-            else:
-                with self.undoable(()) as own:
-                    record = self._remove_file(note_id, old_bytes, event, backup_reason, own)
-                    self.audit.append_many(own.audit, rollback=own)
+                # Done only when the caller's rollback commits (after its audit entry).
+                rollback.on_commit(lambda: self._changed(note_id, event))
+                return previous, record
+            with self.undoable(()) as own:
+                record = self._remove_file(note_id, old_bytes, event, backup_reason, own)
+                self.audit.append_many(own.audit, rollback=own)
         self._changed(note_id, event)
         return previous, record
 
