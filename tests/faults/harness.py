@@ -11,7 +11,10 @@ the process killed at it, and checks, in a fresh process without injection, that
 * every note file is the old or the new version, complete; nothing but the lock, the
   `.gitignore` and temp files is left beside them;
 * the exit code tells the truth: 0 means the new state holds, an error means nothing
-  changed; an audit entry exists for every successful write;
+  changed — unless its message says the change was made and kept ("kept": the result
+  could not be printed, a forget's clean-up failed after the note was removed, a sync's
+  later scope failed), and then the new state holds; an audit entry exists for every
+  successful write;
 * `memdir list`, `history ID --json` (its newest entry is the file on disk),
   `audit verify --json` and `doctor --json` succeed afterwards.
 
@@ -274,7 +277,7 @@ class Result:
     scenario: str
     fault: str
     target: Target
-    outcome: str  # "ok", "error", "killed", "missed" (the fault never fired)
+    outcome: str  # "ok", "error", "kept", "killed", "missed" (the fault never fired)
     returncode: int
     hit: str = ""
     problems: list[str] = field(default_factory=list)
@@ -326,13 +329,15 @@ def run_case(scenario: Scenario, case: Case, target: Target, fault: str) -> Resu
         outcome = "missed"
     else:
         outcome = "ok" if rc == 0 else "error"
+    out = proc.stdout + proc.stderr
+    if outcome == "error" and any(said in out for said in KEPT):
+        outcome = "kept"
     result = Result(scenario.name, fault, target, outcome, rc, hit, [], argv)
     problems = result.problems
-    out = proc.stdout + proc.stderr
     if outcome != "killed":
         if "Traceback" in out:
             problems.append("traceback in the output:\n" + _indent(out[-1500:]))
-        if outcome == "error":
+        if outcome in ("error", "kept"):
             if rc != EXIT_DISK:
                 problems.append(f"exit {rc}, not {EXIT_DISK} (the disk refused): {out[-300:]!r}")
             if not _message(proc.stdout, proc.stderr):
@@ -351,6 +356,9 @@ def run_case(scenario: Scenario, case: Case, target: Target, fault: str) -> Resu
     problems.extend(verify(scenario, case, files))
     return result
 
+
+#: What an error message says when the change was made and kept before the failure.
+KEPT = ("made and kept before that", "was forgotten (its file removed")
 
 #: Every case's result in this process, for the summary table.
 RESULTS: list[Result] = []
@@ -395,6 +403,10 @@ def _state_problems(
     if outcome == "error" and not is_old:
         state = "the new state" if is_new else f"a changed state ({off_new})"
         return [f"exit non-zero but the note files hold {state}, not the old one"]
+    if outcome == "kept" and not is_new:
+        if scenario.batch and not scenario.partial(case, files):
+            return []  # a sync that kept its first scopes' pulls and said so
+        return [f"said the change was kept, but the new state does not hold: {off_new}"]
     if outcome == "killed" and not (is_old or is_new):
         if scenario.batch:
             torn = scenario.partial(case, files)
@@ -599,7 +611,8 @@ def table(results: Sequence[Result]) -> str:
             c["failed"] += 1
         if r.drift:
             c["drift"] += 1
-    head = f"{'write path':<26}{'fault':<8}{'cases':>6}{'ok':>6}{'error':>7}{'killed':>7}"
+    head = f"{'write path':<26}{'fault':<8}{'cases':>6}{'ok':>6}{'error':>7}{'kept':>6}"
+    head += f"{'killed':>7}"
     head += f"{'missed':>7}{'drift':>6}{'FAILED':>8}"
     lines = [head, "-" * len(head)]
     total: Counter[str] = Counter()
@@ -617,6 +630,7 @@ def table(results: Sequence[Result]) -> str:
 
 def _row(name: str, fault: str, c: Counter[str]) -> str:
     return (
-        f"{name:<26}{fault:<8}{c['cases']:>6}{c['ok']:>6}{c['error']:>7}{c['killed']:>7}"
+        f"{name:<26}{fault:<8}{c['cases']:>6}{c['ok']:>6}{c['error']:>7}{c['kept']:>6}"
+        f"{c['killed']:>7}"
         f"{c['missed']:>7}{c['drift']:>6}{c['failed']:>8}"
     )
