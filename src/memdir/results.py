@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,8 +25,11 @@ __all__ = [
     "Chunk",
     "ConflictView",
     "CurrentNote",
+    "DismissResult",
     "DoctorReport",
     "FileProblem",
+    "Finding",
+    "FindingKind",
     "ForgetPlan",
     "ForgetResult",
     "HistoryEntry",
@@ -72,6 +76,42 @@ class SupersedeResult:
     changed: bool
     revision: str
     scope: Scope
+
+
+class FindingKind(StrEnum):
+    """What a tidy-up finding is about (§6); CLI choices and MCP schemas derive from it."""
+
+    SAME_TOPIC = "same_topic"
+    BROKEN_LINK = "broken_link"
+    MISSING_FILE = "missing_file"
+    UNUSED = "unused"
+    TOO_LONG = "too_long"
+    CONTRADICTION = "contradiction"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One entry of the tidy-up list (§6): what is wrong, with which notes, in one line.
+
+    `id` is derived from `kind` and the content hashes of the notes (`hashes`, in the
+    order of `notes`), so it stays the same until one of them is edited.
+    """
+
+    id: str
+    kind: FindingKind
+    scope: Scope
+    notes: tuple[str, ...]
+    reason: str
+    hashes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DismissResult:
+    """What `dismiss` did: the finding is no longer listed until one of its notes changes
+    (`changed` False: it was dismissed already)."""
+
+    finding: Finding
+    changed: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,6 +112,12 @@ COMMANDS: dict[str, CommandSpec] = {
             "sync:sync",
             "Run one sync pass now (see also: status, on, off, login, conflicts, resolve).",
         ),
+        (
+            "tidy",
+            "tidy:tidy",
+            "List what needs tidying: same topic, broken links, missing files, unused, too long, "
+            "contradictions (dismiss one: `memdir tidy dismiss ID`).",
+        ),
     )
 }
 

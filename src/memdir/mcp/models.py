@@ -5,19 +5,21 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from memdir.core import Note
-from memdir.results import ForgetResult, HistoryEntry, Link, LinkReport, WriteResult
+from memdir.results import Finding, ForgetResult, HistoryEntry, Link, LinkReport, WriteResult
 from memdir.retrieve import Chunk, Hit
 
 __all__ = [
     "ChunkOut",
     "DeleteOut",
     "DiffOut",
+    "FindingOut",
     "HistoryOut",
     "LinksOut",
     "NoteOut",
     "RetrieveOut",
     "SearchHitOut",
     "SearchOut",
+    "TidyOut",
     "WriteOut",
 ]
 
@@ -255,3 +257,32 @@ class LinksOut(BaseModel):
             backlinks=[LinkOut.of(link) for link in report.backlinks],
             dangling=list(report.dangling),
         )
+
+
+class FindingOut(BaseModel):
+    """One entry of the tidy-up list: what is wrong, with which notes."""
+
+    id: str
+    kind: str = Field(
+        description="same_topic, broken_link, missing_file, unused, too_long or contradiction"
+    )
+    scope: str
+    notes: list[str]
+    reason: str
+
+    @classmethod
+    def of(cls, finding: Finding) -> FindingOut:
+        return cls(
+            id=finding.id,
+            kind=finding.kind.value,
+            scope=finding.scope.value,
+            notes=list(finding.notes),
+            reason=finding.reason,
+        )
+
+
+class TidyOut(BaseModel):
+    """The tidy-up list (findings dismissed on this machine are left out)."""
+
+    findings: list[FindingOut]
+    hint: str

@@ -32,6 +32,7 @@ from memdir.mcp.models import (
     ChunkOut,
     DeleteOut,
     DiffOut,
+    FindingOut,
     HistoryEntryOut,
     HistoryOut,
     LinksOut,
@@ -39,9 +40,11 @@ from memdir.mcp.models import (
     RetrieveOut,
     SearchHitOut,
     SearchOut,
+    TidyOut,
     WriteOut,
 )
 from memdir.memory import Memory
+from memdir.results import FindingKind
 
 __all__ = ["TOOL_NAMES", "register_tools", "usable_tools"]
 
@@ -70,6 +73,7 @@ def _enum(vocabulary: type[StrEnum]) -> Any:
 Mode = Annotated[str, _enum(SearchMode), AfterValidator(_member(SearchMode))]
 ScopeArg = Annotated[str, _enum(Scope), AfterValidator(_member(Scope))]
 TypeArg = Annotated[str, _enum(NoteType), AfterValidator(_member(NoteType))]
+KindArg = Annotated[str, _enum(FindingKind), AfterValidator(_member(FindingKind))]
 NoteId = Annotated[str, Field(description="A note id (from memory_search or the prompt index).")]
 
 #: At most this many notes superseded by one `memory_write` (a note replaces a few facts).
@@ -281,6 +285,24 @@ class MemoryTools:
         report = self.memory.links(id, scope=access.scope_for(None), hide_private=True)
         return LinksOut.of(report)
 
+    def memory_tidy(
+        self,
+        kinds: Annotated[
+            list[KindArg] | None, Field(description="only findings of these kinds (default: all)")
+        ] = None,
+        scope: Annotated[ScopeArg | None, Field(description="project or user notes")] = None,
+    ) -> TidyOut:
+        where = _access().scope_for(scope)
+        # Private notes are never shown over MCP: findings about them are left out.
+        findings = self.memory.tidy(kinds or None, where, hide_private=True)
+        hint = (
+            "open the notes with memory_read; tell the user, who can merge, supersede "
+            "(memory_write with supersedes) or dismiss (memdir tidy dismiss ID)"
+            if findings
+            else "nothing to tidy"
+        )
+        return TidyOut(findings=[FindingOut.of(f) for f in findings], hint=hint)
+
     def memory_write(
         self,
         summary: Annotated[str, Field(description="One line that states the fact itself.")],
@@ -359,6 +381,12 @@ _DESCRIPTIONS: dict[str, str] = {
         "A unified diff between two revisions of a note (default: previous version → current)."
     ),
     "memory_links": "A note's outgoing [[links]], its backlinks, and links to missing notes.",
+    "memory_tidy": (
+        "The tidy-up list of the memory notes: notes on the same topic, broken [[links]], "
+        "paths to files that do not exist, notes unused for long, notes too long, and "
+        "contradicting notes. Each finding has an id, its note ids and a one-line reason. "
+        "Read-only: nothing is changed."
+    ),
     "memory_write": (
         "Create a memory note, or update one (give its id). Returns the nearest existing notes "
         "and a likely-duplicate flag: when set, update that note instead. The credential "

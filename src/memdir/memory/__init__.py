@@ -7,6 +7,7 @@ public method is a short delegation to one of them.
 - `notebook` (`Notebook`): remember, supersede, read, list, history, diff, links;
 - `maintenance` (`Maintenance`): forget, backups, restore, doctor, audit verification;
 - `agent` (`AgentView`): the prompt index and per-message recall;
+- `tidying` (`Tidying`): the tidy-up list (§6) and this machine's dismissals;
 - `retrieval` (`memdir.retrieve.Retriever`): the search indexes and the embedder;
 - `replica` (`memdir.sync.replica.Replica`): this machine's sync state and passes.
 
@@ -33,11 +34,15 @@ from memdir.memory.maintenance import Maintenance
 from memdir.memory.notes import Notebook
 from memdir.memory.stores import Stores, state_home
 from memdir.memory.syncing import background_sync, commit_batch
+from memdir.memory.tidying import Tidying
 from memdir.results import (
     AuditHead,
     AuditVerification,
     CurrentNote,
+    DismissResult,
     DoctorReport,
+    Finding,
+    FindingKind,
     ForgetPlan,
     ForgetResult,
     HistoryEntry,
@@ -118,6 +123,9 @@ class Memory:
             warnings=self.warnings,
         )
         self.agent = AgentView(settings, self.stores, self.usage, held=self._held)
+        self.tidying = Tidying(
+            settings, self.stores, self.usage, retriever=lambda: self.retrieval, clock=clock
+        )
 
     @classmethod
     def open(
@@ -429,6 +437,30 @@ class Memory:
     def audit_head(self) -> AuditHead:
         """The audit log's head, signed by this machine's key; raises if it does not verify."""
         return self.maintenance.audit_head()
+
+    def tidy(
+        self,
+        kinds: FindingKind | str | Iterable[FindingKind | str] | None = None,
+        scope: Scope | str | None = None,
+        *,
+        hide_private: bool = False,
+    ) -> builtins.list[Finding]:
+        """The tidy-up list (§6): findings of `kinds` (None: all six) in `scope` (None: every
+        open scope, project first), without those dismissed on this machine.
+
+        Each finding has a stable id (its kind and the hashes of its notes), the note ids
+        and a one-line reason. With `hide_private`, findings about private notes are left
+        out (what an MCP caller may see).
+        """
+        return self.tidying.findings(kinds, scope, hide_private=hide_private)
+
+    def dismiss(self, finding_id: str) -> DismissResult:
+        """Leave a finding out of `tidy` on this machine until one of its notes is edited.
+
+        Raises NotFound for an id `tidy` does not list now (unknown, or a note changed).
+        Dismissing a finding twice changes nothing (`changed` False).
+        """
+        return self.tidying.dismiss(finding_id)
 
     def audit_record(
         self, action: str, *, grant_id: str | None = None, detail: str | None = None

@@ -1,0 +1,118 @@
+"""Which notes of one scope are on the same topic: candidate pairs by shared rare terms,
+scored by the overlap of their summary and tag terms, grouped into small clusters.
+
+Not all pairs: each term names the notes that hold it (an inverted list, like the search
+index's), and only notes sharing a term that at most `MAX_TERM_NOTES` notes hold are
+compared, so 5,000 notes cost a few tens of thousands of comparisons, not 12.5 million.
+Terms held by more notes than that ("deploy" in a deploy-heavy project) say little about
+a topic; two notes that share nothing rarer are not on one topic.
+
+The score is the cosine of the two notes' term sets, each term weighted by its inverse
+document frequency in the scope: 1.0 for the same words, about 0.5 when half the weight
+is shared.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "CONTRADICTION_MIN_SCORE",
+    "MAX_CLUSTER",
+    "MAX_TERM_NOTES",
+    "SAME_TOPIC_MIN_SCORE",
+    "Pair",
+    "candidate_pairs",
+    "clusters",
+]
+
+#: A term held by more notes than this does not make two notes candidates.
+MAX_TERM_NOTES = 60
+#: Overlap from which two notes are on the same topic ("largely overlap", §6).
+SAME_TOPIC_MIN_SCORE = 0.6
+#: Overlap from which two notes are compared for contradicting statements: notes that
+#: disagree on a value share their subject, not their values, so less is needed.
+CONTRADICTION_MIN_SCORE = 0.35
+#: At most this many notes form one same-topic finding (§6: 2–6).
+MAX_CLUSTER = 6
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Pair:
+    """Two notes (indexes into the list given, `first` < `second`) and their overlap."""
+
+    first: int
+    second: int
+    score: float
+
+
+def candidate_pairs(
+    terms: Sequence[frozenset[str]],
+    *,
+    min_score: float,
+    skip: frozenset[tuple[int, int]] = frozenset(),
+) -> list[Pair]:
+    """Pairs of term sets (by index) whose weighted overlap reaches `min_score`, best first.
+
+    `skip` holds index pairs (lower first) never to report, e.g. a note and the note it
+    supersedes.
+    """
+    holders: dict[str, list[int]] = defaultdict(list)
+    for i, words in enumerate(terms):
+        for word in words:
+            holders[word].append(i)
+    total = len(terms)
+    weight = {w: math.log1p(total / len(held)) ** 2 for w, held in holders.items()}
+    norms = [math.sqrt(sum(weight[w] for w in words)) for words in terms]
+    shared: dict[tuple[int, int], float] = defaultdict(float)
+    for word, held in holders.items():
+        if len(held) < 2 or len(held) > MAX_TERM_NOTES:
+            continue
+        w = weight[word]
+        for x, i in enumerate(held):
+            for j in held[x + 1 :]:
+                shared[(i, j)] += w
+    # A pair found through a rare term also counts the frequent terms it shares.
+    out: list[Pair] = []
+    for (i, j), _ in shared.items():
+        if (i, j) in skip or not norms[i] or not norms[j]:
+            continue
+        common = terms[i] & terms[j]
+        score = sum(weight[w] for w in common) / (norms[i] * norms[j])
+        if score >= min_score:
+            out.append(Pair(i, j, round(min(score, 1.0), 4)))
+    out.sort(key=lambda p: (-p.score, p.first, p.second))
+    return out
+
+
+def clusters(pairs: Sequence[Pair], order: Mapping[int, str]) -> list[tuple[int, ...]]:
+    """Same-topic groups of 2 to `MAX_CLUSTER` notes: pairs joined best first, a pair that
+    would make a group larger than that left out. Each group is sorted by `order` (the
+    notes' ids); groups come out sorted by their first member."""
+    group_of: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    for pair in pairs:
+        a, b = group_of.get(pair.first), group_of.get(pair.second)
+        if a is not None and a == b:
+            continue
+        size_a = len(members[a]) if a is not None else 1
+        size_b = len(members[b]) if b is not None else 1
+        if size_a + size_b > MAX_CLUSTER:
+            continue
+        if a is None:
+            a = pair.first
+            members[a] = [pair.first]
+            group_of[pair.first] = a
+        if b is None:
+            members[a].append(pair.second)
+            group_of[pair.second] = a
+        else:
+            for member in members.pop(b):
+                members[a].append(member)
+                group_of[member] = a
+    groups = [tuple(sorted(m, key=lambda i: order[i])) for m in members.values()]
+    groups.sort(key=lambda g: order[g[0]])
+    return groups
