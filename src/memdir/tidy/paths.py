@@ -32,7 +32,8 @@ FILE_EXTENSIONS = frozenset((
 # fmt: on
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
-_WORD = re.compile(r"[^\s()\[\]<>\"'`,;]+")
+# Outside backticks only a word holding a slash can count: the others are not looked at.
+_SLASHED = re.compile(r"[^\s()\[\]<>\"'`,;]*/[^\s()\[\]<>\"'`,;]*")
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_.\-/@+]+")
 _LINE_REF = re.compile(r"(?::\d+(?::\d+)?|#L\d+(?:-L?\d+)?)$")
 _DOMAIN = re.compile(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}$", re.IGNORECASE)
@@ -85,12 +86,14 @@ def path_mentions(body: str) -> list[str]:
             continue
         if in_code:
             continue
+        if "`" not in line and "/" not in line:
+            continue
         for match in _BACKTICKED.finditer(line):
             token = _clean(match.group(1))
             if token is not None and _counts(token, backticked=True):
                 seen.setdefault(token, None)
-        rest = _BACKTICKED.sub(" ", line)
-        for match in _WORD.finditer(rest):
+        rest = _BACKTICKED.sub(" ", line) if "`" in line else line
+        for match in _SLASHED.finditer(rest):
             token = _clean(match.group(0))
             if token is not None and _counts(token, backticked=False):
                 seen.setdefault(token, None)
