@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,26 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from disks import fill, needs_root, tmpfs
 from memdir.errors import EXIT_DISK
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
-)
+pytestmark = needs_root
 
 
 @pytest.fixture
 def full_home(tmp_path: Path) -> Iterator[Path]:
-    tiny = tmp_path / "tiny"
-    tiny.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(tiny)], capture_output=True
-    )
-    if mounted.returncode != 0:  # e.g. a container without the right to mount
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace')}")
-    try:
+    with tmpfs(tmp_path / "tiny") as tiny:
         yield tiny / "home"
-    finally:
-        subprocess.run(["umount", "-l", str(tiny)], check=False)
 
 
 def _memdir(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -49,12 +38,7 @@ def _memdir(project: Path, home: Path, *args: str) -> subprocess.CompletedProces
 
 
 def _fill(home: Path) -> None:
-    with (home.parent / "filler").open("wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-        except OSError:
-            pass
+    fill(home.parent)
 
 
 @pytest.mark.parametrize("as_json", [False, True])
@@ -123,28 +107,21 @@ def test_listing_and_history_keep_working_on_a_full_home(full_home: Path, tmp_pa
 def test_a_result_that_cannot_be_printed_says_the_change_was_kept(
     tmp_path: Path, as_json: bool
 ) -> None:
-    tiny = tmp_path / "out"
-    tiny.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(tiny)]).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        project = tmp_path / "project"
-        (project / ".git").mkdir(parents=True)
-        _fill(tiny / "x")
-        out = (tiny / "result.txt").open("w")  # stdout on the full disk
-        env = {**os.environ, "MEMDIR_HOME": str(tmp_path / "home")}
-        args = ["remember", "A note about deploys", *(["--json"] if as_json else [])]
-        done = subprocess.run(
-            [sys.executable, "-m", "memdir", "--project", str(project), *args],
-            stdout=out,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            timeout=120,
-        )
-        out.close()
-    finally:
-        subprocess.run(["umount", "-l", str(tiny)], check=False)
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    with tmpfs(tmp_path / "out", "1m") as tiny:
+        fill(tiny)
+        with (tiny / "result.txt").open("w") as out:  # stdout on the full disk
+            env = {**os.environ, "MEMDIR_HOME": str(tmp_path / "home")}
+            args = ["remember", "A note about deploys", *(["--json"] if as_json else [])]
+            done = subprocess.run(
+                [sys.executable, "-m", "memdir", "--project", str(project), *args],
+                stdout=out,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                timeout=120,
+            )
     assert done.returncode == EXIT_DISK
     assert "Traceback" not in done.stderr
     assert "made and kept before that: write a-note-about-deploys" in done.stderr

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from disks import fill, tmpfs
 from memdir.errors import EXIT_DISK
 
 pytestmark = pytest.mark.skipif(
@@ -41,17 +42,8 @@ SEARCHES = [
 @pytest.fixture
 def tiny(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs, unmounted afterwards."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode != 0:  # e.g. a container without the right to mount
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
-    try:
+    with tmpfs(tmp_path / "tiny") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _memdir(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -63,17 +55,6 @@ def _memdir(project: Path, home: Path, *args: str) -> subprocess.CompletedProces
         env=env,
         timeout=120,
     )
-
-
-def _fill(mount: Path) -> Path:
-    filler = mount / "filler"
-    with filler.open("wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-        except OSError:
-            pass
-    return filler
 
 
 def _note(project: Path, note_id: str, summary: str, body: str) -> None:
@@ -112,7 +93,7 @@ def test_reads_on_a_full_home_answer_from_the_index_without_what_changed_since(
 ) -> None:
     home = tiny / "home"
     project = _setup(tmp_path, home)
-    filler = _fill(tiny)
+    filler = fill(tiny)
 
     for args in SEARCHES:
         done = _memdir(project, home, *args)
@@ -156,7 +137,7 @@ def test_with_no_index_on_a_full_home_search_builds_one_in_memory(
 ) -> None:
     home = tiny / "home"
     project = _setup(tmp_path, home, index=False)
-    _fill(tiny)
+    fill(tiny)
     done = _memdir(project, home, "search", "--json", "deploys")
     assert done.returncode == 0, done.stderr
     assert {h["note_id"] for h in json.loads(done.stdout)} == {"staging", "rollbacks", "hand"}

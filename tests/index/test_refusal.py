@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from disks import fill
+from disks import tmpfs as mounted
 from memdir.core import Note, render_note
 from memdir.index.db import SearchIndex
 from memdir.index.query import analyse
@@ -71,29 +73,8 @@ def _digest(path: Path) -> str:
 @pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs of its own, unmounted afterwards."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
-    try:
+    with mounted(tmp_path / "tiny") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(mount: Path) -> Path:
-    """Fill the file system to its last byte; returns the filler file."""
-    filler = mount / "filler"
-    with filler.open("wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-        except OSError:
-            pass
-    return filler
 
 
 def remount(mount: Path, mode: str) -> None:

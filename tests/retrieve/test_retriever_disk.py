@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from disks import fill, tmpfs
 from memdir.config import EmbedSettings
 from memdir.core import Note, Scope, render_note
 from memdir.embed import EmbedderInfo
@@ -87,28 +88,8 @@ class Store:
 @pytest.fixture
 def state(tmp_path: Path) -> Iterator[Path]:
     """Machine-local state on a 4 MiB tmpfs of its own."""
-    mount = tmp_path / "state"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
-    try:
+    with tmpfs(tmp_path / "state") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(mount: Path) -> Path:
-    filler = mount / "filler"
-    with filler.open("wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-        except OSError:
-            pass
-    return filler
 
 
 def retriever(home: Path, warnings: list[str], embedder: HashedWords | None) -> Retriever:

@@ -8,15 +8,15 @@ file, its history and the audit log are as they were, and no temp file is left.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from disks import fill, needs_root, tmpfs
 from files import snapshot
 from memdir import Memory
 from memdir.core import Scope
@@ -25,46 +25,14 @@ from memdir.errors import DiskError, NotFound
 from memdir.store import AuditLog, History, revision_of
 from memdir.store.rollback import Rollback
 
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
-)
-
 Mount = Callable[[Path, str], Path]
 
 
 @pytest.fixture
 def mount_tmpfs() -> Iterator[Mount]:
     """Mount a tmpfs of `size` at a (new) directory; unmounted after the test."""
-    mounted: list[Path] = []
-
-    def mount(where: Path, size: str) -> Path:
-        where.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-            capture_output=True,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
-        mounted.append(where)
-        return where
-
-    yield mount
-    for where in reversed(mounted):
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
-def fill(directory: Path, leave: int = 0) -> None:
-    """Fill the file system holding `directory`, to the last byte or but `leave` bytes."""
-    with (directory / ".filler").open("wb", buffering=0) as f:
-        if leave:
-            f.write(b"\0" * max(0, shutil.disk_usage(directory).free - leave))
-            return
-        for chunk in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    f.write(b"\0" * chunk)
-            except OSError:
-                pass
+    with contextlib.ExitStack() as stack:
+        yield lambda where, size: stack.enter_context(tmpfs(where, size))
 
 
 def state(project: Path, home: Path) -> dict[str, bytes]:
@@ -74,7 +42,7 @@ def state(project: Path, home: Path) -> dict[str, bytes]:
     return {
         k: v
         for k, v in files.items()
-        if v != b"<dir>" and not k.endswith((".filler", ".lock", ".gitignore"))
+        if v != b"<dir>" and not k.endswith(("/filler", ".lock", ".gitignore"))
     }
 
 
@@ -111,7 +79,7 @@ def test_a_replace_that_meets_a_full_disk_is_undone(
     assert m.history("deploys")[-1].current
     assert m.audit_verify().ok
     # Room again: the same write lands, with its history and audit entry.
-    (home / full / ".filler").unlink()
+    (home / full / "filler").unlink()
     m.remember("Deploys go through staging", body="second", id="deploys")
     assert [e.event for e in m.history("deploys")] == ["observed", "write"]
     assert m.history("deploys")[-1].current
@@ -259,7 +227,7 @@ def test_a_forget_whose_index_update_meets_a_full_disk_says_it_was_forgotten(
     assert [e.action for e in m.stores.audit.entries()][-1] == ("purge" if purge else "forget")
     assert "deploys" not in [h.note_id for h in m.search("staging deploys")]
     # With room again, the index catches up and doctor is clean.
-    (home / "index" / ".filler").unlink()
+    (home / "index" / "filler").unlink()
     m.reindex()
     assert m.doctor(deep=True).ok
 
