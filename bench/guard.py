@@ -24,6 +24,7 @@ from tests.guard.corpus_multilingual import (
     HELD,
     LANGUAGES,
     LATE,
+    SIXTH,
     TUNING,
     Case,
 )
@@ -82,10 +83,11 @@ def _multilingual() -> bool:
         ("fresh", FRESH),
         ("late", LATE),
         ("blind", BLIND),
+        ("sixth", SIXTH),
         ("all", ALL),
     ):
         print(_row(name, list(batch)))
-    for title, cases in (("", ALL), (" (blind batch)", BLIND)):
+    for title, cases in (("", ALL), (" (blind batch)", BLIND), (" (sixth batch)", SIXTH)):
         print(f"  by language{title}:")
         for lang in LANGUAGES:
             print(_row(lang, [c for c in cases if c.lang == lang]))

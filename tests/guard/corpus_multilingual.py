@@ -1,9 +1,9 @@
 """A multilingual corpus for the credential guard: how people write secrets, and look-alikes.
 
-Five batches written separately: `TUNING` was used while building the detectors; `HELD`,
-`FRESH`, `LATE` and `BLIND` were each written after the fixes prompted by the one before,
-measured once as unseen text (figures in the headers of their sections), and their general
-misses then fixed.
+Six batches written separately: `TUNING` was used while building the detectors; `HELD`,
+`FRESH`, `LATE`, `BLIND` and `SIXTH` were each written after the fixes prompted by the one
+before, measured once as unseen text (figures in the headers of their sections), and their
+general misses then fixed.
 Each case names its language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any"
 for language-free text) and its kind (prose, config, url, obfuscated, lookalike).  Values are
 generated from seeded pieces so no realistic credential is stored literally in the repository.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .corpus import ALNUM, B64, DIGITS, HEX, UPPER, URLSAFE, jwt, pem_body, tok, uuid
 
-__all__ = ["ALL", "BLIND", "FRESH", "HELD", "LANGUAGES", "LATE", "TUNING", "Case"]
+__all__ = ["ALL", "BLIND", "FRESH", "HELD", "LANGUAGES", "LATE", "SIXTH", "TUNING", "Case"]
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "zh", "ja", "ko", "any")
 
@@ -1218,4 +1218,401 @@ TUNING: tuple[Case, ...] = tuple(_pos("t", _TUNING_POS) + _neg("t", _TUNING_NEG)
 HELD: tuple[Case, ...] = tuple(_pos("h", _HELD_POS) + _neg("h", _HELD_NEG))
 FRESH: tuple[Case, ...] = tuple(_pos("f", _FRESH_POS) + _neg("f", _FRESH_NEG))
 LATE: tuple[Case, ...] = tuple(_pos("l", _LATE_POS) + _neg("l", _LATE_NEG))
-ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE + BLIND
+# --- batch 6: sixth (written blind, before reading the guard's source; first measured at
+# 71.3% (114/160), FPR 0% (0/85): en 54, de 64, fr 60, es 70, it 80, pt 60, nl 70, ru 70,
+# pl 70, tr 70, zh 82, ja 60, ko 73, any 92 %; prose 66, config 88, obfuscated 15, url 100 %,
+# lookalike FPR 0 %) ---------------------------------------------------------------------
+#
+# Chat messages, abbreviated and disguised labels, values on the next line, passwords with
+# spaces or quotes, tables, code spans and fences, many config formats, odd URL schemes,
+# vendor keys, key blocks; look-alikes a naive guard refuses.  Placeholders as in batch 5,
+# plus {pwsp} (a password with spaces), {pwq} (a password with an apostrophe), {tg}
+# (Telegram bot), {discord}, {slack} (xoxb-), {sendgrid}, {aws} (an AWS secret access key),
+# {azure} (an Azure AccountKey), {ghpat} (github_pat_), {ant} (sk-ant-), {pgpkey} (a PGP
+# private key block), {pemenc} (a legacy encrypted PEM key) and {p8enc} (an encrypted
+# PKCS#8 block).
+
+_PLACEHOLDER6 = re.compile(
+    r"\{(pwsp|pwq|tg|discord|slack|sendgrid|aws|azure|ghpat|ant|pgpkey|pemenc|p8enc|"
+    r"pw|tok|phrase|uuid|b64pw|basic|jwt|sshkey|alnum|hex|b64|url|up|dig)"
+    r"(\d*)(?:\|(zw|fw|spaced|shy|dash))?\}"
+)
+
+
+def _value6(seed: str, i: int, name: str, size: str) -> str:
+    rng = random.Random(seed)
+    w1, w2 = rng.choice(_WORDS), rng.choice(_WORDS)
+    digits = "".join(rng.choice(string.digits) for _ in range(3))
+    if name == "pwsp":
+        return f"{w1} {w2.lower()} {digits}{rng.choice(_SYMBOLS)}"
+    if name == "pwq":
+        return f"{w1}'{w2}{digits}{rng.choice('!#%*')}"
+    if name == "tg":
+        return tok(seed, DIGITS, 10) + ":AA" + tok(seed + "t", URLSAFE, 33)
+    if name == "discord":
+        user = base64.b64encode(("1" + tok(seed, DIGITS, 17)).encode()).decode().rstrip("=")
+        return f"{user}.{tok(seed + 'a', URLSAFE, 6)}.{tok(seed + 'b', URLSAFE, 38)}"
+    if name == "slack":
+        return f"xoxb-{tok(seed, DIGITS, 12)}-{tok(seed + 'b', DIGITS, 13)}-{tok(seed, ALNUM, 24)}"
+    if name == "sendgrid":
+        return f"SG.{tok(seed, URLSAFE, 22)}.{tok(seed + 's', URLSAFE, 43)}"
+    if name == "aws":
+        return tok(seed, ALNUM + "/+", 40)
+    if name == "azure":
+        return tok(seed, B64, 86) + "=="
+    if name == "ghpat":
+        return f"github_pat_{tok(seed, ALNUM, 22)}_{tok(seed + 'g', ALNUM, 59)}"
+    if name == "ant":
+        return "sk-ant-api03-" + tok(seed, URLSAFE, 93) + "AA"
+    if name == "pgpkey":
+        body = "\n".join("lQ" + tok(f"{seed}{k}", B64, 62) for k in range(3))
+        return (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n"
+            f"{body}\n={tok(seed, B64, 4)}\n-----END PGP PRIVATE KEY BLOCK-----"
+        )
+    if name == "pemenc":
+        return (
+            "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+            f"DEK-Info: AES-128-CBC,{tok(seed, HEX.upper(), 32)}\n\n"
+            f"{pem_body(seed, 3)}\n-----END RSA PRIVATE KEY-----"
+        )
+    if name == "p8enc":
+        return (
+            f"-----BEGIN ENCRYPTED PRIVATE KEY-----\n{pem_body(seed, 3)}\n"
+            "-----END ENCRYPTED PRIVATE KEY-----"
+        )
+    return _value(seed, i, name, size)
+
+
+def _pos_sixth(batch: str, rows: list[tuple[str, str, str]]) -> list[Case]:
+    """Like `_pos_blind`, with the extra placeholders above."""
+    cases: list[Case] = []
+    for i, (lang, kind, template) in enumerate(rows):
+        match = _PLACEHOLDER6.search(template)
+        assert match is not None, template
+        name, size, how = match.groups()
+        value = _value6(f"{batch}-{lang}-{i}", i, name, size)
+        if how:
+            value = _obfuscate(value, how)
+        text = template[: match.start()] + value + template[match.end() :]
+        case = Case(f"{batch}-p{i:03d}-{lang}-{kind}", lang, kind, text, value)
+        assert case.line == template[: match.start()].count("\n") + 1, case.id
+        cases.append(case)
+    return cases
+
+
+_S6_SHA1 = tok("s6-sha1", HEX, 40)
+_S6_SHA256 = tok("s6-sha256", HEX, 64)
+_S6_SHA256B = tok("s6-sha256b", HEX, 64)
+_S6_DIGEST = tok("s6-digest", HEX, 64)
+_S6_UUID = uuid("s6-uuid")
+_S6_UUID2 = uuid("s6-uuid2")
+_S6_BCRYPT = "$2y$10$" + tok("s6-bcrypt", ALNUM + "./", 53)
+_S6_ARGON = "$argon2i$v=19$m=4096,t=3,p=1$" + tok("s6-as", B64, 22) + "$" + tok("s6-ah", B64, 43)
+_S6_SRI = "sha384-" + tok("s6-sri", B64, 64)
+_S6_CSP = "'sha256-" + tok("s6-csp", B64, 43) + "='"
+_S6_ISBN = "978-" + tok("s6-isbn1", DIGITS, 1) + "-" + tok("s6-isbn2", DIGITS, 4) + "-"
+_S6_ISBN += tok("s6-isbn3", DIGITS, 4) + "-" + tok("s6-isbn4", DIGITS, 1)
+_S6_IBAN = "NL" + tok("s6-iban0", DIGITS, 2) + " " + "RABO" + " "
+_S6_IBAN += " ".join(tok(f"s6-iban{k}", DIGITS, 4) for k in range(1, 3)) + " " + "12"
+_S6_ORDER = "-".join(tok(f"s6-order{k}", DIGITS, 4) for k in range(3))
+_S6_TRACK = "1Z" + tok("s6-track", UPPER + DIGITS, 16)
+_S6_PUB = "AAAAC3NzaC1lZDI1NTE5AAAAI" + tok("s6-pub", B64, 43)
+_S6_PNG = "iVBORw0KGgoAAAANSUhEUgAA" + tok("s6-png", B64, 72)
+_S6_VAULT = "\n".join("          " + tok(f"s6-vault{k}", HEX, 80) for k in range(3))
+
+_SIXTH_POS: list[tuple[str, str, str]] = [
+    # en
+    ("en", "prose", "hey, the wifi pw is {pw} btw"),
+    ("en", "prose", "btw my pin's {dig4}, don't tell anyone lol"),
+    ("en", "prose", "The password is below:\n  {pw}\n"),
+    ("en", "obfuscated", "Passw0rd: {pw}"),
+    ("en", "obfuscated", "P a s s w o r d: {pw}"),
+    ("en", "config", "| host | user | pass |\n|------|------|------|\n| db01 | root | {pw} |"),
+    ("en", "config", "db01.internal   root   {pw}   # prod, do not share"),
+    ("en", "prose", 'the admin password is "{pwsp}" (yes, with the spaces)'),
+    ("en", "config", "```\nSLACK_BOT_TOKEN={slack}\n```"),
+    ("en", "url", "amqp://guest:{pw}@rabbit.internal:5672/"),
+    ("en", "config", "Authorization: Basic {basic}"),
+    ("en", "url", "otpauth://totp/ACME:jane@acme.io?secret={up32}&issuer=ACME"),
+    ("en", "prose", "Stripe live key for the shop: sk_live_{alnum24}"),
+    # de
+    ("de", "prose", "hey, das WLAN-Passwort ist übrigens {pw}"),
+    ("de", "prose", "kw fürs Büro-WLAN: {pw}"),
+    ("de", "prose", "Das Kennwort steht unten:\n    {pw}\n"),
+    ("de", "obfuscated", "P a s s w o r t: {pw}"),
+    ("de", "prose", "meine PIN lautet {dig4}, bitte nicht weitersagen"),
+    ("de", "config", "[datenbank]\nbenutzer = app\npasswort = {pw}\n"),
+    ("de", "url", "redis://:{pw}@cache.intern:6379/0"),
+    ("de", "prose", "Zugangsdaten fürs NAS: admin / {pw}"),
+    ("de", "prose", "Mein neues Passwort lautet „{pwsp}“ – mit Leerzeichen!"),
+    ("de", "config", "export HF_TOKEN=hf_{alnum34}"),
+    ("de", "prose", "Passwort vom Router geändert, ist jetzt `{pw}`"),
+    # fr
+    ("fr", "prose", "salut, le mdp du wifi c'est {pw}"),
+    ("fr", "prose", "mon code PIN c'est le {dig4}"),
+    ("fr", "prose", "Le mot de passe est ci-dessous :\n  {pw}"),
+    ("fr", "prose", "mot de passe de la box : « {pwsp} »"),
+    ("fr", "config", "MOT_DE_PASSE={pw}"),
+    ("fr", "url", "mongodb+srv://admin:{pw}@cluster0.ab12c.mongodb.net/prod"),
+    ("fr", "prose", "Identifiants FTP : utilisateur deploy, mdp {pw}"),
+    ("fr", "prose", "voici la clé API OpenAI : sk-proj-{url48}"),
+    ("fr", "obfuscated", "mdp : {pw|spaced}"),
+    (
+        "fr",
+        "config",
+        "<serveur>\n  <utilisateur>admin</utilisateur>\n  <motdepasse>{pw}</motdepasse>",
+    ),
+    # es
+    ("es", "prose", "oye, la contra del wifi es {pw}"),
+    ("es", "prose", "mi pin es {dig4}, apúntalo"),
+    ("es", "prose", "La contraseña está abajo:\n{pw}"),
+    ("es", "prose", "clave: {pw}"),
+    ("es", "config", "contraseña = '{pw}'"),
+    ("es", "url", "sftp://deploy:{pw}@files.ejemplo.es/subidas"),
+    ("es", "prose", "Token del bot de Telegram: {tg}"),
+    ("es", "config", "usuario: admin\ncontraseña: {pw}"),
+    ("es", "prose", "La clave secreta de AWS es {aws}"),
+    ("es", "prose", 'mi contraseña tiene espacios: "{pwsp}"'),
+    # it
+    ("it", "prose", "ciao, la pw del wifi è {pw}"),
+    ("it", "prose", "il mio pin è {dig5}"),
+    ("it", "prose", "La password è qui sotto:\n  {pw}"),
+    ("it", "prose", "parola d'ordine: {pw}"),
+    ("it", "config", 'password: "{pwq}"'),
+    ("it", "url", "ldaps://admin:{pw}@ldap.esempio.it:636"),
+    ("it", "prose", "credenziali del router: admin / {pw}"),
+    ("it", "prose", "Chiave API di Google Maps: AIza{url35}"),
+    ("it", "prose", "psw: {pw}"),
+    ("it", "obfuscated", "la password è {pw|zw}"),
+    # pt
+    ("pt", "prose", "oi, a senha do wifi é {pw}"),
+    ("pt", "prose", "meu pin é {dig4}"),
+    ("pt", "prose", "A senha está abaixo:\n{pw}"),
+    ("pt", "prose", "senha: {pwsp}"),
+    ("pt", "config", "SENHA_BANCO={pw}"),
+    ("pt", "url", "smb://admin:{pw}@nas.local/backup"),
+    ("pt", "prose", "token do npm: npm_{alnum36}"),
+    ("pt", "prose", "usuário root, senha {pw}"),
+    ("pt", "prose", "token do PyPI pra publicar: pypi-AgEIcHlwaS5vcmc{url60}"),
+    ("pt", "obfuscated", "s e n h a: {pw}"),
+    # nl
+    ("nl", "prose", "hé, het wifi ww is {pw}"),
+    ("nl", "prose", "mijn pincode is {dig4}"),
+    ("nl", "prose", "Het wachtwoord staat hieronder:\n  {pw}"),
+    ("nl", "config", "wachtwoord = {pw}"),
+    ("nl", "url", "postgresql://beheer:{pw}@db.intern:5432/app"),
+    ("nl", "prose", "inlog: admin / {pw}"),
+    ("nl", "prose", "GitHub token (fijnmazig): {ghpat}"),
+    ("nl", "config", "Wachtwoord: `{pw}`"),
+    ("nl", "prose", "de toegangscode voor het alarm is {dig6}"),
+    ("nl", "obfuscated", "w a c h t w o o r d: {pw}"),
+    # ru
+    ("ru", "prose", "привет, пароль от вайфая {pw}"),
+    ("ru", "prose", "мой пин {dig4}"),
+    ("ru", "prose", "Пароль ниже:\n  {pw}"),
+    ("ru", "prose", "пасс: {pw}"),
+    ("ru", "config", "пароль = {pw}"),
+    ("ru", "url", "ftp://user:{pw}@ftp.example.ru/"),
+    ("ru", "prose", "логин admin, пароль {pw}"),
+    ("ru", "prose", "токен бота телеграм: {tg}"),
+    ("ru", "obfuscated", "П а р о л ь: {pw}"),
+    ("ru", "prose", "ключ API Anthropic: {ant}"),
+    # pl
+    ("pl", "prose", "hej, hasło do wifi to {pw}"),
+    ("pl", "prose", "mój pin to {dig4}"),
+    ("pl", "prose", "Hasło poniżej:\n{pw}"),
+    ("pl", "prose", "hasło: „{pwsp}”"),
+    ("pl", "config", "HASLO={pw}"),
+    ("pl", "url", "amqps://app:{pw}@mq.firma.pl/vhost"),
+    ("pl", "prose", "login: admin, hasło {pw}"),
+    ("pl", "prose", "token Discorda dla bota: {discord}"),
+    ("pl", "obfuscated", "h a s ł o: {pw}"),
+    ("pl", "prose", "kod PIN do karty: {dig4}"),
+    # tr
+    ("tr", "prose", "selam, wifi şifresi {pw}"),
+    ("tr", "prose", "pin kodum {dig4}"),
+    ("tr", "prose", "Şifre aşağıda:\n  {pw}"),
+    ("tr", "prose", "parola: {pw}"),
+    ("tr", "config", "sifre={pw}"),
+    ("tr", "url", "mysql://kullanici:{pw}@db.sirket.com.tr/uygulama"),
+    ("tr", "prose", "kullanıcı adı admin, şifre {pw}"),
+    ("tr", "prose", "SendGrid API anahtarı: {sendgrid}"),
+    ("tr", "obfuscated", "ş i f r e: {pw}"),
+    ("tr", "prose", 'şifrem "{pwq}" (tırnak dahil)'),
+    # zh
+    ("zh", "prose", "wifi密码是{pw}"),
+    ("zh", "prose", "我的pin码：{dig6}"),
+    ("zh", "prose", "密码如下：\n{pw}"),
+    ("zh", "prose", "密码 {pw}"),
+    ("zh", "config", "数据库密码={pw}"),
+    ("zh", "url", "redis://default:{pw}@10.0.0.5:6379"),
+    ("zh", "prose", "账号admin 密码{pw}"),
+    ("zh", "prose", "口令：{pw}"),
+    ("zh", "prose", "阿里云AccessKeySecret：{alnum30}"),
+    ("zh", "obfuscated", "密 码：{pw}"),
+    ("zh", "prose", "支付密码是{dig6}"),
+    # ja
+    ("ja", "prose", "wifiのパスは{pw}です"),
+    ("ja", "prose", "暗証番号は{dig4}"),
+    ("ja", "prose", "パスワードは以下：\n{pw}"),
+    ("ja", "prose", "パスワード：「{pwsp}」"),
+    ("ja", "config", "パスワード={pw}"),
+    ("ja", "url", "mongodb://root:{pw}@db.example.jp:27017/admin"),
+    ("ja", "prose", "ID: admin / PW: {pw}"),
+    ("ja", "prose", "Slackのボットトークン：{slack}"),
+    ("ja", "obfuscated", "パ ス ワ ー ド：{pw}"),
+    ("ja", "prose", "APIキーは{tok}です"),
+    # ko
+    ("ko", "prose", "와이파이 비번 {pw}"),
+    ("ko", "prose", "내 핀번호 {dig4}"),
+    ("ko", "prose", "비밀번호는 아래에:\n{pw}"),
+    ("ko", "prose", "비밀번호: {pw}"),
+    ("ko", "config", "비밀번호={pw}"),
+    ("ko", "url", "postgres://admin:{pw}@db.example.kr/app"),
+    ("ko", "prose", "아이디 admin 비번 {pw}"),
+    ("ko", "prose", "깃랩 토큰 glpat-{url20}"),
+    ("ko", "obfuscated", "비 밀 번 호: {pw}"),
+    ("ko", "prose", "공동인증서 암호는 {pw}"),
+    ("ko", "prose", "계좌 비밀번호 {dig4}"),
+    # any: config formats, key blocks, vendor keys
+    ("any", "config", '{"username": "svc", "password": "{pw}"}'),
+    ("any", "config", "db:\n  user: app\n  pass: {pw}\n"),
+    ("any", "config", '[auth]\ntoken = "{tok}"\n'),
+    ("any", "config", "[smtp]\nhost=mail.internal\npasswd={pw}\n"),
+    ("any", "config", "STRIPE_SECRET_KEY=sk_live_{alnum24}"),
+    ("any", "config", '<add key="ApiKey" value="{tok}" />'),
+    ("any", "config", "spring.datasource.password={pw}"),
+    (
+        "any",
+        "config",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: {b64pw}\n",
+    ),
+    (
+        "any",
+        "config",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={azure};"
+        "EndpointSuffix=core.windows.net",
+    ),
+    ("any", "config", "[default]\naws_secret_access_key = {aws}\n"),
+    ("any", "config", "TWILIO_AUTH_TOKEN={hex32}"),
+    ("any", "config", "Cookie: sessionid={alnum32}; theme=dark"),
+    ("any", "config", "Set-Cookie: session={url40}; Path=/; HttpOnly; Secure"),
+    ("any", "config", "Authorization: Bearer {jwt}"),
+    ("any", "config", "{sshkey}"),
+    ("any", "config", "{pgpkey}"),
+    ("any", "config", "{pemenc}"),
+    ("any", "config", "{p8enc}"),
+    ("any", "config", "`{ant}`"),
+    ("any", "config", "```bash\nexport PGPASSWORD='{pw}'\n```"),
+    ("any", "config", "    environment:\n      - POSTGRES_PASSWORD={pw}\n"),
+    ("any", "config", "machine api.heroku.com login me@acme.io password {pw}"),
+    ("any", "config", "db.internal:5432:app:app:{pw}"),
+    ("any", "url", "https://oauth2:{tok}@gitlab.com/acme/app.git"),
+]
+
+_SIXTH_NEG: list[tuple[str, str, str]] = [
+    # en
+    ("en", "prose", "forgot your password? you can reset it at https://id.example.com/forgot"),
+    ("en", "prose", "Passwords must be 12+ characters with a digit and a symbol, rotated yearly."),
+    ("en", "prose", "the prod db password is stored in 1Password under 'prod db'"),
+    ("en", "prose", "password hint: the name of our first dog"),
+    ("en", "lookalike", "Order " + _S6_ORDER + " shipped, UPS tracking " + _S6_TRACK),
+    ("en", "prose", "I changed my password yesterday, so the old one won't work anymore."),
+    # de
+    ("de", "prose", "Passwort vergessen? Einfach auf „Zurücksetzen“ klicken."),
+    ("de", "prose", "Kennwortregeln: mindestens 10 Zeichen, davon eine Ziffer."),
+    ("de", "prose", "Das WLAN-Passwort steht auf dem Aufkleber unter dem Router."),
+    ("de", "lookalike", "Bestellnummer " + _S6_ORDER + ", Sendungsnummer " + _S6_TRACK),
+    ("de", "config", "passwort = ${DB_PASSWORT}"),
+    # fr
+    ("fr", "prose", "mot de passe oublié ? cliquez sur « réinitialiser » sur la page de connexion"),
+    ("fr", "prose", "le mdp est dans Bitwarden, dossier « infra »"),
+    ("fr", "lookalike", "ISBN " + _S6_ISBN + ", 2e édition"),
+    ("fr", "config", "mot_de_passe: <votre-mot-de-passe>"),
+    ("fr", "lookalike", "couleur principale #1e90ff, secondaire #ff6347, fond #fafafa"),
+    # es
+    ("es", "prose", "cambia tu contraseña en https://cuenta.ejemplo.es/cambiar-clave"),
+    ("es", "prose", "La contraseña debe tener al menos 10 caracteres y un número."),
+    ("es", "config", "contraseña: changeme"),
+    ("es", "prose", "pista de la contraseña: el nombre de mi gato"),
+    ("es", "lookalike", "número de pedido " + _S6_ORDER),
+    # it
+    ("it", "prose", "la password è nel gestore (1Password, voce 'VPN')"),
+    ("it", "config", "password: ${DB_PASSWORD}"),
+    ("it", "lookalike", _S6_SHA256 + "  release-4.2.0.tar.gz"),
+    ("it", "lookalike", "versione 4.2.0-beta.3, build 20240311, file /opt/app/conf/app.yaml"),
+    ("it", "prose", "ho reimpostato la password, ora funziona"),
+    # pt
+    ("pt", "prose", "esqueceu a senha? acesse https://conta.exemplo.com.br/recuperar"),
+    ("pt", "config", "senha: xxxxxxxx"),
+    ("pt", "prose", "A senha deve ter no mínimo 8 caracteres e um número."),
+    ("pt", "lookalike", "imagem: ghcr.io/acme/app@sha256:" + _S6_DIGEST),
+    ("pt", "lookalike", "caminho: /var/lib/postgresql/data/pg_hba.conf"),
+    # nl
+    ("nl", "prose", "wachtwoord vergeten? ga naar https://mijn.voorbeeld.nl/herstel"),
+    ("nl", "prose", "het wachtwoord staat in de kluis onder 'NAS'"),
+    ("nl", "config", "wachtwoord: <jouw-wachtwoord>"),
+    ("nl", "lookalike", "commit " + _S6_SHA1 + " lost het inlogprobleem op"),
+    ("nl", "lookalike", "Betaling met kenmerk " + _S6_IBAN + ", bestelnummer " + _S6_ORDER),
+    # ru
+    ("ru", "prose", "пароль хранится в KeePass, запись «сервер»"),
+    ("ru", "prose", "требования к паролю: минимум 12 символов"),
+    ("ru", "prose", "сбросить пароль можно на https://id.example.ru/reset"),
+    ("ru", "config", "пароль: ******"),
+    ("ru", "lookalike", "номер заказа " + _S6_UUID),
+    # pl
+    ("pl", "prose", "hasło jest w menedżerze haseł (Bitwarden)"),
+    ("pl", "prose", "zresetuj hasło na https://konto.przyklad.pl/reset"),
+    ("pl", "config", "hasło: twoje_haslo"),
+    ("pl", "lookalike", "numer przesyłki " + _S6_TRACK),
+    ("pl", "prose", "podpowiedź do hasła: imię psa"),
+    # tr
+    ("tr", "prose", "şifrenizi https://hesap.ornek.com.tr/sifirla adresinden sıfırlayın"),
+    ("tr", "prose", "şifre politikası: en az 10 karakter"),
+    ("tr", "config", "şifre: ${SIFRE}"),
+    ("tr", "lookalike", "sipariş no: " + _S6_ORDER),
+    ("tr", "prose", "şifre kasada (1Password, 'sunucu' kaydı)"),
+    # zh
+    ("zh", "prose", "忘记密码？请访问 https://id.example.cn/reset"),
+    ("zh", "prose", "密码至少需要12位，包含数字和符号"),
+    ("zh", "prose", "密码保存在1Password的“生产数据库”条目里"),
+    ("zh", "lookalike", "提交 " + _S6_SHA1 + " 修复了登录问题"),
+    ("zh", "config", "密码：<你的密码>"),
+    # ja
+    ("ja", "prose", "パスワードを忘れた場合は https://id.example.jp/reset から再設定"),
+    ("ja", "prose", "パスワードは12文字以上にしてください"),
+    ("ja", "prose", "パスワードは1Passwordの「本番DB」に保存してあります"),
+    ("ja", "config", "パスワード：********"),
+    ("ja", "lookalike", "注文番号 " + _S6_ORDER),
+    # ko
+    ("ko", "prose", "비밀번호를 잊으셨나요? https://id.example.kr/reset"),
+    ("ko", "prose", "비밀번호는 8자 이상이어야 합니다"),
+    ("ko", "prose", "비밀번호는 1Password '운영 DB' 항목에 있어요"),
+    ("ko", "config", "비밀번호: <비밀번호>"),
+    ("ko", "lookalike", "커밋 " + _S6_SHA1 + " 로그인 버그 수정"),
+    # any
+    ("any", "config", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"),
+    ("any", "config", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("any", "lookalike", _S6_SHA256 + "  dist/app.tar.gz\n" + _S6_SHA256B + "  dist/app.zip"),
+    ("any", "lookalike", "FROM python:3.12-slim@sha256:" + _S6_DIGEST),
+    ("any", "lookalike", "color: #3a3a3a; background: rgba(0, 0, 0, .5); border-color: #c0ffee;"),
+    ("any", "config", "password_hash: " + _S6_BCRYPT),
+    ("any", "config", "hash = " + _S6_ARGON),
+    ("any", "config", '"password": "${DB_PASSWORD}"'),
+    ("any", "config", "DB_PASSWORD=changeme"),
+    ("any", "config", "token: <your-token>"),
+    ("any", "config", "api_key: xxxxxxxxxxxxxxxxxxxx"),
+    ("any", "lookalike", "X-Request-Id: " + _S6_UUID2),
+    ("any", "lookalike", "ssh-ed25519 " + _S6_PUB + " ops@bastion"),
+    ("any", "lookalike", "![chart](data:image/png;base64," + _S6_PNG + ")"),
+    ("any", "lookalike", f'<script src="/app.js" integrity="{_S6_SRI}"></script>'),
+    ("any", "lookalike", f"Content-Security-Policy: script-src 'self' {_S6_CSP}"),
+    ("any", "config", "db_password: !vault |\n          $ANSIBLE_VAULT;1.1;AES256\n" + _S6_VAULT),
+    ("any", "config", "Authorization: Bearer <token>"),
+    ("any", "url", "postgresql://USER:PASSWORD@HOST:5432/DBNAME"),
+]
+
+SIXTH: tuple[Case, ...] = tuple(_pos_sixth("s", _SIXTH_POS) + _neg("s", _SIXTH_NEG))
+
+ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE + BLIND + SIXTH
