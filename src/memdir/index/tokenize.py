@@ -48,6 +48,7 @@ __all__ = [
     "index_terms",
     "query_terms",
     "query_words",
+    "stemmer",
 ]
 
 #: Changes whenever the same text would give different terms: store it with the index.
@@ -204,7 +205,8 @@ def _normalize(text: str) -> str:
 _stemmers = threading.local()  # Snowball stemmer objects are not safe to share between threads
 
 
-def _stemmer(language: str) -> Stemmer.Stemmer:
+def stemmer(language: str) -> Stemmer.Stemmer:
+    """This thread's Snowball stemmer for `language` (made once per thread)."""
     found = getattr(_stemmers, language, None)
     if found is None:
         found = Stemmer.Stemmer(language)
@@ -216,7 +218,7 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
 def _stem_en(word: str) -> str:
     if word.isdigit():
         return word
-    stem = str(_stemmer("english").stemWord(word))  # drops a possessive 's itself
+    stem = str(stemmer("english").stemWord(word))  # drops a possessive 's itself
     return stem.replace("'", "") or word.replace("'", "")
 
 
@@ -225,7 +227,7 @@ def _stem_de(word: str) -> str:
     word = word.replace("'", "")
     if word.isdigit():
         return word
-    return str(_stemmer("german").stemWord(word)) or word
+    return str(stemmer("german").stemWord(word)) or word
 
 
 def _bigrams(run: str) -> list[str]:

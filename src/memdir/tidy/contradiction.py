@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import itertools
 import re
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
-import Stemmer
-
 from memdir.core import Note
+from memdir.index.tokenize import stemmer
 from memdir.tidy._lexicon import CONTRAST_CLASSES, MONTHS, STEM_LANGUAGE_HINTS, Role
 from memdir.tidy._values import Num, Quantity, Token, extract_values, tokenize
 
@@ -132,17 +130,6 @@ def split_statements(text: str) -> list[str]:
 def _month_follows(line: str, match: re.Match[str]) -> bool:
     rest = line[match.end() :].split(maxsplit=1)
     return bool(rest) and rest[0].strip(",.").casefold() in MONTHS
-
-
-_stemmers = threading.local()  # Snowball stemmer objects are not safe to share between threads
-
-
-def _stemmer(language: str) -> Stemmer.Stemmer:
-    found = getattr(_stemmers, language, None)
-    if found is None:
-        found = Stemmer.Stemmer(language)
-        setattr(_stemmers, language, found)
-    return found
 
 
 def _language(tokens: list[Token]) -> str:
@@ -297,7 +284,7 @@ def _stem(word: str, language: str) -> str:
         return word
     if any("\u3400" <= ch <= "\u9fff" for ch in word):
         return word
-    return str(_stemmer(language).stemWord(word))
+    return str(stemmer(language).stemWord(word))
 
 
 @lru_cache(maxsize=1 << 14)
