@@ -370,3 +370,18 @@ def test_purge_removes_a_history_object_that_lost_its_log_line(project: Path, ho
     assert store.history.has(revision_of(orphan))
     m.forget("deploys", purge=True)
     assert not store.history.has(revision_of(orphan))
+
+
+def test_purge_removes_a_temp_copy_its_removal_could_not_unlink(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="the secret plan", id="deploys")
+    from memdir.store import notedir
+
+    def unlink_fails(path: Path) -> bool:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(notedir, "remove_durably", unlink_fails)  # the aside's unlink
+    m.forget("deploys", purge=True)
+    assert not any((project / "MEMORY").glob(".deploys.md.tmp-*"))

@@ -127,6 +127,8 @@ class Maintenance:
                 _or_refused(
                     refused, "scrubbing its sync copies", self._replica().purge, store.scope, id
                 )
+                # A temp copy (the removal's, if its unlink failed; a crashed write's) goes too.
+                _or_refused(refused, "removing temp copies", store.directory.clear_leftovers)
         _or_refused(refused, "updating the index", self._retriever().forget, store, id, scrub=purge)
         checks = self._verify_forgotten(store, removed, purge, refused)
         return ForgetResult(id, store.scope, backup, versions or 0, backups or 0, checks)
@@ -169,6 +171,8 @@ class Maintenance:
                 for b in self.stores.backups.list(None)
             ):
                 failures.append("a backup still holds it")
+            if any(store.path.glob(f".{note.id}.md{TEMP_MARKER}*")):
+                failures.append("a temp copy of its file still holds it")
             if self._replica().holds_copy(store.scope, note.id):
                 failures.append("the sync baseline still holds it")
             checks += [
