@@ -489,3 +489,13 @@ def test_project_defaults_to_the_enclosing_project(in_dir: Path, home: Path) -> 
     result = CliRunner().invoke(main, ["--home", str(home), "remember", "From a subdir"])
     assert result.exit_code == 0, result.output
     assert len(list((in_dir / "MEMORY").glob("*.md"))) == 1
+
+
+def test_forget_purge_scrubs_what_an_earlier_forget_left(cli: Invoke) -> None:
+    assert cli("remember", "Deploys go through staging", "--id", "deploys").exit_code == 0
+    assert cli("forget", "deploys", "--yes").exit_code == 0
+    done = cli("forget", "deploys", "--purge", "--yes")
+    assert done.exit_code == 0, done.output
+    assert "gone already" in done.output and "history scrubbed" in done.output
+    again = cli("forget", "deploys", "--purge", "--yes")
+    assert again.exit_code == 3  # nothing left to scrub

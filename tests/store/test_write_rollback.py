@@ -385,3 +385,32 @@ def test_purge_removes_a_temp_copy_its_removal_could_not_unlink(
     monkeypatch.setattr(notedir, "remove_durably", unlink_fails)  # the aside's unlink
     m.forget("deploys", purge=True)
     assert not any((project / "MEMORY").glob(".deploys.md.tmp-*"))
+
+
+def test_a_purge_the_disk_cut_short_can_be_finished_later(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = Memory.open(project, home=home)
+    m.remember("Deploys go through staging", body="the secret plan", id="deploys")
+    m.remember("Deploys go through staging", body="the secret plan v2", id="deploys")
+    m.forget("deploys")  # a plain forget first: a backup and two versions remain
+    assert m.plan_forget("deploys", purge=True).backups == 1
+    with pytest.raises(NotFound):
+        m.plan_forget("deploys")  # without purge there is nothing to forget
+    store = m.stores.store(Scope.PROJECT)
+    real = History.purge
+
+    def cut_short(self: History, note_id: str) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(History, "purge", cut_short)
+    with pytest.raises(DiskError, match="scrubbing its history failed"):
+        m.forget("deploys", purge=True)
+    monkeypatch.setattr(History, "purge", real)
+    result = m.forget("deploys", purge=True)  # the retry finishes the job
+    assert "history scrubbed" in result.checks
+    assert store.history.leftovers("deploys") == []
+    assert [b for b in m.stores.backups.list(None) if b.note_id == "deploys"] == []
+    assert [e.action for e in m.stores.audit.entries()].count("purge") == 2
+    with pytest.raises(NotFound):
+        m.forget("deploys", purge=True)  # nothing left at all now

@@ -325,7 +325,10 @@ def forget(
         console.print(
             f"forget [bold]{plan.note.id}[/] ({plan.scope.value}): {escape(plan.note.summary)}"
         )
-        console.print(f"  removes {plan.path}", markup=False)
+        if plan.path.exists():
+            console.print(f"  removes {plan.path}", markup=False)
+        else:
+            console.print("  its file is gone already (forgotten before)", markup=False)
         if plan.purge:
             console.print(
                 f"  purges {plan.history_versions} stored versions and {plan.backups} backups "

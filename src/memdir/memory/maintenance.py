@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memdir.config import Settings
-from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note
+from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note, parse_scope
 from memdir.core.vocab import WriteEvent
 from memdir.errors import (
     Busy,
+    Conflict,
     DiskError,
     IntegrityError,
     InvalidInput,
+    MemdirError,
+    NotFound,
     ParseError,
     Refused,
     Remedy,
@@ -75,8 +79,12 @@ class Maintenance:
     def plan_forget(
         self, id: str, purge: bool = False, scope: Scope | str | None = None
     ) -> ForgetPlan:
-        """What `forget` would remove; show it to the user before confirming."""
-        store, note = self.stores.find(id, scope)
+        """What `forget` would remove; show it to the user before confirming.
+
+        With `purge`, a note already forgotten whose copies remain (a purge the disk cut
+        short, a plain forget) is planned from its last stored version.
+        """
+        store, note = self._find_or_left(id, scope, purge)
         versions, backups = self._kept_copies(store, id)
         return ForgetPlan(
             note, store.scope, store.directory.file_for(id), purge, not purge, versions, backups
@@ -89,8 +97,13 @@ class Maintenance:
         scope: Scope | str | None = None,
         expect_hash: str | None = None,
     ) -> ForgetResult:
-        """Remove a note and verify it is gone (with `purge`, its history and backups too)."""
-        store, _ = self.stores.find(id, scope)
+        """Remove a note and verify it is gone (with `purge`, its history and backups too).
+
+        `purge` also scrubs what a note already forgotten left (see `plan_forget`).
+        """
+        store, found = self._find_or_left(id, scope, purge)
+        if purge and store.directory.read_bytes(id) is None:
+            return self._purge_left(store, found)
         event = WriteEvent.PURGE if purge else WriteEvent.FORGET
         with store.lock():
             # The removal stays undoable until its audit entry is written: a disk that fails
@@ -132,6 +145,56 @@ class Maintenance:
         _or_refused(refused, "updating the index", self._retriever().forget, store, id, scrub=purge)
         checks = self._verify_forgotten(store, removed, purge, refused)
         return ForgetResult(id, store.scope, backup, versions or 0, backups or 0, checks)
+
+    def _find_or_left(
+        self, id: str, scope: Scope | str | None, purge: bool
+    ) -> tuple[ScopeStore, Note]:
+        """The note (`Stores.find`), or with `purge` the last stored version of one already
+        forgotten whose history or backups remain; NotFound when there is neither."""
+        try:
+            return self.stores.find(id, scope)
+        except NotFound:
+            if not purge:
+                raise
+            for store in self.stores.chosen(parse_scope(scope)):
+                kept = [r.rev for r in store.history.revisions(id) if r.rev]
+                if kept or self._kept_copies(store, id)[1]:
+                    note = self._last_version(store, id, kept)
+                    if note is not None:
+                        return store, note
+            raise
+
+    def _last_version(self, store: ScopeStore, id: str, revs: Sequence[str]) -> Note | None:
+        for rev in reversed(revs):
+            with contextlib.suppress(MemdirError):
+                return parse_note(store.history.read(rev), file_id=id)
+        for record in self.stores.backups.list(limit=None):
+            if record.note_id == id and record.origin in (None, store.path):
+                with contextlib.suppress(MemdirError):
+                    return parse_note(self.stores.backups.get(record.id)[1], file_id=id)
+        return None
+
+    def _purge_left(self, store: ScopeStore, note: Note) -> ForgetResult:
+        """Scrub what a forgotten note left (history, backups, sync copies, index)."""
+        refused: builtins.list[str] = []
+        with store.lock():
+            if store.directory.read_bytes(note.id) is not None:  # written again meanwhile
+                raise Conflict(f"note {note.id} exists again; nothing was purged")
+            count = sum(self._kept_copies(store, note.id))
+            self.stores.audit.append(
+                WriteEvent.PURGE.value, scope=store.scope.value, note_id=note.id, count=count
+            )
+            versions = _or_refused(refused, "scrubbing its history", store.history.purge, note.id)
+            backups = _or_refused(
+                refused, "scrubbing its backups", self.stores.backups.purge, note.id, store.path
+            )
+            replica = self._replica()
+            _or_refused(refused, "scrubbing its sync copies", replica.purge, store.scope, note.id)
+            _or_refused(refused, "removing temp copies", store.directory.clear_leftovers)
+        retriever = self._retriever()
+        _or_refused(refused, "updating the index", retriever.forget, store, note.id, scrub=True)
+        checks = self._verify_forgotten(store, note, True, refused)
+        return ForgetResult(note.id, store.scope, None, versions or 0, backups or 0, checks)
 
     def _kept_copies(self, store: ScopeStore, id: str) -> tuple[int, int]:
         """(versions in history, backups) of a note: what purging it removes."""
