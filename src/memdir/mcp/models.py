@@ -57,6 +57,8 @@ class SearchOut(BaseModel):
 
     hits: list[SearchHitOut]
     hint: str
+    #: Why the results may be incomplete (e.g. the search index cannot be updated now).
+    warnings: list[str] = []
 
 
 class ChunkOut(BaseModel):
@@ -95,6 +97,8 @@ class RetrieveOut(BaseModel):
     """Chunks best matching a query."""
 
     chunks: list[ChunkOut]
+    #: Why the results may be incomplete (e.g. the search index cannot be updated now).
+    warnings: list[str] = []
 
 
 class NoteOut(BaseModel):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -204,6 +205,18 @@ class MemoryTools:
                 return True
         return False
 
+    @contextlib.contextmanager
+    def _warnings(self) -> Iterator[list[str]]:
+        """The warnings the block raised, for its answer; taken off the memory's list, so
+        the next call that meets the same condition (a full disk) says it again."""
+        before = len(self.memory.warnings)
+        found: list[str] = []
+        try:
+            yield found
+        finally:
+            found.extend(self.memory.warnings[before:])
+            del self.memory.warnings[before:]
+
     # -- tools --------------------------------------------------------------------------
 
     def memory_search(
@@ -217,14 +230,17 @@ class MemoryTools:
     ) -> SearchOut:
         where = _access().scope_for(scope)
         # Private notes are never indexed; scope, type and tags filter inside the search.
-        hits = self.memory.search(query, limit=limit, mode=mode, scope=where, type=type, tags=tags)
+        with self._warnings() as warnings:
+            hits = self.memory.search(
+                query, limit=limit, mode=mode, scope=where, type=type, tags=tags
+            )
         out = [SearchHitOut.of(hit) for hit in hits]
         hint = (
             "open a note with memory_read(id), or get matching passages with memory_retrieve"
             if out
             else "nothing matched: try other words, synonyms or the other language, or mode any"
         )
-        return SearchOut(hits=out, hint=hint)
+        return SearchOut(hits=out, hint=hint, warnings=warnings)
 
     def memory_retrieve(
         self,
@@ -234,8 +250,9 @@ class MemoryTools:
         limit: Limit = 10,
     ) -> RetrieveOut:
         where = _access().scope_for(scope)
-        chunks = self.memory.retrieve(query, limit=limit, mode=mode, scope=where)
-        return RetrieveOut(chunks=[ChunkOut.of(c) for c in chunks])
+        with self._warnings() as warnings:
+            chunks = self.memory.retrieve(query, limit=limit, mode=mode, scope=where)
+        return RetrieveOut(chunks=[ChunkOut.of(c) for c in chunks], warnings=warnings)
 
     def memory_read(
         self,
