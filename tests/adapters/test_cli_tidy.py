@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -145,3 +148,39 @@ def test_dismissing_an_unknown_finding_is_not_found(cli: Invoke) -> None:
     as_json = cli("tidy", "dismiss", "nonsense", "--json")
     assert as_json.exit_code == EXIT_NOT_FOUND
     assert "no finding nonsense" in as_json.output
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("mount") is None, reason="a bind mount needs root"
+)
+def test_a_read_only_index_still_lists_findings(cli: Invoke, project: Path, home: Path) -> None:
+    dup = sorted(
+        [
+            _remember(cli, "Use pnpm for package management", "--body", "pnpm only."),
+            _remember(cli, "Package management uses pnpm", "--body", "Not npm."),
+        ]
+    )
+    broken = _remember(cli, "Pricing page layout", "--body", "See [[pricing-grid-a91]].")
+    index = home / "index"
+    assert index.is_dir()
+    subprocess.run(["mount", "--bind", str(index), str(index)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(index)], check=True)
+        # Edited by hand since the index was last updated: the index cannot take it in.
+        note = project / "MEMORY" / f"{broken}.md"
+        note.write_text(note.read_text("utf-8").replace("grid-a91", "grid-b22"), "utf-8")
+        env = {**os.environ, "MEMDIR_HOME": str(home), "COLUMNS": "250"}
+        done = subprocess.run(
+            [sys.executable, "-m", "memdir", "--project", str(project), "tidy", "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(index)], check=False)
+    assert done.returncode == 0, done.stderr
+    found = {f["kind"]: f for f in json.loads(done.stdout)}
+    assert sorted(found["same_topic"]["notes"]) == dup
+    assert "[[pricing-grid-b22]]" in found["broken_link"]["reason"]
+    assert "cannot be updated" in done.stderr and "same-topic" in done.stderr

@@ -254,3 +254,24 @@ def test_dismissing_an_unknown_finding_is_not_found(memory: Memory, home: Path) 
         with pytest.raises(NotFound, match="no finding"):
             memory.dismiss(bad)
     assert not (home / "tidy" / "dismissed.json").exists()
+
+
+def test_the_same_findings_after_the_index_is_deleted(memory: Memory, project: Path) -> None:
+    _note(memory, "Use pnpm for package management", "pnpm only. `src/gone.py`")
+    _note(memory, "Package management uses pnpm", "Not npm. [[nowhere-a1]]")
+    _note(memory, "Deploy timeout is 30 seconds", "It times out after 30 s.")
+    _note(memory, "Deploy timeout is 60 seconds", "It times out after 60 s.")
+    before = memory.tidy()
+    assert {f.kind for f in before} == {
+        FindingKind.SAME_TOPIC,
+        FindingKind.CONTRADICTION,
+        FindingKind.BROKEN_LINK,
+        FindingKind.MISSING_FILE,
+    }
+    memory.close()
+    index = memory.settings.home / "index"
+    assert index.is_dir()
+    for path in index.iterdir():
+        path.unlink()
+    with Memory.open(project, home=memory.settings.home) as fresh:
+        assert fresh.tidy() == before

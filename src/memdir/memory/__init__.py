@@ -124,7 +124,12 @@ class Memory:
         )
         self.agent = AgentView(settings, self.stores, self.usage, held=self._held)
         self.tidying = Tidying(
-            settings, self.stores, self.usage, retriever=lambda: self.retrieval, clock=clock
+            settings,
+            self.stores,
+            self.usage,
+            retriever=lambda: self.retrieval,
+            clock=clock,
+            warn=self._warn,
         )
 
     @classmethod

@@ -68,12 +68,14 @@ class Tidying:
         *,
         retriever: Callable[[], Retriever],
         clock: Callable[[], int],
+        warn: Callable[[str], None],
     ) -> None:
         self.settings = settings
         self.stores = stores
         self.usage = usage
         self._retriever = retriever
         self._clock = clock
+        self._warn = warn
         self.path = stores.home / "tidy" / "dismissed.json"
 
     # -- findings ------------------------------------------------------------------------
@@ -144,12 +146,28 @@ class Tidying:
         retriever = self._retriever()
         for attempt in (1, 2):
             try:
-                retriever.refresh(store)
+                self._refresh(retriever, store)
                 return self._stored_terms(retriever, store, notes)
             except IndexDamaged:  # replaced by an empty index: refresh refills it
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
+
+    def _refresh(self, retriever: Retriever, store: ScopeStore) -> None:
+        """Bring the index up to date; when the disk refuses, go on with it as it is."""
+        from memdir.index.refusal import refusal
+
+        try:
+            retriever.refresh(store)
+        except Exception as exc:  # the disk refusing is told apart by `refusal`
+            reason = refusal(exc, retriever.index_path(store))
+            if reason is None:
+                raise
+            self._warn(
+                f"the search index of the {store.scope.value} notes cannot be updated "
+                f"({reason}): same-topic and contradiction findings may miss notes changed "
+                "since it was last updated"
+            )
 
     @staticmethod
     def _stored_terms(
