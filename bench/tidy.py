@@ -8,6 +8,9 @@ made-up words with Zipf-like frequencies, a few tags each, and planted findings 
 - duplicate groups (2–4 notes restating one summary in other words) for `same_topic`,
 - pairs stating two values for one setting ("… timeout is 30 seconds" / "… 45 seconds")
   for `contradiction`,
+- the labelled pairs of tests/tidy/pairs.py (half contradicting, half compatible, in five
+  languages) among them, to measure contradiction recall and false alarms of the whole
+  list (candidate pairs from the index, then the detector), not the detector alone,
 - `[[links]]` to notes that do not exist for `broken_link`, paths that do not exist for
   `missing_file`, bodies over 8,000 characters for `too_long`, and files last touched
   200 days ago for `unused`.
@@ -35,6 +38,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.tidy.pairs import ALL as LABELLED
 
 from memdir import Memory
 from memdir.core import Note, render_note
@@ -92,9 +99,13 @@ def _planted(size: int) -> dict[str, int]:
     }
 
 
-def build(project: Path, size: int, seed: int = 7) -> dict[str, list[list[str]]]:
+Labelled = list[tuple[str, bool, list[str]]]
+
+
+def build(project: Path, size: int, seed: int = 7) -> tuple[dict[str, list[list[str]]], Labelled]:
     """Write `size` notes into `project`/MEMORY; returns the planted findings' note ids by
-    kind (a contradicting pair is planted as a same-topic pair too: it shares its subject)."""
+    kind (a contradicting pair is planted as a same-topic pair too: it shares its subject),
+    and the labelled pairs as (language, contradicts, note ids)."""
     rng = random.Random(seed)
     words = _Words(rng)
     directory = project / "MEMORY"
@@ -156,6 +167,10 @@ def build(project: Path, size: int, seed: int = 7) -> dict[str, list[list[str]]]
         note = add(words.sentence()[:-1], body(), age_ms=200 * DAY_S * 1000)
         old.append(note.id)
         planted["unused"].append([note.id])
+    labelled: Labelled = []
+    for known in LABELLED:
+        ids = [add(known.a[0], known.a[1], []).id, add(known.b[0], known.b[1], []).id]
+        labelled.append((known.lang, known.contradicts, ids))
     while len(notes) < size:
         add(words.sentence()[:-1], body())
     for note in notes:
@@ -163,7 +178,7 @@ def build(project: Path, size: int, seed: int = 7) -> dict[str, list[list[str]]]
     stale = time.time() - 200 * DAY_S
     for note_id in old:
         os.utime(directory / f"{note_id}.md", (stale, stale))
-    return planted
+    return planted, labelled
 
 
 def _child(project: Path, home: Path, repeat: int) -> dict[str, object]:
@@ -191,7 +206,7 @@ def run(size: int, repeat: int) -> None:
         project, home = root / "project", root / "home"
         home.mkdir()
         (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
-        planted = build(project, size)
+        planted, labelled = build(project, size)
         env = {**os.environ, "MEMDIR_HOME": str(home)}
         out = subprocess.run(
             [sys.executable, __file__, "--child", str(project), str(home), str(repeat)],
@@ -230,12 +245,35 @@ def run(size: int, repeat: int) -> None:
         largest = max((len(f) for f in found["same_topic"]), default=0)
         print(f"  findings listed: {listed}; largest same-topic group: {largest}")
         print("    kind            planted  found among them  other findings")
+        in_pairs = {i for _, _, ids in labelled for i in ids}
         for kind, groups in planted.items():
             hit = sum(1 for g in groups if any(set(g) <= f for f in found[kind]))
-            other = sum(1 for f in found[kind] if not any(set(g) <= f for g in groups))
+            other = sum(
+                1 for f in found[kind] if not any(set(g) <= f for g in groups) and not f & in_pairs
+            )
             print(f"    {kind:14}  {len(groups):7}  {hit:16}  {other:14}")
+        _labelled_figures(labelled, found["contradiction"])
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _labelled_figures(labelled: Labelled, contradictions: list[set[str]]) -> None:
+    """Contradiction recall and false alarms of the list on the labelled pairs, by language."""
+    flagged = {frozenset(f) for f in contradictions}
+    print("    labelled pairs   contradicting: flagged / all   compatible: flagged / all")
+    languages = sorted({lang for lang, _, _ in labelled})
+    for lang in [*languages, "all"]:
+        rows = [(c, frozenset(ids) in flagged) for la, c, ids in labelled if lang in (la, "all")]
+        pos = [hit for c, hit in rows if c]
+        neg = [hit for c, hit in rows if not c]
+        print(f"      {lang:4}  {sum(pos):22} / {len(pos):<3}  {sum(neg):18} / {len(neg):<3}")
+    cross = sum(
+        1
+        for f in contradictions
+        if f & {i for _, _, ids in labelled for i in ids}
+        and frozenset(f) not in {frozenset(ids) for _, _, ids in labelled}
+    )
+    print(f"      contradictions between notes of different labelled pairs: {cross}")
 
 
 def main() -> None:
