@@ -67,6 +67,9 @@ def candidate_pairs(
     total = len(terms)
     weight = {w: math.log1p(total / len(held)) ** 2 for w, held in holders.items()}
     norms = [math.sqrt(sum(weight[w] for w in words)) for words in terms]
+    # Terms too frequent to pair notes still count in the score of a pair found otherwise.
+    frequent = [frozenset(w for w in words if len(holders[w]) > MAX_TERM_NOTES) for words in terms]
+    frequent_weight = [sum(weight[w] for w in words) for words in frequent]
     shared: dict[tuple[int, int], float] = defaultdict(float)
     for word, held in holders.items():
         if len(held) < 2 or len(held) > MAX_TERM_NOTES:
@@ -75,13 +78,15 @@ def candidate_pairs(
         for x, i in enumerate(held):
             for j in held[x + 1 :]:
                 shared[(i, j)] += w
-    # A pair found through a rare term also counts the frequent terms it shares.
     out: list[Pair] = []
-    for (i, j), _ in shared.items():
+    for (i, j), rare in shared.items():
         if (i, j) in skip or not norms[i] or not norms[j]:
             continue
-        common = terms[i] & terms[j]
-        score = sum(weight[w] for w in common) / (norms[i] * norms[j])
+        bound = norms[i] * norms[j] * min_score
+        if rare + min(frequent_weight[i], frequent_weight[j]) < bound:
+            continue  # even sharing every frequent term would not reach `min_score`
+        common = rare + sum(weight[w] for w in frequent[i] & frequent[j])
+        score = common / (norms[i] * norms[j])
         if score >= min_score:
             out.append(Pair(i, j, round(min(score, 1.0), 4)))
     out.sort(key=lambda p: (-p.score, p.first, p.second))
