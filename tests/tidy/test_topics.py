@@ -1,8 +1,15 @@
 """Same-topic candidates (`memdir.tidy.topics`): pairs through shared rare terms, scored
-by weighted overlap, grouped into clusters of at most six."""
+by weighted overlap, grouped into clusters of at most six; finding ids."""
 
 from __future__ import annotations
 
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdir.results import FindingKind
+from memdir.tidy.findings import finding_id, kind_of
 from memdir.tidy.topics import MAX_CLUSTER, MAX_TERM_NOTES, Pair, candidate_pairs, clusters
 
 
@@ -36,3 +43,36 @@ def test_clusters_join_best_pairs_first_and_stay_small() -> None:
         (3, 2),
         (1, 0),
     ]
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 14), st.integers(0, 14), st.floats(0.6, 1.0)),
+        max_size=60,
+    )
+)
+def test_clusters_are_small_disjoint_and_made_of_given_pairs(
+    raw: list[tuple[int, int, float]],
+) -> None:
+    pairs = sorted(
+        {Pair(min(a, b), max(a, b), round(s, 4)) for a, b, s in raw if a != b},
+        key=lambda p: (-p.score, p.first, p.second),
+    )
+    groups = clusters(pairs, {i: f"n{i:02d}" for i in range(15)})
+    members = [i for g in groups for i in g]
+    assert len(members) == len(set(members))
+    assert all(2 <= len(g) <= MAX_CLUSTER for g in groups)
+    paired = {i for p in pairs for i in (p.first, p.second)}
+    assert set(members) <= paired
+
+
+@given(st.lists(st.sampled_from("abcdef"), min_size=1, max_size=6), st.randoms())
+def test_a_finding_id_does_not_depend_on_the_notes_order(
+    hashes: list[str], rng: random.Random
+) -> None:
+    shuffled = hashes[:]
+    rng.shuffle(shuffled)
+    for kind in FindingKind:
+        assert finding_id(kind, hashes) == finding_id(kind, shuffled)
+        assert kind_of(finding_id(kind, hashes)) is kind
+    assert finding_id(FindingKind.UNUSED, hashes) != finding_id(FindingKind.TOO_LONG, hashes)
