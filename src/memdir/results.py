@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
 from memdir.core import Note, NoteType, Scope
+from memdir.core.vocab import FindingKind
 from memdir.errors import IntegrityError
 
 __all__ = [
@@ -76,17 +76,6 @@ class SupersedeResult:
     changed: bool
     revision: str
     scope: Scope
-
-
-class FindingKind(StrEnum):
-    """What a tidy-up finding is about (§6); CLI choices and MCP schemas derive from it."""
-
-    SAME_TOPIC = "same_topic"
-    BROKEN_LINK = "broken_link"
-    MISSING_FILE = "missing_file"
-    UNUSED = "unused"
-    TOO_LONG = "too_long"
-    CONTRADICTION = "contradiction"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,15 @@ import pytest
 
 from memdir.cli.main import main
 from memdir.cli.mcp import GRANT_SCOPES
-from memdir.core.vocab import KeepSide, NoteType, Scope, SearchMethod, SearchMode, choices
+from memdir.core.vocab import (
+    FindingKind,
+    KeepSide,
+    NoteType,
+    Scope,
+    SearchMethod,
+    SearchMode,
+    choices,
+)
 from memdir.mcp import grants
 
 #: Option name → the vocabulary its choices must equal.
@@ -20,6 +28,7 @@ VOCABULARY: dict[str, type[StrEnum]] = {
     "scope": Scope,
     "type_": NoteType,
     "keep": KeepSide,
+    "kinds": FindingKind,
 }
 
 
@@ -61,5 +70,5 @@ def test_choice_comes_from_the_vocabulary(
         assert param.name in {"client", "backend"}, f"{path} {param.name}: which vocabulary?"
         return
     assert tuple(choice.choices) == choices(vocabulary)
-    if param.default is not None:
+    if param.default is not None and not param.multiple:  # a repeatable option has none
         assert param.default in choices(vocabulary)

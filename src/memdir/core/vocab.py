@@ -15,6 +15,7 @@ from memdir.errors import InvalidInput
 
 __all__ = [
     "AccessLevel",
+    "FindingKind",
     "KeepSide",
     "NoteType",
     "Scope",
@@ -26,6 +27,17 @@ __all__ = [
 ]
 
 _E = TypeVar("_E", bound=StrEnum)
+
+
+class FindingKind(StrEnum):
+    """What a tidy-up finding is about (§6); CLI choices and MCP schemas derive from it."""
+
+    SAME_TOPIC = "same_topic"
+    BROKEN_LINK = "broken_link"
+    MISSING_FILE = "missing_file"
+    UNUSED = "unused"
+    TOO_LONG = "too_long"
+    CONTRADICTION = "contradiction"
 
 
 class SearchMode(StrEnum):
