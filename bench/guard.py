@@ -138,15 +138,20 @@ def main() -> int:
         "adversarial 'Passwort: a b '": _repeat("Passwort: a b c d e f g "),
         "adversarial 'passphrase: '": _repeat("passphrase: tundra violet marble "),
         "adversarial 'wifi pin '": _repeat("wifi pin 1234 "),
+        "adversarial 'P a s s w o r d: '": _repeat("P a s s w o r d: "),
+        "adversarial 'Passw0rd: '": _repeat("Passw0rd: Pa$$w0rt= "),
+        "adversarial 'is below:\\n'": _repeat("The password is below:\n"),
+        "adversarial 'password: \"Ab 1! '": _repeat('password: "Ab 1! '),
+        "adversarial 'db01  root  '": _repeat("db01  root  "),
     }
     multilingual_ok = _multilingual()
     print(f"\nthroughput on {BODY_BYTES // 1024} KiB bodies (best of 5):")
     for name, body in bodies.items():
         seconds, mbps = _throughput(body, scan_text)
-        print(f"  scan_text  {name:30s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
+        print(f"  scan_text  {name:34s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
     name = "notes with secrets (all)"
     seconds, mbps = _throughput(bodies[name], redact)
-    print(f"  redact     {name:30s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
+    print(f"  redact     {name:34s} {seconds * 1000:8.1f} ms  {mbps:6.2f} MB/s")
     return 0 if not missed and not flagged and multilingual_ok else 1
 
 

@@ -156,6 +156,17 @@ _LABEL_RUNS = {
     "table_header": "| password |\n|---|\n" + _repeat("| x |\n"),
     "zero_width": _repeat("a\u200b"),
     "full_width": _repeat("ｐａｓｓｗｏｒｄ："),
+    "spaced_label": _repeat("P a s s w o r d: "),
+    "spaced_letters": _repeat("a b "),
+    "leet_label": _repeat("Passw0rd: Pa$$w0rt= "),
+    "below_lines": _repeat("The password is below:\n"),
+    "quoted_phrase": _repeat('password: "Ab 1! '),
+    "phrase_lines": _repeat("senha: Lotus panda 112- "),
+    "xml_elements": _repeat("<motdepasse>"),
+    "account_rows": _repeat("db01  root  "),
+    "account_words": _repeat("root admin "),
+    "session_cookies": _repeat("session=a; "),
+    "chat_shorthand": _repeat("kw pw psw contra パス "),
 }
 
 

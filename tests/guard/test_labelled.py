@@ -139,3 +139,54 @@ def test_recovery_codes_listed_below_their_label() -> None:
 )
 def test_new_rules_leave_look_alikes_alone(text: str) -> None:
     assert scan_text(text) == []
+
+
+# Chat shorthand, disguised labels, values on the next line, passwords with spaces, XML
+# elements named by a label (batch 6 of the multilingual corpus).
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (f"kw fürs WLAN: {PW}", PW),
+        (f"oye, la contra del wifi es {PW}", PW),
+        (f"psw: {PW}", PW),
+        (f"wifiのパスは{PW}です", PW),
+        ("btw my pin's 4821", "4821"),
+        ("мой пин 4821", "4821"),
+        ("pin kodum 4821", "4821"),
+        ("계좌 비밀번호 4821", "4821"),
+        (f"P a s s w o r t: {PW}", PW),
+        (f"P-a-s-s-w-o-r-d: {PW}", PW),
+        (f"Passw0rd: {PW}", PW),
+        (f"密 码：{PW}", PW),
+        (f"The password is below:\n  {PW}\n", PW),
+        (f"Пароль ниже:\n\n  {PW}", PW),
+        (f"密码如下：\n{PW}", PW),
+        ('the admin password is "Deniz kwiat 603+" (with the spaces)', "Deniz kwiat 603+"),
+        ("mot de passe : « Hana panda 973! »", "Hana panda 973!"),
+        ("senha: Lotus panda 112-", "Lotus panda 112-"),
+        (f"<motdepasse>{PW}</motdepasse>", PW),
+    ],
+)
+def test_shorthand_disguised_below_spaced_and_element_values(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "KW 14: Urlaub, danach Release 2.4.1",
+        "votó en contra: 12 diputados",
+        "パス: /var/log/app.log",
+        "Password is below:\n  (ask Jane)",
+        "The password is below.\nIt must be 12 characters.",
+        "密码如下：\n见1Password",
+        'password "must contain 1 digit!"',
+        "Passwort: „siehe Tresor 4“",
+        "contra: Barça 3-1",
+        "P a g e: 12",
+        "S3: bucket names",
+        "<password>${DB_PASSWORD}</password>",
+    ],
+)
+def test_shorthand_and_below_rules_leave_prose_alone(text: str) -> None:
+    assert _values(text) == []

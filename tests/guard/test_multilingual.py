@@ -8,7 +8,7 @@ import pytest
 
 from memdir.guard import describe, redact, scan_fields, scan_text
 
-from .corpus_multilingual import ALL, BLIND, FRESH, HELD, LANGUAGES, LATE, TUNING, Case
+from .corpus_multilingual import ALL, BLIND, FRESH, HELD, LANGUAGES, LATE, SIXTH, TUNING, Case
 
 RECALL_FLOOR = 0.97
 LANGUAGE_RECALL_FLOOR = 0.95
@@ -27,6 +27,11 @@ def _rates(cases: tuple[Case, ...]) -> tuple[float, float]:
     return recall, fpr
 
 
+def _fpr(cases: tuple[Case, ...]) -> float:
+    negatives = [c for c in cases if not c.positive]
+    return sum(bool(scan_text(c.text)) for c in negatives) / len(negatives) if negatives else 0.0
+
+
 def test_corpus_is_big_and_covers_every_language() -> None:
     assert len(ALL) >= 400
     assert len({c.id for c in ALL}) == len(ALL)
@@ -37,15 +42,34 @@ def test_corpus_is_big_and_covers_every_language() -> None:
         assert any(c.kind == kind for c in ALL), kind
 
 
+# The sixth batch, after its fixes, finds every secret and flags no look-alike; its floors
+# are what it reached, so a change that loses any of it shows here.
 @pytest.mark.parametrize(
-    "batch",
-    [TUNING, HELD, FRESH, LATE, BLIND, ALL],
-    ids=["tuning", "held", "fresh", "late", "blind", "all"],
+    ("batch", "recall_floor", "fpr_ceiling"),
+    [
+        (TUNING, RECALL_FLOOR, FPR_CEILING),
+        (HELD, RECALL_FLOOR, FPR_CEILING),
+        (FRESH, RECALL_FLOOR, FPR_CEILING),
+        (LATE, RECALL_FLOOR, FPR_CEILING),
+        (BLIND, RECALL_FLOOR, FPR_CEILING),
+        (SIXTH, 1.0, 0.0),
+        (ALL, RECALL_FLOOR, FPR_CEILING),
+    ],
+    ids=["tuning", "held", "fresh", "late", "blind", "sixth", "all"],
 )
-def test_recall_and_false_positive_floors(batch: tuple[Case, ...]) -> None:
+def test_recall_and_false_positive_floors(
+    batch: tuple[Case, ...], recall_floor: float, fpr_ceiling: float
+) -> None:
     recall, fpr = _rates(batch)
-    assert recall >= RECALL_FLOOR
-    assert fpr <= FPR_CEILING
+    assert recall >= recall_floor
+    assert fpr <= fpr_ceiling
+
+
+def test_sixth_batch_every_language_and_kind_is_whole() -> None:
+    for group in [*LANGUAGES, "prose", "config", "url", "obfuscated", "lookalike"]:
+        cases = tuple(c for c in SIXTH if group in (c.lang, c.kind))
+        assert all(_found(c) for c in cases if c.positive), group
+        assert _fpr(cases) == 0.0, group
 
 
 def test_every_language_meets_its_recall_floor() -> None:

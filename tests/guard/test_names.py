@@ -31,3 +31,23 @@ def test_secret_names_are_classified_and_labelled(name: str, expected: KeyClass)
 @pytest.mark.parametrize("name", ["key", "monkey", "password_hint", "token_type", "", "username"])
 def test_ordinary_names_are_not_secret(name: str) -> None:
     assert classify_key(name) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("SENHA_BANCO", "password assignment"),
+        ("db_wachtwoord", "password assignment"),
+        ("haslo", "password assignment"),
+        ("sessionid", "session id assignment"),
+        ("PHPSESSID", "session id assignment"),
+    ],
+)
+def test_foreign_password_and_session_keys(name: str, kind: str) -> None:
+    found = classify_key(name)
+    assert found is not None and found.kind == kind
+
+
+@pytest.mark.parametrize("name", ["senha_file", "senha_policy", "wachtwoord_hint"])
+def test_foreign_password_keys_that_describe_it(name: str) -> None:
+    assert classify_key(name) is None

@@ -50,3 +50,30 @@ def test_password_column_of_a_markdown_table() -> None:
     text = f"| host | password |\n|---|---|\n| db | {PW} |\n| web | (none) |\n"
     assert _values(text) == [PW]
     assert scan_text(text) == [Finding("password assignment", 3)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"db01.internal   root   {PW}   # prod",
+        f"| db01 | root | {PW} |",
+        f"srv01\tadmin\t{PW}",
+    ],
+)
+def test_account_rows_without_a_label_column(text: str) -> None:
+    assert _values(text) == [PW]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "db01  root  /dev/sda1",
+        "web01  root  rebooted-2024-03-11",
+        "api01   deploy   2024-05-01T10:00:00Z",
+        "Run as root  --no-sandbox",
+        "| web01 | admin | enabled |",
+        f"log in as root  {PW} is not how we do it, says the runbook",
+    ],
+)
+def test_account_rows_leave_other_rows_alone(text: str) -> None:
+    assert _values(text) == []

@@ -15,7 +15,8 @@ __all__ = ["assignment_hits"]
 # Searched in a lower-cased copy: a case-insensitive alternation is several times slower.
 _KEYWORD_RE = re.compile(
     r"passwor[dt]|passwd|passphrase|passcode|kennwort|pwd|pass|pw|secret|token|bearer"
-    r"|credentials?|creds|auth|key|schl(?:ü|ue)ssel"
+    r"|credentials?|creds|auth|key|schl(?:ü|ue)ssel|session|sessid"
+    r"|senha|contrasena|wachtwoord|haslo|sifre|parola|parol|motdepasse"
     r"|密码|密碼|口令|密钥|密鑰|秘钥|私钥|令牌"
 )
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZÜ", "abcdefghijklmnopqrstuvwxyzü")
@@ -136,7 +137,12 @@ def _name_for(text: str, lo: int, hi: int) -> str:
     return name
 
 
+_HEX_ID_RE = re.compile(r"[0-9a-fA-F]{8,}(?:-[0-9a-fA-F]{4,})*")
+
+
 def _judge(key: KeyClass, value: _Value, structured: bool) -> bool:
+    if key.kind.startswith("session id") and _HEX_ID_RE.fullmatch(value.text):
+        return False  # hex session and trace ids are what logs quote; cookies carry the rest
     if not key.is_password:
         if looks_random(value.text):
             return True

@@ -7,6 +7,10 @@ machine-made on its own.  Hash, public-key and example context closes the window
 After a connector a value may also be spread out ("N e b e l 4 2") or be a passphrase of
 plain words; a second label in the window may qualify the first ("Passwort fürs WLAN"), and
 "recovery codes" labels read the list of codes on the lines below them.
+A password may hold spaces when quoted ("„Mare tulp 355&“") or, mixing all four character
+classes, fill the rest of its line; a label whose line ends in a colon or says "below" reads
+one value alone on the next line; "<motdepasse>…</motdepasse>" is a label's element; and
+labels disguised as "P a s s w o r d:", "密 码：" or "Passw0rd:" are read in a second pass.
 """
 
 from __future__ import annotations
@@ -49,6 +53,12 @@ from ._values import (
 
 __all__ = ["labelled_hits"]
 
+
+def _set(words: str) -> frozenset[str]:
+    """A set from whitespace-separated words; keeps long vocabularies readable."""
+    return frozenset(words.split())
+
+
 _CJK = (
     "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uff00-\uffef"
@@ -61,8 +71,8 @@ _MAX_WORDS = 12
 _LEFT_CONTEXT = 32
 # End of the sentence the label is in: the value never comes after it.
 _SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|[。！？\n]")
-_EDGE = "()[]{}<>,;" + _QUOTES
-_LEAD = "(" + _QUOTES
+_EDGE = "()[]{}<>,;|" + _QUOTES
+_LEAD = "(|" + _QUOTES
 _TRAIL = ".,;:!?)]}>"
 # Turkish glues its case ending to the value with an apostrophe: "Qw3rtyZx91'dir".
 _TR_SUFFIX_RE = re.compile(r"['’][a-zçğıöşü]{1,5}$")
@@ -110,11 +120,71 @@ _CODE_LINE_RE = re.compile(
 _RECOVERY_REACH = 600
 _PIN_QUALIFIER_REACH = 8
 # The last characters of those qualifiers: most labels need no regex search at all.
-_QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機드금dm ")
+_QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機户戶号座드금좌장dm ")
 _MAX_CODE_LINE = 200
 # Where a spaced-out or word-by-word value may start: what `_VALUE_CHAR_RE` cannot see.
 _SPREAD_HINT_RE = re.compile(f"\\S(?: \\S){{5}}|[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{3}}")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+# A password typed with spaces: in quotes, or the rest of its line after a colon.
+_CLOSING_QUOTES = {
+    '"': '"',
+    "'": "'",
+    "“": "”“",
+    "„": "“”",
+    "‚": "‘’",
+    "‘": "’",
+    "«": "»",
+    "‹": "›",
+    "「": "」",
+    "『": "』",
+    "`": "`",
+}
+_MAX_SPACED = 48
+# Words after a PIN label that say what it unlocks, keeping the next word its value.
+_PIN_OBJECTS = _set(
+    """
+    card sim phone karte handy carte tarjeta carta cartão cartao kaart telefoon карты карта
+    телефона karty telefonu kartı kartın telefon
+    """
+)
+_REST_OF_LINE_RE = re.compile(
+    f"([^\\s{_CJK}\"'`“”„«»]+(?: [^\\s{_CJK}\"'`“”„«»]+){{1,3}})[ \\t]*\\r?(?:\\n|$)"
+)
+_SENTENCE_WORDS = _set(
+    """
+    at least most min max minimum maximum chars characters letters digits symbols long and or
+    the a an of to in with from see ask is are was not no my our your this that same as
+    mindestens zeichen und oder der die das mit von ist nicht au moins caractères et ou le la
+    les de avec al menos caracteres y o el los con almeno caratteri e pelo menos ou com ten
+    minste tekens en of het минимум символов и или не co najmniej znaków lub nie en az
+    karakter ve veya must should contain contains include includes enter use have has need
+    needs digit symbol symbols letter number numbers siehe muss enthält enthalten voir doit
+    contenir ver debe tener vedi deve contenere veja conter zie moet bevatten см должен
+    содержать patrz musi zawierać bkz içermeli
+    """
+)
+# The value comes on the line below: "The password is below:", "Kennwort steht unten:".
+_BELOW_RE = re.compile(
+    r"below|underneath|following|unten|folgend|dessous|suivant|abajo|siguiente|sotto|seguente"
+    r"|abaixo|seguinte|hieronder|volgende|ниже|следующ|poniżej|następując|aşağıda|aşağı"
+    r"|如下|以下|下面|下方|下記|아래|다음"
+)
+_NEXT_LINE_REACH = 80
+_NEXT_VALUE_RE = re.compile(
+    r"[ \t]*(?:[-*•>][ \t]+)?[`\"'“„«「]?(\S{1,128}?)[`\"'”“»」]?[ \t]*\r?(?:\n|$)"
+)
+# "P a s s w o r d:", "密 码：", "Passw0rd:", "Pa$$wort=": a label disguised by spacing
+# its letters or by digits and signs for letters; the collapsed word must be a label.
+_DISGUISED_RE = re.compile(
+    r"(?<!\S)\w(?P<sep>[ .\-_*])\w(?:(?P=sep)\w){0,14}(?=[ \t]?[:：=])"
+    r"|(?<![\w@$])[A-Za-z]{1,12}[0-9@$][A-Za-z0-9@$]{1,12}(?=[ \t]?[:：=])"
+)
+_LEET = str.maketrans("0134579@$", "oieastgas")
+# Cheap test before the disguised-label pass: a spaced-out run or a digit inside a word,
+# right before a colon.
+_DISGUISED_HINT_RE = re.compile(
+    r"\w[ .\-_*]\w[ \t]?[:：=]|[A-Za-z][0-9@$][A-Za-z0-9@$]{0,12}[ \t]?[:：=]"
+)
 
 
 def _fold(text: str) -> str:
@@ -153,6 +223,8 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
         if i - end > label.suffix:
             return False
         after = folded[i] if i < n else " "
+        if label.weak and not (after.isspace() or after in ":=：,.;)'’"):
+            return False  # "kw!MB…", "pw#1": letters inside a value, not a shorthand label
         # "password_file", "token2", "password-protected", "secret.txt": names, not labels.
         if after.isdigit() or after == "_":
             return False
@@ -322,6 +394,10 @@ def _scan_window(
             continue
         if lower in _CODE_WORDS:
             return None  # "token=lambda n: ...", "password = None"
+        if kind in (PIN, DEVICE_PIN) and lower.rstrip(":") in _PIN_OBJECTS:
+            if lower.endswith(":"):
+                state = "after"
+            continue  # "PIN карты 4821", "PIN der Karte: 4821": what the PIN unlocks
         other = _label_kind(lower)
         if other is not None:
             if state != "after" and _qualifies(kind, other):
@@ -340,6 +416,10 @@ def _scan_window(
             spread_hit = _spread_value(text, wstart, kind)
             if spread_hit is not None:
                 return spread_hit
+        if state != "near" and kind in PASSWORD_KINDS and kind != LOGIN:
+            spaced = _spaced_password(text, wstart, after=state == "after" and not label.weak)
+            if spaced is not None:
+                return Hit(spaced[0], spaced[1], kind, PRIO_LABEL)
         if spread_only:
             between += 1
             state = "after" if word.endswith((":", "=")) else "near"
@@ -363,6 +443,52 @@ def _scan_window(
         between += 1
         state = "after" if word.endswith((":", "=")) else "near"
     return None
+
+
+def _spaced_password(text: str, wstart: int, *, after: bool) -> tuple[int, int] | None:
+    """A password with spaces after a connector: quoted ("„Mare tulp 355&“"), or unquoted
+    up to the end of its line when it mixes all four character classes ("Lotus panda 112-").
+    """
+    i = wstart if text[wstart] in "'‘‚" else wstart - 1  # "'" is inside a word's characters
+    if i >= 1 and text[i] == " " and text[i - 1] in "«‹":
+        i -= 1  # French quotes stand apart from their content: « … »
+    opener = text[i] if i >= 0 else ""
+    closers = _CLOSING_QUOTES.get(opener)
+    if closers is None and not (after and text[wstart : wstart + 1].isalpha()):
+        return None  # unquoted, the value starts with a word: "Lotus panda 112-"
+    if closers is not None:
+        lo = i + 1
+        hi = lo
+        limit = min(len(text), lo + _MAX_SPACED)
+        while hi < limit and text[hi] not in closers and text[hi] != "\n":
+            hi += 1
+        if hi >= limit or text[hi] not in closers:
+            return None
+        value = text[lo:hi].strip()
+        if " " not in value or not _spaced_value(value, 3):
+            return None
+        vstart = text.index(value, lo)
+        return vstart, vstart + len(value)
+    m = _REST_OF_LINE_RE.match(text, wstart, min(len(text), wstart + _MAX_SPACED + 1))
+    if m is None or m.group(1).count(" ") < 2 or not _spaced_value(m.group(1), 4):
+        return None
+    return m.start(1), m.end(1)
+
+
+def _spaced_value(value: str, classes: int) -> bool:
+    words = value.split()
+    if not 2 <= len(words) <= 5 or any(w in ("/", "|", "-", "–") for w in words):
+        return False
+    if any(w.lower().strip(".,;:!?") in _SENTENCE_WORDS for w in words):
+        return False  # "at least 12 chars", "see the vault": words about a password
+    joined = "".join(words)
+    if _CJK_LETTER_RE.search(joined):
+        return False
+    return (
+        any(ch.isdigit() for ch in joined)
+        and class_count(joined) >= classes
+        and strong_password(joined)
+    )
 
 
 def _qualifies(kind: str, other: str) -> bool:
@@ -473,8 +599,82 @@ def _login_hit(text: str, vstart: int, value: str, end: int, kind: str) -> Hit |
     return None
 
 
+def _element_value(text: str, start: int, kind: str) -> Hit | None:
+    """ "<motdepasse>Xk29…</motdepasse>": an XML element named by a label holds its value."""
+    stop = text.find("<", start, start + 256)
+    if stop < 0:
+        return None
+    value = text[start:stop].strip()
+    if not value or "\n" in value or not _judge(kind, value, "after"):
+        return None
+    vstart = text.index(value, start)
+    return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+
+
+def _value_below(
+    text: str, folded: str, end: int, kind: str, negations: _Positions, value_char: _Next
+) -> Hit | None:
+    """A label whose line ends in a colon or says "below", and one value alone on the next."""
+    nl = text.find("\n", end, end + _NEXT_LINE_REACH)
+    if nl < 0:
+        return None
+    tail = folded[end:nl].rstrip(" \t\r")
+    if not (tail.endswith((":", "：")) or _BELOW_RE.search(tail)):
+        return None
+    if _SENTENCE_END_RE.search(tail.rstrip(":：")) or negations.within(end, nl):
+        return None
+    start = nl + 1
+    if text.startswith("\n", start) or text.startswith("\r\n", start):
+        start = text.find("\n", start) + 1  # one blank line between is fine
+    below_end = text.find("\n", start, start + _NEXT_LINE_REACH * 2)
+    if value_char.find(start) >= (below_end if below_end >= 0 else len(text)):
+        return None  # nothing below that any value rule could pass (see `_VALUE_CHAR_RE`)
+    m = _NEXT_VALUE_RE.match(text, start, min(len(text), start + 160))
+    if m is None:
+        return None
+    value = _clean(m.group(1)) if m.group(1)[-1:] in _EDGE else m.group(1)
+    if not value or _CJK_LETTER_RE.search(value) or not _judge(kind, value, "after"):
+        return None
+    vstart = m.start(1) + m.group(1).find(value)
+    return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+
+
+def _disguised_hits(text: str, folded: str) -> Iterator[Hit]:
+    """Values after labels written "P a s s w o r d:", "密 码：" or "Passw0rd:"."""
+    negations = _Positions(NEGATING_RE, folded)
+    nexts = (
+        _Next(_SENTENCE_END_RE, text),
+        _Next(_VALUE_CHAR_RE, text),
+        _Next(_SPREAD_HINT_RE, text),
+    )
+    for m in _DISGUISED_RE.finditer(folded):
+        sep = m.group("sep")
+        word = (m.group().replace(sep, "") if sep else m.group()).translate(_LEET)
+        found = LABEL_RE.match(word)
+        if word == m.group() or found is None:
+            continue
+        label = label_for(found.group())
+        rest = word[found.end() :]
+        if len(rest) > label.suffix or (rest and not rest.isalpha()):
+            continue
+        if not _label_span(word, 0, found.end(), label):
+            continue
+        line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
+        if negations.within(max(line_start, m.start() - _LEFT_CONTEXT), m.start()):
+            continue
+        hit = _scan_window(text, folded, m.end(), label, negations, nexts)
+        if hit is not None:
+            yield hit
+
+
 def labelled_hits(text: str) -> Iterator[Hit]:
     """Yield values that a secret-naming label introduces in prose, chat or notes."""
+    yield from _labelled_hits(text)
+    if _DISGUISED_HINT_RE.search(text):
+        yield from _disguised_hits(text, _fold(text))
+
+
+def _labelled_hits(text: str) -> Iterator[Hit]:
     folded = _fold(text)
     negations = _Positions(NEGATING_RE, folded)
     as_words = _Positions(_AS_RE, folded)
@@ -514,7 +714,15 @@ def labelled_hits(text: str) -> Iterator[Hit]:
         if label.script == "latin":
             while end < len(folded) and end - m.end() <= label.suffix and _is_letter(folded[end]):
                 end += 1
+        if folded[m.start() - 1 : m.start()] == "<" and text[end : end + 1] == ">":
+            hit = _element_value(text, end + 1, label.kind)
+            if hit is not None:
+                pos = hit.end
+                yield hit
+                continue
         hit = _scan_window(text, folded, end, label, negations, nexts)
+        if hit is None and label.kind != RECOVERY:
+            hit = _value_below(text, folded, end, label.kind, negations, nexts[1])
         if (
             hit is None
             and label.kind in PASSWORD_KINDS

@@ -95,7 +95,19 @@ _ENTRIES: list[tuple[str, Label]] = [
     ("pass", Label(PASSWORD, weak=True)),
     ("ww", Label(PASSWORD, weak=True)),  # Dutch "wachtwoord"
     ("пасс", Label(PASSWORD, weak=True)),  # Russian slang
+    # Chat shorthand: "psw", "pswd", "pword" (en, it), "kw" (German "Kennwort"), "contra"
+    # (Spanish "contraseña"), "passw", "パス" (Japanese, also "path": a connector is needed).
+    ("psw", Label(PASSWORD, weak=True)),
+    ("pswd", Label(PASSWORD, weak=True)),
+    ("pword", Label(PASSWORD, weak=True)),
+    ("passw", Label(PASSWORD, weak=True)),
+    ("kw", Label(PASSWORD, weak=True)),
+    ("contra", Label(PASSWORD, weak=True)),
+    ("パス", Label(PASSWORD, script="ja", weak=True)),
     *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
+    # Turkish possessives ("pin kodum", "pin kodunuz"), the Russian bare "пин" and its cases.
+    *_latin(PIN, "pin kodu", "pin numarası", "pin numarasi", suffix=3),
+    *_latin(PIN, "пин", "пина", "пину", "пином", suffix=0),
     # Phone and device unlock codes are PINs in all but name ("unlock code", "lock pin").
     # Labels are matched from a letter the lexicon already starts with where a compound
     # allows it ("un|lock code", "Ent|sperrcode"): each new first letter slows every scan.
@@ -131,6 +143,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(ACCESS_KEY, f"access{_KEY_SEP}key", suffix=1),
     *_latin(PRIVATE_KEY, f"private{_KEY_SEP}key", suffix=1),
     *_latin(LOGIN, "login", "log-in", "sign-in", "credentials", "creds", "logins", suffix=0),
+    *_latin(LOGIN, "inlog", "inloggen", "logowanie", "anmeldung", suffix=0),
     *_latin(LOGIN, "zugang", compound=True, suffix=0),  # "Serverzugang: admin / s3cret"
     *_latin(
         LOGIN,
@@ -306,7 +319,8 @@ def label_for(matched: str) -> Label:
 # Words before a password label that make it a card's or a device's PIN ("银行卡密码",
 # "카드 비밀번호", "锁屏密码"), matched against the few characters before the label.
 PIN_QUALIFIER_RE = re.compile(
-    r"(?:卡|取款|支付|锁屏|鎖屏|解锁|解鎖|开机|開機|카드|잠금|sim[ -]?card|card|sim) ?$"
+    r"(?:卡|取款|支付|锁屏|鎖屏|解锁|解鎖|开机|開機|账户|帳戶|账号|口座|카드|잠금|계좌|통장|atm"
+    r"|sim[ -]?card|card|sim|kart|kartı|karte|kaart|bankkarte) ?$"
 )
 
 # Words that link a label to its value.  After a copula or a colon the value may come a
@@ -316,7 +330,7 @@ CONNECTOR_WORDS = _set(
     """
     is was are were ist lautet lauten war sind heißt heisst est était sont c'est devient es
     era son sea fue è sono é são foi zijn luidt это jest są brzmi — – - -> => → : = | is: be
-    wird wordt sera serait sarà será seria będzie будет olacak
+    wird wordt sera serait sarà será seria będzie будет olacak 's ’s
     """
 )
 PREPOSITION_WORDS = _set(
@@ -337,6 +351,7 @@ ADVERB_WORDS = _set(
     now still again just simply currently temporarily jetzt nun noch immer wieder aktuell
     maintenant toujours encore actuellement ahora todavía aún ora ancora adesso agora ainda
     nu nog steeds теперь сейчас всё ещё teraz nadal obecnie artık hâlâ şimdi
+    the le la el il lo het
     """
 )
 

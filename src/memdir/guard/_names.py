@@ -20,7 +20,20 @@ _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _PASSWORD_WORDS = _set(
     "password passwd passwort kennwort passphrase passcode pwd pass pw 密码 密碼 口令"
 )
+# Password words of other languages, typed without accents in keys ("SENHA_BANCO",
+# "db_wachtwoord", "haslo", "sifre"); Romance and Slavic keys put the qualifier after them.
+_FOREIGN_PASSWORD_WORDS = _set(
+    "senha contrasena contrasenya wachtwoord haslo sifre parola parol motdepasse"
+)
+_PASSWORD_WORDS |= _FOREIGN_PASSWORD_WORDS
+# Words after a head-first password word that make the key describe it, not hold it.
+_DESCRIBES = _set(
+    "file path hash hashed policy min max length len hint url uri reset regex rule rules"
+    " expiry expires expired enabled required type format"
+)
 _WEAK_PASSWORD_WORDS = _set("pass pwd pw")
+# Session identifiers in cookies and config: whoever holds one is logged in.
+_SESSION_WORDS = _set("session sessionid sessid jsessionid phpsessid aspsessionid")
 _PASSWORD_SUFFIXES = ("password", "passwd", "passwort", "kennwort", "passphrase")
 _TOKEN_WORDS = _set("token bearer 令牌")
 _SECRET_WORDS = _set("secret")
@@ -198,6 +211,8 @@ def _categorise(last: str, prev: str | None) -> tuple[bool, str] | None:
         return False, _noun(qualifier if qualifier in _KEY_QUALIFIERS else None, "secret")
     if last in _CREDENTIAL_WORDS:
         return False, "credential"
+    if last in _SESSION_WORDS or (last == "id" and prev == "session"):
+        return False, "session id"
     if last in _CJK_KEYS:
         return False, _CJK_KEYS[last]
     if last in _KEY_WORDS:
@@ -223,6 +238,13 @@ def classify_key(name: str) -> KeyClass | None:
     last = words[-1]
     prev = words[-2] if len(words) > 1 else None
     found = _categorise(last, prev)
+    if (
+        found is None
+        and words[0] in _FOREIGN_PASSWORD_WORDS
+        and len(words) <= 3
+        and not any(w in _DESCRIBES for w in words[1:])
+    ):
+        found = True, "password"  # "senha_banco", "haslo_admin"
     if found is None:
         return None
     is_password, noun = found

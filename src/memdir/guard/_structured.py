@@ -2,7 +2,8 @@
 
 `password:` with nothing after it, then an indented `Vq83Lm02Xz` (or a `|` block, a TOML
 `\"\"\"` string, a .env value whose quote opens at the end of the line), and plain values
-nested under a secret-named parent or section (`secrets:` / `[credentials]`).
+nested under a secret-named parent or section (`secrets:` / `[credentials]`), and rows of
+host, a well-known account and its password with no header naming the column.
 """
 
 from __future__ import annotations
@@ -57,6 +58,29 @@ _DESCRIPTIVE = _set(
 _TABLE_HEAD_RE = re.compile(
     r"^(?P<head>[ \t]*\|[^\n]{1,400})\r?\n[ \t]*\|?[ \t]*:?-{3,}[-:| \t]*\r?\n", re.MULTILINE
 )
+# A row of a credentials list with no label column: host, a well-known account name, then
+# the password, as fields apart by two spaces, a tab or a bar ("db01   root   Xk29!v…").
+_ACCOUNTS = _set(
+    """
+    root admin administrator postgres sa ubuntu ec2-user pi deploy guest oracle sysadmin
+    superuser
+    """
+)
+# Spelled out in three cases: an IGNORECASE alternation scans twice as slowly.
+_ACCOUNT_RE = re.compile(
+    r"(?<![\w@./-])(?:"
+    + "|".join(
+        sorted({v for w in _ACCOUNTS for v in (w, w.capitalize(), w.upper())}, key=len)[::-1]
+    )
+    + r")(?=[ \t]{2}|\t|[ \t]*\|)"
+)
+_ROW_VALUE_RE = re.compile(
+    r"(?:[ \t]{2,}|\t|[ \t]*\|[ \t]*)`?(?P<value>[^\s|`]{6,128})`?[ \t]*(?:\||#|\r?\n|$)"
+)
+_DATE_IN_RE = re.compile(r"(?:19|20)\d\d[-./]\d\d?[-./]\d\d?|\d\d?:\d\d")
+_SINGLE_SPACE_RE = re.compile(r"(?<![ \t]) (?![ \t])")
+_MAX_ROW_HEAD = 120
+_ROW_FIELD_SEP_RE = re.compile(r"[ \t]{2,}|\t|\|")
 _MAX_CHILDREN = 40
 _MAX_HEAD = 96
 
@@ -221,8 +245,34 @@ def _table_hits(text: str) -> Iterator[Hit]:
                     yield Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
 
 
+def _account_row_hits(text: str) -> Iterator[Hit]:
+    """A password in a row of host, account and password fields, with no header naming it."""
+    for m in _ACCOUNT_RE.finditer(text):
+        line_start = text.rfind("\n", max(0, m.start() - _MAX_ROW_HEAD), m.start()) + 1
+        if not line_start and m.start() > _MAX_ROW_HEAD:
+            continue  # a long line: prose, not a row
+        before = text[line_start : m.start()]
+        stripped = before.rstrip(" \t")
+        gap = before[len(stripped) :]
+        if not (stripped.endswith("|") or len(gap) >= 2 or "\t" in gap):
+            continue  # fields are apart by a bar, a tab or two spaces
+        # Something (a host, a service) comes before the account: a row, not a sentence.
+        head = stripped.strip(" \t|")
+        if not head or len(_ROW_FIELD_SEP_RE.split(head)) > 3 or _SINGLE_SPACE_RE.search(head):
+            continue
+        row = _ROW_VALUE_RE.match(text, m.end(), min(len(text), m.end() + 160))
+        if row is None:
+            continue
+        value = row.group("value")
+        if _DATE_IN_RE.search(value):
+            continue  # "rebooted-2024-03-11", "2024-05-01T10:00Z": a log or status column
+        if strong_password(value) or looks_random(value):
+            yield Hit(row.start("value"), row.end("value"), "password", PRIO_LABEL)
+
+
 def structured_hits(text: str) -> Iterator[Hit]:
     """Yield secrets written below their key or inside a secret-named block of a config."""
+    yield from _account_row_hits(text)
     if "\n" not in text:
         return
     yield from _next_line_hits(text)
