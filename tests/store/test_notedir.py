@@ -419,3 +419,25 @@ def test_a_batch_write_refuses_only_the_symlinked_note(
     assert outside.read_bytes() == before
     assert (project / "MEMORY" / "leak.md").is_symlink()
     assert sorted(n.id for n in memory.list()) == ["fresh", "real"]
+
+
+def test_reading_one_note_the_disk_will_not_read_is_a_disk_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno as errno_
+
+    directory = NoteDirectory(Scope.PROJECT, tmp_path, lock_timeout=1, max_notes=10)
+    (tmp_path / "deploys.md").write_text('---\n{"summary": "Deploys"}\n---\nbody\n', "utf-8")
+    real_open = os.open
+
+    def failing(path: object, *args: object, **kwargs: object) -> int:
+        if str(path).endswith("deploys.md"):
+            raise OSError(errno_.EIO, "Input/output error", str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", failing)
+    with pytest.raises(OSError) as info:
+        directory.read("deploys")
+    assert info.value.errno == errno_.EIO
+    # A scan goes on and reports the file instead.
+    assert [p.reason for p in directory.scan().problems] == ["cannot read: Input/output error"]

@@ -182,11 +182,18 @@ class NoteDirectory:
         return out
 
     def _parse(
-        self, name: str, path: Path, st: os.stat_result, known: _Cached | None = None
+        self,
+        name: str,
+        path: Path,
+        st: os.stat_result,
+        known: _Cached | None = None,
+        *,
+        raise_os: bool = False,
     ) -> tuple[_Parsed, str | None] | None:
         """(parsed note or problem, revision of the bytes read); None when the file is gone.
 
-        When `known` holds the same revision, its parse is reused.
+        When `known` holds the same revision, its parse is reused. A file the disk will not
+        read is a problem of the scan, or with `raise_os` the OSError itself (a disk error).
         """
         stem = name[:-3]
         if not is_valid_id(stem):
@@ -198,6 +205,8 @@ class NoteDirectory:
         except FileNotFoundError:
             return None  # removed since it was listed: not a problem
         except OSError as exc:
+            if raise_os:
+                raise
             return FileProblem(self.scope, path, f"cannot read: {exc.strerror}"), None
         rev = revision_of(data)
         if known is not None and known[2] == rev:
@@ -359,7 +368,8 @@ class NoteDirectory:
             raise Refused(f"{path} {_LINK}; it is left as it is", hint=Remedy.DOCTOR) from None
 
     def read(self, note_id: str) -> Note | FileProblem | None:
-        """Parse one note file without scanning the directory."""
+        """Parse one note file without scanning the directory; a disk that will not read it
+        raises its OSError (a disk error, not a damaged note)."""
         path = self.file_for(note_id)
         try:
             st = path.lstat()
@@ -367,7 +377,7 @@ class NoteDirectory:
             return None
         if stat.S_ISLNK(st.st_mode):
             return FileProblem(self.scope, path, _LINK)
-        parsed = self._parse(path.name, path, st)
+        parsed = self._parse(path.name, path, st, raise_os=True)
         if parsed is None:
             return None
         item = parsed[0]
