@@ -9,6 +9,7 @@ Run from the repository root:  PYTHONPATH=src python bench/guard.py
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -100,6 +101,42 @@ def _multilingual() -> bool:
     return not missed and not flagged
 
 
+_ROOT = Path(__file__).resolve().parent.parent
+#: Text nobody wrote for the guard: chat turns of the LoCoMo development split (read in
+#: place, never copied) and the paragraphs of this project's own docs and spec.
+_LOCOMO = _ROOT.parent / "shared" / "bench" / "locomo-dev.json"
+_DOCS = [*sorted((_ROOT / "docs").glob("*.md")), _ROOT / "README.md", _ROOT / "CHANGELOG.md"]
+
+
+def _foreign_text() -> None:
+    """False refusals on ordinary text the corpus authors did not write (no secrets in it)."""
+    sources: dict[str, list[str]] = {}
+    if _LOCOMO.is_file():
+        turns: list[str] = []
+
+        def walk(node: object) -> None:
+            if isinstance(node, dict):
+                if isinstance(node.get("text"), str) and "speaker" in node:
+                    turns.append(node["text"])
+                for value in node.values():
+                    walk(value)
+            elif isinstance(node, list):
+                for value in node:
+                    walk(value)
+
+        walk(json.loads(_LOCOMO.read_text("utf-8")))
+        sources["LoCoMo dev chat turns"] = turns
+    sources["docs paragraphs"] = [
+        para for path in _DOCS if path.is_file() for para in path.read_text("utf-8").split("\n\n")
+    ]
+    print("\nfalse refusals on text not written for the guard:")
+    for name, texts in sources.items():
+        flagged = [t for t in texts if scan_text(t)]
+        print(f"  {name:24s} {len(flagged):4d} of {len(texts):5d}")
+        for text in flagged[:5]:
+            print(f"    {text[:100]!r}")
+
+
 def main() -> int:
     found = 0
     missed: list[str] = []
@@ -145,6 +182,7 @@ def main() -> int:
         "adversarial 'db01  root  '": _repeat("db01  root  "),
     }
     multilingual_ok = _multilingual()
+    _foreign_text()
     print(f"\nthroughput on {BODY_BYTES // 1024} KiB bodies (best of 5):")
     for name, body in bodies.items():
         seconds, mbps = _throughput(body, scan_text)
