@@ -190,3 +190,40 @@ def test_shorthand_disguised_below_spaced_and_element_values(text: str, value: s
 )
 def test_shorthand_and_below_rules_leave_prose_alone(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the door code is 4821",
+        "alarm code: 9912",
+        "garage code 5531",
+        "Türcode: 4711",
+        "Tresorcode 88123",
+        "code de la porte : 2580",
+        "código del portal 1234",
+        "Il codice della cassaforte è 48213",
+        "код домофона 2580",
+        "kod do drzwi: 1379",
+        "the access code is Xk29LmQ7",
+    ],
+)
+def test_codes_that_open_doors_alarms_and_safes_are_pins(text: str) -> None:
+    assert scan_text(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "area code 415",
+        "error code 4821",
+        "zip code 94110",
+        "status code 404",
+        "door code changes every month",
+        "alarm code: ask the office",
+        "the access code is printed on the badge",
+        "entry code 2 of the procedure",
+    ],
+)
+def test_other_codes_and_prose_about_door_codes_are_not(text: str) -> None:
+    assert not scan_text(text)
