@@ -7,55 +7,29 @@ the test fills or remounts read-only; the notes live elsewhere, as a project's d
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import shutil
 import sqlite3
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 
-from disks import fill, tmpfs
+from disks import fill, needs_root, tmpfs
 from memdir.config import EmbedSettings
 from memdir.core import Note, Scope, render_note
-from memdir.embed import EmbedderInfo
 from memdir.errors import DiskError
 from memdir.retrieve import Retriever, SearchMethod
 from memdir.store.notedir import NoteDirectory
 from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
-)
+from .test_retriever import HashedWords
+
+pytestmark = needs_root
 METHODS = list(SearchMethod)
-
-
-class HashedWords:
-    """A deterministic embedder: each word hashed into 32 dimensions, counted, normalised."""
-
-    info = EmbedderInfo("hashed-words", "1", 32)
-
-    def _vector(self, text: str) -> npt.NDArray[np.float32]:
-        v = np.zeros(32, dtype=np.float64)
-        for word in re.findall(r"\w+", text.casefold()):
-            v[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big") % 32] += 1.0
-        if not v.any():
-            v[0] = 1.0
-        return (v / np.linalg.norm(v)).astype(np.float32)
-
-    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.stack([self._vector(t) for t in texts])
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return self._vector(text)
 
 
 class Store:
