@@ -1,0 +1,217 @@
+"""Merging notes (§6), pure: which note is kept, the concatenated draft, link rewriting and
+the plan file's shape.
+
+::
+
+    keeper(notes) -> Note                   the oldest note (its id is kept)
+    concat_draft(notes) -> MergeDraft       every original, repeats dropped
+    relink(body, gone, keep) -> str         [[gone-id]] -> [[keep]]
+    plan_to_json(plan) / plan_from_json(data)
+
+A plan carries, for every original, the revision (the file's bytes) and content hash it
+was made from; applying it is refused when any differs (`memdir.memory.merging`). The
+draft in a plan file may be edited by hand before it is applied: it is checked again
+(the note rules, the credential guard, the limits) when it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from memdir.core import LINK_PATTERN, Note, NoteType, Scope, is_valid_id
+from memdir.errors import InvalidInput
+from memdir.results import MergeDraft, MergePlan, PlannedNote
+
+__all__ = [
+    "MAX_MERGED",
+    "PLAN_FORMAT",
+    "check_plan_ids",
+    "concat_draft",
+    "keeper",
+    "plan_from_json",
+    "plan_to_json",
+    "relink",
+]
+
+#: Notes one merge may join (a same-topic finding names 2–6).
+MAX_MERGED = 20
+#: The plan file's format marker and version.
+PLAN_FORMAT = "memdir-merge-plan"
+_PLAN_VERSION = 1
+_SPACES = re.compile(r"\s+")
+
+
+def keeper(notes: Sequence[Note]) -> Note:
+    """The note whose id a merge keeps: the oldest (created first; then the lowest id)."""
+    return min(notes, key=lambda n: (n.created_at or n.updated_at or 2**63, n.id))
+
+
+def _key(paragraph: str) -> str:
+    return _SPACES.sub(" ", paragraph).strip().casefold()
+
+
+def _paragraphs(body: str) -> list[str]:
+    return [p.strip("\n") for p in re.split(r"\n\s*\n", body) if p.strip()]
+
+
+def relink(body: str, gone: Collection[str], keep: str) -> str:
+    """`body` with every `[[id]]` naming one of `gone` pointing at `keep` instead."""
+    if not gone:
+        return body
+
+    def swap(match: re.Match[str]) -> str:
+        return f"[[{keep}]]" if match.group(1) in gone else match.group(0)
+
+    return LINK_PATTERN.sub(swap, body)
+
+
+def concat_draft(notes: Sequence[Note]) -> MergeDraft:
+    """All originals in one note: the oldest's summary and body first, then each other's
+    summary as a heading and its body, oldest first; a paragraph or heading that an
+    earlier note already holds (ignoring case and spacing) is not repeated, so nothing
+    is lost and duplicates are said once. Tags are joined, the type is the oldest's (or
+    the first one given), `supersedes` joins the originals' (less the merged notes)."""
+    keep = keeper(notes)
+    ordered = [keep, *sorted((n for n in notes if n is not keep), key=_age)]
+    ids = {n.id for n in notes}
+    seen = {_key(keep.summary)}
+    parts: list[str] = []
+    for index, note in enumerate(ordered):
+        fresh = [p for p in _paragraphs(note.body) if _key(p) not in seen]
+        seen.update(_key(p) for p in fresh)
+        if index and _key(note.summary) not in seen:
+            parts.append(f"## {note.summary}")
+            seen.add(_key(note.summary))
+        parts.extend(fresh)
+    body = relink("\n\n".join(parts), ids - {keep.id}, keep.id)
+    tags = tuple(dict.fromkeys(t for n in ordered for t in n.tags))
+    note_type = keep.type or next((n.type for n in ordered if n.type is not None), None)
+    supersedes = tuple(dict.fromkeys(s for n in ordered for s in n.supersedes if s not in ids))
+    return MergeDraft(
+        summary=keep.summary,
+        body=body,
+        type=note_type,
+        tags=tags,
+        supersedes=supersedes,
+        private=any(n.private for n in notes),
+    )
+
+
+def _age(note: Note) -> tuple[int, str]:
+    return (note.created_at or note.updated_at or 2**63, note.id)
+
+
+# -- the plan file -------------------------------------------------------------------
+
+
+def plan_to_json(plan: MergePlan) -> dict[str, Any]:
+    """The plan as the JSON object `plan_from_json` reads back."""
+    draft = plan.draft
+    return {
+        "format": PLAN_FORMAT,
+        "version": _PLAN_VERSION,
+        "scope": plan.scope.value,
+        "keep": plan.keep,
+        "notes": [{"id": n.id, "revision": n.revision, "hash": n.hash} for n in plan.notes],
+        "source": plan.source,
+        "draft": {
+            "summary": draft.summary,
+            "type": draft.type.value if draft.type is not None else None,
+            "tags": list(draft.tags),
+            "supersedes": list(draft.supersedes),
+            "private": draft.private,
+            "body": draft.body,
+        },
+        "warnings": list(plan.warnings),
+    }
+
+
+def _field(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], where: str) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kinds) or isinstance(value, bool) is not (kinds is bool):
+        raise InvalidInput(f"the merge plan's {where}{key} is missing or of the wrong type")
+    return value
+
+
+def _strings(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"the merge plan's {where}{key} must be a list of strings")
+    return tuple(value)
+
+
+def plan_from_json(data: Any) -> MergePlan:
+    """A plan read back from its JSON object; InvalidInput naming what is wrong."""
+    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
+        raise InvalidInput(f'not a merge plan (no "format": "{PLAN_FORMAT}")')
+    if data.get("version") != _PLAN_VERSION:
+        raise InvalidInput(
+            f"merge plan version {data.get('version')!r} is not one this memdir reads "
+            f"({_PLAN_VERSION})"
+        )
+    try:
+        scope = Scope(_field(data, "scope", str, ""))
+    except ValueError:
+        raise InvalidInput("the merge plan's scope must be 'project' or 'user'") from None
+    keep = _field(data, "keep", str, "")
+    raw_notes = _field(data, "notes", list, "")
+    notes: list[PlannedNote] = []
+    for i, item in enumerate(raw_notes):
+        if not isinstance(item, dict):
+            raise InvalidInput(f"the merge plan's notes[{i}] is not an object")
+        where = f"notes[{i}]."
+        note_id = _field(item, "id", str, where)
+        if not is_valid_id(note_id):
+            raise InvalidInput(f"the merge plan's {where}id {note_id[:80]!r} is not a note id")
+        notes.append(
+            PlannedNote(
+                note_id, _field(item, "revision", str, where), _field(item, "hash", str, where)
+            )
+        )
+    raw = _field(data, "draft", dict, "")
+    type_name = raw.get("type")
+    if type_name is not None and not isinstance(type_name, str):
+        raise InvalidInput("the merge plan's draft.type must be a note type or null")
+    try:
+        note_type = NoteType(type_name) if type_name else None
+    except ValueError:
+        raise InvalidInput(
+            f"the merge plan's draft.type {str(type_name)[:40]!r} is no note type"
+        ) from None
+    private = raw.get("private", False)
+    if not isinstance(private, bool):
+        raise InvalidInput("the merge plan's draft.private must be true or false")
+    draft = MergeDraft(
+        summary=_field(raw, "summary", str, "draft."),
+        body=_field(raw, "body", str, "draft."),
+        type=note_type,
+        tags=_strings(raw, "tags", "draft."),
+        supersedes=_strings(raw, "supersedes", "draft."),
+        private=private,
+    )
+    source = data.get("source", "concat")
+    plan = MergePlan(
+        scope=scope,
+        keep=keep,
+        notes=tuple(notes),
+        draft=draft,
+        source=source if isinstance(source, str) else "concat",
+        warnings=_strings(data, "warnings", ""),
+    )
+    check_plan_ids(plan)
+    return plan
+
+
+def check_plan_ids(plan: MergePlan) -> None:
+    """InvalidInput unless the plan names 2–`MAX_MERGED` distinct notes, `keep` among them."""
+    ids = [n.id for n in plan.notes]
+    if len(set(ids)) != len(ids):
+        raise InvalidInput("a merge names the same note twice")
+    if len(ids) < 2:
+        raise InvalidInput("a merge needs at least two different notes")
+    if len(ids) > MAX_MERGED:
+        raise InvalidInput(f"a merge joins at most {MAX_MERGED} notes ({len(ids)} given)")
+    if plan.keep not in ids:
+        raise InvalidInput(f"the merge plan keeps {plan.keep[:80]!r}, which it does not merge")
