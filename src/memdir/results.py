@@ -36,8 +36,12 @@ __all__ = [
     "Hit",
     "Link",
     "LinkReport",
+    "MergeDraft",
+    "MergePlan",
+    "MergeResult",
     "Neighbour",
     "PassReport",
+    "PlannedNote",
     "Recall",
     "ReindexStats",
     "Resolution",
@@ -101,6 +105,63 @@ class DismissResult:
 
     finding: Finding
     changed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MergeDraft:
+    """The note a merge writes under the kept id (editable before it is applied)."""
+
+    summary: str
+    body: str
+    type: NoteType | None = None
+    tags: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    private: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedNote:
+    """One original of a merge plan: the revision (file bytes) and content hash it was
+    planned from; the plan is refused when either differs on apply."""
+
+    id: str
+    revision: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class MergePlan:
+    """What `merge` will do (§6): join `notes` of `scope` into `keep` (the oldest; the
+    others are deleted) with `draft` as its new content. `source` says how the draft
+    was made: ``concat``, ``llm`` or ``edited``; `warnings` what checking it changed."""
+
+    scope: Scope
+    keep: str
+    notes: tuple[PlannedNote, ...]
+    draft: MergeDraft
+    source: str = "concat"
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def deletes(self) -> tuple[str, ...]:
+        """The ids the merge deletes (every original but the kept one)."""
+        return tuple(n.id for n in self.notes if n.id != self.keep)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """What a merge did: the kept note, the deleted ones, the notes whose links were
+    rewritten, the backups of every changed note, and the server's manifest version when
+    it went to the server first (None: written here only). `skipped`: notes the server
+    took but that were edited here meanwhile (kept as edited; the next sync merges them)."""
+
+    plan: MergePlan
+    kept: str
+    deleted: tuple[str, ...]
+    relinked: tuple[str, ...]
+    backup_ids: tuple[str, ...]
+    version: int | None
+    skipped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ closed vocabularies (`memdir.core.vocab`)."""
 
 from memdir.core.frontmatter import KNOWN_KEYS, body_span, parse_note, render_note
 from memdir.core.ids import MAX_ID_LENGTH, is_valid_id, make_id, slugify, validate_id
-from memdir.core.links import extract_links
+from memdir.core.links import LINK_PATTERN, extract_links
 from memdir.core.note import (
     DEFAULT_SCOPE,
     Note,
@@ -28,6 +28,7 @@ from memdir.core.vocab import (
 __all__ = [
     "DEFAULT_SCOPE",
     "KNOWN_KEYS",
+    "LINK_PATTERN",
     "MAX_ID_LENGTH",
     "AccessLevel",
     "KeepSide",

@@ -8,6 +8,7 @@ public method is a short delegation to one of them.
 - `maintenance` (`Maintenance`): forget, backups, restore, doctor, audit verification;
 - `agent` (`AgentView`): the prompt index and per-message recall;
 - `tidying` (`Tidying`): the tidy-up list (§6) and this machine's dismissals;
+- `merging` (`Merging`): merge plans and applying them (§6);
 - `retrieval` (`memdir.retrieve.Retriever`): the search indexes and the embedder;
 - `replica` (`memdir.sync.replica.Replica`): this machine's sync state and passes.
 
@@ -31,6 +32,7 @@ from memdir.core.vocab import KeepSide, SearchMethod, SearchMode
 from memdir.guidance import GUIDANCE
 from memdir.memory.agent import AgentView
 from memdir.memory.maintenance import Maintenance
+from memdir.memory.merging import Merging
 from memdir.memory.notes import Notebook
 from memdir.memory.stores import Stores, state_home
 from memdir.memory.syncing import background_sync, commit_batch
@@ -47,6 +49,8 @@ from memdir.results import (
     ForgetResult,
     HistoryEntry,
     LinkReport,
+    MergePlan,
+    MergeResult,
     RestoreResult,
     SupersedeResult,
     WriteResult,
@@ -131,6 +135,9 @@ class Memory:
             clock=clock,
             warn=self._warn,
         )
+        self.merging = Merging(
+            settings, self.stores, replica=lambda: self.replica, chat=self._chat_client, clock=clock
+        )
 
     @classmethod
     def open(
@@ -209,6 +216,14 @@ class Memory:
                     transport=self._sync_transport,
                 )
             return self._replica
+
+    def _chat_client(self) -> ChatClient:
+        """The chat client given to the constructor, else the `[llm]` endpoint's."""
+        if self._chat is not None:
+            return self._chat
+        from memdir.extract.llm import client_from_settings
+
+        return client_from_settings(self.settings.llm)
 
     def _held(self) -> set[tuple[Scope, str]]:
         return self.replica.held()
@@ -466,6 +481,44 @@ class Memory:
         Dismissing a finding twice changes nothing (`changed` False).
         """
         return self.tidying.dismiss(finding_id)
+
+    def plan_merge(
+        self,
+        ids: Iterable[str],
+        *,
+        draft: str = "concat",
+        summary: str | None = None,
+        body: str | None = None,
+        scope: Scope | str | None = None,
+    ) -> MergePlan:
+        """A plan to merge notes `ids` of one scope into the oldest (§6); changes nothing.
+
+        The plan holds each original's revision and hash, and the draft of the merged
+        note: ``concat`` (every original, repeats said once) or ``llm`` (the `[llm]`
+        model's, checked as untrusted). `summary` and `body` replace the draft's.
+        """
+        return self.merging.plan(ids, draft=draft, summary=summary, body=body, scope=scope)
+
+    def apply_merge(self, plan: MergePlan) -> MergeResult:
+        """Apply a merge plan: the oldest note's id is kept with the draft as its content,
+        the others are deleted, `[[deleted-id]]` links in the scope point at the kept note,
+        every changed note is backed up and the merge is audited; with sync on it goes to
+        the server first. Refused with nothing changed if any original changed since."""
+        return self.merging.apply(plan)
+
+    def merge(
+        self,
+        ids: Iterable[str],
+        *,
+        draft: str = "concat",
+        summary: str | None = None,
+        body: str | None = None,
+        scope: Scope | str | None = None,
+    ) -> MergeResult:
+        """Plan and apply a merge in one step (see `plan_merge` and `apply_merge`)."""
+        return self.apply_merge(
+            self.plan_merge(ids, draft=draft, summary=summary, body=body, scope=scope)
+        )
 
     def audit_record(
         self, action: str, *, grant_id: str | None = None, detail: str | None = None

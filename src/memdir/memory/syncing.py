@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import builtins
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 from memdir.core import Note, Scope
 from memdir.core.vocab import WriteEvent
-from memdir.errors import InvalidInput, SyncRefused
+from memdir.errors import Conflict, InvalidInput, SyncRefused
 from memdir.memory.stores import Stores
+from memdir.store import BackupRecord, revision_of
 
 if TYPE_CHECKING:
     from memdir.sync.batch import BatchResult
@@ -33,23 +35,57 @@ def commit_batch(
     writes: Mapping[str, Note | None],
     scope: Scope,
     reason: str,
+    *,
+    expected: Mapping[str, str] | None = None,
+    audit: Sequence[tuple[str, Mapping[str, str | int | None]]] = (),
 ) -> BatchResult:
-    """Write a batch (id -> note, None: delete): through the server first when sync is on."""
-    from memdir.sync.batch import BatchResult, write_batch
+    """Write a batch (id -> note, None: delete): through the server first when sync is on.
+
+    With `expected` (id -> the revision of its file when the batch was made; "" for no
+    file), the batch is refused (Conflict, nothing written) when any of those files has
+    changed since. Written here only, the batch is all or nothing and its `audit`
+    entries are recorded with it; through the server, they are recorded once it is
+    written here.
+    """
+    from memdir.core import render_note
+    from memdir.sync.batch import BatchResult
 
     for note_id, note in writes.items():
         if note is not None and note.id != note_id:
             raise InvalidInput(f"batch entry {note_id} holds note {note.id}")
-    synced = replica.commit_first(scope, writes, reason)
-    if synced is not None:
-        return synced
+    synced = replica.commit_first(scope, writes, reason, expected=expected)
     store = stores.store(scope)
+    if synced is not None:
+        if audit:
+            stores.audit.append_many(audit)
+        return synced
     out = BatchResult(version=None)
     with store.lock():
+        here = {i: store.directory.read_bytes(i) for i in writes}
+        revs = {i: revision_of(d) if d is not None else "" for i, d in here.items()}
+        for note_id, rev in (expected or {}).items():
+            if revs.get(note_id, rev) != rev:
+                raise Conflict(
+                    f"note {note_id} changed since the batch was made; nothing was written"
+                )
         for note in writes.values():  # all checked before any is written
             if note is not None:
                 store.admit(note)
-        write_batch(store, writes, reason, out)
+        puts = [(n, render_note(n), revs[i]) for i, n in sorted(writes.items()) if n is not None]
+        removals = [(i, revs[i]) for i, n in sorted(writes.items()) if n is None and here[i]]
+        made: builtins.list[BackupRecord] = []
+        saved = store.save_many(
+            puts,
+            event=WriteEvent.CONSOLIDATE,
+            backup_reason=reason,
+            removals=removals,
+            all_or_nothing=True,
+            audit=audit,
+            backups=made,
+        )
+    out.written.extend(saved)
+    out.deleted.extend(i for i, n in sorted(writes.items()) if n is None)
+    out.backup_ids.extend(r.id for r in made)
     return out
 
 

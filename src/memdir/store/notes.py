@@ -7,6 +7,7 @@ so the credential guard and the §1.5 limits hold on every write path.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -320,7 +321,15 @@ class ScopeStore:
         return SaveOutcome(written, rev, previous)
 
     def save_many(
-        self, items: Sequence[tuple[Note, bytes, str]], *, event: WriteEvent, backup_reason: str
+        self,
+        items: Sequence[tuple[Note, bytes, str]],
+        *,
+        event: WriteEvent,
+        backup_reason: str,
+        removals: Sequence[tuple[str, str]] = (),
+        all_or_nothing: bool = False,
+        audit: Sequence[tuple[str, Mapping[str, str | int | None]]] = (),
+        backups: list[BackupRecord] | None = None,
     ) -> dict[str, SaveOutcome | MemdirError]:
         """Write many notes as exact bytes under one lock (a sync pull); each checked as in `save`.
 
@@ -330,6 +339,11 @@ class ScopeStore:
         with `backup_reason`. Every file is fsynced before its rename; the directories'
         fsyncs and the audit entries are batched, and all are durable on return. A disk
         that fails part-way undoes the whole batch: every note is as it was before.
+
+        `removals` (id, revision expected on disk) are deleted in the same batch, each
+        backed up first. With `all_or_nothing` a refused item raises its error and
+        nothing of the batch is written (a merge). `audit` entries are recorded with the
+        batch's own, in the same durable write; `backups` receives the backups made.
         """
         out: dict[str, SaveOutcome | MemdirError] = {}
         with self.lock():
@@ -339,6 +353,20 @@ class ScopeStore:
             dirs: set[Path] = set()
             replaced: list[tuple[str, bytes | None, Note | None]] = []
             with self.undoable(replaced) as rollback:
+                for note_id, expected in removals:
+                    old_bytes, previous = self._current(note_id)
+                    if old_bytes is None or previous is None or revision_of(old_bytes) != expected:
+                        raise Conflict(
+                            f"note {note_id} changed since it was read; nothing was written"
+                        )
+                    replaced.append((note_id, old_bytes, previous))
+                    if not history.is_latest(note_id, old_bytes):
+                        history.record(note_id, old_bytes, WriteEvent.OBSERVED, previous.hash)
+                    record = self._remove_file(note_id, old_bytes, event, backup_reason, rollback)
+                    if backups is not None and record is not None:
+                        backups.append(record)
+                    rollback.on_commit(functools.partial(self._changed, note_id, event))
+                    on_disk.discard(note_id)
                 for note, raw, expected in items:
                     try:
                         check_secrets(note)
@@ -352,12 +380,16 @@ class ScopeStore:
                         count = len(on_disk)
                         self._check_limits(note, previous, self.directory.max_notes, count=count)
                     except MemdirError as exc:
+                        if all_or_nothing:
+                            raise
                         out[note.id] = exc
                         continue
                     if old_bytes is not None and previous is not None:
                         if not history.is_latest(note.id, old_bytes):
                             history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
-                        self.backup(note.id, old_bytes, backup_reason, rollback)
+                        record = self.backup(note.id, old_bytes, backup_reason, rollback)
+                        if backups is not None:
+                            backups.append(record)
                     replaced.append((note.id, old_bytes, previous))
                     self.directory.write_bytes(note.id, raw, sync_dir=False, rollback=rollback)
                     rev = history.record(
@@ -375,11 +407,11 @@ class ScopeStore:
                     rollback.audit.append(("write", fields))
                     located = note.located(self.scope, self.directory.file_for(note.id))
                     out[note.id] = SaveOutcome(located, rev, previous)
-                if rollback.audit:
+                if rollback.audit or audit:
                     fsync_dir(self.path)
                     for directory in dirs:
                         fsync_dir(directory)
-                    self.audit.append_many(rollback.audit, rollback=rollback)
+                    self.audit.append_many([*rollback.audit, *audit], rollback=rollback)
         for note_id, outcome in out.items():
             if isinstance(outcome, SaveOutcome):
                 self._changed(note_id, event)

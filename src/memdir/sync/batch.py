@@ -49,18 +49,35 @@ def _check_in_sync(
 
 
 def commit_first(
-    scope_pass: ScopePass, writes: Mapping[str, Note | None], reason: str
+    scope_pass: ScopePass,
+    writes: Mapping[str, Note | None],
+    reason: str,
+    *,
+    expected: Mapping[str, str] | None = None,
 ) -> BatchResult:
-    """Commit `writes` (note id -> new note, None: delete) to the server, then write them here."""
+    """Commit `writes` (note id -> new note, None: delete) to the server, then write them here.
+
+    With `expected` (id -> revision the caller planned from; "" for no file), a note
+    whose file differs now refuses the whole batch before anything is sent.
+    """
     ids = sorted(writes)
     server = scope_pass.snapshot(set(scope_pass.baseline.bases().values()), True, full=True)
     assert server is not None  # a full listing is never `unchanged`
     remote, local = _check_in_sync(scope_pass, ids, server)
+    for note_id, rev in (expected or {}).items():
+        if local.get(note_id, "") != rev:
+            raise Conflict(f"note {note_id} changed since the batch was made; nothing was written")
     # Every check a local write makes (the credential guard, limits, case clashes) runs
     # before anything is sent: a refused note must not reach the server either.
+    quotas = scope_pass.client.quotas
     for note in writes.values():
         if note is not None:
             scope_pass.store.admit(note)
+            if note.body_bytes > quotas.max_body_bytes:
+                raise LimitExceeded(
+                    f"note {note.id}'s body is {note.body_bytes:,} bytes; the sync server takes "
+                    f"at most {quotas.max_body_bytes:,} per note — shorten it; nothing was written"
+                )
     changes: list[Change] = []
     payload: dict[str, bytes] = {}
     for note_id in ids:
@@ -80,7 +97,7 @@ def commit_first(
                 text=data.decode("utf-8"),
             )
         )
-    quota = scope_pass.client.quotas.max_changes
+    quota = quotas.max_changes
     if len(changes) > quota:
         raise LimitExceeded(
             f"the batch changes {len(changes)} notes; the server takes {quota} per commit, and "

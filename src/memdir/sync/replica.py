@@ -233,7 +233,12 @@ class Replica:
         return run
 
     def commit_first(
-        self, scope: Scope, writes: Mapping[str, Note | None], reason: str
+        self,
+        scope: Scope,
+        writes: Mapping[str, Note | None],
+        reason: str,
+        *,
+        expected: Mapping[str, str] | None = None,
     ) -> BatchResult | None:
         """Commit a batch to the server before writing it here; None when sync does not apply.
 
@@ -255,7 +260,7 @@ class Replica:
                 self._stores[scope], baseline, client, self._ref(scope), clock=self._clock
             )
             with self._pass_lock(scope):
-                return commit_first(scope_pass, writes, reason)
+                return commit_first(scope_pass, writes, reason, expected=expected)
 
     # -- conflicts -------------------------------------------------------------------
 
