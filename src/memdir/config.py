@@ -211,6 +211,10 @@ _KEYS: tuple[_Key, ...] = (
         "int",
         _default(ConsolidateSettings, "max_merges_per_pass"),
     ),
+    # The same setting under the shorter name some docs use; the one set wins.
+    _Key(
+        "memory.consolidate.maxMerges", "int", _default(ConsolidateSettings, "max_merges_per_pass")
+    ),
     _Key("mcp.access", "access", _default(Settings, "mcp_access"), policy="narrow"),
     # Where note text is sent to be embedded: only the user's own config may choose it,
     # so a repository cannot route notes to an endpoint of its choosing.
@@ -353,7 +357,7 @@ def load_settings(
             unused_days=_get(values, "memory.consolidate.unusedDays", int),
             auto=_get(values, "memory.consolidate.auto", bool),
             cooldown_hours=_get(values, "memory.consolidate.cooldownHours", int),
-            max_merges_per_pass=_get(values, "memory.consolidate.maxMergesPerPass", int),
+            max_merges_per_pass=_max_merges(values),
         ),
         embed=EmbedSettings(
             provider=_get(values, "embed.provider", str),
@@ -370,6 +374,13 @@ def load_settings(
         warnings=tuple(warnings),
         sources=tuple(sources),
     )
+
+
+def _max_merges(values: Mapping[str, object]) -> int:
+    """`maxMergesPerPass`, or `maxMerges` when that one is set to something else."""
+    default = _default(ConsolidateSettings, "max_merges_per_pass")
+    short = _get(values, "memory.consolidate.maxMerges", int)
+    return short if short != default else _get(values, "memory.consolidate.maxMergesPerPass", int)
 
 
 def _opt(values: Mapping[str, object], name: str) -> str | None:

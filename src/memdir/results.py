@@ -24,6 +24,7 @@ __all__ = [
     "BatchResult",
     "Chunk",
     "ConflictView",
+    "ConsolidationReport",
     "CurrentNote",
     "DismissResult",
     "DoctorReport",
@@ -162,6 +163,22 @@ class MergeResult:
     backup_ids: tuple[str, ...]
     version: int | None
     skipped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationReport:
+    """What one automatic consolidation pass (§6) did: the merges it made and the
+    same-topic findings it left, each with the reason. `ran` is False when no pass was
+    due (`reason` says why: switched off, cooling down, another process at it)."""
+
+    ran: bool
+    reason: str | None = None
+    scopes: tuple[Scope, ...] = ()
+    merged: tuple[MergeResult, ...] = ()
+    #: (finding id, why it was not merged)
+    skipped: tuple[tuple[str, str], ...] = ()
+    #: when the next pass is due (Unix ms; None: never, the pass is off)
+    next_due: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

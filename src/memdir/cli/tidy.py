@@ -1,16 +1,22 @@
-"""CLI commands of the tidy-up list (§6): list findings, dismiss one."""
+"""CLI commands of the tidy-up list (§6): list findings, dismiss one, merge notes (at once,
+or through a plan file a person can edit before applying it)."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 
+from memdir.cli.errors import ErrorWithDetails, Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json
 from memdir.core.vocab import Scope, choices
-from memdir.results import FindingKind
+from memdir.errors import EXIT_ERROR, DiskError, InvalidInput
+from memdir.results import FindingKind, MergePlan, MergeResult
 
 if TYPE_CHECKING:
     from memdir import Memory
@@ -72,3 +78,211 @@ def dismiss(finding_id: str, as_json: bool) -> None:
         console.print(f"dismissed {finding_id}", markup=False)
     else:
         console.print(f"{finding_id} was dismissed already", markup=False)
+
+
+#: Lines of the draft's body shown before asking to confirm.
+_PREVIEW_LINES = 12
+#: A plan file larger than this is refused unread (a body is at most memory.maxNoteBytes).
+_MAX_PLAN_BYTES = 16 << 20
+
+
+@tidy.command()
+@click.argument("note_ids", metavar="ID ID...", nargs=-1, required=True)
+@click.option(
+    "--draft",
+    type=click.Choice(["concat", "llm"]),
+    default="concat",
+    show_default=True,
+    help="Draft from all originals concatenated, or written by the [llm] model.",
+)
+@click.option("--summary", default=None, help="The merged note's summary (default: the oldest's).")
+@click.option(
+    "--body-file",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="The merged note's body from this file ('-': stdin) instead of the draft's.",
+)
+@click.option("--scope", type=_SCOPES, default=None, help="The notes' scope (default: found).")
+@click.option(
+    "--plan-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the plan (ids, hashes, draft) to this file and change nothing.",
+)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
+@json_option
+def merge(
+    note_ids: tuple[str, ...],
+    draft: str,
+    summary: str | None,
+    body_file: Path | None,
+    scope: str | None,
+    plan_out: Path | None,
+    yes: bool,
+    as_json: bool,
+) -> Outcome | None:
+    """Merge notes of one scope into the oldest: its id is kept, the others are deleted and
+    links to them point at it; every changed note is backed up (asks first unless --yes)."""
+    body = _read_body(body_file) if body_file is not None else None
+    memory = _memory()
+    plan = memory.plan_merge(note_ids, draft=draft, summary=summary, body=body, scope=scope)
+    if plan_out is not None:
+        _write_plan(plan, plan_out)
+        if as_json:
+            emit_json({"plan": plan, "plan_file": str(plan_out)})
+        else:
+            _show_plan(plan)
+            console.print(
+                f"plan written to {plan_out}; nothing was changed. Edit its draft if you "
+                f"like, then run: memdir tidy apply {plan_out}",
+                markup=False,
+            )
+        return None
+    return _confirm_and_apply(memory, plan, yes, as_json)
+
+
+@tidy.command()
+@click.argument("plan_file", metavar="PLAN.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
+@json_option
+def apply(plan_file: Path, yes: bool, as_json: bool) -> Outcome | None:
+    """Apply a merge plan written by `memdir tidy merge --plan-out`; refused, with nothing
+    changed, if any of its notes changed since it was written."""
+    from memdir.tidy.merge import plan_from_json
+
+    plan = plan_from_json(_read_json(plan_file))
+    return _confirm_and_apply(_memory(), plan, yes, as_json)
+
+
+def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool) -> Outcome | None:
+    if not as_json:
+        _show_plan(plan)
+    if not yes:
+        if as_json or not sys.stdin.isatty():
+            raise ErrorWithDetails(
+                InvalidInput("merge needs confirmation: run again with --yes"),
+                plan=plan,
+                confirmed=False,
+            )
+        if not click.confirm(f"Merge these {len(plan.notes)} notes?", default=False):
+            console.print("nothing was merged")
+            return Outcome(EXIT_ERROR)
+    result = memory.apply_merge(plan)
+    if as_json:
+        emit_json(result)
+    else:
+        _show_result(result)
+    return None
+
+
+def _show_plan(plan: MergePlan) -> None:
+    draft = plan.draft
+    console.print(
+        f"merge {len(plan.notes)} notes ({plan.scope.value}) into [bold]{escape(plan.keep)}[/] "
+        f"(the oldest); deletes {escape(', '.join(plan.deletes))}"
+    )
+    console.print(f"  draft ({plan.source}): {draft.summary}", markup=False)
+    if draft.tags:
+        console.print(f"  tags: {', '.join(draft.tags)}", markup=False)
+    lines = draft.body.splitlines()
+    for line in lines[:_PREVIEW_LINES]:
+        console.print(f"  │ {line}", markup=False, highlight=False)
+    if len(lines) > _PREVIEW_LINES:
+        console.print(f"  │ … {len(lines) - _PREVIEW_LINES} more lines", markup=False)
+    for warning in plan.warnings:
+        console.print(f"  [yellow]warning:[/] {escape(warning)}")
+
+
+def _show_result(result: MergeResult) -> None:
+    console.print(f"merged into {result.kept}; deleted {', '.join(result.deleted)}", markup=False)
+    if result.relinked:
+        console.print(f"  links rewritten in {', '.join(result.relinked)}", markup=False)
+    if result.version is not None:
+        console.print(f"  committed to the sync server first (version {result.version})")
+    if result.skipped:
+        console.print(
+            f"  edited here meanwhile, kept as edited (the next sync merges them): "
+            f"{', '.join(result.skipped)}",
+            markup=False,
+        )
+    console.print(
+        f"  {len(result.backup_ids)} backups made (undo one with `memdir backups restore ID`)",
+        markup=False,
+    )
+
+
+def _read_body(path: Path) -> str:
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text") from None
+    except FileNotFoundError:
+        raise InvalidInput(f"no file {path}") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read_json(path: Path) -> object:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_PLAN_BYTES + 1)
+    except FileNotFoundError:
+        raise InvalidInput(f"no plan file {path}") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > _MAX_PLAN_BYTES:
+        raise InvalidInput(f"{path} is too large to be a merge plan")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidInput(f"{path} is not a JSON merge plan (it does not parse)") from None
+
+
+def _write_plan(plan: MergePlan, path: Path) -> None:
+    from memdir.store.atomic import atomic_write
+    from memdir.tidy.merge import plan_to_json
+
+    text = json.dumps(plan_to_json(plan), ensure_ascii=False, indent=2) + "\n"
+    try:
+        atomic_write(path, text.encode("utf-8"), mode=0o600)
+    except OSError as exc:
+        raise DiskError(f"cannot write the plan to {path}: {exc.strerror or exc}") from exc
+
+
+@tidy.command()
+@click.option(
+    "--now",
+    "force",
+    is_flag=True,
+    help="Run a pass over every scope now, even if none is due or the pass is switched off.",
+)
+@json_option
+def auto(force: bool, as_json: bool) -> None:
+    """Run the automatic consolidation pass (merge same-topic notes) if it is due; long-lived
+    hosts run it on their own when memory.consolidate.auto is on."""
+    from memdir.cli.output import fmt_ms
+
+    report = _memory().consolidate(force=force)
+    if as_json:
+        emit_json(report)
+        return
+    if not report.ran:
+        console.print(f"no pass ran: {report.reason}", markup=False)
+        return
+    for result in report.merged:
+        console.print(
+            f"merged {', '.join(result.deleted)} into {result.kept} "
+            f"({len(result.backup_ids)} backups)",
+            markup=False,
+        )
+    for finding_id, why in report.skipped:
+        console.print(f"left {finding_id}: {why}", markup=False)
+    merges = len(report.merged)
+    console.print(
+        f"{merges} merge{'s' if merges != 1 else ''} in "
+        f"{', '.join(s.value for s in report.scopes)}"
+        + (f"; next pass due {fmt_ms(report.next_due)}" if report.next_due else ""),
+        markup=False,
+    )

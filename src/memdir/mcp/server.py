@@ -280,11 +280,17 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
     coordinator = memory.background_sync() if status.server and status.enabled else None
     if coordinator is not None:
         coordinator.start()
+    # Opt-in (memory.consolidate.auto): merge same-topic notes when a pass is due (§6).
+    consolidator = memory.background_consolidation()
+    if consolidator is not None:
+        consolidator.start()
     try:
         if address is None:
             anyio.run(server.run_stdio_async)
         else:
             _serve_http(server, address[0], address[1], store, fixed[0] if fixed else None)
     finally:
+        if consolidator is not None:
+            consolidator.stop()
         if coordinator is not None:
             coordinator.stop()

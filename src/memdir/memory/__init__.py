@@ -9,6 +9,7 @@ public method is a short delegation to one of them.
 - `agent` (`AgentView`): the prompt index and per-message recall;
 - `tidying` (`Tidying`): the tidy-up list (§6) and this machine's dismissals;
 - `merging` (`Merging`): merge plans and applying them (§6);
+- `consolidation` (`Consolidation`): the opt-in automatic merging pass (§6);
 - `retrieval` (`memdir.retrieve.Retriever`): the search indexes and the embedder;
 - `replica` (`memdir.sync.replica.Replica`): this machine's sync state and passes.
 
@@ -31,6 +32,7 @@ from memdir.core import Note, NoteType, Scope, parse_choice, parse_scope
 from memdir.core.vocab import KeepSide, SearchMethod, SearchMode
 from memdir.guidance import GUIDANCE
 from memdir.memory.agent import AgentView
+from memdir.memory.consolidating import AutoConsolidator, Consolidation
 from memdir.memory.maintenance import Maintenance
 from memdir.memory.merging import Merging
 from memdir.memory.notes import Notebook
@@ -40,6 +42,7 @@ from memdir.memory.tidying import Tidying
 from memdir.results import (
     AuditHead,
     AuditVerification,
+    ConsolidationReport,
     CurrentNote,
     DismissResult,
     DoctorReport,
@@ -137,6 +140,9 @@ class Memory:
         )
         self.merging = Merging(
             settings, self.stores, replica=lambda: self.replica, chat=self._chat_client, clock=clock
+        )
+        self.consolidation = Consolidation(
+            settings, self.stores, self.tidying, self.merging, held=self._held, clock=clock
         )
 
     @classmethod
@@ -518,6 +524,28 @@ class Memory:
         """Plan and apply a merge in one step (see `plan_merge` and `apply_merge`)."""
         return self.apply_merge(
             self.plan_merge(ids, draft=draft, summary=summary, body=body, scope=scope)
+        )
+
+    def consolidate(self, *, force: bool = False) -> ConsolidationReport:
+        """Run the automatic consolidation pass (§6) over the scopes that are due: merge
+        same-topic notes (concatenated drafts, at most `maxMergesPerPass`), never notes in
+        a sync conflict or notes that contradict each other. Off unless
+        `memory.consolidate.auto` is on; `force` runs it now over every scope regardless."""
+        return self.consolidation.run(force=force)
+
+    def background_consolidation(
+        self, *, first_delay: float = 10.0, check_every: float = 600.0
+    ) -> AutoConsolidator | None:
+        """A thread that runs `consolidate` whenever it is due, each pass on a `Memory` of
+        its own; the caller starts and stops it. None when the pass is switched off."""
+        if not self.settings.consolidate.auto:
+            return None
+        return AutoConsolidator(
+            self.reopen,
+            self.consolidation.next_due,
+            self._clock,
+            first_delay=first_delay,
+            check_every=check_every,
         )
 
     def audit_record(

@@ -225,7 +225,7 @@ class Merging:
             self.stores,
             writes,
             plan.scope,
-            MERGE_REASON,
+            "auto-merge" if plan.source == "auto" else MERGE_REASON,
             expected=expected,
             audit=audit,
         )

@@ -1,0 +1,243 @@
+"""The automatic consolidation pass (§6): opt-in merging of same-topic notes in long-lived
+hosts (the MCP server, the web page).
+
+A pass is due for a scope when `memory.consolidate.auto` is on (a project config can
+switch it off, never on) and `cooldownHours` have passed since that scope's last pass on
+this machine. It acts only on same-topic findings not dismissed here, at most
+`maxMergesPerPass` merges, each a concatenated draft (nothing is lost; every changed
+note is backed up with the reason ``auto-merge`` and the merge audited). It leaves
+alone a group with a note held back by a sync conflict, and a group whose notes
+contradict each other (a person settles that). The last pass of each scope is kept in
+``$MEMDIR_HOME/tidy/auto.json`` (0600, machine-local), written before merging so that a
+crash does not make the next start repeat it at once.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from itertools import combinations
+from typing import Protocol
+
+from memdir.config import Settings
+from memdir.core import Scope
+from memdir.errors import Busy, DiskError, MemdirError
+from memdir.memory.merging import Merging
+from memdir.memory.stores import Stores
+from memdir.memory.tidying import Tidying
+from memdir.results import ConsolidationReport, FindingKind, MergeResult
+from memdir.store import DirLock
+from memdir.store.atomic import atomic_write, ensure_private_dir
+
+__all__ = ["AUTO_SOURCE", "AutoConsolidator", "Consolidation"]
+
+log = logging.getLogger("memdir.consolidate")
+
+#: The merge plan source (and so the audit reason) of the automatic pass.
+AUTO_SOURCE = "auto"
+_HOUR_MS = 3_600_000
+
+
+class Consolidation:
+    """One machine's automatic passes over the open scopes."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        stores: Stores,
+        tidying: Tidying,
+        merging: Merging,
+        *,
+        held: Callable[[], set[tuple[Scope, str]]],
+        clock: Callable[[], int],
+    ) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.tidying = tidying
+        self.merging = merging
+        self._held = held
+        self._clock = clock
+        self.path = stores.home / "tidy" / "auto.json"
+
+    def next_due(self) -> int | None:
+        """When a pass is next due for some open scope (Unix ms); None while it is off."""
+        if not self.settings.consolidate.auto:
+            return None
+        last = self._load()
+        cooldown = self.settings.consolidate.cooldown_hours * _HOUR_MS
+        return min(last.get(s.state_key, 0) + cooldown for s in self.stores.chosen(None))
+
+    def run(self, *, force: bool = False) -> ConsolidationReport:
+        """Run a pass over every scope that is due (`force`: every open scope, even with
+        `memory.consolidate.auto` off — an explicit request, never a background one)."""
+        settings = self.settings.consolidate
+        if not settings.auto and not force:
+            return ConsolidationReport(False, "memory.consolidate.auto is off")
+        ensure_private_dir(self.path.parent)
+        try:
+            with DirLock(self.path.parent / ".auto.lock", timeout=0.5, label="consolidation"):
+                return self._run(force)
+        except Busy:
+            return ConsolidationReport(
+                False, "another process is running a consolidation pass", next_due=None
+            )
+
+    def _run(self, force: bool) -> ConsolidationReport:
+        settings = self.settings.consolidate
+        now = self._clock()
+        last = self._load()
+        cooldown = settings.cooldown_hours * _HOUR_MS
+        due = [
+            s
+            for s in self.stores.chosen(None)
+            if force or now - last.get(s.state_key, 0) >= cooldown
+        ]
+        if not due:
+            return ConsolidationReport(False, "not due yet (cooldown)", next_due=self.next_due())
+        for store in due:
+            last[store.state_key] = now
+        self._save(last)
+        budget = settings.max_merges_per_pass
+        merged: builtins.list[MergeResult] = []
+        skipped: builtins.list[tuple[str, str]] = []
+        held = self._held()
+        for store in due:
+            findings = self.tidying.findings(
+                [FindingKind.SAME_TOPIC, FindingKind.CONTRADICTION], store.scope
+            )
+            clashing = {frozenset(f.notes) for f in findings if f.kind is FindingKind.CONTRADICTION}
+            for finding in (f for f in findings if f.kind is FindingKind.SAME_TOPIC):
+                why = _leave_alone(finding.notes, store.scope, held, clashing)
+                if why is None and budget <= 0:
+                    why = f"the pass merges at most {settings.max_merges_per_pass}"
+                if why is not None:
+                    skipped.append((finding.id, why))
+                    continue
+                try:
+                    plan = self.merging.plan(finding.notes, scope=store.scope)
+                    merged.append(self.merging.apply(replace(plan, source=AUTO_SOURCE)))
+                except MemdirError as exc:
+                    skipped.append((finding.id, str(exc)))
+                    continue
+                budget -= 1
+        report = ConsolidationReport(
+            True,
+            None,
+            tuple(s.scope for s in due),
+            tuple(merged),
+            tuple(skipped),
+            next_due=self.next_due(),
+        )
+        for result in merged:
+            log.info("merged %s into %s", ", ".join(result.deleted), result.kept)
+        return report
+
+    def _load(self) -> dict[str, int]:
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(self.path.read_text("utf-8"))
+            last = data.get("last") if isinstance(data, dict) else None
+            if isinstance(last, dict):
+                return {k: v for k, v in last.items() if isinstance(v, int)}
+        return {}
+
+    def _save(self, last: dict[str, int]) -> None:
+        body = json.dumps({"version": 1, "last": last}, indent=1, sort_keys=True)
+        try:
+            atomic_write(self.path, body.encode(), mode=0o600)
+        except OSError as exc:
+            raise DiskError(
+                f"cannot record the consolidation pass in {self.path}: {exc.strerror or exc}; "
+                "nothing was merged"
+            ) from exc
+
+
+def _leave_alone(
+    notes: tuple[str, ...],
+    scope: Scope,
+    held: set[tuple[Scope, str]],
+    clashing: set[frozenset[str]],
+) -> str | None:
+    """Why a same-topic group is not merged automatically, or None."""
+    stuck = [n for n in notes if (scope, n) in held]
+    if stuck:
+        return f"{', '.join(stuck)} is held back by a sync conflict"
+    for pair in combinations(notes, 2):
+        if frozenset(pair) in clashing:
+            return f"{pair[0]} and {pair[1]} contradict each other: settle that first"
+    return None
+
+
+class _Consolidates(Protocol):
+    def consolidate(self, *, force: bool = False) -> ConsolidationReport: ...
+
+
+class AutoConsolidator:
+    """A daemon thread that runs the pass when due, each on a fresh memory from `reopen`.
+
+    It waits `first_delay` seconds after `start` (so a host's start-up is not slowed),
+    then runs a pass whenever one is due, checking at most every `check_every` seconds.
+    `reports` keeps the passes that ran (the newest last, at most 100).
+    """
+
+    def __init__(
+        self,
+        reopen: Callable[[], AbstractContextManager[_Consolidates]],
+        next_due: Callable[[], int | None],
+        clock: Callable[[], int],
+        *,
+        first_delay: float = 10.0,
+        check_every: float = 600.0,
+    ) -> None:
+        self._reopen = reopen
+        self._next_due = next_due
+        self._clock = clock
+        self._first_delay = first_delay
+        self._check_every = check_every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="memdir-consolidate", daemon=True)
+        self.reports: builtins.list[ConsolidationReport] = []
+        self.errors: builtins.list[str] = []
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Ask the thread to end and wait for a pass under way to finish."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        wait = self._first_delay
+        while not self._stop.wait(wait):
+            due = self._next_due()
+            if due is None:
+                return  # switched off: the config is read once per process
+            if due <= self._clock():
+                self._pass()
+                due = self._next_due()
+            left = ((due or 0) - self._clock()) / 1000
+            wait = max(1.0, min(self._check_every, left))
+
+    def _pass(self) -> None:
+        try:
+            with self._reopen() as memory:
+                report = memory.consolidate()
+        except MemdirError as exc:
+            self.errors.append(str(exc))
+            log.warning("the consolidation pass failed: %s", exc)
+            return
+        except Exception as exc:  # never let a bug kill the host
+            self.errors.append(repr(exc))
+            log.exception("the consolidation pass failed")
+            return
+        if report.ran:
+            self.reports.append(report)
+            del self.reports[:-100]
