@@ -116,7 +116,7 @@ COMMANDS: dict[str, CommandSpec] = {
             "tidy",
             "tidy:tidy",
             "List what needs tidying: same topic, broken links, missing files, unused, too long, "
-            "contradictions (dismiss one: `memdir tidy dismiss ID`).",
+            "contradictions (then: dismiss, merge, apply, auto).",
         ),
     )
 }

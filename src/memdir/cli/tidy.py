@@ -45,7 +45,7 @@ def _memory() -> Memory:
 @click.pass_context
 def tidy(ctx: click.Context, kinds: tuple[str, ...], scope: str | None, as_json: bool) -> None:
     """List what needs tidying: same topic, broken links, missing files, unused, too long,
-    contradictions (dismiss one: `memdir tidy dismiss ID`)."""
+    contradictions (then: dismiss, merge, apply, auto)."""
     if ctx.invoked_subcommand is not None:
         return
     findings = _memory().tidy(kinds or None, scope)
