@@ -334,3 +334,20 @@ def test_importing_memdir_does_not_import_the_detector() -> None:
     code = "import sys, memdir; print(any(m.startswith('memdir.tidy') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_qualifier_in_an_english_sentence_is_an_elaboration_not_a_new_choice() -> None:
+    # "on" is a French word too: it must not make the second sentence French (whose
+    # stemmer cuts "blue" to "blu", which then no longer matches the first's choice).
+    a = "Deploy uses blue-green"
+    b = "Deploy uses blue-green on Fridays"
+    assert find_contradiction(a, b) is None
+    assert find_contradiction("Deploy uses blue-green", "Deploy uses canary releases") is not None
+
+
+def test_a_function_word_two_languages_share_hints_at_neither() -> None:
+    from memdir.tidy._lexicon import STEM_LANGUAGE_HINTS
+
+    assert "on" not in STEM_LANGUAGE_HINTS
+    assert STEM_LANGUAGE_HINTS.get("nicht") == "german"
+    assert STEM_LANGUAGE_HINTS.get("jamais") == "french"

@@ -150,7 +150,7 @@ LATIN_ROLES.update(
 )
 
 #: Which Snowball stemmer a Latin statement uses: words that only one language has.
-STEM_LANGUAGE_HINTS: dict[str, str] = {}
+_HINT_LANGUAGES: dict[str, set[str]] = {}
 for _lang, _text in (
     ("german", _DE_STOP + " ist sind nicht nie kein keine wird werden"),
     ("french", _FR_STOP + " est sont pas jamais"),
@@ -158,7 +158,12 @@ for _lang, _text in (
     ("english", _EN_STOP + " is are not never"),
 ):
     for _w in _text.replace("?", "").split():
-        STEM_LANGUAGE_HINTS.setdefault(_w, _lang)
+        _HINT_LANGUAGES.setdefault(_w, set()).add(_lang)
+#: A function word naming the one language it belongs to (words two languages share,
+#: such as "on" or "me", and words common in the others' text hint at nothing).
+STEM_LANGUAGE_HINTS: dict[str, str] = {
+    w: next(iter(langs)) for w, langs in _HINT_LANGUAGES.items() if len(langs) == 1
+}
 for _w in ("a", "de", "en", "la", "le", "die", "as", "an", "so", "in", "con", "es", "un"):
     STEM_LANGUAGE_HINTS.pop(_w, None)
 
