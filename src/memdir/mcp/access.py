@@ -31,15 +31,20 @@ class Access:
 
     def require_delete(self, confirm: bool) -> None:
         """Refuse unless deletes are allowed and the caller confirmed."""
+        self.require_delete_right()
+        if confirm is not True:
+            raise Refused(
+                "memory_delete needs confirm: true — ask the user first; nothing was removed"
+            )
+
+    def require_delete_right(self) -> None:
+        """Refuse unless deletes are allowed (a merge deletes notes too: it needs this right
+        even to show its plan, and applies only with confirm)."""
         self.require_write()
         if not self.can_delete:
             raise Refused(
                 f"deleting notes is not allowed on this MCP connection ({self._source()}); "
                 "nothing was removed"
-            )
-        if confirm is not True:
-            raise Refused(
-                "memory_delete needs confirm: true — ask the user first; nothing was removed"
             )
 
     def scope_for(self, requested: str | None) -> str | None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from memdir.core import Note
-from memdir.results import Finding, ForgetResult, HistoryEntry, Link, LinkReport, WriteResult
+from memdir.results import (
+    Finding,
+    ForgetResult,
+    HistoryEntry,
+    Link,
+    LinkReport,
+    MergeDraft,
+    WriteResult,
+)
 from memdir.retrieve import Chunk, Hit
 
 __all__ = [
@@ -15,6 +23,8 @@ __all__ = [
     "FindingOut",
     "HistoryOut",
     "LinksOut",
+    "MergeDraftOut",
+    "MergeOut",
     "NoteOut",
     "RetrieveOut",
     "SearchHitOut",
@@ -290,3 +300,46 @@ class TidyOut(BaseModel):
 
     findings: list[FindingOut]
     hint: str
+
+
+class MergeDraftOut(BaseModel):
+    """The note a merge writes under the kept id: every original concatenated (repeats said
+    once), or the summary and body the caller gave."""
+
+    summary: str
+    body: str
+    type: str | None
+    tags: list[str]
+    supersedes: list[str]
+
+    @classmethod
+    def of(cls, draft: MergeDraft) -> MergeDraftOut:
+        return cls(
+            summary=draft.summary,
+            body=draft.body,
+            type=draft.type.value if draft.type else None,
+            tags=list(draft.tags),
+            supersedes=list(draft.supersedes),
+        )
+
+
+class MergeOut(BaseModel):
+    """A merge: its plan (`applied` false: nothing was changed) or what it did."""
+
+    applied: bool = Field(description="false: only the plan, nothing was changed")
+    scope: str
+    kept: str = Field(description="the id that stays (the oldest note), with the draft as content")
+    deleted: list[str] = Field(description="the notes deleted (or, in a plan, to be deleted)")
+    draft: MergeDraftOut
+    source: str = Field(description="concat (the originals joined) or edited (summary/body given)")
+    relinked: list[str] = Field(
+        default_factory=list, description="notes whose [[deleted-id]] links now name the kept note"
+    )
+    backup_ids: list[str] = Field(
+        default_factory=list, description="backups of every changed note (memdir backups restore)"
+    )
+    skipped: list[str] = Field(
+        default_factory=list,
+        description="notes edited here while the merge went to the sync server: kept as edited",
+    )
+    message: str

@@ -37,6 +37,8 @@ from memdir.mcp.models import (
     HistoryEntryOut,
     HistoryOut,
     LinksOut,
+    MergeDraftOut,
+    MergeOut,
     NoteOut,
     RetrieveOut,
     SearchHitOut,
@@ -45,7 +47,8 @@ from memdir.mcp.models import (
     WriteOut,
 )
 from memdir.memory import Memory
-from memdir.results import FindingKind
+from memdir.results import FindingKind, MergePlan, MergeResult
+from memdir.tidy.merge import MAX_MERGED
 
 __all__ = ["TOOL_NAMES", "register_tools", "usable_tools"]
 
@@ -164,8 +167,13 @@ class MemoryTools:
         return not note.private and access.covers(note.scope.value if note.scope else None)
 
     def _note(self, note_id: str, access: Access, scope: str | None = None) -> Note:
-        """The current note `note_id`, or NotFound when it is private or outside the grant."""
-        note = self.memory.read(note_id, scope=access.scope_for(scope))
+        """The current note `note_id`, or NotFound when it is private or outside the grant
+        (said the same way as for a note that does not exist: its existence is not told)."""
+        where = access.scope_for(scope)
+        try:
+            note = self.memory.read(note_id, scope=where)
+        except NotFound:
+            raise NotFound(f"no note {note_id}") from None
         if not self._visible(note, access):
             raise NotFound(f"no note {note_id}")
         return note
@@ -378,6 +386,119 @@ class MemoryTools:
         result = self.memory.forget(id, scope=scope, expect_hash=note.hash)
         return DeleteOut.of(result)
 
+    def memory_merge(
+        self,
+        ids: Annotated[
+            list[ValidId],
+            Field(
+                min_length=2,
+                max_length=MAX_MERGED,
+                description="The notes to merge (2-20, one scope), e.g. a same_topic finding's.",
+            ),
+        ],
+        confirm: Annotated[
+            bool,
+            Field(
+                description=(
+                    "false: only return the plan, nothing changes. true: merge, after the user "
+                    "agreed to this plan."
+                )
+            ),
+        ] = False,
+        summary: Annotated[
+            str | None, Field(description="The merged note's summary (default: the oldest's).")
+        ] = None,
+        body: Annotated[
+            str | None,
+            Field(description="The merged note's body (default: every original's, joined)."),
+        ] = None,
+        scope: Annotated[ScopeArg | None, Field(description="default: project, then user")] = None,
+    ) -> MergeOut:
+        access = _access()
+        access.require_delete_right()
+        # Every note must be one this caller may read: a private note, or one outside the
+        # grant, is "no note" here exactly as memory_read says (its existence is not told,
+        # and its content never reaches the draft).
+        shown = {(n.scope, n.id) for n in (self._note(i, access, scope) for i in ids)}
+        plan = self.memory.plan_merge(
+            ids, draft="concat", summary=summary, body=body, scope=access.scope_for(scope)
+        )
+        for planned in plan.notes:
+            if (plan.scope, planned.id) not in shown:
+                raise NotFound(f"no note {planned.id}")
+        if plan.draft.private:  # only private originals make a private draft
+            raise NotFound(f"no note {plan.keep}")
+        if not confirm:
+            return _merge_out(
+                plan,
+                None,
+                "Nothing was changed: this is the plan. Show it to the user; to apply it, call "
+                "memory_merge again with the same ids (and summary/body, if given) and "
+                "confirm: true.",
+            )
+        try:
+            result = self.memory.apply_merge(plan)
+        except Conflict as exc:
+            raise self._unnamed(exc, plan, {i for _, i in shown}) from None
+        hidden = {i for i in (*result.relinked, *result.skipped) if not self._shown(i, plan)}
+        return _merge_out(
+            plan,
+            result,
+            f"Merged {len(plan.notes)} notes into {result.kept}; every changed note was backed "
+            "up (the user can undo a change with memdir backups restore ID).",
+            hidden,
+        )
+
+    def _unnamed(self, exc: Conflict, plan: MergePlan, shown: set[str]) -> Conflict:
+        """`exc`, unless it names a note held back by a sync conflict that the caller may not
+        see (a private note whose links the merge would rewrite): then without its id."""
+        held = {
+            c.id
+            for c in self.memory.sync_conflicts()
+            if c.scope == plan.scope.value and c.id not in shown
+        }
+        if any(i in str(exc) and not self._shown(i, plan) for i in held):
+            return Conflict(
+                "a note whose links this merge rewrites is held back by a sync conflict; "
+                "settle it first (the user can run memdir sync conflicts); nothing was merged"
+            )
+        return exc
+
+    def _shown(self, note_id: str, plan: MergePlan) -> bool:
+        """Whether a note of the merge's scope touched by it may be named to the caller."""
+        try:
+            note = self.memory.read(note_id, scope=plan.scope)
+        except NotFound:
+            return False
+        return not note.private
+
+
+def _backup_note(backup_id: str) -> str:
+    """The note id inside a backup id (``<stamp>-<note id>-<4 hex>``)."""
+    return backup_id.partition("-")[2].rpartition("-")[0]
+
+
+def _merge_out(
+    plan: MergePlan, result: MergeResult | None, message: str, hidden: set[str] | None = None
+) -> MergeOut:
+    """The plan or the result, leaving out every note in `hidden` (private notes whose links
+    a merge rewrote: MCP never names them) and their backups."""
+    hidden = hidden or set()
+    return MergeOut(
+        applied=result is not None,
+        scope=plan.scope.value,
+        kept=plan.keep,
+        deleted=list(result.deleted if result is not None else plan.deletes),
+        draft=MergeDraftOut.of(plan.draft),
+        source=plan.source,
+        relinked=[i for i in (result.relinked if result else ()) if i not in hidden],
+        backup_ids=[
+            b for b in (result.backup_ids if result else ()) if _backup_note(b) not in hidden
+        ],
+        skipped=[i for i in (result.skipped if result else ()) if i not in hidden],
+        message=message,
+    )
+
 
 _DESCRIPTIONS: dict[str, str] = {
     "memory_search": (
@@ -413,23 +534,36 @@ _DESCRIPTIONS: dict[str, str] = {
         "Delete a memory note (a backup is kept; `memdir backups restore` undoes it). Only "
         "with confirm: true, after the user agreed to deleting this note."
     ),
+    "memory_merge": (
+        "Merge 2-20 memory notes of one scope into one (e.g. a same_topic finding of "
+        "memory_tidy): the oldest note's id is kept, the others are deleted, [[links]] to them "
+        "are pointed at the kept note, and every changed note is backed up. Without confirm it "
+        "only returns the plan (kept id, deleted ids, the merged draft) and changes nothing: "
+        "show it to the user, then call again with confirm: true. The draft is every "
+        "original joined (repeats said once), or the summary and body you give; drafts "
+        "written by a model are not offered here. Needs the right to delete notes; the "
+        "credential guard refuses secrets."
+    ),
 }
 
 _ANNOTATIONS: dict[str, ToolAnnotations] = {
     "memory_write": _WRITE,
     "memory_delete": _DELETE,
+    "memory_merge": _DELETE,
 }
 
 TOOL_NAMES: tuple[str, ...] = tuple(_DESCRIPTIONS)
+#: The tools that delete notes: offered only to a caller with the right to delete.
+_DELETING = frozenset({"memory_delete", "memory_merge"})
 
 
 def usable_tools(access: Access) -> frozenset[str]:
     """The tools `access` may call: a read-only caller is not offered write or delete."""
     names = set(TOOL_NAMES)
     if access.level is AccessLevel.READ:
-        names -= {"memory_write", "memory_delete"}
+        names -= {"memory_write", *_DELETING}
     elif not access.can_delete:
-        names.discard("memory_delete")
+        names -= _DELETING
     return frozenset(names)
 
 
