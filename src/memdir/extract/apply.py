@@ -17,6 +17,7 @@ import builtins
 import json
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -30,12 +31,18 @@ from memdir.guard import redact, scan_text
 
 __all__ = [
     "BACKUP_REASON",
+    "BRACKETS",
+    "TRUNCATED_MARKER",
     "AnswerRejected",
     "Applied",
+    "Cleaner",
     "Draft",
     "Dropped",
     "apply_answer",
+    "decode_json",
     "parse_answer",
+    "storable",
+    "truncate",
     "validate",
 ]
 
@@ -46,7 +53,9 @@ MAX_TAG_CHARS = 60
 #: Room kept per ``[[new:N]]`` for the id it becomes (ids are at most 80 characters).
 _ID_ROOM = 80
 _FENCE = re.compile(r"\A```[a-zA-Z]*\s*\n(.*)\n```\s*\Z", re.DOTALL)
-_BRACKETS = re.compile(r"\[\[([^\[\]\n]{0,200})\]\]")
+#: Anything in double brackets, valid id or not: every such link in an answer is checked.
+BRACKETS = re.compile(r"\[\[([^\[\]\n]{0,200})\]\]")
+_NOT_IN_LINE = frozenset({"Cc", "Zl", "Zp"})
 _NEW = re.compile(r"new:(\d{1,3})")
 _PLACEHOLDER = re.compile(r"\[\[new:(\d{1,3})\]\]")
 _FIELDS: dict[str, tuple[type, ...]] = {
@@ -99,18 +108,24 @@ class Applied:
     warnings: tuple[str, ...]
 
 
-def parse_answer(text: str) -> builtins.list[Mapping[str, Any]]:
-    """The items of ``{"notes": [...]}``; AnswerRejected for anything else."""
+def decode_json(text: str, consequence: str = "nothing was written") -> Any:
+    """The JSON value of a model's answer (a Markdown code fence around it is allowed);
+    AnswerRejected, its message ending with `consequence`, when it is not JSON text."""
     if not isinstance(text, str):
-        raise AnswerRejected("the model's answer is not text")
+        raise AnswerRejected(f"the model's answer is not text; {consequence}")
     stripped = text.strip()
     fenced = _FENCE.match(stripped)
     if fenced:
         stripped = fenced.group(1).strip()
     try:
-        data = json.loads(stripped)
+        return json.loads(stripped)
     except (ValueError, RecursionError):
-        raise AnswerRejected("the model's answer is not valid JSON; nothing was written") from None
+        raise AnswerRejected(f"the model's answer is not valid JSON; {consequence}") from None
+
+
+def parse_answer(text: str) -> builtins.list[Mapping[str, Any]]:
+    """The items of ``{"notes": [...]}``; AnswerRejected for anything else."""
+    data = decode_json(text)
     notes = data.get("notes") if isinstance(data, dict) else None
     if not isinstance(notes, list):
         raise AnswerRejected(
@@ -137,30 +152,31 @@ def parse_answer(text: str) -> builtins.list[Mapping[str, Any]]:
     return notes
 
 
-class _Checker:
-    """Validation of one answer's items against a prompt context; counts what it changed."""
+class Cleaner:
+    """Cleaning of a model's untrusted text (credentials redacted, summaries one line, tags
+    bounded); counts the redactions and collects warnings."""
 
-    def __init__(self, ctx: PromptContext, count: int, max_bytes: int) -> None:
-        self.ctx = ctx
-        self.count = count
-        self.max_bytes = max_bytes
+    def __init__(self) -> None:
         self.redactions = 0
         self.warnings: builtins.list[str] = []
 
     def clean(self, text: str) -> str:
+        """`text` with every credential the guard finds redacted."""
         found = scan_text(text)
         if not found:
             return text
         self.redactions += len(found)
         return redact(text)
 
-    def summary(self, raw: str) -> str:
+    def summary(self, raw: str, limit: int = MAX_SUMMARY_CHARS) -> str:
+        """One trimmed line of at most `limit` characters (an ellipsis marks a cut)."""
         line = " ".join(self.clean(raw).split())
-        if len(line) > MAX_SUMMARY_CHARS:
-            line = line[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
+        if len(line) > limit:
+            line = line[: limit - 1].rstrip() + "…"
         return line
 
     def tags(self, raw: builtins.list[str] | str | None) -> tuple[str, ...] | None:
+        """At most MAX_TAGS short tags; any holding a credential is dropped (None: none given)."""
         if raw is None:
             return None
         items = raw.replace(",", " ").split() if isinstance(raw, str) else raw
@@ -170,6 +186,16 @@ class _Checker:
             if cleaned and "[REDACTED" not in cleaned and len(cleaned) <= MAX_TAG_CHARS:
                 kept.append(cleaned)
         return tuple(kept[:MAX_TAGS])
+
+
+class _Checker(Cleaner):
+    """Validation of one answer's items against a prompt context; counts what it changed."""
+
+    def __init__(self, ctx: PromptContext, count: int, max_bytes: int) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.count = count
+        self.max_bytes = max_bytes
 
     def link(self, index: int, match: re.Match[str]) -> str:
         target = match.group(1).strip()
@@ -183,7 +209,7 @@ class _Checker:
 
     def body(self, index: int, raw: str | None) -> str:
         text = self.clean(raw or "")
-        text = _BRACKETS.sub(lambda m: self.link(index, m), text)
+        text = BRACKETS.sub(lambda m: self.link(index, m), text)
         room = self.max_bytes - _ID_ROOM * len(_PLACEHOLDER.findall(text))
         return truncate(text, room, lambda: self.warnings.append(f"notes[{index}]: truncated"))
 
@@ -197,6 +223,15 @@ class _Checker:
             if s not in kept:
                 self.warnings.append(f"notes[{index}]: supersedes {s[:80]!r} (not shown) ignored")
         return tuple(kept)
+
+
+def storable(text: str, *, line: bool = False) -> str:
+    """`text` as a note can hold it: lone surrogates (which JSON carries and UTF-8 cannot)
+    replaced, NULs dropped, and with `line` control and line-separator characters spaced."""
+    out = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text).replace("\x00", "")
+    if line:
+        out = "".join(" " if unicodedata.category(c) in _NOT_IN_LINE else c for c in out)
+    return out
 
 
 def truncate(text: str, limit: int, on_cut: Callable[[], None] | None = None) -> str:
