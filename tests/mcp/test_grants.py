@@ -86,10 +86,10 @@ def test_gate_narrows_config_and_delete_needs_delete_grant(memory: Memory, tmp_p
 
 def test_the_tools_offered_follow_the_resolved_access(memory: Memory, tmp_path: Path) -> None:
     store = GrantStore(memory.settings.home)
-    read_only = {"memory_write", "memory_delete"}
+    read_only = {"memory_write", "memory_delete", "memory_merge"}
     for name, kwargs, config, hidden in [
         ("r", {}, "read_write_delete", read_only),
-        ("w", {"write": True}, "read_write_delete", {"memory_delete"}),
+        ("w", {"write": True}, "read_write_delete", {"memory_delete", "memory_merge"}),
         ("d", {"delete": True}, "read_write_delete", set()),
         ("d2", {"delete": True}, "read", read_only),  # the config caps the grant
     ]:

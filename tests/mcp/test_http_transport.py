@@ -234,12 +234,12 @@ def test_tools_list_offers_only_what_the_grant_may_call(served: Served) -> None:
     async def main() -> None:
         everything = set(TOOL_NAMES)
         read = await names(served.tokens["read"])
-        assert read == everything - {"memory_write", "memory_delete"}
+        assert read == everything - {"memory_write", "memory_delete", "memory_merge"}
         assert all(
             t.annotations is not None and t.annotations.read_only_hint
             for t in (await _tools(served, served.tokens["read"]))
         )
-        assert await names(served.tokens["write"]) == everything - {"memory_delete"}
+        assert await names(served.tokens["write"]) == everything - {"memory_delete", "memory_merge"}
         assert await names(served.tokens["delete"]) == everything
 
     anyio.run(main)

@@ -80,7 +80,11 @@ def test_memory_tidy_through_the_server_under_a_read_grant(
     store = GrantStore(memory.settings.home)
     access = Gate("read_write", store, fixed=read_grant_file(grant_file)).resolve(None)
     assert access.level is AccessLevel.READ
-    assert usable_tools(access) == set(TOOL_NAMES) - {"memory_write", "memory_delete"}
+    assert usable_tools(access) == set(TOOL_NAMES) - {
+        "memory_write",
+        "memory_delete",
+        "memory_merge",
+    }
     assert "memory_tidy" in usable_tools(access)
 
     async def main() -> None:
