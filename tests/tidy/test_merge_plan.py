@@ -125,12 +125,6 @@ def test_links_to_merged_notes_point_at_the_kept_one() -> None:
     assert "Back to [[keep-me]]." in draft.body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: concat_draft (src/memdir/tidy/merge.py, concat_draft) drops repeats before "
-    "relink(): 'See [[b]].' and 'See [[a]].' differ, then both become 'See [[a]].' and the "
-    "merged body says it twice (and links the merged note to itself)",
-)
 def test_paragraphs_equal_after_relinking_are_said_once() -> None:
     a = note("a", 1, summary="A", body="See [[b]].")
     b = note("b", 2, summary="B", body="See [[a]].")
@@ -138,12 +132,6 @@ def test_paragraphs_equal_after_relinking_are_said_once() -> None:
     assert len({key(p) for p in out}) == len(out), out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: concat_draft (src/memdir/tidy/merge.py, concat_draft) remembers a heading "
-    "by its summary ('a2') but a body paragraph by its text ('## a2'): a later note whose "
-    "summary an earlier body already holds as a '## ' heading gets that heading twice",
-)
 def test_a_heading_already_in_a_body_is_not_repeated() -> None:
     a = note("a", 1, summary="A", body="Intro.\n\n## Rollout")
     b = note("b", 2, summary="Rollout", body="Canary first.")

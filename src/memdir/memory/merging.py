@@ -22,6 +22,7 @@ from memdir.memory.stores import Stores
 from memdir.memory.syncing import commit_batch
 from memdir.results import MergeDraft, MergePlan, MergeResult, PlannedNote
 from memdir.store import ScopeStore, check_secrets, revision_of
+from memdir.tidy.merge import MAX_MERGED
 
 if TYPE_CHECKING:
     from memdir.extract.llm import ChatClient
@@ -107,7 +108,9 @@ class Merging:
             warnings=warnings,
         )
         check_plan_ids(plan)
-        self._merged(plan, keep)  # the draft must make a note the store would write
+        # The draft must make a note the store would write (guard, limits), checked now
+        # rather than only when the plan is applied.
+        store.admit(self._merged(plan, keep))
         return plan
 
     def _originals(
@@ -254,4 +257,6 @@ def _ids(ids: Iterable[str]) -> builtins.list[str]:
         out.append(note_id)
     if len(out) < 2:
         raise InvalidInput("a merge needs at least two different notes")
+    if len(out) > MAX_MERGED:
+        raise InvalidInput(f"a merge joins at most {MAX_MERGED} notes ({len(out)} given)")
     return out

@@ -41,6 +41,7 @@ MAX_MERGED = 20
 PLAN_FORMAT = "memdir-merge-plan"
 _PLAN_VERSION = 1
 _SPACES = re.compile(r"\s+")
+_HEADING = re.compile(r"^#{1,6} ")
 
 
 def keeper(notes: Sequence[Note]) -> Note:
@@ -49,7 +50,9 @@ def keeper(notes: Sequence[Note]) -> Note:
 
 
 def _key(paragraph: str) -> str:
-    return _SPACES.sub(" ", paragraph).strip().casefold()
+    """What makes two paragraphs the same: their words, whatever the spacing, case or
+    heading level ('## Deploys' says what the summary 'Deploys' says)."""
+    return _HEADING.sub("", _SPACES.sub(" ", paragraph).strip()).casefold()
 
 
 def _paragraphs(body: str) -> list[str]:
@@ -70,22 +73,28 @@ def relink(body: str, gone: Collection[str], keep: str) -> str:
 def concat_draft(notes: Sequence[Note]) -> MergeDraft:
     """All originals in one note: the oldest's summary and body first, then each other's
     summary as a heading and its body, oldest first; a paragraph or heading that an
-    earlier note already holds (ignoring case and spacing) is not repeated, so nothing
-    is lost and duplicates are said once. Tags are joined, the type is the oldest's (or
-    the first one given), `supersedes` joins the originals' (less the merged notes)."""
+    earlier note already holds (ignoring case, spacing and heading marks) is not
+    repeated, so nothing is lost and duplicates are said once; links to the merged
+    notes name the kept one. Tags are joined, the type is the oldest's (or the first one
+    given), `supersedes` joins the originals' (less the merged notes)."""
     keep = keeper(notes)
     ordered = [keep, *sorted((n for n in notes if n is not keep), key=_age)]
     ids = {n.id for n in notes}
+    gone = ids - {keep.id}
     seen = {_key(keep.summary)}
     parts: list[str] = []
     for index, note in enumerate(ordered):
-        fresh = [p for p in _paragraphs(note.body) if _key(p) not in seen]
+        # Links to the merged notes name the kept note first, so paragraphs that differed
+        # only there are one; a paragraph an earlier note holds is said once (a note's
+        # own repeats are its own business and kept).
+        paragraphs = _paragraphs(relink(note.body, gone, keep.id))
+        fresh = [p for p in paragraphs if _key(p) not in seen]
         seen.update(_key(p) for p in fresh)
         if index and _key(note.summary) not in seen:
             parts.append(f"## {note.summary}")
             seen.add(_key(note.summary))
         parts.extend(fresh)
-    body = relink("\n\n".join(parts), ids - {keep.id}, keep.id)
+    body = "\n\n".join(parts)
     tags = tuple(dict.fromkeys(t for n in ordered for t in n.tags))
     note_type = keep.type or next((n.type for n in ordered if n.type is not None), None)
     supersedes = tuple(dict.fromkeys(s for n in ordered for s in n.supersedes if s not in ids))
