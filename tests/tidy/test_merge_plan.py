@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -34,8 +35,14 @@ def note(note_id: str, created: int = 0, updated: int = 0, **fields: Any) -> Not
 
 
 def key(text: str) -> str:
-    """How the draft compares paragraphs: case and spacing ignored."""
-    return re.sub(r"\s+", " ", text).strip().casefold()
+    """How the draft compares paragraphs: case, spacing and heading marks ignored."""
+    return re.sub(r"^#{1,6} ", "", re.sub(r"\s+", " ", text).strip()).casefold()
+
+
+def relinked(notes: list[Note], body: str) -> str:
+    """`body` with links to the merged notes naming the kept one (as the draft has them)."""
+    keep = keeper(notes).id
+    return relink(body, {n.id for n in notes} - {keep}, keep)
 
 
 def paragraphs(body: str) -> list[str]:
@@ -126,25 +133,37 @@ def test_links_to_merged_notes_point_at_the_kept_one() -> None:
 
 
 def test_paragraphs_equal_after_relinking_are_said_once() -> None:
+    # Relinked before repeats are dropped: 'See [[b]].' and 'See [[a]].' are one paragraph.
     a = note("a", 1, summary="A", body="See [[b]].")
     b = note("b", 2, summary="B", body="See [[a]].")
-    out = paragraphs(concat_draft([a, b]).body)
-    assert len({key(p) for p in out}) == len(out), out
+    assert concat_draft([a, b]).body == "See [[a]].\n\n## B"
 
 
 def test_a_heading_already_in_a_body_is_not_repeated() -> None:
     a = note("a", 1, summary="A", body="Intro.\n\n## Rollout")
     b = note("b", 2, summary="Rollout", body="Canary first.")
-    out = paragraphs(concat_draft([a, b]).body)
-    assert out.count("## Rollout") == 1, out
+    assert paragraphs(concat_draft([a, b]).body) == ["Intro.", "## Rollout", "Canary first."]
+    # A body's heading repeating the kept note's summary is said once (as the summary).
+    c = note("c", 1, summary="Deploys", body="### deploys\n\nThrough staging.")
+    assert concat_draft([c, b]).body == "Through staging.\n\n## Rollout\n\nCanary first."
 
 
-# Paragraph texts from a small alphabet (so they often repeat across notes), without links
-# or '#' (see the two xfails above for those). Within one note they differ: a note that
-# says a thing twice keeps saying it twice (below).
-words = st.sampled_from(["alpha", "Alpha", "beta", "gamma  delta", "日本", "x y", "Zeta."])
-paragraph = st.lists(words, min_size=1, max_size=3).map(" ".join)
-bodies = st.lists(paragraph, max_size=5, unique_by=key).map("\n\n".join)
+def test_a_paragraph_one_note_repeats_is_kept_as_it_was() -> None:
+    # Only what an earlier note already holds is dropped; one note's own text stays whole.
+    a = note("a", 1, summary="A", body="Same.\n\nOther.\n\nSame.")
+    b = note("b", 2, summary="B", body="Same.\n\nNew.")
+    assert concat_draft([a, b]).body == "Same.\n\nOther.\n\nSame.\n\n## B\n\nNew."
+
+
+# Paragraph texts from a small alphabet, so that they often repeat (within a note and
+# across notes), with heading marks and links to the merged notes (n0..n4) and elsewhere.
+words = st.sampled_from(
+    ["alpha", "Alpha", "beta", "gamma  delta", "日本", "x y", "Zeta.", "[[n1]]", "[[n0]]", "[[zz]]"]
+)
+paragraph = st.tuples(
+    st.sampled_from(["", "", "## ", "# "]), st.lists(words, min_size=1, max_size=3)
+).map(lambda t: t[0] + " ".join(t[1]))
+bodies = st.lists(paragraph, max_size=5).map("\n\n".join)
 summaries = st.sampled_from(["One", "Two", "one", "Alpha", "beta", "Three things"])
 
 
@@ -171,26 +190,27 @@ def test_no_paragraph_is_lost_or_repeated(notes: list[Note]) -> None:
     draft = concat_draft(notes)
     out = paragraphs(draft.body)
     keys = [key(p) for p in out]
-    assert len(set(keys)) == len(keys), out  # said once
+    # Said once, unless one original itself says it more often (its own text stays whole).
+    most: Counter[str] = Counter()
+    for n in notes:
+        for k, count in Counter(key(p) for p in paragraphs(relinked(notes, n.body))).items():
+            most[k] = max(most[k], count)
+    for k, count in Counter(keys).items():
+        assert count <= max(1, most[k]), (k, out)
     # Every paragraph of every original is there (or is the merged note's summary, or the
     # heading made of an original's summary).
-    said = set(keys) | {key(draft.summary)} | {key(p[3:]) for p in out if p.startswith("## ")}
+    said = set(keys) | {key(draft.summary)}
     for n in notes:
-        for p in paragraphs(n.body):
+        for p in paragraphs(relinked(notes, n.body)):
             assert key(p) in said, (p, n.id, draft.body)
+    gone = {n.id for n in notes} - {keeper(notes).id}
+    assert not any(f"[[{i}]]" in draft.body for i in gone)
     # Every other original's summary is there too (as a heading, or said already).
     for n in notes:
         assert key(n.summary) in said
     assert draft.summary == keeper(notes).summary
     assert draft.tags == tuple(dict.fromkeys(t for t in _ordered(notes) for t in t.tags))
     assert draft.private is any(n.private for n in notes)
-
-
-def test_a_paragraph_one_note_repeats_is_kept_as_it_was() -> None:
-    # Only what an earlier note already holds is dropped; one note's own text stays whole.
-    a = note("a", 1, summary="A", body="Same.\n\nOther.\n\nSame.")
-    b = note("b", 2, summary="B", body="Same.\n\nNew.")
-    assert concat_draft([a, b]).body == "Same.\n\nOther.\n\nSame.\n\n## B\n\nNew."
 
 
 def _ordered(notes: list[Note]) -> list[Note]:
@@ -206,7 +226,7 @@ def _ordered(notes: list[Note]) -> list[Note]:
 @given(note_groups())
 def test_the_keepers_body_comes_first(notes: list[Note]) -> None:
     keep = keeper(notes)
-    fresh = [p for p in paragraphs(keep.body) if key(p) != key(keep.summary)]
+    fresh = [p for p in paragraphs(relinked(notes, keep.body)) if key(p) != key(keep.summary)]
     out = paragraphs(concat_draft(notes).body)
     assert [key(p) for p in out[: len(fresh)]] == [key(p) for p in fresh]
 
