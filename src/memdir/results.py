@@ -97,6 +97,10 @@ class Finding:
     notes: tuple[str, ...]
     reason: str
     hashes: tuple[str, ...]
+    #: for a contradiction checked with the model (`tidy --confirm-with-llm`): its verdict,
+    #: ``confirmed`` or ``unconfirmed`` (rejected ones are left out), and its one-line why
+    confirmation: str | None = None
+    model_says: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

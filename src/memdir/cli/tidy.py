@@ -41,14 +41,22 @@ def _memory() -> Memory:
     help="Only findings of this kind (repeat for several; default: all).",
 )
 @click.option("--scope", type=_SCOPES, default=None, help="Only this scope (default: both).")
+@click.option(
+    "--confirm-with-llm",
+    "confirm",
+    is_flag=True,
+    help="Have the [llm] model check each contradiction; those it rejects are left out.",
+)
 @json_option
 @click.pass_context
-def tidy(ctx: click.Context, kinds: tuple[str, ...], scope: str | None, as_json: bool) -> None:
+def tidy(
+    ctx: click.Context, kinds: tuple[str, ...], scope: str | None, confirm: bool, as_json: bool
+) -> None:
     """List what needs tidying: same topic, broken links, missing files, unused, too long,
     contradictions (then: dismiss, merge, apply, auto)."""
     if ctx.invoked_subcommand is not None:
         return
-    findings = _memory().tidy(kinds or None, scope)
+    findings = _memory().tidy(kinds or None, scope, confirm_with_llm=confirm)
     if as_json:
         emit_json(findings)  # each: id, kind, scope, notes, reason, hashes
         return
@@ -58,6 +66,9 @@ def tidy(ctx: click.Context, kinds: tuple[str, ...], scope: str | None, as_json:
     for f in findings:
         console.print(f"[bold]{escape(f.id)}[/] ({f.scope.value}) {escape(f.reason)}")
         console.print(f"  notes: {escape(', '.join(f.notes))}")
+        if f.confirmation is not None:
+            says = f": {f.model_says}" if f.model_says else ""
+            console.print(f"  the model: {f.confirmation}{says}", markup=False)
     console.print(
         f"{len(findings)} finding{'s' if len(findings) != 1 else ''}; "
         "hide one with: memdir tidy dismiss ID",

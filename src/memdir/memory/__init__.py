@@ -470,15 +470,20 @@ class Memory:
         scope: Scope | str | None = None,
         *,
         hide_private: bool = False,
+        confirm_with_llm: bool = False,
     ) -> builtins.list[Finding]:
         """The tidy-up list (§6): findings of `kinds` (None: all six) in `scope` (None: every
         open scope, project first), without those dismissed on this machine.
 
         Each finding has a stable id (its kind and the hashes of its notes), the note ids
         and a one-line reason. With `hide_private`, findings about private notes are left
-        out (what an MCP caller may see).
+        out (what an MCP caller may see). With `confirm_with_llm`, the `[llm]` model checks
+        each contradiction: those it rejects are left out, the others carry its verdict.
         """
-        return self.tidying.findings(kinds, scope, hide_private=hide_private)
+        findings = self.tidying.findings(kinds, scope, hide_private=hide_private)
+        if confirm_with_llm:
+            findings = self.tidying.confirmed(findings, self._chat_client())
+        return findings
 
     def dismiss(self, finding_id: str) -> DismissResult:
         """Leave a finding out of `tidy` on this machine until one of its notes is edited.

@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from memdir.store import DirLock, ScopeStore, UsageStats
 from memdir.store.atomic import atomic_write, ensure_private_dir
 
 if TYPE_CHECKING:
+    from memdir.extract.llm import ChatClient
     from memdir.retrieve import Retriever
     from memdir.tidy.findings import ScopeView
 
@@ -197,6 +199,42 @@ class Tidying:
             stamp = stamps.get(note.id)
             mtime = stamp[1] // 1_000_000 if stamp else 0
             out[note.id] = max(note.updated_at, mtime, recalled.get(note.id, {}).get("last", 0))
+        return out
+
+    def confirmed(
+        self, findings: builtins.list[Finding], chat: ChatClient
+    ) -> builtins.list[Finding]:
+        """`findings` with each contradiction checked by the model (§4.3 rules: its answer
+        is untrusted): those it rejects are left out (a warning says how many), the others
+        carry its verdict. Private notes are never sent; their pairs stay unconfirmed."""
+        from memdir.extract.confirm import confirm_contradictions
+
+        candidates = []
+        for finding in findings:
+            if finding.kind is not FindingKind.CONTRADICTION or len(finding.notes) != 2:
+                continue
+            store = self.stores.store(finding.scope)
+            a, b = (store.get(i) for i in finding.notes)
+            if a is not None and b is not None:
+                candidates.append((finding.id, a, b, finding.reason))
+        if not candidates:
+            return findings
+        verdicts = {c.finding_id: c for c in confirm_contradictions(chat, candidates)}
+        out: builtins.list[Finding] = []
+        rejected = 0
+        for finding in findings:
+            verdict = verdicts.get(finding.id)
+            if verdict is None:
+                out.append(finding)
+            elif verdict.verdict == "rejected":
+                rejected += 1
+            else:
+                out.append(replace(finding, confirmation=verdict.verdict, model_says=verdict.why))
+        if rejected:
+            self._warn(
+                f"{rejected} contradiction finding{'s' if rejected != 1 else ''} the model did "
+                "not confirm left out (run without --confirm-with-llm to see them)"
+            )
         return out
 
     # -- dismissals ----------------------------------------------------------------------
