@@ -242,3 +242,24 @@ def test_an_update_is_dropped_if_the_file_changed_after_it_was_shown(memory: Mem
     assert result.updated == ()
     assert "changed since" in result.dropped[0].reason
     assert memory.read(note_id).body == "edited"
+
+
+def test_lone_surrogates_and_control_characters_in_an_answer_are_made_storable() -> None:
+    from memdir.extract.apply import parse_answer
+
+    answer = (
+        '{"notes": [{"action": "create", "summary": "Bell\\u0007 and \\ud800 here", '
+        '"body": "Body \\udfff.", "tags": ["a\\u0007b"]}]}'
+    )
+    items = parse_answer(answer)
+    from memdir.core import Note
+    from memdir.extract.apply import validate
+    from memdir.extract.prompt import PromptContext
+
+    ctx = PromptContext(messages=(), full=(), listed=())
+    drafts, dropped, _, _ = validate(items, ctx, 10_000)
+    assert not dropped
+    draft = drafts[0]
+    assert "\x07" not in draft.summary and "\ud800" not in draft.summary
+    assert "\udfff" not in draft.body
+    Note(id="x", summary=draft.summary, body=draft.body, tags=draft.tags or ())

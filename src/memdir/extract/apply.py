@@ -285,7 +285,9 @@ def _check_item(
     elif note_id is not None:
         check.warnings.append(f"notes[{index}]: id of a new note ignored (ids are made)")
         note_id = None
-    summary = check.summary(item["summary"])
+    # Lone surrogates and control characters (JSON carries both) would make the note
+    # unwritable or crash the guard: made storable first.
+    summary = check.summary(storable(item["summary"], line=True))
     if not summary:
         return "empty summary"
     try:
@@ -297,11 +299,19 @@ def _check_item(
         action="update" if action == "update" else "create",
         id=note_id,
         summary=summary,
-        body=check.body(index, item.get("body")),
+        body=check.body(index, storable(item.get("body") or "")),
         type=note_type,
-        tags=check.tags(item.get("tags")),
+        tags=check.tags(_storable_tags(item.get("tags"))),
         supersedes=check.supersedes(index, note_id, item.get("supersedes")),
     )
+
+
+def _storable_tags(raw: builtins.list[str] | str | None) -> builtins.list[str] | str | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        return storable(raw, line=True)
+    return [storable(t, line=True) for t in raw]
 
 
 def _type(raw: str | None) -> NoteType | None:
