@@ -28,6 +28,7 @@ __all__ = [
     "CurrentNote",
     "DismissResult",
     "DoctorReport",
+    "ExportReport",
     "FileProblem",
     "Finding",
     "FindingKind",
@@ -35,6 +36,8 @@ __all__ = [
     "ForgetResult",
     "HistoryEntry",
     "Hit",
+    "ImportIssue",
+    "ImportReport",
     "Link",
     "LinkReport",
     "MergeDraft",
@@ -183,6 +186,49 @@ class ConsolidationReport:
     skipped: tuple[tuple[str, str], ...] = ()
     #: when the next pass is due (Unix ms; None: never, the pass is off)
     next_due: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportIssue:
+    """Something of an import source that did not become a note: where and why (a
+    refusal names the guard's kind and line, never the value)."""
+
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What `memdir import` did (or, with `dry_run`, would do)."""
+
+    kind: str
+    source: str
+    dry_run: bool
+    imported: int
+    updated: int
+    unchanged: int
+    #: items the credential guard or the limits refused
+    refused: tuple[ImportIssue, ...]
+    #: what the reader could not read (malformed lines, unreadable or empty files)
+    problems: tuple[ImportIssue, ...]
+    #: ids of the notes imported or updated
+    notes: tuple[str, ...]
+    updated_notes: tuple[str, ...] = ()
+    by_type: dict[str, int] = field(default_factory=dict)
+    by_scope: dict[str, int] = field(default_factory=dict)
+    backup_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExportReport:
+    """What `memdir export` wrote: the file (or folder), its format and the notes per scope."""
+
+    path: Path
+    format: str
+    notes: int
+    by_scope: dict[str, int]
+    #: note files left out because they cannot be parsed (see `memdir doctor`)
+    skipped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

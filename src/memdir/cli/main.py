@@ -48,6 +48,12 @@ COMMANDS: dict[str, CommandSpec] = {
             "Check the note directories; exit 1 when something needs attention.",
         ),
         (
+            "export",
+            "transfer:export",
+            "Write the notes to a tar.gz, a zip or a folder you can read anywhere (with an index; "
+            "`memdir import OUT --from memdir` reads it back).",
+        ),
+        (
             "extract",
             "agent:extract",
             "Extract notes from a conversation (a JSON list of messages) with the configured "
@@ -59,6 +65,12 @@ COMMANDS: dict[str, CommandSpec] = {
             "Remove a note after showing what will go (asks first unless --yes).",
         ),
         ("history", "notes:history", "Every version of a note kept on this machine."),
+        (
+            "import",
+            "transfer:import_notes",
+            "Import the memory of another system: Claude Code, Codex, basic-memory, the MCP memory "
+            "server, mem0, a Markdown folder or a memdir export.",
+        ),
         (
             "index",
             "agent:index_command",

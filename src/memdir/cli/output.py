@@ -5,14 +5,27 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
-__all__ = ["console", "emit_json", "err_console", "fmt_ms", "jsonable", "short"]
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+__all__ = [
+    "console",
+    "emit_json",
+    "err_console",
+    "fmt_ms",
+    "jsonable",
+    "progress_bar",
+    "short",
+]
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -51,3 +64,43 @@ def fmt_ms(ms: int) -> str:
 def short(rev: str | None) -> str:
     """A revision shortened for people."""
     return rev[:12] if rev else "—"
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A transient progress bar on stderr fed by `(phase, done, total)` calls (None when
+    `enabled` is False, e.g. with --json)."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def update(phase: str, done: int, total: int) -> None:
+        label = {
+            "index": "indexing notes",
+            "embed": "embedding chunks",
+            "import": "importing notes",
+            "export": "exporting notes",
+        }.get(phase, phase)
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(label, total=total)
+        bar.update(tasks[phase], completed=done, total=total)
+
+    with bar:
+        yield update

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 
 from memdir.cli.options import json_option
-from memdir.cli.output import console, emit_json, err_console
+from memdir.cli.output import console, emit_json, progress_bar
 from memdir.core.vocab import Scope, SearchMethod, SearchMode, choices
 
 if TYPE_CHECKING:
-    from rich.progress import TaskID
-
     from memdir import Memory
 
 __all__ = ["reindex", "retrieve", "search"]
@@ -113,45 +110,12 @@ def retrieve(
         console.print()
 
 
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    if not enabled:
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    )
-    tasks: dict[str, TaskID] = {}
-
-    def update(phase: str, done: int, total: int) -> None:
-        label = {"index": "indexing notes", "embed": "embedding chunks"}.get(phase, phase)
-        if phase not in tasks:
-            tasks[phase] = bar.add_task(label, total=total)
-        bar.update(tasks[phase], completed=done, total=total)
-
-    with bar:
-        yield update
-
-
 @click.command()
 @json_option
 def reindex(as_json: bool) -> None:
     """Rebuild the search index from the note files (and embed every chunk)."""
     memory = _memory()
-    with _progress(not as_json) as progress:
+    with progress_bar(not as_json) as progress:
         stats = memory.reindex(progress=progress)
     if as_json:
         emit_json(stats)

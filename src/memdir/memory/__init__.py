@@ -46,11 +46,13 @@ from memdir.results import (
     CurrentNote,
     DismissResult,
     DoctorReport,
+    ExportReport,
     Finding,
     FindingKind,
     ForgetPlan,
     ForgetResult,
     HistoryEntry,
+    ImportReport,
     LinkReport,
     MergePlan,
     MergeResult,
@@ -492,6 +494,43 @@ class Memory:
         Dismissing a finding twice changes nothing (`changed` False).
         """
         return self.tidying.dismiss(finding_id)
+
+    def import_from(
+        self,
+        path: str | Path,
+        kind: str | None = None,
+        *,
+        scope: Scope | str | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import another system's memory from `path` (§5): `kind` one of
+        `memdir.importers.KINDS` (None: detected). Every note passes the credential guard
+        (refusals are listed, the rest imported), keeps its source's timestamps and a
+        pointer to its source; a second import of the same source changes nothing, an
+        updated source updates its notes with a backup. `scope` overrides where notes go
+        (default: by type, §1.3). With `dry_run` nothing is written."""
+        from memdir.memory.importing import Importer
+
+        importer = Importer(self.settings, self.stores, clock=self._clock, warn=self._warn)
+        return importer.run(Path(path), kind, scope, dry_run=dry_run, progress=progress)
+
+    def export(
+        self,
+        out: str | Path,
+        *,
+        scope: Scope | str | None = None,
+        format: str | None = None,
+        progress: Progress | None = None,
+    ) -> ExportReport:
+        """Write the notes of `scope` (None: both) to `out` as a tar.gz, a zip or a plain
+        folder (`format`, None: from the name) with an index; `import_from(out, "memdir")`
+        gives back the same ids, hashes and timestamps. `out` must not exist yet."""
+        from memdir.memory.exporting import export
+
+        return export(
+            self.stores, Path(out), scope=scope, format=format, clock=self._clock, progress=progress
+        )
 
     def plan_merge(
         self,

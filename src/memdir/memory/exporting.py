@@ -1,0 +1,194 @@
+"""Exporting notes (§5): a tar.gz, a zip or a plain folder a person can read anywhere.
+
+Layout (one top folder in an archive, named after the output file)::
+
+    index.json          {"format": "memdir-export", "version": 1, "exported_at", "notes": [...]}
+    README.md           what this is, a table of the notes, how to import it again
+    project/<id>.md     the note files exactly as they are on disk
+    user/<id>.md
+
+`memdir import EXPORT --from memdir` reads it back with the same ids, hashes and
+timestamps. Private notes are included (an export is the user's own copy); files that
+cannot be parsed are left out and named in the report. Nothing is overwritten: the
+output path must not exist yet; an archive is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import tarfile
+import time
+import zipfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memdir.core import Scope, parse_note, parse_scope
+from memdir.errors import DiskError, InvalidInput, MemdirError
+from memdir.memory.stores import Stores
+from memdir.results import ExportReport
+from memdir.store import revision_of
+from memdir.store.atomic import atomic_write
+
+__all__ = ["EXPORT_FORMATS", "export"]
+
+EXPORT_FORMATS = ("tar.gz", "zip", "markdown")
+INDEX_NAME = "index.json"
+_FORMAT = "memdir-export"
+
+Progress = Callable[[str, int, int], None]
+
+
+def _collect(
+    stores: Stores, scope: Scope | None
+) -> tuple[builtins.list[tuple[str, bytes, dict[str, object]]], builtins.list[str]]:
+    """(archive path, file bytes, index entry) of every parseable note; skipped files."""
+    files: builtins.list[tuple[str, bytes, dict[str, object]]] = []
+    skipped: builtins.list[str] = []
+    for store in stores.chosen(scope):
+        for note_id in sorted(store.directory.ids_on_disk()):
+            data = store.directory.read_bytes(note_id)
+            if data is None:
+                continue
+            try:
+                note = parse_note(data, file_id=note_id)
+            except MemdirError:
+                skipped.append(f"{store.scope.value}/{note_id}.md")
+                continue
+            path = f"{store.scope.value}/{note_id}.md"
+            entry: dict[str, object] = {
+                "id": note_id,
+                "scope": store.scope.value,
+                "path": path,
+                "hash": note.hash,
+                "revision": revision_of(data),
+                "createdAt": note.created_at,
+                "updatedAt": note.updated_at,
+                "summary": note.summary,
+                "type": note.type.value if note.type is not None else None,
+                "tags": list(note.tags),
+            }
+            files.append((path, data, entry))
+    return files, skipped
+
+
+def _readme(entries: builtins.list[dict[str, object]], when: int, archive: str) -> str:
+    stamp = datetime.fromtimestamp(when / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# memdir export",
+        "",
+        f"{len(entries)} notes, exported {stamp}. Each note is a Markdown file with a line of",
+        "JSON frontmatter (id, summary, type, tags, times) between `---` lines; `[[id]]` links",
+        "name other notes. `index.json` lists every note with its content hash.",
+        "",
+        f"Import it again: `memdir import {archive} --from memdir`.",
+        "",
+        "| note | scope | type | summary |",
+        "|---|---|---|---|",
+    ]
+    for e in entries:
+        summary = str(e["summary"]).replace("|", "\\|")
+        lines.append(f"| [{e['id']}]({e['path']}) | {e['scope']} | {e['type'] or ''} | {summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def export(
+    stores: Stores,
+    out: Path,
+    *,
+    scope: Scope | str | None = None,
+    format: str | None = None,
+    clock: Callable[[], int] = lambda: int(time.time() * 1000),
+    progress: Progress | None = None,
+) -> ExportReport:
+    """Write the notes of `scope` (None: every open scope) to `out`; see the module doc."""
+    out = Path(out).expanduser()
+    fmt = format or _format_of(out)
+    if fmt not in EXPORT_FORMATS:
+        raise InvalidInput(f"export format must be one of {', '.join(EXPORT_FORMATS)}")
+    if out.exists() or out.is_symlink():
+        raise InvalidInput(f"{out} exists already; export to a new path (nothing is overwritten)")
+    if not out.parent.is_dir():
+        raise InvalidInput(f"no folder {out.parent} to export into")
+    chosen = parse_scope(scope)
+    files, skipped = _collect(stores, chosen)
+    when = clock()
+    entries = [e for _, _, e in files]
+    index = {"format": _FORMAT, "version": 1, "exported_at": when, "notes": entries}
+    extra = {
+        INDEX_NAME: json.dumps(index, ensure_ascii=False, indent=1).encode("utf-8") + b"\n",
+        "README.md": _readme(entries, when, out.name).encode("utf-8"),
+    }
+    members = [*((p, d) for p, d, _ in files), *extra.items()]
+    try:
+        if fmt == "markdown":
+            _write_folder(out, members, progress)
+        else:
+            top = _top_name(out)
+            data = _tar(top, members, when) if fmt == "tar.gz" else _zip(top, members, when)
+            atomic_write(out, data, mode=0o600)
+    except OSError as exc:
+        raise DiskError(f"cannot write the export to {out}: {exc.strerror or exc}") from exc
+    by_scope: dict[str, int] = {}
+    for e in entries:
+        by_scope[str(e["scope"])] = by_scope.get(str(e["scope"]), 0) + 1
+    if progress is not None:
+        progress("export", len(files), len(files))
+    return ExportReport(out, fmt, len(files), by_scope, tuple(skipped))
+
+
+def _format_of(out: Path) -> str:
+    name = out.name.lower()
+    if name.endswith((".tar.gz", ".tgz")):
+        return "tar.gz"
+    if name.endswith(".zip"):
+        return "zip"
+    return "markdown" if "." not in name else "tar.gz"
+
+
+def _top_name(out: Path) -> str:
+    name = out.name
+    for suffix in (".tar.gz", ".tgz", ".zip"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or "memdir-export"
+
+
+def _tar(top: str, members: builtins.list[tuple[str, bytes]], when: int) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as archive:
+        for folder in sorted({top, *(f"{top}/{p.split('/')[0]}" for p, _ in members if "/" in p)}):
+            info = tarfile.TarInfo(folder)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, when // 1000
+            archive.addfile(info)
+        for path, data in members:
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size, info.mode, info.mtime = len(data), 0o644, when // 1000
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _zip(top: str, members: builtins.list[tuple[str, bytes]], when: int) -> bytes:
+    buffer = io.BytesIO()
+    stamp = datetime.fromtimestamp(max(when // 1000, 315532800), UTC).timetuple()[:6]
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path, data in members:
+            info = zipfile.ZipInfo(f"{top}/{path}", date_time=stamp)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _write_folder(
+    out: Path, members: builtins.list[tuple[str, bytes]], progress: Progress | None
+) -> None:
+    out.mkdir(mode=0o700)
+    for done, (path, data) in enumerate(members, 1):
+        target = out / path
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        atomic_write(target, data, mode=0o600, sync_dir=False)
+        if progress is not None and done % 200 == 0:
+            progress("export", done, len(members))
