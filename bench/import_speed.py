@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 TARGET_S = 60.0
-_WORDS = [
+_WORDS = (
     "deploy",
     "rollback",
     "cache",
@@ -66,7 +66,7 @@ _WORDS = [
     "merge",
     "conflict",
     "lint",
-]
+)
 
 
 def _memdir() -> list[str]:
