@@ -324,13 +324,6 @@ def test_a_plan_whose_draft_now_holds_a_credential(
     assert state(project, home) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: `tidy apply` (src/memdir/cli/tidy.py, _confirm_and_apply) prints the plan's "
-    "draft body (_show_plan's preview) before apply_merge runs the credential guard, so a "
-    "refused secret is echoed to stdout (terminal scrollback, CI logs); `tidy merge` refuses "
-    "the same body before showing anything. The draft should be checked before it is shown",
-)
 def test_a_refused_credential_in_a_plan_is_not_echoed(
     cli: Invoke, tmp_path: Path, dup: tuple[str, str, str]
 ) -> None:

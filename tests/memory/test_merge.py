@@ -393,14 +393,6 @@ def test_a_linking_note_edited_after_planning_keeps_its_edit(
     assert memory.read(planted.linker).body == "Edited later: see [[pnpm-old]]."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Merging.apply (src/memdir/memory/merging.py, the relink loop) rewrites a "
-    "linking note from the note `stores.all_notes()` parsed, but takes its expected revision "
-    "from a second `read_bytes()`: an edit landing between the two is overwritten by the "
-    "relinked old body (the revision check passes) — a concurrent edit is lost. It should "
-    "relink the note parsed from the very bytes whose revision it expects",
-)
 def test_a_linking_note_edited_while_the_merge_applies_keeps_its_edit(
     memory: Memory, planted: Planted, monkeypatch: pytest.MonkeyPatch
 ) -> None:

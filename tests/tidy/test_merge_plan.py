@@ -496,12 +496,6 @@ def test_a_damaged_plan_is_a_plan_or_invalid_input(damage: list[tuple[str, Any]]
     assert isinstance(plan.draft.private, bool)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor): plan_from_json (src/memdir/tidy/merge.py) tests the version with "
-    "`data.get('version') != _PLAN_VERSION`, and True == 1 in Python, so a plan file saying "
-    '"version": true is read as version 1; it should be refused like any other wrong version',
-)
 def test_a_boolean_version_is_refused() -> None:
     with pytest.raises(InvalidInput, match="version True"):
         plan_from_json(_set(GOOD, "version", True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -170,9 +171,12 @@ def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool
         _show_plan(plan)
     if not yes:
         if as_json or not sys.stdin.isatty():
+            from memdir.tidy.merge import plan_to_json
+
+            # The plan in the form `tidy apply` reads back (save it, edit it, apply it).
             raise ErrorWithDetails(
                 InvalidInput("merge needs confirmation: run again with --yes"),
-                plan=plan,
+                plan=plan_to_json(plan),
                 confirmed=False,
             )
         if not click.confirm(f"Merge these {len(plan.notes)} notes?", default=False):
@@ -187,7 +191,10 @@ def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool
 
 
 def _show_plan(plan: MergePlan) -> None:
-    draft = plan.draft
+    from memdir.guard import redact
+
+    # A hand-edited plan is checked by the guard only when applied: show no credential.
+    draft = replace(plan.draft, summary=redact(plan.draft.summary), body=redact(plan.draft.body))
     console.print(
         f"merge {len(plan.notes)} notes ({plan.scope.value}) into [bold]{escape(plan.keep)}[/] "
         f"(the oldest); deletes {escape(', '.join(plan.deletes))}"

@@ -205,7 +205,8 @@ def client_from_settings(settings: LlmSettings, **options: Any) -> HttpChatClien
     """The client that `llm.url`, `llm.model` and `llm.apiKeyEnv` (user config) describe."""
     if not settings.url or not settings.model:
         raise ChatUnavailable(
-            "no model for extraction is configured: set llm.url and llm.model "
+            "no model is configured (extraction, merge drafts and --confirm-with-llm use one): "
+            "set llm.url and llm.model "
             "(and llm.apiKeyEnv if the endpoint needs a key) in the user config"
         )
     return HttpChatClient(settings.url, settings.model, api_key_env=settings.api_key_env, **options)

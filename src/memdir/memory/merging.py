@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from memdir.config import Settings
 from memdir.core import Note, Scope, is_valid_id, parse_note, parse_scope
-from memdir.errors import Conflict, InvalidInput, NotFound, Refused
+from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused
 from memdir.memory.stores import Stores
 from memdir.memory.syncing import commit_batch
 from memdir.results import MergeDraft, MergePlan, MergeResult, PlannedNote
@@ -198,10 +198,19 @@ class Merging:
         for note in self.stores.all_notes(plan.scope):
             if note.id in expected or not gone.intersection(note.links):
                 continue
+            # The note as these very bytes say (it may have been edited since it was listed):
+            # the batch is checked against their revision, so an edit after this is kept.
             data = store.directory.read_bytes(note.id)
             if data is None:
                 continue
-            writes[note.id] = replace(note, body=relink(note.body, gone, plan.keep), updated_at=now)
+            try:
+                current = parse_note(data, file_id=note.id)
+            except MemdirError:
+                continue  # not parseable now: left alone (memdir doctor reports it)
+            if not gone.intersection(current.links):
+                continue
+            body = relink(current.body, gone, plan.keep)
+            writes[note.id] = replace(current, body=body, updated_at=now)
             expected[note.id] = revision_of(data)
         relinked = tuple(sorted(i for i in writes if i not in originals))
         self._check_not_held(plan.scope, writes)

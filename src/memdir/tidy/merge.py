@@ -155,10 +155,10 @@ def plan_from_json(data: Any) -> MergePlan:
     """A plan read back from its JSON object; InvalidInput naming what is wrong."""
     if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
         raise InvalidInput(f'not a merge plan (no "format": "{PLAN_FORMAT}")')
-    if data.get("version") != _PLAN_VERSION:
+    version = data.get("version")
+    if type(version) is not int or version != _PLAN_VERSION:
         raise InvalidInput(
-            f"merge plan version {data.get('version')!r} is not one this memdir reads "
-            f"({_PLAN_VERSION})"
+            f"merge plan version {version!r} is not one this memdir reads ({_PLAN_VERSION})"
         )
     try:
         scope = Scope(_field(data, "scope", str, ""))
