@@ -1,0 +1,685 @@
+"""Markdown parsing the file-based readers share: safe file reading, a strict parser of the flat
+YAML frontmatter these formats use, titles, ``#tags`` and ``[[wikilinks]]`` turned into refs.
+
+Nothing here raises for bad content: `FrontmatterError` is the one exception, raised by
+`parse_frontmatter` and caught by each reader, which reports it as a `Problem`.
+
+The frontmatter parser is deliberately small (PyYAML is not a dependency): ``key: value``
+scalars (plain, ``"double"`` with escapes, ``'single'``), flow lists ``[a, "b, c"]``, block
+lists (``key:`` then ``- a`` lines), one level of nested mapping (``metadata:`` then
+``  type: project``), block scalars (``|``, ``>`` with ``-``/``+``), comments and blank lines.
+Anything else is an error naming the line, never a guess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from memdir.core import NoteType, normalize_tags
+from memdir.core.note import MAX_SUMMARY_CHARS
+from memdir.core.tags import MAX_TAG_LENGTH
+from memdir.errors import InvalidInput
+from memdir.importers import base
+from memdir.importers.base import Problem, Ref
+
+__all__ = [
+    "FrontmatterError",
+    "RefMaker",
+    "SourceFile",
+    "clean_summary",
+    "clean_tags",
+    "first_heading",
+    "frontmatter_list",
+    "frontmatter_str",
+    "inline_tags",
+    "map_type",
+    "parse_frontmatter",
+    "read_source",
+    "split_frontmatter",
+    "strip_title_heading",
+    "walk_markdown",
+]
+
+#: Folders never read: the vault's settings and bin, version control.
+SKIPPED_DIRS = frozenset({".obsidian", ".trash", ".git", ".hg", ".svn", "node_modules"})
+
+Scalar = str | int | float | bool | None
+Value = Scalar | list[Scalar] | dict[str, Scalar | list[Scalar]]
+
+
+class FrontmatterError(ValueError):
+    """Raised when frontmatter is not the flat YAML this parser reads (names the line)."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"frontmatter line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+# -- files ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A text file of a source: its key (POSIX path relative to the root), text and mtime."""
+
+    key: str
+    path: Path
+    text: str
+    mtime_ms: int | None
+
+
+def walk_markdown(
+    root: Path, problems: list[Problem], *, suffixes: tuple[str, ...] = (".md",)
+) -> Iterator[Path]:
+    """Markdown files under `root` in sorted order: hidden folders, `SKIPPED_DIRS` and
+    symlinks are not entered (a symlink leading outside the root is reported)."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(Problem(_rel(root, Path(folder)) or ".", _os_reason(exc)))
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_symlink():
+                if not _inside(root, path):
+                    problems.append(
+                        Problem(
+                            _rel(root, path), "a symlink leading outside the source; not followed"
+                        )
+                    )
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith(".") and entry.name not in SKIPPED_DIRS:
+                    subdirs.append(path)
+            elif entry.name.lower().endswith(suffixes) and not entry.name.startswith("."):
+                yield path
+        stack.extend(reversed(subdirs))
+
+
+def read_source(root: Path, path: Path, problems: list[Problem]) -> SourceFile | None:
+    """The file's text (BOM dropped, line endings LF), or None with a Problem saying why:
+    too large, unreadable, not UTF-8 (or holding NUL), or a symlink (never followed)."""
+    key = _rel(root, path)
+    limit = base.MAX_SOURCE_BYTES
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            problems.append(Problem(key, "a symlink; not followed"))
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            problems.append(Problem(key, "not a regular file"))
+            return None
+        if info.st_size > limit:
+            problems.append(
+                Problem(key, f"{info.st_size} bytes, over the {limit}-byte limit; not read")
+            )
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        problems.append(Problem(key, _os_reason(exc)))
+        return None
+    if len(data) > limit:
+        problems.append(Problem(key, f"over the {limit}-byte limit; not read"))
+        return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(key, f"not UTF-8 text (byte {exc.start}); not read"))
+        return None
+    if "\x00" in text:
+        problems.append(Problem(key, "contains NUL characters (not a text file); not read"))
+        return None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    mtime = int(info.st_mtime * 1000) if info.st_mtime > 0 else None
+    return SourceFile(key=key, path=path, text=text, mtime_ms=mtime)
+
+
+def _rel(root: Path, path: Path) -> str:
+    try:
+        return PurePosixPath(path.relative_to(root).as_posix()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        target = path.resolve(strict=True)
+        target.relative_to(root.resolve())
+    except (OSError, ValueError, RuntimeError):
+        return False
+    return True
+
+
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "cannot be read: permission denied"
+    return f"cannot be read: {exc.strerror or type(exc).__name__}"
+
+
+# -- frontmatter ---------------------------------------------------------------------------
+
+_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_ .\-]*?)\s*:(?:\s+(.*))?$")
+_BLOCK_SCALAR = re.compile(r"^([|>])([+-]?)\s*(?:#.*)?$")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/", "0": "\0", " ": " "}
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, int]:
+    """(frontmatter text or None, body, the body's first line number). Frontmatter is a first
+    line ``---`` and a closing ``---`` (or ``...``) line; without a closing line the whole
+    text is body (a leading horizontal rule, not frontmatter)."""
+    if not text.startswith("---\n") and text.rstrip(" \t") != "---":
+        return None, text, 1
+    lines = text.split("\n")
+    if lines[0].rstrip(" \t") != "---":
+        return None, text, 1
+    for index in range(1, len(lines)):
+        if lines[index].rstrip(" \t") in ("---", "..."):
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), index + 2
+    return None, text, 1
+
+
+def parse_frontmatter(text: str) -> dict[str, Value]:
+    """The flat YAML mapping of `text` (see the module docstring); `FrontmatterError` else."""
+    out: dict[str, Value] = {}
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        number = index + 2  # the opening fence is line 1
+        index += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0] in " \t":
+            raise FrontmatterError(number, "indented line without a key above it")
+        match = _KEY.match(line)
+        if match is None:
+            raise FrontmatterError(number, "expected 'key: value'")
+        key, raw = match.group(1), (match.group(2) or "").strip()
+        if key in out:
+            raise FrontmatterError(number, f"key {key!r} appears twice")
+        block = _BLOCK_SCALAR.match(raw)
+        if block:
+            body, index = _block_scalar(lines, index, block.group(1), block.group(2))
+            out[key] = body
+        elif raw and not raw.startswith("#"):
+            out[key] = _scalar_or_flow(raw, number)
+        else:
+            value, index = _nested(lines, index, number)
+            out[key] = value
+    return out
+
+
+def _nested(lines: list[str], index: int, number: int) -> tuple[Value, int]:
+    """A block list or a one-level mapping under an empty ``key:`` (or None when neither)."""
+    items: list[Scalar] = []
+    mapping: dict[str, Scalar | list[Scalar]] = {}
+    while index < len(lines):
+        line = lines[index]
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            index += 1
+            continue
+        indented = line[0] in " \t"
+        if stripped.startswith("- ") or stripped == "-":
+            if mapping:
+                raise FrontmatterError(index + 2, "a list item inside a mapping")
+            items.append(_scalar(stripped[1:].strip(), index + 2))
+            index += 1
+            continue
+        if not indented:
+            break
+        if items:
+            raise FrontmatterError(index + 2, "a mapping line inside a list")
+        match = _KEY.match(stripped)
+        if match is None:
+            raise FrontmatterError(index + 2, "expected 'key: value'")
+        sub, raw = match.group(1), (match.group(2) or "").strip()
+        if sub in mapping:
+            raise FrontmatterError(index + 2, f"key {sub!r} appears twice")
+        index += 1
+        if raw:
+            value = _scalar_or_flow(raw, index + 1)
+            if isinstance(value, dict):  # pragma: no cover - flow mappings are refused
+                raise FrontmatterError(index + 1, "nested mappings are not read")
+            mapping[sub] = value
+        else:
+            sub_items: list[Scalar] = []
+            while index < len(lines) and lines[index].strip().startswith("- "):
+                sub_items.append(_scalar(lines[index].strip()[1:].strip(), index + 2))
+                index += 1
+            mapping[sub] = sub_items if sub_items else None
+    if items:
+        return items, index
+    if mapping:
+        return mapping, index
+    return None, index
+
+
+def _block_scalar(lines: list[str], index: int, style: str, chomp: str) -> tuple[str, int]:
+    collected: list[str] = []
+    while index < len(lines) and (not lines[index].strip() or lines[index][0] in " \t"):
+        collected.append(lines[index])
+        index += 1
+    indents = [len(x) - len(x.lstrip(" \t")) for x in collected if x.strip()]
+    cut = min(indents) if indents else 0
+    parts = [x[cut:] if x.strip() else "" for x in collected]
+    while parts and not parts[-1]:
+        parts.pop()
+    if style == ">":
+        text = ""
+        for part in parts:
+            if not part:
+                text += "\n"
+            elif text and not text.endswith("\n"):
+                text += " " + part
+            else:
+                text += part
+    else:
+        text = "\n".join(parts)
+    if chomp != "-" and text:
+        text += "\n"
+    return text, index
+
+
+def _scalar_or_flow(raw: str, number: int) -> Value:
+    if raw.startswith("["):
+        return _flow_list(raw, number)
+    if raw.startswith("{"):
+        raise FrontmatterError(number, "flow mappings ({...}) are not read")
+    return _scalar(raw, number)
+
+
+def _flow_list(raw: str, number: int) -> list[Scalar]:
+    items: list[Scalar] = []
+    pos = 1
+    expect_item = True
+    while pos < len(raw):
+        char = raw[pos]
+        if char in " \t":
+            pos += 1
+        elif char == "]":
+            rest = raw[pos + 1 :].strip()
+            if rest and not rest.startswith("#"):
+                raise FrontmatterError(number, "text after the closing ']'")
+            return items
+        elif char == ",":
+            if expect_item:
+                raise FrontmatterError(number, "an empty list item")
+            expect_item = True
+            pos += 1
+        elif not expect_item:
+            raise FrontmatterError(number, "expected ',' or ']'")
+        elif char in "\"'":
+            text, pos = _quoted(raw, pos, number)
+            items.append(text)
+            expect_item = False
+        elif char in "[{":
+            raise FrontmatterError(number, "nested lists are not read")
+        else:
+            end = pos
+            while end < len(raw) and raw[end] not in ",]":
+                end += 1
+            items.append(_plain(raw[pos:end].strip()))
+            pos = end
+            expect_item = False
+    raise FrontmatterError(number, "a list without its closing ']'")
+
+
+def _scalar(raw: str, number: int) -> Scalar:
+    if not raw:
+        return None
+    if raw[0] in "\"'":
+        text, end = _quoted(raw, 0, number)
+        rest = raw[end:].strip()
+        if rest and not rest.startswith("#"):
+            raise FrontmatterError(number, "text after a closing quote")
+        return text
+    if raw[0] in "[{":
+        raise FrontmatterError(number, "a list or mapping where a single value belongs")
+    if raw[0] in "&*!|>%@`":
+        raise FrontmatterError(number, f"YAML feature {raw[0]!r} is not read")
+    comment = re.search(r"\s+#", raw)
+    return _plain(raw[: comment.start()] if comment else raw)
+
+
+def _plain(text: str) -> Scalar:
+    lowered = text.lower()
+    if lowered in ("", "~", "null"):
+        return None
+    if lowered == "true":
+        return True
+    if lowered == "false":
+        return False
+    if re.fullmatch(r"[-+]?\d{1,18}", text):
+        return int(text)
+    if re.fullmatch(r"[-+]?\d+\.\d+", text):
+        return float(text)
+    return text
+
+
+def _quoted(raw: str, pos: int, number: int) -> tuple[str, int]:
+    quote = raw[pos]
+    out: list[str] = []
+    pos += 1
+    while pos < len(raw):
+        char = raw[pos]
+        if quote == "'" and char == "'":
+            if raw[pos + 1 : pos + 2] == "'":
+                out.append("'")
+                pos += 2
+                continue
+            return "".join(out), pos + 1
+        if quote == '"' and char == '"':
+            return "".join(out), pos + 1
+        if quote == '"' and char == "\\":
+            nxt = raw[pos + 1 : pos + 2]
+            if nxt in _ESCAPES:
+                out.append(_ESCAPES[nxt])
+                pos += 2
+                continue
+            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[pos + 2 : pos + 6]):
+                code = int(raw[pos + 2 : pos + 6], 16)
+                if 0xD800 <= code <= 0xDFFF:
+                    raise FrontmatterError(number, "a lone surrogate escape")
+                out.append(chr(code))
+                pos += 6
+                continue
+            raise FrontmatterError(number, f"unknown escape '\\{nxt}'")
+        out.append(char)
+        pos += 1
+    raise FrontmatterError(number, "a quoted value without its closing quote")
+
+
+def frontmatter_str(meta: dict[str, Value], *keys: str) -> str | None:
+    """The first of `keys` holding a non-blank scalar, as text."""
+    for key in keys:
+        value = meta.get(key)
+        if isinstance(value, bool) or value is None or isinstance(value, list | dict):
+            continue
+        text = str(value).strip()
+        if text:
+            return text
+    return None
+
+
+def frontmatter_list(meta: dict[str, Value], key: str) -> list[str]:
+    """A list key as texts; a plain string is split on commas (``tags: a, b``)."""
+    value = meta.get(key)
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
+    return []
+
+
+# -- text ----------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
+_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_TAG = re.compile(r"(?:(?<=\s)|^)#([\w][\w/\-]*)", re.UNICODE)
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]*?)\]\]")
+
+
+def prose_lines(text: str) -> Iterator[tuple[str, bool]]:
+    """Each line with whether it is prose (False inside fenced code blocks and for fences)."""
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)
+            yield line, False
+        elif fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+            yield line, False
+        else:
+            yield line, True
+
+
+def first_heading(text: str, level: int = 1) -> str | None:
+    """The text of the first ATX heading of `level` outside code blocks."""
+    for line, prose in prose_lines(text):
+        if not prose:
+            continue
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) == level and (match.group(2) or "").strip():
+            return (match.group(2) or "").strip()
+    return None
+
+
+def strip_title_heading(body: str, title: str) -> str:
+    """The body without a leading ``# title`` line that only repeats the title."""
+    lines = body.split("\n")
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) == 1 and (match.group(2) or "").strip() == title:
+            return "\n".join(lines[index + 1 :]).strip("\n")
+        break
+    return body.strip("\n")
+
+
+def inline_tags(text: str) -> list[str]:
+    """``#tags`` of prose: not in code, not a heading's marks, not a URL's fragment, and
+    not only digits (``#123`` is an issue number)."""
+    found: list[str] = []
+    for line, prose in prose_lines(text):
+        if not prose or _HEADING.match(line):
+            continue
+        for match in _TAG.finditer(_INLINE_CODE.sub(" ", line)):
+            tag = match.group(1).rstrip("/-")
+            if tag and not tag.replace("_", "").isdigit() and not tag.isdigit():
+                found.append(tag)
+    return found
+
+
+def clean_tags(raw: Iterable[str]) -> tuple[str, ...]:
+    """Tags memdir accepts (a leading ``#`` dropped); one it would refuse is left out."""
+    out: list[str] = []
+    for item in raw:
+        text = item.strip().lstrip("#").strip()
+        if not text or len(text) > MAX_TAG_LENGTH:
+            continue
+        try:
+            out.extend(normalize_tags(text))
+        except InvalidInput:
+            continue
+    return normalize_tags(out)
+
+
+def clean_summary(*candidates: str | None) -> str:
+    """The first candidate with text, made one line (control characters dropped) and cut to
+    memdir's summary limit; "untitled" when none has text."""
+    for candidate in candidates:
+        if not candidate:
+            continue
+        text = "".join(
+            " " if unicodedata.category(c) in ("Cc", "Zl", "Zp", "Cs") else c for c in candidate
+        )
+        text = " ".join(text.split())
+        if not text:
+            continue
+        if len(text) > MAX_SUMMARY_CHARS:
+            text = text[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
+        return text
+    return "untitled"
+
+
+def map_type(raw: str | None) -> tuple[NoteType | None, str | None]:
+    """(memdir type, or None; the source's own type when it is not one of memdir's, to keep
+    in the body)."""
+    if raw is None:
+        return None, None
+    try:
+        return NoteType(raw.strip().lower()), None
+    except ValueError:
+        return None, raw.strip() or None
+
+
+@dataclass(slots=True)
+class RefMaker:
+    """Turns links into ``[[ref:N]]`` markers, one `Ref` per distinct (target, text)."""
+
+    refs: list[Ref] = field(default_factory=list)
+    _seen: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def marker(self, target: str, text: str) -> str:
+        key = (target, text)
+        index = self._seen.get(key)
+        if index is None:
+            index = len(self.refs)
+            self.refs.append(Ref(target=target, text=text))
+            self._seen[key] = index
+        return f"[[ref:{index}]]"
+
+    def wikilinks(self, body: str) -> str:
+        """``[[Target]]``, ``[[Target|alias]]`` and ``[[Target#heading]]`` in prose become refs
+        (target: the name before ``#``/``|``; text: the alias, else the name); ``![[embed]]``
+        becomes its plain name; a ``[[ref:N]]`` already in code is kept as text through a ref
+        that names nothing, so the importer cannot misread it."""
+        out: list[str] = []
+        for line, prose in prose_lines(body):
+            if not prose:
+                out.append(base.REF_PATTERN.sub(lambda m: self.marker("", m.group(0)), line))
+                continue
+            out.append(self._line(line))
+        return "\n".join(out)
+
+    def _line(self, line: str) -> str:
+        pieces: list[str] = []
+        last = 0
+        for code in _INLINE_CODE.finditer(line):
+            pieces.append(_WIKILINK.sub(self._one, line[last : code.start()]))
+            pieces.append(
+                base.REF_PATTERN.sub(lambda m: self.marker("", m.group(0)), code.group(0))
+            )
+            last = code.end()
+        pieces.append(_WIKILINK.sub(self._one, line[last:]))
+        return "".join(pieces)
+
+    def _one(self, match: re.Match[str]) -> str:
+        if base.REF_PATTERN.fullmatch(match.group(0)):
+            return self.marker("", match.group(0))
+        inner = match.group(2)
+        target, _, alias = inner.partition("|")
+        name = target.split("#", 1)[0].strip()
+        shown = alias.strip() or name or target.strip()
+        if match.group(1):
+            return shown or match.group(0)
+        if not name:
+            return shown or match.group(0)
+        if name.lower().endswith(".md"):
+            name = name[:-3]
+        return self.marker(name, shown)
+
+
+# -- shared reader steps -------------------------------------------------------------------
+
+
+def parse_file(source: SourceFile, problems: list[Problem]) -> tuple[dict[str, Value], str] | None:
+    """(frontmatter, body) of a read file, or None with a Problem: an empty file (nothing to
+    import) or frontmatter that does not parse (the file is skipped, not guessed at)."""
+    if not source.text.strip():
+        problems.append(Problem(source.key, "empty file; nothing to import"))
+        return None
+    front, body, _ = split_frontmatter(source.text)
+    if front is None:
+        return {}, body
+    try:
+        return parse_frontmatter(front), body
+    except FrontmatterError as exc:
+        problems.append(Problem(source.key, f"{exc}; file not imported"))
+        return None
+
+
+def stamp(meta: dict[str, Value], *keys: str) -> int | None:
+    """Unix ms of the first of `keys` that holds a date or time."""
+    for key in keys:
+        value = meta.get(key)
+        if isinstance(value, str | int | float):
+            ms = base.iso_ms(value)
+            if ms is not None:
+                return ms
+    return None
+
+
+def source_root(path: Path, kind: str) -> Path:
+    """`path` as a source folder; `InvalidInput` when it is not a folder at all."""
+    root = path.expanduser()
+    if not root.is_dir():
+        raise InvalidInput(f"{kind}: {path} is not a folder")
+    return root
+
+
+def sample_markdown(root: Path, limit: int = 20, max_entries: int = 400) -> list[Path]:
+    """Up to `limit` Markdown files under `root`, looking at no more than `max_entries`
+    directory entries (for detection, which must stay cheap)."""
+    found: list[Path] = []
+    seen = 0
+    stack = [root]
+    while stack and len(found) < limit and seen < max_entries:
+        folder = stack.pop(0)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if entry.name.startswith(".") or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    stack.append(Path(entry.path))
+            elif entry.name.lower().endswith(".md"):
+                found.append(Path(entry.path))
+                if len(found) >= limit:
+                    break
+    return found
+
+
+def head(path: Path, size: int = 8192) -> str:
+    """The first `size` bytes of a file as text (BOM and CR dropped); "" when unreadable."""
+    try:
+        if path.is_symlink():
+            return ""
+        with path.open("rb") as handle:
+            data = handle.read(size)
+    except OSError:
+        return ""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def head_frontmatter(path: Path) -> dict[str, Value]:
+    """The frontmatter of a file's first bytes ({} when it has none or it does not parse)."""
+    front, _, _ = split_frontmatter(head(path))
+    if front is None:
+        return {}
+    try:
+        return parse_frontmatter(front)
+    except FrontmatterError:
+        return {}
+
+
+def without_suffix(key: str) -> str:
+    return key[:-3] if key.lower().endswith(".md") else key

@@ -1,0 +1,303 @@
+"""The ``codex`` reader: OpenAI Codex's generated memories (``~/.codex/memories/``, or
+``$CODEX_HOME/memories``; the Codex home itself is accepted too).
+
+The folder, as Codex's memory pipeline writes it (a git repository it manages):
+
+- ``MEMORY.md``: the handbook, blocks each opening ``# Task Group: <name>`` with ``scope:``,
+  ``applies_to:``, ``## Task <n>`` sections (``### rollout_summary_files`` lines carrying
+  ``updated_at=<time>``, ``### keywords``) and ``## User preferences`` / ``## Reusable
+  knowledge`` / ``## Failures and how to do differently`` — one note per block;
+- ``memory_summary.md``: first line ``v1``, then ``## User Profile``, ``## User preferences``,
+  ``## General Tips`` (one note each; the first two are type ``user``) and ``## What's in
+  Memory`` (an index of MEMORY.md, not imported);
+- ``rollout_summaries/<time>-<thread>[-slug].md``: one session's recap, header lines
+  ``thread_id:``, ``updated_at:``, ``rollout_path:``, ``cwd:``, ``git_branch:``, a blank line,
+  then ``# <one-sentence summary>`` and task sections — one note each, timed by ``updated_at``;
+- ``skills/<name>/SKILL.md``: a reusable procedure with ``name``/``description`` frontmatter
+  — one note each (its scripts and templates are not read);
+- ``extensions/ad_hoc/notes/*.md``: notes a person wrote for Codex to consolidate — one each.
+
+Not read: ``raw_memories.md`` (a temporary merge of the same rollouts), the phase-2 diff,
+extension instructions and resources. Mentions of ``rollout_summaries/….md`` and
+``skills/…/SKILL.md`` in MEMORY.md and the summary become refs to those notes. The older
+layout (``memories/<bucket>/memory/`` with ``memory_summary.md``, ``MEMORY.md``,
+``consolidated.md``) is read the same way, file by file, keys keeping the bucket path.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from memdir.core import NoteType
+from memdir.importers import _markdown as md
+from memdir.importers.base import Imported, Problem, Reading, iso_ms
+
+__all__ = ["KIND", "detect", "read"]
+
+KIND = "codex"
+
+_HANDBOOKS = frozenset({"MEMORY.md", "consolidated.md"})
+_SUMMARY = "memory_summary.md"
+_USER_SECTIONS = frozenset({"user profile", "user preferences"})
+_INDEX_SECTIONS = frozenset({"what's in memory", "what’s in memory"})
+_PATH_MENTION = re.compile(
+    r"(?<![\w/.\-])((?:rollout_summaries/[^\s<>()\[\],`'\"]+?\.md)|(?:skills/[\w.\-]+/SKILL\.md))"
+)
+_UPDATED = re.compile(r"updated_at=([0-9][0-9T:.\-+Z]*)")
+_HEADER = re.compile(r"^([a-z_]+):\s?(.*)$")
+
+
+def detect(path: Path) -> bool:
+    """True for a Codex memories folder: ``memory_summary.md`` starting ``v1``, a
+    ``rollout_summaries/`` folder, ``raw_memories.md``, a MEMORY.md of ``# Task Group:``
+    blocks, or the older ``<bucket>/memory/`` layout."""
+    root = _codex_root(path)
+    if root is None:
+        return False
+    if _looks_like_memories(root):
+        return True
+    try:
+        buckets = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())[:50]
+    except OSError:
+        return False
+    return any(_looks_like_memories(bucket / "memory") for bucket in buckets)
+
+
+def read(path: Path) -> Reading:
+    """Every handbook block, summary section, rollout summary, skill and ad-hoc note."""
+    root = _codex_root(path) or md.source_root(path, KIND)
+    reading = Reading(kind=KIND, root=root)
+    for file in md.walk_markdown(root, reading.problems):
+        key = PurePosixPath(file.relative_to(root).as_posix())
+        role = _role(key)
+        if role is None:
+            continue
+        source = md.read_source(root, file, reading.problems)
+        if source is None:
+            continue
+        if role == "handbook":
+            reading.items.extend(_handbook(source, reading.problems))
+        elif role == "summary":
+            reading.items.extend(_summary(source, reading.problems))
+        elif role == "rollout":
+            item = _rollout(source, reading.problems)
+            if item is not None:
+                reading.items.append(item)
+        else:
+            item = _document(source, reading.problems, skill=role == "skill")
+            if item is not None:
+                reading.items.append(item)
+    return reading
+
+
+def _codex_root(path: Path) -> Path | None:
+    path = path.expanduser()
+    if not path.is_dir():
+        return None
+    inner = path / "memories"
+    if inner.is_dir() and not inner.is_symlink() and not (path / _SUMMARY).exists():
+        return inner
+    return path
+
+
+def _looks_like_memories(folder: Path) -> bool:
+    if not folder.is_dir():
+        return False
+    summary = folder / _SUMMARY
+    if summary.is_file() and md.head(summary, 64).split("\n", 1)[0].strip() == "v1":
+        return True
+    if (folder / "rollout_summaries").is_dir() or (folder / "raw_memories.md").is_file():
+        return True
+    if (folder / "raw_memories").is_dir() and (folder / _SUMMARY).exists():
+        return True
+    handbook = folder / "MEMORY.md"
+    return handbook.is_file() and "# Task Group:" in md.head(handbook)
+
+
+def _role(key: PurePosixPath) -> str | None:
+    parts = key.parts
+    if key.name in _HANDBOOKS:
+        return "handbook"
+    if key.name == _SUMMARY:
+        return "summary"
+    if len(parts) >= 2 and parts[-2] == "rollout_summaries":
+        return "rollout"
+    if key.name == "SKILL.md" and len(parts) >= 3 and parts[-3] == "skills":
+        return "skill"
+    if len(parts) >= 4 and parts[-4:-1] in (
+        ("extensions", "ad_hoc", "notes"),
+        ("memories_extensions", "ad_hoc", "notes"),
+    ):
+        return "note"
+    return None
+
+
+def _sections(text: str, level: int) -> list[tuple[str | None, list[str]]]:
+    """The text split at headings of `level` (outside code): (heading or None, lines)."""
+    mark = "#" * level + " "
+    out: list[tuple[str | None, list[str]]] = [(None, [])]
+    for line, prose in md.prose_lines(text):
+        if prose and line.startswith(mark) and line[len(mark) :].strip():
+            out.append((line[len(mark) :].strip().rstrip("#").strip(), []))
+        else:
+            out[-1][1].append(line)
+    return out
+
+
+def _unique_key(base_key: str, name: str, taken: set[str]) -> str:
+    key = f"{base_key}#{name}"
+    number = 2
+    while key in taken:
+        key = f"{base_key}#{name} ({number})"
+        number += 1
+    taken.add(key)
+    return key
+
+
+def _path_refs(body: str, folder: PurePosixPath, refs: md.RefMaker) -> str:
+    out: list[str] = []
+    for line, prose in md.prose_lines(body):
+        if prose:
+            line = _PATH_MENTION.sub(
+                lambda m: refs.marker((folder / m.group(1)).as_posix(), m.group(1)), line
+            )
+        out.append(line)
+    return "\n".join(out)
+
+
+def _handbook(source: md.SourceFile, problems: list[Problem]) -> list[Imported]:
+    if not source.text.strip():
+        problems.append(Problem(source.key, "empty file; nothing to import"))
+        return []
+    folder = PurePosixPath(source.key).parent
+    taken: set[str] = set()
+    items: list[Imported] = []
+    for heading, lines in _sections(source.text, 1):
+        text = "\n".join(lines).strip("\n")
+        if heading is None:
+            if not text.strip():
+                continue
+            heading = "Codex memory handbook"
+        title = re.sub(r"^Task Group:\s*", "", heading).strip() or heading
+        refs = md.RefMaker()
+        body = _path_refs(refs.wikilinks(text), folder, refs)
+        times = [t for t in (iso_ms(x) for x in _UPDATED.findall(text)) if t is not None]
+        items.append(
+            Imported(
+                key=_unique_key(source.key, title, taken),
+                summary=md.clean_summary(title),
+                body=body,
+                created_at=min(times) if times else None,
+                updated_at=max(times) if times else source.mtime_ms,
+                refs=tuple(refs.refs),
+                aliases=(title,),
+                origin=source.key,
+            )
+        )
+    return items
+
+
+def _summary(source: md.SourceFile, problems: list[Problem]) -> list[Imported]:
+    text = source.text
+    if text.split("\n", 1)[0].strip() == "v1":
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+    if not text.strip():
+        problems.append(Problem(source.key, "empty file; nothing to import"))
+        return []
+    folder = PurePosixPath(source.key).parent
+    taken: set[str] = set()
+    items: list[Imported] = []
+    for heading, lines in _sections(text, 2):
+        body_text = "\n".join(lines).strip("\n")
+        if heading is None or heading.casefold() in _INDEX_SECTIONS or not body_text.strip():
+            continue
+        refs = md.RefMaker()
+        body = _path_refs(refs.wikilinks(body_text), folder, refs)
+        items.append(
+            Imported(
+                key=_unique_key(source.key, heading, taken),
+                summary=md.clean_summary(f"{heading} (Codex memory summary)"),
+                body=body,
+                type=NoteType.USER if heading.casefold() in _USER_SECTIONS else None,
+                updated_at=source.mtime_ms,
+                refs=tuple(refs.refs),
+                origin=source.key,
+            )
+        )
+    return items
+
+
+def _rollout(source: md.SourceFile, problems: list[Problem]) -> Imported | None:
+    if not source.text.strip():
+        problems.append(Problem(source.key, "empty file; nothing to import"))
+        return None
+    lines = source.text.split("\n")
+    header: dict[str, str] = {}
+    index = 0
+    while index < len(lines) and (match := _HEADER.match(lines[index])):
+        header[match.group(1)] = match.group(2).strip()
+        index += 1
+    body = "\n".join(lines[index:]).strip("\n")
+    stem = PurePosixPath(source.key).stem
+    thread = header.get("thread_id", "")
+    heading = md.first_heading(body)
+    first_line = next((x.strip() for x in body.split("\n") if x.strip()), "")
+    summary = md.clean_summary(heading, first_line, f"Codex session {thread or stem}")
+    if heading:
+        body = md.strip_title_heading(body, heading)
+    refs = md.RefMaker()
+    body = refs.wikilinks(body)
+    where = [
+        f"thread {thread}" if thread else "",
+        f"cwd {header['cwd']}" if "cwd" in header else "",
+    ]
+    if header.get("git_branch"):
+        where.append(f"branch {header['git_branch']}")
+    context = ", ".join(x for x in where if x)
+    if context:
+        body = f"{body}\n\nCodex session: {context}".lstrip("\n")
+    when = iso_ms(header.get("updated_at"))
+    return Imported(
+        key=source.key,
+        summary=summary,
+        body=body,
+        created_at=when,
+        updated_at=when or source.mtime_ms,
+        refs=tuple(refs.refs),
+        aliases=tuple(x for x in (stem, thread) if x),
+        origin=source.key,
+    )
+
+
+def _document(source: md.SourceFile, problems: list[Problem], *, skill: bool) -> Imported | None:
+    """A skill's SKILL.md or an ad-hoc note: frontmatter (if any), title, body."""
+    parsed = md.parse_file(source, problems)
+    if parsed is None:
+        return None
+    meta, body = parsed
+    key = PurePosixPath(source.key)
+    stem = key.parent.name if skill else key.stem
+    name = md.frontmatter_str(meta, "name", "title")
+    description = md.frontmatter_str(meta, "description")
+    heading = md.first_heading(body)
+    first_line = next((x.strip() for x in body.split("\n") if x.strip()), "")
+    if skill:
+        label = name or stem
+        summary = md.clean_summary(f"Skill {label}: {description}" if description else None, label)
+    else:
+        summary = md.clean_summary(name, heading, first_line, stem)
+    if heading and heading in (name, summary):
+        body = md.strip_title_heading(body, heading)
+    refs = md.RefMaker()
+    body = refs.wikilinks(body).strip("\n")
+    return Imported(
+        key=source.key,
+        summary=summary,
+        body=body,
+        tags=md.clean_tags(md.frontmatter_list(meta, "tags")),
+        updated_at=source.mtime_ms,
+        refs=tuple(refs.refs),
+        aliases=tuple(dict.fromkeys(x for x in (name, stem) if x)),
+        origin=source.key,
+    )
