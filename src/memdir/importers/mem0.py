@@ -5,8 +5,9 @@ The shapes read, all lists of memory objects (``id``, ``memory``, ``hash``, ``me
 ``categories``, ``app_id``, ``expiration_date``):
 
 - ``Memory.get_all()`` of the open-source library: ``{"results": [...]}`` (v1.1, the only
-  form since mem0 1.0; with a graph store also ``"relations"``, which name graph
-  entities, not memories, and are reported, not read), or the bare list of v1.0;
+  form since mem0 1.0; before the v3 pipeline a graph store added ``"relations"``, which
+  name graph entities, not memories, and are reported, not read), or the bare list that
+  ``version="v1.0"`` gave;
 - ``MemoryClient.get_all()`` of the platform: ``{"count", "next", "previous",
   "results": [...]}`` (one page; concatenated pages as a bare list work too);
 - the dashboard's JSON export: ``{"memories": [{"id", "content", ...}], "total"}``.
@@ -180,7 +181,8 @@ def _memories(doc: object, name: str) -> tuple[list[object], str, list[Problem]]
                 return values, f"{name}: {key}", problems
     raise InvalidInput(
         f"{name} is not a mem0 export: expected a list of memories or an object with "
-        "'results' (get_all) or 'memories' (the dashboard export)"
+        "'results' (get_all) or 'memories' (the dashboard export); a structured export "
+        "(create_memory_export) holds answers to its schema, not memories"
     )
 
 
