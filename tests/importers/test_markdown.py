@@ -122,6 +122,16 @@ def test_wikilinks_become_refs_and_embeds_plain_names() -> None:
     )
 
 
+def test_markdown_links_to_files_of_the_folder_become_refs() -> None:
+    ana = by_key(markdown.read(VAULT))["People/Ana Müller.md"]
+    assert ana.refs == (
+        Ref(target="Projects/Alpha.md", text="Alpha"),
+        Ref(target="Café notes.md", text="Café notes"),
+    )
+    assert "Works on [[ref:0]],\nwrites [[ref:1]], and keeps [the site](https://" in ana.body
+    assert "[a page outside](../../outside.md)" in ana.body
+
+
 def test_aliases_answer_links_by_name_path_and_frontmatter() -> None:
     items = by_key(markdown.read(VAULT))
     assert items["Projects/Alpha.md"].aliases == ("Project Alpha", "Alpha", "Projects/Alpha", "α")
@@ -363,8 +373,21 @@ def test_any_file_text_reads_without_raising(
     tmp_path_factory: pytest.TempPathFactory, text: str
 ) -> None:
     root = tmp_path_factory.mktemp("any")
-    (root / "note.md").write_text(text, "utf-8", newline="")
+    # every file role a reader parses differently: a note, an index, Codex's handbook,
+    # summary, rollout summary and skill
+    for name in (
+        "note.md",
+        "MEMORY.md",
+        "memory_summary.md",
+        "rollout_summaries/r.md",
+        "skills/s/SKILL.md",
+        "extensions/ad_hoc/notes/n.md",
+    ):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, "utf-8", newline="")
     for reader in (markdown, basic_memory, claude_code, codex):
         reading = reader.read(root)
         for item in reading.items:
             storable(item)
+            for match in REF_PATTERN.finditer(item.body):
+                assert int(match.group(1)) < len(item.refs)

@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from urllib.parse import unquote
 
 from memdir.core import NoteType, normalize_tags
 from memdir.core.note import MAX_SUMMARY_CHARS
@@ -436,6 +437,15 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w][\w/\-]*)", re.UNICODE)
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]*?)\]\]")
+#: A Markdown link ``[text](href)`` or ``[text](<href with spaces>)`` (see `link_href`).
+MD_LINK = re.compile(
+    r"(?<!!)\[([^\]\n]*)\]\(\s*(?:<([^<>\n]+)>|([^)\s<>]+))(?:\s+\"[^\"\n]*\")?\s*\)"
+)
+
+
+def link_href(match: re.Match[str]) -> str:
+    """The href of an `MD_LINK` match."""
+    return match.group(2) or match.group(3) or ""
 
 
 def prose_lines(text: str) -> Iterator[tuple[str, bool]]:
@@ -564,6 +574,23 @@ class RefMaker:
             out.append(self._line(line))
         return "\n".join(out)
 
+    def file_links(self, body: str, key: str) -> str:
+        """``[text](other.md)`` links in prose to another file of the source become refs
+        naming that file's key (relative to the linking file; URLs and links leaving the root
+        stay as they are)."""
+        folder = PurePosixPath(key).parent
+
+        def one(match: re.Match[str]) -> str:
+            target = resolve_link(folder, link_href(match))
+            if target is None:
+                return match.group(0)
+            return self.marker(target, match.group(1).strip() or target)
+
+        out: list[str] = []
+        for line, prose in prose_lines(body):
+            out.append(MD_LINK.sub(one, line) if prose and "](" in line else line)
+        return "\n".join(out)
+
     def _line(self, line: str) -> str:
         pieces: list[str] = []
         last = 0
@@ -590,6 +617,25 @@ class RefMaker:
         if name.lower().endswith(".md"):
             name = name[:-3]
         return self.marker(name, shown)
+
+
+def resolve_link(folder: PurePosixPath, href: str) -> str | None:
+    """The key a relative ``.md`` link names (percent-escapes decoded), or None for an URL,
+    an absolute path or a path leaving the root."""
+    href = unquote(href.split("#", 1)[0])
+    if not href.lower().endswith(".md") or ":" in href or href.startswith("/"):
+        return None
+    parts: list[str] = []
+    for part in (folder / href).parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts) if parts else None
 
 
 # -- shared reader steps -------------------------------------------------------------------

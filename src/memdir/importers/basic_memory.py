@@ -5,8 +5,9 @@ A note has YAML frontmatter ``title`` (default: the file name), ``type`` (defaul
 ``- [category] content #tag (context)`` and relations ``- relation_type [[Target]] (context)``,
 conventionally under ``## Observations`` and ``## Relations`` but found anywhere. The body is
 kept as written; every ``[[Target]]`` (relations and inline links) becomes a ref naming the
-target title or permalink, observations' ``#tags`` join the frontmatter tags, and each note
-answers to its title, permalink and file path so other notes' links resolve. A type that is
+target title or permalink (a ``[text](other.md)`` link, one naming that file), observations'
+``#tags`` join the frontmatter tags, and each note answers to its title, permalink and file
+path so other notes' links resolve. A type that is
 one of memdir's four maps to it; another (``Person``, ``decision``) stays in the body as
 ``Type: …``; the default ``note`` is dropped. Times: frontmatter ``created``/``modified`` if
 present, else the file's mtime for the update time.
@@ -75,7 +76,7 @@ def _note(source: md.SourceFile, problems: list[Problem]) -> Imported | None:
         other_type = None
     tags = md.clean_tags([*md.frontmatter_list(meta, "tags"), *md.inline_tags(body)])
     refs = md.RefMaker()
-    body = refs.wikilinks(body).strip("\n")
+    body = refs.file_links(refs.wikilinks(body), source.key).strip("\n")
     if other_type:
         body = f"{body}\n\nType: {other_type}".lstrip("\n")
     names = [title, permalink or "", stem, md.without_suffix(source.key)]

@@ -25,7 +25,7 @@ KIND = "claude-code"
 INDEX = "MEMORY.md"
 
 _TYPES = frozenset({"user", "feedback", "project", "reference"})
-_INDEX_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?\s*\)")
+_INDEX_LINK = md.MD_LINK
 
 
 def detect(path: Path) -> bool:
@@ -39,8 +39,9 @@ def detect(path: Path) -> bool:
             return True
     index = root / INDEX
     if index.is_file():
-        for _, target in _INDEX_LINK.findall(md.head(index)):
-            if target.lower().endswith(".md") and (root / target).is_file():
+        for match in _INDEX_LINK.finditer(md.head(index)):
+            target = md.resolve_link(PurePosixPath(), md.link_href(match))
+            if target is not None and (root / target).is_file():
                 return True
     return False
 
@@ -111,7 +112,7 @@ def _fact(source: md.SourceFile, problems: list[Problem]) -> Imported | None:
     note_type, other_type = md.map_type(_type_of(meta))
     refs = md.RefMaker()
     body = refs.wikilinks(body).strip("\n")
-    body = _file_links(body, source.key, refs)
+    body = refs.file_links(body, source.key)
     if other_type:
         body = f"{body}\n\nType: {other_type}".lstrip("\n")
     aliases = tuple(dict.fromkeys(a for a in (name, stem, md.without_suffix(source.key)) if a))
@@ -128,50 +129,20 @@ def _fact(source: md.SourceFile, problems: list[Problem]) -> Imported | None:
     )
 
 
-def _file_links(body: str, key: str, refs: md.RefMaker) -> str:
-    """``[text](other.md)`` links to fellow memory files become refs naming that file's key."""
-    folder = PurePosixPath(key).parent
-
-    def one(match: re.Match[str]) -> str:
-        target = _resolve(folder, match.group(2))
-        if target is None:
-            return match.group(0)
-        return refs.marker(target, match.group(1).strip() or target)
-
-    out: list[str] = []
-    for line, prose in md.prose_lines(body):
-        out.append(_INDEX_LINK.sub(one, line) if prose else line)
-    return "\n".join(out)
-
-
-def _resolve(folder: PurePosixPath, href: str) -> str | None:
-    """The key a relative ``.md`` link names, or None (an URL, absolute, or outside the root)."""
-    href = href.split("#", 1)[0]
-    if not href.lower().endswith(".md") or ":" in href or href.startswith("/"):
-        return None
-    parts: list[str] = []
-    for part in (folder / href).parts:
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts) if parts else None
-
-
 def _index_notes(source: md.SourceFile, root: Path, problems: list[Problem]) -> Imported | None:
     """MEMORY.md's lines that are not links to memory files, as one note (None when all are).
     An index in a subfolder (a folder of several projects' memory) speaks for that folder."""
     folder = PurePosixPath(source.key).parent
     kept: list[str] = []
     for line, prose in md.prose_lines(source.text):
-        links = [t for _, t in _INDEX_LINK.findall(line) if _resolve(folder, t)]
+        links = [
+            md.link_href(m)
+            for m in _INDEX_LINK.finditer(line)
+            if md.resolve_link(folder, md.link_href(m))
+        ]
         if prose and links:
             for target in links:
-                resolved = _resolve(folder, target)
+                resolved = md.resolve_link(folder, target)
                 if resolved and not (root / resolved).exists():
                     problems.append(Problem(source.key, f"links to {target}, which does not exist"))
             continue

@@ -6,7 +6,8 @@ file (the fallback kind, detected last).
 - tags: frontmatter ``tags`` (a list or a comma string) and inline ``#tags`` of prose;
 - ``[[Target]]``, ``[[Target|alias]]``, ``[[Target#heading]]`` become refs naming the target
   (answered by a file's name, its path without ``.md``, its title and frontmatter ``aliases``);
-  ``![[embeds]]`` become their plain name;
+  ``![[embeds]]`` become their plain name; ``[text](other.md)`` links to another file of
+  the folder become refs naming that file;
 - times: frontmatter ``created``/``date`` and ``updated``/``modified``, else the file's mtime
   for the update time;
 - skipped: ``.obsidian/``, ``.trash/``, hidden folders, symlinks, files other than ``.md``.
@@ -72,7 +73,7 @@ def note_from_file(source: md.SourceFile, problems: list[Problem]) -> Imported |
         ]
     )
     refs = md.RefMaker()
-    body = refs.wikilinks(body).strip("\n")
+    body = refs.file_links(refs.wikilinks(body), source.key).strip("\n")
     if other_type:
         body = f"{body}\n\nType: {other_type}".lstrip("\n")
     aliases = _unique(
