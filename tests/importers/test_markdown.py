@@ -41,6 +41,25 @@ def test_kind_and_detection() -> None:
     assert not codex.detect(VAULT)
 
 
+@pytest.mark.parametrize(
+    ("fixture", "kind"),
+    [
+        ("claude-code", "claude-code"),
+        ("claude-code/-home-ana-shop", "claude-code"),
+        ("claude-code/-home-ana-shop/memory", "claude-code"),
+        ("codex/codex-home", "codex"),
+        ("codex/codex-home/memories", "codex"),
+        ("codex/legacy/memories", "codex"),
+        ("basic-memory/project", "basic-memory"),
+        ("markdown/vault", "markdown"),
+    ],
+)
+def test_the_dispatcher_tells_each_folder_kind_apart(fixture: str, kind: str) -> None:
+    from memdir.importers import detect
+
+    assert detect(FIXTURES / fixture) == kind
+
+
 def test_detect_is_false_without_markdown(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x", "utf-8")
     assert not markdown.detect(tmp_path)

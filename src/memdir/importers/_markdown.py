@@ -30,21 +30,34 @@ from memdir.importers import base
 from memdir.importers.base import Problem, Ref
 
 __all__ = [
+    "MD_LINK",
+    "SKIPPED_DIRS",
     "FrontmatterError",
     "RefMaker",
     "SourceFile",
+    "Value",
     "clean_summary",
     "clean_tags",
     "first_heading",
     "frontmatter_list",
     "frontmatter_str",
+    "head",
+    "head_frontmatter",
     "inline_tags",
+    "link_href",
     "map_type",
+    "parse_file",
     "parse_frontmatter",
+    "prose_lines",
     "read_source",
+    "resolve_link",
+    "sample_markdown",
+    "source_root",
     "split_frontmatter",
+    "stamp",
     "strip_title_heading",
     "walk_markdown",
+    "without_suffix",
 ]
 
 #: Folders never read: the vault's settings and bin, version control.
