@@ -73,6 +73,8 @@ class Imported:
     scope: Scope | None = None
     supersedes: tuple[str, ...] = ()
     private: bool = False
+    #: frontmatter keys memdir does not know, kept as they are (memdir's own export)
+    extra: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -378,6 +378,7 @@ def _imported(
         scope=scope,
         supersedes=note.supersedes,
         private=note.private,
+        extra=note.extra,
     )
 
 

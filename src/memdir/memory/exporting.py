@@ -121,7 +121,8 @@ def export(
         INDEX_NAME: json.dumps(index, ensure_ascii=False, indent=1).encode("utf-8") + b"\n",
         "README.md": _readme(entries, when, out.name).encode("utf-8"),
     }
-    members = [*((p, d) for p, d, _ in files), *extra.items()]
+    # The index first: a reader finds it without reading the whole archive.
+    members = [*extra.items(), *((p, d) for p, d, _ in files)]
     try:
         if fmt == "markdown":
             _write_folder(out, members, progress)

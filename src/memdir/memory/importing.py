@@ -213,15 +213,17 @@ class Importer:
             def link(match: object, item: Imported = item) -> str:
                 index = int(match.group(1))  # type: ignore[attr-defined]
                 if index >= len(item.refs):
-                    return ""
+                    return str(match.group(0))  # type: ignore[attr-defined]
                 ref = item.refs[index]
                 target = names.get(ref.target.casefold())
                 if target is None and ref.target in known_ids:
                     target = ref.target
                 return f"[[{target}]]" if target is not None else ref.text
 
-            body = REF_PATTERN.sub(link, item.body)
+            # Only a reader that made refs wrote [[ref:N]]; any other is the source's own text.
+            body = REF_PATTERN.sub(link, item.body) if item.refs else item.body
             extra = dict(p.existing.extra) if p.existing is not None else {}
+            extra.update(item.extra)
             if p.pointer is not None:
                 extra[SOURCE_KEY] = p.pointer
             created = item.created_at or (p.existing.created_at if p.existing else 0) or now
