@@ -226,7 +226,12 @@ class Importer:
             extra.update(item.extra)
             if p.pointer is not None:
                 extra[SOURCE_KEY] = p.pointer
-            created = item.created_at or (p.existing.created_at if p.existing else 0) or now
+            created = (
+                item.created_at
+                or item.updated_at
+                or (p.existing.created_at if p.existing else 0)
+                or now
+            )
             try:
                 note = Note(
                     id=p.id,
