@@ -91,7 +91,7 @@ class Importer:
         """Import the source at `path` (its kind detected when None)."""
         from memdir.importers import detect, reader
 
-        source = Path(path).expanduser()
+        source = Path(path).expanduser().resolve()
         chosen = parse_scope(scope)
         if chosen is not None:
             self.stores.store(chosen)  # refuses a scope that is not open, before reading
