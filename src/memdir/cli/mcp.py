@@ -1,22 +1,32 @@
-"""CLI commands for the MCP server: serve, grant, grants, revoke, install."""
+"""CLI commands for the MCP server: serve, grant, grants, revoke; install, check, bundle."""
 
 from __future__ import annotations
 
+import json
+import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
+from rich.markup import escape
 
+from memdir.cli.errors import Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms
 from memdir.core.vocab import Scope, choices
+from memdir.errors import EXIT_ERROR
 from memdir.mcp import grants as grant_api
-from memdir.mcp.install import CLIENTS
+from memdir.mcp.clients import CLIENTS, SCOPES
+from memdir.mcp.install import SERVER_NAME
 
 if TYPE_CHECKING:
     from memdir import Memory
 
 __all__ = ["GRANT_SCOPES", "mcp_group"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: What a grant may cover: one scope, or both.
 GRANT_SCOPES = (*choices(Scope), "both")
@@ -26,11 +36,6 @@ def _memory() -> Memory:
     app = click.get_current_context().obj
     memory: Memory = app.memory()
     return memory
-
-
-def _project() -> Path | None:
-    memory = _memory()
-    return memory.settings.project_root
 
 
 @click.group(name="mcp")
@@ -136,26 +141,218 @@ def revoke(grant_id: str, as_json: bool) -> None:
         console.print(f"revoked {revoked.id}")
 
 
+def _install_project() -> Path | None:
+    """The project to name in a client config, without opening (or creating) anything.
+
+    An explicit --project always counts; otherwise the project containing the current
+    folder, but only when it really is one (a git work tree or a memdir project), so a
+    user-level config is never pinned to whatever folder the command ran in.
+    """
+    from memdir.store import find_project_root
+    from memdir.store.project import PROJECT_FILE
+
+    app = click.get_current_context().obj
+    if app.project is not None:
+        return Path(app.project).resolve()
+    root = find_project_root(Path.cwd())
+    if root is not None and ((root / ".git").exists() or (root / PROJECT_FILE).is_file()):
+        return root
+    return None
+
+
+def _scope_option(func: Callable[P, R]) -> Callable[P, R]:
+    return click.option(
+        "--scope",
+        type=click.Choice(SCOPES),
+        default=None,
+        help="Project file (committed, no machine paths) or user file; default: the "
+        "client's usual one (see docs/clients.md).",
+    )(func)
+
+
+def _name_option(func: Callable[P, R]) -> Callable[P, R]:
+    return click.option(
+        "--name",
+        default=SERVER_NAME,
+        show_default=True,
+        help="The server's name in the client's config (another name adds another project).",
+    )(func)
+
+
 @mcp_group.command()
 @click.option("--client", type=click.Choice(CLIENTS), required=True, help="The MCP client.")
+@_scope_option
 @click.option(
-    "--write", is_flag=True, help="Merge into the client's config file (the original is backed up)."
+    "--dry-run", is_flag=True, help="Show what would be written (a diff) and change nothing."
 )
+@_name_option
+@click.option(
+    "--command",
+    "command",
+    default=None,
+    metavar="CMD",
+    help="The command to write instead of `memdir` (project files) or this memdir's "
+    "absolute path (user files).",
+)
+@click.option(
+    "--write-home",
+    is_flag=True,
+    help="Also write MEMDIR_HOME into a project file (it is a machine path; user files "
+    "always get it when it is set).",
+)
+@click.option("--write", "legacy_write", is_flag=True, hidden=True)
 @json_option
-def install(client: str, write: bool, as_json: bool) -> None:
-    """Print (or merge with --write) the client config that runs `memdir mcp serve`."""
+def install(
+    client: str,
+    scope: str | None,
+    dry_run: bool,
+    name: str,
+    command: str | None,
+    write_home: bool,
+    legacy_write: bool,
+    as_json: bool,
+) -> None:
+    """Add memdir to an MCP client's config file (merged, the original backed up).
+
+    Other keys and servers are kept, comments too; a second install changes nothing.
+    Project files (Claude Code, Cursor, VS Code, Gemini CLI) name the command `memdir`
+    and no machine path; user files name this memdir's absolute path and --project.
+    """
+    from memdir.mcp.install import explicit_home
     from memdir.mcp.install import install as install_client
 
-    result = install_client(client, project=_project(), write=write)
+    app = click.get_current_context().obj
+    result = install_client(
+        client,
+        project=_install_project(),
+        scope=scope,
+        dry_run=dry_run,
+        name=name,
+        command=command,
+        memdir_home=explicit_home(app.home),
+        write_home=write_home,
+    )
     if as_json:
         emit_json(result)
         return
-    if not write:
-        console.print(f"# add to {result.path}", markup=False)
-        click.echo(result.snippet, nl=False)
-    elif result.unchanged:
-        console.print(f"{result.path} already runs memdir; nothing changed", markup=False)
+    where = f"{result.path} ({result.scope})"
+    if result.unchanged:
+        console.print(
+            f"{where} already runs memdir as {result.name!r}; nothing changed", markup=False
+        )
+    elif result.dry_run:
+        console.print(f"would write {where}:", markup=False)
+        click.echo(result.diff, nl=False)
     else:
-        console.print(f"wrote {result.path}", markup=False)
+        console.print(f"wrote {where}", markup=False)
         if result.backup:
             console.print(f"  original backed up to {result.backup}", markup=False)
+    for note in result.notes:
+        console.print(f"  note: {note}", markup=False)
+    if not result.dry_run:
+        console.print(f"  check it with `memdir mcp check --client {result.client}`", markup=False)
+
+
+@mcp_group.command()
+@click.option("--client", type=click.Choice(CLIENTS), required=True, help="The MCP client.")
+@_scope_option
+@_name_option
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1, 600),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the server to start, answer and search.",
+)
+@json_option
+def check(
+    client: str, scope: str | None, name: str, timeout: float, as_json: bool
+) -> Outcome | None:
+    """Start memdir as the client's config says and report what would fail (exit 1 if anything).
+
+    Reads the client's file, finds the entry, runs its command with its arguments,
+    environment and folder over stdio, then initializes, lists the tools and searches once.
+    """
+    from memdir.mcp.install_check import check as check_client
+
+    report = check_client(
+        client, project=_install_project(), scope=scope, name=name, timeout=timeout
+    )
+    if as_json:
+        emit_json(report)
+    else:
+        console.print(f"{report.path} ({report.scope}), entry {report.name!r}", markup=False)
+        if report.command:
+            console.print(f"  runs: {shlex.join(report.command)}", markup=False)
+            console.print(f"  in:   {report.cwd}", markup=False)
+        for step in report.passed:
+            console.print(f"  [green]ok[/] {step}")
+        for warning in report.warnings:
+            console.print(f"  warning: {warning}", markup=False, style="yellow")
+        if report.ok:
+            tools = len(report.tools)
+            console.print(
+                f"[green]memdir works in {client}[/] ({tools} tools, protocol "
+                f"{escape(report.protocol_version or '?')})"
+            )
+        else:
+            console.print(f"  [red]{report.problem}[/]: {escape(report.detail)}")
+            if report.stderr:
+                console.print("  server stderr:", markup=False)
+                for line in report.stderr.splitlines():
+                    console.print(f"    {line}", markup=False)
+    return None if report.ok else Outcome(EXIT_ERROR)
+
+
+@mcp_group.command()
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("memdir.mcpb"),
+    show_default=True,
+    help="The bundle to write (a zip with manifest.json).",
+)
+@click.option(
+    "--python",
+    default=None,
+    metavar="PATH",
+    help="The interpreter memdir is installed in (default: the one running this command).",
+)
+@click.option(
+    "--server-json",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the MCP registry's server.json here.",
+)
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+@json_option
+def bundle(
+    out: Path, python: str | None, server_json: Path | None, force: bool, as_json: bool
+) -> None:
+    """Write a Claude Desktop bundle (.mcpb) that runs this memdir; open it to install.
+
+    The bundle names this machine's Python (memdir's compiled dependencies are not
+    bundled), so build it where it will be used; Claude Desktop asks for the project
+    folder when installing it.
+    """
+    from memdir.mcp.install_bundle import server_json as registry_entry
+    from memdir.mcp.install_bundle import write_bundle
+
+    result = write_bundle(out, python=python, force=force)
+    if server_json is not None:
+        server_json.write_text(
+            json.dumps(registry_entry(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    if as_json:
+        emit_json(
+            {
+                "path": result.path,
+                "python": result.python,
+                "files": result.files,
+                "server_json": server_json,
+            }
+        )
+        return
+    console.print(f"wrote {result.path} (runs memdir with {result.python})", markup=False)
+    if server_json is not None:
+        console.print(f"wrote {server_json}", markup=False)
