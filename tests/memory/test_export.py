@@ -1,0 +1,429 @@
+"""Tests for `memory/exporting.py` through `Memory.export`, and the round trip through
+`Memory.import_from(..., "memdir")` (§5 import and export): the archive and folder layouts,
+the index, the refusals (an existing or unplaceable OUT, unparseable notes), and that an
+export imported into a fresh store gives back the same ids, hashes, timestamps, scopes,
+private flags, supersedes, unknown frontmatter keys and links."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from files import snapshot
+from memdir import Memory
+from memdir.core import Note, NoteType, Scope, render_note
+from memdir.errors import InvalidInput
+
+FORMATS = {"tar.gz": "out.tar.gz", "zip": "out.zip", "markdown": "out"}
+T0 = 1_789_000_000_000
+
+
+def _write(memory: Memory, note: Note, scope: Scope) -> None:
+    folder = memory.directory(scope)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{note.id}.md").write_bytes(render_note(note))
+
+
+def build_store(memory: Memory) -> dict[str, Scope]:
+    """A store with project and user notes of every kind; the scope of each id."""
+    notes = [
+        (
+            Note(
+                id="pricing-borders-1a2",
+                summary="Pricing cards use borders",
+                body="Outlined cards.",
+                type=NoteType.PROJECT,
+                tags=("design",),
+                created_at=T0,
+                updated_at=T0 + 5,
+            ),
+            Scope.PROJECT,
+        ),
+        (
+            Note(
+                id="pricing-fills-3fa",
+                summary="Pricing cards use fills, not borders",
+                body=(
+                    "Cards are separated by fill.\n\n**Why:** outlines were loud.\n\n"
+                    "See [[pricing-layout-a91]] and [[user-terse-77c]]; "
+                    "also [[nobody-wrote-this-0]]."
+                ),
+                type=NoteType.FEEDBACK,
+                tags=("design", "pricing"),
+                created_at=T0 + 1000,
+                updated_at=T0 + 2000,
+                supersedes=("pricing-borders-1a2",),
+            ),
+            Scope.PROJECT,
+        ),
+        (
+            Note(
+                id="pricing-layout-a91",
+                summary="Pricing layout lives in docs/pricing.md",
+                body="Grid of three.",
+                type=NoteType.REFERENCE,
+                created_at=T0 + 3000,
+                updated_at=T0 + 3000,
+                extra=(("x-color", "blue"), ("x-meta", {"a": [1, 2], "ü": "ß"})),
+            ),
+            Scope.PROJECT,
+        ),
+        (
+            Note(
+                id="preiskarten-rahmen-b07",
+                summary="Preiskarten: Rahmen durchsichtig — „Größe“ 東京オフィス ✓",
+                body="Über den Rahmen: 透明. Ünïcödé bleibt.",
+                type=NoteType.PROJECT,
+                tags=("größe", "東京"),
+                created_at=T0 + 4000,
+                updated_at=T0 + 9000,
+                private=True,
+            ),
+            Scope.PROJECT,
+        ),
+        (
+            Note(
+                id="legacy-untyped-c11",
+                summary="A note from before types existed",
+                body="",
+                created_at=T0 + 5000,
+                updated_at=T0 + 5000,
+            ),
+            Scope.PROJECT,
+        ),
+        (
+            Note(
+                id="user-terse-77c",
+                summary="Prefers terse answers — kurz und bündig",
+                body="No preamble. Links back to [[pricing-fills-3fa]].",
+                type=NoteType.USER,
+                tags=("style",),
+                created_at=T0 + 6000,
+                updated_at=T0 + 7000,
+            ),
+            Scope.USER,
+        ),
+        (
+            Note(
+                id="user-private-d22",
+                summary="Works late on Thursdays",
+                type=NoteType.USER,
+                created_at=T0 + 8000,
+                updated_at=T0 + 8000,
+                private=True,
+                extra=(("x-origin", "hand-written"),),
+            ),
+            Scope.USER,
+        ),
+    ]
+    for note, scope in notes:
+        _write(memory, note, scope)
+    written = memory.remember("Deploys go out on Tuesdays", "Via the release train.", id="deploys")
+    out = {n.id: s for n, s in notes}
+    out[written.note.id] = Scope.PROJECT
+    return out
+
+
+def fingerprint(memory: Memory) -> dict[tuple[str, str], tuple[object, ...]]:
+    """What a round trip must keep, per (scope, id)."""
+    out: dict[tuple[str, str], tuple[object, ...]] = {}
+    for scope in memory.scopes:
+        for note in memory.list(scope=scope):
+            out[(scope.value, note.id)] = (
+                note.hash,
+                note.summary,
+                note.body,
+                note.type,
+                note.tags,
+                note.created_at,
+                note.updated_at,
+                note.supersedes,
+                note.private,
+                note.extra,
+            )
+    return out
+
+
+@pytest.fixture
+def store(memory: Memory, home: Path) -> dict[str, Scope]:
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n', encoding="utf-8")
+    return build_store(memory)
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Iterator[Memory]:
+    """A second, empty store: another project and another home."""
+    (tmp_path / "project2").mkdir()
+    (tmp_path / "home2").mkdir()
+    (tmp_path / "home2" / "config.toml").write_text('[embed]\nprovider = "none"\n', "utf-8")
+    m = Memory.open(tmp_path / "project2", home=tmp_path / "home2")
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def _members(out: Path, fmt: str) -> dict[str, bytes]:
+    """The export's files by path below its top folder, in archive order."""
+    if fmt == "markdown":
+        return {
+            str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
+        }
+    if fmt == "zip":
+        with zipfile.ZipFile(out) as archive:
+            return {
+                i.filename.split("/", 1)[1]: archive.read(i)
+                for i in archive.infolist()
+                if not i.is_dir()
+            }
+    with tarfile.open(out, "r:gz") as archive:
+        got = {}
+        for member in archive.getmembers():
+            if member.isfile():
+                handle = archive.extractfile(member)
+                assert handle is not None
+                got[member.name.split("/", 1)[1]] = handle.read()
+        return got
+
+
+# -- layout ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_export_holds_an_index_a_readme_and_the_files_as_on_disk(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / FORMATS[fmt]
+    report = memory.export(out, format=fmt)
+    assert report.format == fmt
+    assert report.notes == len(store)
+    assert report.by_scope == {"project": 6, "user": 2}
+    assert report.skipped == ()
+    members = _members(out, fmt)
+    if fmt != "markdown":
+        assert next(iter(members)) == "index.json"  # a reader finds it first
+    index = json.loads(members["index.json"])
+    assert index["format"] == "memdir-export"
+    assert index["version"] == 1
+    listed = {e["id"]: e for e in index["notes"]}
+    assert set(listed) == set(store)
+    for note_id, scope in store.items():
+        on_disk = (memory.directory(scope) / f"{note_id}.md").read_bytes()
+        assert members[f"{scope.value}/{note_id}.md"] == on_disk
+        entry = listed[note_id]
+        assert entry["scope"] == scope.value
+        assert entry["hash"] == memory.read(note_id).hash
+    readme = members["README.md"].decode("utf-8")
+    assert "--from memdir" in readme
+    assert "Preiskarten: Rahmen durchsichtig" in readme  # non-ASCII summaries readable
+
+
+def test_export_of_one_scope_holds_only_it(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path
+) -> None:
+    report = memory.export(tmp_path / "user.zip", scope="user")
+    assert report.by_scope == {"user": 2}
+    members = _members(tmp_path / "user.zip", "zip")
+    assert sorted(m for m in members if m.endswith(".md") and m != "README.md") == [
+        "user/user-private-d22.md",
+        "user/user-terse-77c.md",
+    ]
+
+
+def test_format_comes_from_the_name(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path
+) -> None:
+    assert memory.export(tmp_path / "a.tgz").format == "tar.gz"
+    assert memory.export(tmp_path / "b.ZIP").format == "zip"
+    assert memory.export(tmp_path / "plainfolder").format == "markdown"
+    assert (tmp_path / "plainfolder" / "index.json").is_file()
+
+
+# -- round trip --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+@pytest.mark.parametrize("named", [True, False], ids=["from-memdir", "detected"])
+def test_round_trip_gives_back_the_same_notes(
+    memory: Memory,
+    store: dict[str, Scope],
+    fresh: Memory,
+    tmp_path: Path,
+    fmt: str,
+    named: bool,
+) -> None:
+    before = fingerprint(memory)
+    assert len(before) == len(store)
+    out = tmp_path / FORMATS[fmt]
+    memory.export(out, format=fmt)
+
+    report = fresh.import_from(out, "memdir" if named else None)
+    assert report.kind == "memdir"
+    assert (report.imported, report.updated, report.unchanged) == (len(store), 0, 0)
+    assert report.refused == ()
+    assert report.problems == ()
+    assert sorted(report.notes) == sorted(store)
+    assert fingerprint(fresh) == before
+    for note_id, scope in store.items():
+        # no source pointer is added: the files come back as they were
+        copied = (fresh.directory(scope) / f"{note_id}.md").read_bytes()
+        assert copied == (memory.directory(scope) / f"{note_id}.md").read_bytes()
+    links = {link.target: link.scope for link in fresh.links("pricing-fills-3fa").outgoing}
+    assert links == {
+        "pricing-layout-a91": Scope.PROJECT,
+        "user-terse-77c": Scope.USER,
+        "nobody-wrote-this-0": None,
+    }
+
+    copy = snapshot(fresh.directory("project"), fresh.directory("user"))
+    again = fresh.import_from(out, "memdir" if named else None)
+    assert (again.imported, again.updated, again.unchanged) == (0, 0, len(store))
+    assert again.backup_ids == ()
+    assert snapshot(fresh.directory("project"), fresh.directory("user")) == copy
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_importing_an_export_into_its_own_store_changes_nothing(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path, home: Path, fmt: str
+) -> None:
+    out = tmp_path / FORMATS[fmt]
+    memory.export(out, format=fmt)
+    folders = (memory.directory("project"), memory.directory("user"))
+    before = snapshot(*folders)
+    backups = len(memory.backups(limit=None))
+    report = memory.import_from(out, "memdir")
+    assert (report.imported, report.updated, report.unchanged) == (0, 0, len(store))
+    assert report.refused == () and report.problems == ()
+    assert snapshot(*folders) == before
+    assert len(memory.backups(limit=None)) == backups
+
+
+def test_an_export_edited_afterwards_is_refused_for_that_note_only(
+    memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    memory.export(out, format="markdown")
+    edited = out / "project" / "legacy-untyped-c11.md"
+    edited.write_bytes(edited.read_bytes() + b"changed by hand\n")
+    report = fresh.import_from(out, "memdir")
+    assert report.imported == len(store) - 1
+    assert [p.source for p in report.problems] == ["project/legacy-untyped-c11.md"]
+    assert "hash" in report.problems[0].reason
+
+
+def test_export_of_a_scope_round_trips_into_that_scope_only(
+    memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path
+) -> None:
+    memory.export(tmp_path / "user.tar.gz", scope="user")
+    report = fresh.import_from(tmp_path / "user.tar.gz")
+    assert report.by_scope == {"user": 2}
+    assert {n.id for n in fresh.list(scope="user")} == {"user-terse-77c", "user-private-d22"}
+    assert fresh.list(scope="project") == []
+
+
+# -- refusals ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_an_existing_out_is_never_overwritten(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / FORMATS[fmt]
+    if fmt == "markdown":
+        out.mkdir()
+        (out / "mine.txt").write_text("keep me", "utf-8")
+    else:
+        out.write_bytes(b"keep me")
+    before = snapshot(tmp_path / FORMATS[fmt]) if fmt == "markdown" else out.read_bytes()
+    with pytest.raises(InvalidInput, match="exists already"):
+        memory.export(out, format=fmt)
+    after = snapshot(tmp_path / FORMATS[fmt]) if fmt == "markdown" else out.read_bytes()
+    assert after == before
+
+
+def test_a_symlink_out_is_refused(memory: Memory, store: dict[str, Scope], tmp_path: Path) -> None:
+    target = tmp_path / "target.zip"
+    (tmp_path / "link.zip").symlink_to(target)
+    with pytest.raises(InvalidInput, match="exists already"):
+        memory.export(tmp_path / "link.zip")
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_a_missing_folder_for_out_is_a_clear_error(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / "no" / "such" / FORMATS[fmt]
+    with pytest.raises(InvalidInput, match="no folder"):
+        memory.export(out, format=fmt)
+    assert not (tmp_path / "no").exists()
+
+
+def test_an_unknown_format_is_refused(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path
+) -> None:
+    with pytest.raises(InvalidInput, match="format"):
+        memory.export(tmp_path / "out.rar", format="rar")
+    assert not (tmp_path / "out.rar").exists()
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_unparseable_notes_are_skipped_named_and_left_alone(
+    memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path, fmt: str
+) -> None:
+    folder = memory.directory("project")
+    bad = {
+        "broken-json.md": b'---\n{"id":"broken-json","summary":\n---\nbody\n',
+        "no-frontmatter.md": b"# just markdown\n",
+        "bad-utf8.md": b'---\n{"id":"bad-utf8","summary":"x"}\n---\n\xff\xfe\n',
+    }
+    for name, data in bad.items():
+        (folder / name).write_bytes(data)
+    out = tmp_path / FORMATS[fmt]
+    report = memory.export(out, format=fmt)
+    assert sorted(report.skipped) == sorted(f"project/{name}" for name in bad)
+    assert report.notes == len(store)
+    for name, data in bad.items():
+        assert (folder / name).read_bytes() == data
+        assert f"project/{name}" not in _members(out, fmt)
+    imported = fresh.import_from(out)
+    assert imported.imported == len(store)
+    assert imported.problems == ()
+
+
+def test_an_empty_store_exports_and_imports_nothing(
+    memory: Memory, fresh: Memory, tmp_path: Path
+) -> None:
+    report = memory.export(tmp_path / "empty.zip")
+    assert report.notes == 0
+    back = fresh.import_from(tmp_path / "empty.zip")
+    assert (back.imported, back.updated, back.unchanged) == (0, 0, 0)
+
+
+def test_export_writes_nothing_into_the_store(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path
+) -> None:
+    folders = (memory.directory("project"), memory.directory("user"))
+    before = snapshot(*folders)
+    memory.export(tmp_path / "x.tar.gz")
+    memory.export(tmp_path / "x.zip")
+    memory.export(tmp_path / "x")
+    assert snapshot(*folders) == before
+
+
+def test_a_tar_export_is_readable_by_a_plain_tar_reader(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path
+) -> None:
+    memory.export(tmp_path / "out.tar.gz")
+    data = (tmp_path / "out.tar.gz").read_bytes()
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+        names = archive.getnames()
+    assert all(n == "out" or n.startswith("out/") for n in names)
+    assert "out/index.json" in names
+    assert "out/user/user-terse-77c.md" in names
