@@ -338,6 +338,94 @@ def test_a_second_import_through_the_cli_is_all_unchanged(
     assert backups == [] or backups == {"backups": []}
 
 
+# -- every kind through the CLI ---------------------------------------------------------------
+
+#: kind -> (the fixture to copy, a file of it to change below the copy, that file's key)
+KINDS: dict[str, tuple[str, str | None, str | None]] = {
+    "mcp-memory": ("mcp-memory/memory.jsonl", None, None),
+    "mem0": ("mem0/platform_get_all.json", None, None),
+    "claude-code": (
+        "claude-code/-home-ana-shop",
+        "memory/feedback_testing.md",
+        "feedback_testing.md",
+    ),
+    "codex": ("codex/codex-home", None, None),
+    "basic-memory": (
+        "basic-memory/project",
+        "coffee/coffee-brewing-methods.md",
+        "coffee/coffee-brewing-methods.md",
+    ),
+    "markdown": ("markdown/vault", "Projects/Alpha.md", "Projects/Alpha.md"),
+}
+_MODULES = {k: k.replace("-", "_") for k in KINDS}
+
+
+def _copy(kind: str, tmp_path: Path) -> Path:
+    pytest.importorskip(f"memdir.importers.{_MODULES[kind]}")
+    fixture = FIXTURES / KINDS[kind][0]
+    target = tmp_path / "src" / fixture.name
+    target.parent.mkdir()
+    if fixture.is_dir():
+        return Path(shutil.copytree(fixture, target))
+    return Path(shutil.copy2(fixture, target))
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("named", [True, False], ids=["from", "detected"])
+def test_every_kind_imports_once_and_then_changes_nothing(
+    cli: Invoke, project: Path, home: Path, tmp_path: Path, kind: str, named: bool
+) -> None:
+    no_embedder(home)
+    source = _copy(kind, tmp_path)
+    flag = ["--from", kind] if named else []
+    report = as_json(cli("import", str(source), *flag, "--json"))
+    assert report["kind"] == kind
+    imported = report["imported"]
+    assert isinstance(imported, int) and imported > 0
+    assert report["refused"] == []
+    files = note_files(project / "MEMORY", home / "memory" / "user")  # each one parses
+    assert set(files) == set(report["notes"])  # type: ignore[arg-type]
+    assert {pointer(f).split(":", 1)[0] for f in files.values()} == {kind}
+    shown = ok(cli("import", str(source), *flag))
+    assert f"imported 0, updated 0, unchanged {imported}" in shown.stdout
+    state = snapshot(project, home)
+    again = as_json(cli("import", str(source), *flag, "--json"))
+    assert (again["imported"], again["updated"], again["unchanged"]) == (0, 0, imported)
+    assert snapshot(project, home) == state
+
+
+@pytest.mark.parametrize("kind", [k for k, (_, changed, _) in KINDS.items() if changed])
+def test_a_changed_file_updates_its_note_and_backs_up_the_old_one(
+    cli: Invoke, project: Path, home: Path, tmp_path: Path, kind: str
+) -> None:
+    no_embedder(home)
+    source = _copy(kind, tmp_path)
+    first = as_json(cli("import", str(source), "--from", kind, "--json"))
+    changed = source / str(KINDS[kind][1])
+    changed.write_text(changed.read_text("utf-8") + "\nOne more line, added later.\n", "utf-8")
+    files = note_files(project / "MEMORY", home / "memory" / "user")
+    (target,) = [i for i, f in files.items() if pointer(f).endswith(f"#{KINDS[kind][2]}")]
+    old = files[target].read_bytes()
+    report = as_json(cli("import", str(source), "--from", kind, "--json"))
+    assert report["updated_notes"] == [target]
+    assert (report["imported"], report["updated"]) == (0, 1)
+    assert report["unchanged"] == first["imported"] - 1  # type: ignore[operator]
+    assert "One more line, added later." in files[target].read_text("utf-8")
+    (backup,) = report["backup_ids"]  # type: ignore[misc]
+    ok(cli("backups", "restore", backup))
+    assert files[target].read_bytes() == old
+
+
+def test_a_claude_code_project_folder_and_its_memory_folder_are_one_source(
+    cli: Invoke, home: Path, tmp_path: Path
+) -> None:
+    no_embedder(home)
+    source = _copy("claude-code", tmp_path)
+    first = as_json(cli("import", str(source), "--json"))
+    again = as_json(cli("import", str(source / "memory"), "--json"))
+    assert (again["imported"], again["unchanged"]) == (0, first["imported"])
+
+
 # -- bad input --------------------------------------------------------------------------------
 
 

@@ -427,3 +427,86 @@ def test_a_tar_export_is_readable_by_a_plain_tar_reader(
     assert all(n == "out" or n.startswith("out/") for n in names)
     assert "out/index.json" in names
     assert "out/user/user-terse-77c.md" in names
+
+
+# -- importing an export over notes that exist ------------------------------------------------
+
+
+def test_an_export_imported_over_a_changed_note_updates_it_with_a_backup(
+    memory: Memory, store: dict[str, Scope], tmp_path: Path
+) -> None:
+    out = tmp_path / "out.zip"
+    memory.export(out)
+    exported = memory.read("deploys")
+    changed = memory.remember("Deploys go out on Tuesdays", "Now on Wednesdays.", id="deploys")
+    report = memory.import_from(out, "memdir")
+    assert (report.imported, report.updated, report.unchanged) == (0, 1, len(store) - 1)
+    assert report.updated_notes == ("deploys",)
+    assert memory.read("deploys").hash == exported.hash
+    (backup_id,) = report.backup_ids
+    memory.restore(backup_id)
+    assert memory.read("deploys").hash == changed.note.hash
+
+
+def test_an_id_taken_in_the_other_scope_is_listed_and_not_imported(
+    memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.tar.gz"
+    memory.export(out)
+    fresh.remember("Someone else's layout note", type="user", id="pricing-layout-a91")
+    report = fresh.import_from(out)
+    assert report.imported == len(store) - 1
+    (problem,) = report.problems
+    assert problem.source.endswith("project/pricing-layout-a91.md")
+    assert "another scope" in problem.reason
+    assert fresh.read("pricing-layout-a91").summary == "Someone else's layout note"
+
+
+def test_an_imported_note_keeps_its_source_pointer_through_an_export(
+    memory: Memory, fresh: Memory, tmp_path: Path
+) -> None:
+    source = tmp_path / "memory.jsonl"
+    source.write_text(
+        '{"type":"entity","name":"Ada","entityType":"person","observations":["Writes Rust"]}\n'
+        '{"type":"entity","name":"Acme","entityType":"org","observations":["In Berlin"]}\n'
+        '{"type":"relation","from":"Ada","to":"Acme","relationType":"works_at"}\n',
+        "utf-8",
+    )
+    first = memory.import_from(source, "mcp-memory")
+    memory.export(tmp_path / "out")
+    assert fresh.import_from(tmp_path / "out").imported == 2
+    again = fresh.import_from(source, "mcp-memory")  # the pointer travelled with the notes
+    assert (again.imported, again.updated, again.unchanged) == (0, 0, 2)
+    assert sorted(n.id for n in fresh.list()) == sorted(first.notes)
+
+
+def test_an_export_imported_with_scope_user_goes_to_the_user_scope(
+    memory: Memory, fresh: Memory, tmp_path: Path
+) -> None:
+    memory.remember("Project fact one", id="fact-one")
+    memory.remember("Project fact two", "See [[fact-one]].", id="fact-two")
+    memory.export(tmp_path / "out.zip")
+    report = fresh.import_from(tmp_path / "out.zip", scope="user")
+    assert report.by_scope == {"user": 2}
+    assert {n.id for n in fresh.list(scope="user")} == {"fact-one", "fact-two"}
+    assert [link.scope for link in fresh.links("fact-two").outgoing] == [Scope.USER]
+
+
+def test_a_secret_in_an_export_is_refused_by_file_and_kind_the_rest_imported(
+    memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path
+) -> None:
+    secret = "AKIAQ3ZB7XK2LMN4TRV5"
+    _write(
+        memory,
+        Note(id="leaked-key", summary="Deploy notes", body=f"line one\nkey {secret}\n"),
+        Scope.PROJECT,
+    )
+    out = tmp_path / "out.tar.gz"
+    memory.export(out)  # the user's own copy holds what the folder holds
+    report = fresh.import_from(out)
+    assert report.imported == len(store)
+    (refusal,) = report.refused
+    assert refusal.source.endswith("project/leaked-key.md")
+    assert "AWS access key id" in refusal.reason and "line 2" in refusal.reason
+    assert secret not in refusal.reason
+    assert "leaked-key" not in {n.id for n in fresh.list()}
