@@ -426,6 +426,25 @@ def test_a_claude_code_project_folder_and_its_memory_folder_are_one_source(
     assert (again["imported"], again["unchanged"]) == (0, first["imported"])
 
 
+def test_spellings_of_one_source_path_are_one_source(
+    cli: Invoke, home: Path, tmp_path: Path
+) -> None:
+    no_embedder(home)
+    folder = tmp_path / "graph"
+    folder.mkdir()
+    shutil.copy2(FIXTURES / "mcp-memory" / "memory.jsonl", folder / "memory.jsonl")
+    (tmp_path / "link.jsonl").symlink_to(folder / "memory.jsonl")
+    first = as_json(cli("import", str(folder / "memory.jsonl"), "--json"))
+    assert first["imported"] == 6
+    for spelling in (
+        folder,  # the folder holding it
+        tmp_path / "graph" / ".." / "graph" / "memory.jsonl",
+        tmp_path / "link.jsonl",
+    ):
+        again = as_json(cli("import", str(spelling), "--json"))
+        assert (again["imported"], again["unchanged"]) == (0, 6), spelling
+
+
 # -- bad input --------------------------------------------------------------------------------
 
 
