@@ -17,11 +17,14 @@ from memdir import Memory
 from memdir.sync.baseline import Baseline
 from memdir.tidy.merge import keeper
 
+#: What a `not_found` tool error adds: how the agent finds notes and their ids.
+NOT_FOUND_NEXT = " (memory_search finds notes and their ids)"
+
 
 async def _call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
     result = await client.call_tool(name, args)
     text = " ".join(getattr(c, "text", "") for c in result.content)
-    text = text.removeprefix(f"Error executing tool {name}: ")  # the SDK's own prefix
+    assert not text.startswith("Error executing tool")  # the kind comes first, said once
     return bool(result.is_error), (text if result.is_error else result.structured_content)
 
 
@@ -181,10 +184,10 @@ def test_a_private_note_is_no_note_and_never_shown(env: tuple[Path, Path], memor
         {"ids": [kept, "zz-no-such-note"], "scope": "project"},
     )
     for err, text in answers[:3]:
-        assert err and text == f"not found: no note {secret}", text
+        assert err and text == f"not_found: no note {secret}{NOT_FOUND_NEXT}", text
         assert "quagga" not in text  # nothing of its content
     # Said exactly as for a note that does not exist.
-    assert answers[3] == (True, "not found: no note zz-no-such-note")
+    assert answers[3] == (True, f"not_found: no note zz-no-such-note{NOT_FOUND_NEXT}")
     assert _files(project, home) == before
 
 
@@ -212,14 +215,17 @@ def test_errors_are_tool_errors_and_change_nothing(
     texts = [text for _, text in answers]
     assert all(err for err, _ in answers), answers
     assert all("Traceback" not in t for t in texts)
-    assert texts[0] == "not found: no note zz-no-such-note"
-    assert texts[1].startswith("invalid input:") and "named twice" in texts[1]
+    assert texts[0] == f"not_found: no note zz-no-such-note{NOT_FOUND_NEXT}"
+    assert texts[1].startswith("invalid:") and "named twice" in texts[1]
     assert texts[2].startswith("refused:") and "two scopes" in texts[2]
     for text in texts[3:5]:
-        assert text.startswith("refused (credential guard):"), text
+        assert text.startswith("refused: the credential guard found a secret: "), text
+        assert text.count("refused") == 1, text  # the kind is said once
         assert token not in text
     assert texts[5].startswith("refused:") and str(memory.settings.max_note_bytes) in texts[5]
-    assert "ids" in texts[6] and "ids" in texts[7]  # the input schema's own errors
+    # The input schema's own checks, in one line each.
+    assert texts[6] == "invalid: ids: expected a list of 2 to 20 strings"
+    assert texts[7].startswith("invalid: ids[1]: note id '../etc/passwd'"), texts[7]
     assert _files(project, home) == before
     assert token not in "".join(p.read_text(errors="replace") for p in home.rglob("*.jsonl"))
 
@@ -239,7 +245,7 @@ def test_a_grant_for_one_scope_cannot_merge_or_probe_the_other(
         {"ids": [kept, other], "scope": "project"},
         grant=grant,
     )
-    assert answers[0] == (True, f"not found: no note {kept}")
+    assert answers[0] == (True, f"not_found: no note {kept}{NOT_FOUND_NEXT}")
     assert answers[1][0] and answers[1][1].startswith("refused:") and "user scope" in answers[1][1]
     assert _files(project, home) == before
 

@@ -112,9 +112,9 @@ def test_full_round_trip(env: tuple[Path, Path], memory: Memory) -> None:
             assert not err and out["backup_id"]
             assert memory.backups()[0].note_id == note_id
             err, text = await _call(client, "memory_read", {"id": note_id})
-            assert err and text.split(": ", 1)[1].startswith("not found")
+            assert err and text.startswith("not_found: no note"), text
             err, text = await _call(client, "memory_read", {"id": "../etc/passwd"})
-            assert err and "invalid input" in text
+            assert err and text.startswith("invalid: note id '../etc/passwd'"), text
 
     anyio.run(main)
 
@@ -127,12 +127,12 @@ def test_private_notes_are_invisible(env: tuple[Path, Path], memory: Memory) -> 
     async def main() -> None:
         async with Client(stdio_params(project, home)) as client:
             err, text = await _call(client, "memory_read", {"id": secret})
-            assert err and "not found" in text
+            assert err and text.startswith("not_found: no note")
             for tool in ("memory_history", "memory_links", "memory_diff"):
                 err, text = await _call(client, tool, {"id": secret})
-                assert err and "not found" in text, tool
+                assert err and text.startswith("not_found: no note"), tool
             err, text = await _call(client, "memory_write", {"id": secret, "summary": "x"})
-            assert err and "not found" in text
+            assert err and text.startswith("not_found: no note")
             err, out = await _call(client, "memory_search", {"query": "zebra"})
             assert [h["id"] for h in out["hits"]] == [public]
             err, out = await _call(client, "memory_links", {"id": public})
@@ -153,7 +153,7 @@ def test_config_read_access_refuses_writes(env: tuple[Path, Path]) -> None:
             err, text = await _call(client, "memory_write", {"summary": "A fact"})
             assert err and "read-only" in text
             err, text = await _call(client, "memory_delete", {"id": "x", "confirm": True})
-            assert err and "refused" in text
+            assert err and text.startswith("refused: "), text
 
     anyio.run(main)
     assert not (project / "MEMORY").exists() or not list((project / "MEMORY").glob("*.md"))

@@ -13,7 +13,8 @@ from memdir import Memory
 from memdir.core import AccessLevel, Note, render_note
 from memdir.errors import MemdirError, Refused, Remedy, SyncRefused
 from memdir.mcp.access import CURRENT, Access
-from memdir.mcp.tools import MemoryTools, remedy_text
+from memdir.mcp.failures import remedy_text
+from memdir.mcp.tools import MemoryTools
 
 USER_ONLY = Access(AccessLevel.READ_WRITE, "user", False, "g-user")
 BOTH = Access(AccessLevel.READ_WRITE, "both", False, None)
@@ -85,11 +86,14 @@ def test_search_filters_run_inside_the_search(memory: Memory) -> None:
 @pytest.mark.parametrize("hint", list(Remedy))
 def test_every_remedy_has_an_agent_facing_sentence(hint: Remedy) -> None:
     text = remedy_text(hint)
-    assert text and "`" not in text  # a sentence, not CLI markup
+    # What the agent does: ask the user for a step (a command it can name), or call a tool.
+    assert text.startswith(("ask the user", "it belongs")) or "memory_" in text, text
+    assert "--" not in text  # no CLI option syntax for the agent to misread as its own
 
 
 def test_tool_errors_start_with_the_kind_and_carry_the_hint(memory: Memory) -> None:
     import anyio
+    from mcp_types import CallToolResult
 
     from memdir.mcp.tools import _wrap  # the wrapper every registered tool goes through
 
@@ -97,10 +101,11 @@ def test_tool_errors_start_with_the_kind_and_carry_the_hint(memory: Memory) -> N
         raise SyncRefused("sync is off; notes stay local", hint=Remedy.SYNC_ON)
 
     wrapped = _wrap(refuse, anyio.CapacityLimiter(1))
-    with pytest.raises(Exception) as info:
-        anyio.run(wrapped)
-    message = str(info.value)
+    result = anyio.run(wrapped)
+    assert isinstance(result, CallToolResult) and result.is_error
+    message = result.content[0].text  # type: ignore[union-attr]
     assert message.startswith("refused: sync is off; notes stay local (")
     assert remedy_text(Remedy.SYNC_ON) in message
-    assert not isinstance(info.value, MemdirError)
+    assert "Error executing tool" not in message
     assert isinstance(SyncRefused("x"), Refused)
+    assert not isinstance(result, MemdirError)

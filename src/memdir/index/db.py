@@ -744,6 +744,19 @@ class SearchIndex:
         return [(r[0], embed_text(r[1], r[2])) for r in rows]
 
     @_healing
+    def vector_progress(self, embedder: str) -> tuple[int, int]:
+        """(chunks with a vector from `embedder`, chunks to embed), counted as `pending`
+        counts them: by embed hash, so two chunks of the same text count once."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT count(DISTINCT c.embed_hash), count(DISTINCT v.embed_hash) "
+                "FROM chunks c JOIN notes n USING(note_id) LEFT JOIN vectors v "
+                "ON v.embedder=? AND v.embed_hash=c.embed_hash",
+                (embedder,),
+            ).fetchone()
+        return int(row[1]), int(row[0])
+
+    @_healing
     def put_vectors(
         self, embedder: str, hashes: Sequence[str], matrix: npt.NDArray[np.float32]
     ) -> None:

@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from memdir.core import AccessLevel
-from memdir.errors import InvalidInput, Refused
+from memdir.errors import InvalidInput, Refused, Remedy
 from memdir.mcp.grants import GrantStore
 
 __all__ = ["CURRENT", "Access", "Gate", "bearer_token"]
@@ -26,7 +26,8 @@ class Access:
         """Refuse unless writes are allowed."""
         if self.level is AccessLevel.READ:
             raise Refused(
-                f"this MCP connection is read-only ({self._source()}); nothing was written"
+                f"this MCP connection is read-only ({self._source()}); nothing was written",
+                hint=self._wider(),
             )
 
     def require_delete(self, confirm: bool) -> None:
@@ -44,7 +45,8 @@ class Access:
         if not self.can_delete:
             raise Refused(
                 f"deleting notes is not allowed on this MCP connection ({self._source()}); "
-                "nothing was removed"
+                "nothing was removed",
+                hint=self._wider(),
             )
 
     def scope_for(self, requested: str | None) -> str | None:
@@ -54,12 +56,19 @@ class Access:
         if self.scope == "both":
             return requested
         if requested is not None and requested != self.scope:
-            raise Refused(f"this MCP grant covers the {self.scope} scope only")
+            raise Refused(
+                f"this MCP grant covers the {self.scope} scope only", hint=Remedy.MCP_GRANT
+            )
         return self.scope
 
     def covers(self, scope: str | None) -> bool:
         """Whether a note of `scope` is visible under this access."""
         return self.scope == "both" or scope == self.scope
+
+    def _wider(self) -> Remedy | None:
+        """What widens the access: a new grant (under a grant); the user's config says
+        the rest, and the message names it."""
+        return Remedy.MCP_GRANT if self.grant_id else None
 
     def _source(self) -> str:
         return f"grant {self.grant_id}" if self.grant_id else "mcp.access in the memdir config"

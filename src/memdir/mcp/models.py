@@ -67,6 +67,10 @@ class SearchOut(BaseModel):
 
     hits: list[SearchHitOut]
     hint: str
+    method: str = Field(
+        description="hybrid (words and meaning), or lexical (words only: vector search is off, "
+        "or vectors are still being computed — then a warning says how far they are)"
+    )
     #: Why the results may be incomplete (e.g. the search index cannot be updated now).
     warnings: list[str] = []
 
@@ -107,6 +111,7 @@ class RetrieveOut(BaseModel):
     """Chunks best matching a query."""
 
     chunks: list[ChunkOut]
+    method: str = Field(description="hybrid (words and meaning) or lexical (words only)")
     #: Why the results may be incomplete (e.g. the search index cannot be updated now).
     warnings: list[str] = []
 
@@ -125,10 +130,10 @@ class NoteOut(BaseModel):
     supersedes: list[str]
     links: list[str]
     hash: str
-    revision: str | None = None
+    revision: str = Field(description="the revision of exactly these bytes (memory_history)")
 
     @classmethod
-    def of(cls, note: Note, revision: str | None = None) -> NoteOut:
+    def of(cls, note: Note, revision: str) -> NoteOut:
         return cls(
             id=note.id,
             summary=note.summary,
@@ -169,8 +174,8 @@ class DiffOut(BaseModel):
     """A unified diff between two revisions of a note (empty: no differences)."""
 
     id: str
-    a: str | None
-    b: str | None
+    a: str | None = Field(description="the older revision (null: b is the first version)")
+    b: str = Field(description="the newer revision (by default the note as it is now)")
     diff: str
 
 

@@ -4,6 +4,15 @@ Over HTTP every request (initialize and listings included) needs a usable grant:
 ASGI wrapper re-reads the grants on each request, so a revoked or expired grant is
 refused with 401 at once. Content requests resolve the caller's access again in the MCP
 middleware, and `tools/list` offers only the tools that access may call.
+
+Protocol revisions: the SDK (mcp >= 2.3) serves both eras on one endpoint. A client that
+opens with a request carrying the per-request `_meta` envelope (or `server/discover`) is
+served 2026-07-28 statelessly; one that opens with `initialize` gets the handshake era
+at the revision it asked for (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25) or, for
+any other — 2026-07-28 included, which has no handshake — the newest handshake revision,
+2025-11-25, as the 2026-07-28 versioning rules require of a dual-era server
+(docs/specification/2026-07-28/basic/versioning.mdx). `check_protocol_support` fails
+loudly at startup should an SDK upgrade drop a revision docs/mcp.md promises.
 """
 
 from __future__ import annotations
@@ -16,22 +25,50 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, TextContent
 from mcp_types.jsonrpc import INVALID_REQUEST
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from memdir import __version__
 from memdir.errors import InvalidInput, MemdirError, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
+from memdir.mcp.failures import ToolArguments, error_result, error_text
 from memdir.mcp.grants import GrantStore, read_grant_file
-from memdir.mcp.tools import error_text, register_tools, usable_tools
+from memdir.mcp.tools import PROGRESS, register_tools, usable_tools
 from memdir.memory import Memory
 
-__all__ = ["build_server", "parse_http_address", "serve"]
+__all__ = [
+    "HANDSHAKE_REVISIONS",
+    "STATELESS_REVISIONS",
+    "build_server",
+    "check_protocol_support",
+    "parse_http_address",
+    "serve",
+]
+
+#: The revisions reached with the `initialize` handshake (docs/mcp.md promises these).
+HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: The revisions served statelessly, each request carrying its own `_meta` envelope.
+STATELESS_REVISIONS = ("2026-07-28",)
+
+
+def check_protocol_support() -> None:
+    """Raise RuntimeError unless the installed MCP SDK serves every revision memdir
+    promises; run at startup, so an SDK upgrade that drops one fails loudly, not quietly
+    answering with another revision."""
+    missing = [r for r in HANDSHAKE_REVISIONS if r not in HANDSHAKE_PROTOCOL_VERSIONS]
+    missing += [r for r in STATELESS_REVISIONS if r not in MODERN_PROTOCOL_VERSIONS]
+    if missing:
+        raise RuntimeError(
+            f"the installed MCP SDK does not serve protocol revision(s) {', '.join(missing)}; "
+            "install the mcp version memdir's pyproject.toml names"
+        )
+
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -45,6 +82,16 @@ _GUARDED = frozenset({"tools/call", "resources/read", "prompts/get"})
 _FILTERED = frozenset({"tools/list"})
 _INDEX_URI = "memdir://prompt-index"
 _GUIDANCE_URI = "memdir://guidance"
+#: Freshness hints of the cacheable results (2026-07-28, SEP-2549): private, since what
+#: a caller is offered depends on its grant; the listings do not change while the server
+#: runs, the prompt index changes with every write.
+_CACHE_HINTS: dict[Any, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=60_000, scope="private"),
+    "prompts/list": CacheHint(ttl_ms=60_000, scope="private"),
+    "resources/list": CacheHint(ttl_ms=60_000, scope="private"),
+    "resources/templates/list": CacheHint(ttl_ms=60_000, scope="private"),
+    "resources/read": CacheHint(ttl_ms=0, scope="private"),
+}
 _INSTRUCTIONS = (
     "memdir is the long-term memory of this project and user: one Markdown note per fact. "
     "Read the prompt index resource (memdir://prompt-index) for what is known; "
@@ -66,6 +113,8 @@ class _Guard:
 
     def __init__(self, gate: Gate) -> None:
         self.gate = gate
+        #: The tools' argument checker, set once the tools are registered.
+        self.arguments: ToolArguments | None = None
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -76,16 +125,21 @@ class _Guard:
             # Reads the grants file: off the event loop.
             access = await anyio.to_thread.run_sync(self.gate.resolve, _headers(ctx))
         except MemdirError as exc:
-            message = f"refused: {error_text(exc)}"
+            message = error_text(exc)
             if ctx.method == "tools/call":
-                return CallToolResult(
-                    content=[TextContent(type="text", text=message)], is_error=True
-                )
+                return error_result(message)
             raise MCPError(INVALID_REQUEST, message) from None
+        if ctx.method == "tools/call" and self.arguments is not None:
+            params = ctx.params or {}
+            problem = self.arguments.problem(str(params.get("name")), params.get("arguments"))
+            if problem is not None:  # said in one line, before the SDK's own validation
+                return error_result(problem)
         token = CURRENT.set(access)
+        progress = PROGRESS.set(ctx.session.report_progress)  # no-op without a progressToken
         try:
             result = await call_next(ctx)
         finally:
+            PROGRESS.reset(progress)
             CURRENT.reset(token)
         if ctx.method == "tools/list":
             result = _only_usable(result, usable_tools(access))
@@ -108,17 +162,20 @@ def _only_usable(result: HandlerResult, names: frozenset[str]) -> HandlerResult:
 
 def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
     """The MCP server: tools, the prompt index and guidance as resources and prompts."""
+    check_protocol_support()
+    guard = _Guard(gate)
     server: MCPServer[Any] = MCPServer(
         "memdir",
         title="memdir memory",
         instructions=_INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
-        middleware=[_Guard(gate)],
+        middleware=[guard],
+        cache_hints=_CACHE_HINTS,
     )
     # One call into `memory` at a time, each in a worker thread (see mcp.tools._wrap).
     limiter = anyio.CapacityLimiter(1)
-    register_tools(server, memory, limiter)
+    guard.arguments = register_tools(server, memory, limiter)
 
     async def prompt_index() -> str:
         access = CURRENT.get()
@@ -228,7 +285,7 @@ class HttpGuard:
                 return missing
             self.store.validate(token, self.grant_id)
         except MemdirError as exc:  # expired, revoked, or a damaged grants file
-            return f"refused: {error_text(exc)}"
+            return error_text(exc)
         return None
 
 
@@ -275,6 +332,9 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
         store.validate(fixed[1], fixed[0])  # refuse to start on an unusable grant
     gate = Gate(settings.mcp_access, store, fixed=fixed, require_bearer=address is not None)
     server = build_server(memory, gate)
+    # A long-lived process: vectors are filled in a worker thread, so no query waits for
+    # the embedder (a search answers from the lexical index while they are behind).
+    filler = memory.retrieval.embed_in_background()
     # Signed in to a sync server: this long-running process syncs in the background (§7.2).
     status = memory.sync_status()
     coordinator = memory.background_sync() if status.server and status.enabled else None
@@ -290,6 +350,8 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
         else:
             _serve_http(server, address[0], address[1], store, fixed[0] if fixed else None)
     finally:
+        if filler is not None:
+            filler.stop()
         if consolidator is not None:
             consolidator.stop()
         if coordinator is not None:

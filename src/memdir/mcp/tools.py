@@ -1,34 +1,32 @@
-"""The memdir MCP tools: validate, check access, make one `Memory` call, format the result."""
+"""The memdir MCP tools: validate, check access, make one `Memory` call, format the result.
+
+A failing call is a tool error whose text begins with its kind (`memdir.mcp.failures`).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Callable, Coroutine, Iterator
+from contextvars import ContextVar
 from enum import StrEnum
 from typing import Annotated, Any
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import AfterValidator, Field
 
 from memdir.core import AccessLevel, Note, NoteType, Scope, SearchMode, choices, validate_id
 from memdir.core.ids import ID_PATTERN
-from memdir.errors import (
-    Busy,
-    Conflict,
-    InvalidInput,
-    MemdirError,
-    NotFound,
-    Refused,
-    Remedy,
-    SecretRefused,
-)
+from memdir.core.vocab import SearchMethod
+from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Access
+from memdir.mcp.failures import ToolArguments, error_result, error_text
 from memdir.mcp.models import (
     ChunkOut,
     DeleteOut,
@@ -48,9 +46,18 @@ from memdir.mcp.models import (
 )
 from memdir.memory import Memory
 from memdir.results import FindingKind, MergePlan, MergeResult
+from memdir.retrieve.report import current_progress, observing
 from memdir.tidy.merge import MAX_MERGED
 
-__all__ = ["TOOL_NAMES", "register_tools", "usable_tools"]
+__all__ = ["PROGRESS", "TOOL_NAMES", "register_tools", "usable_tools"]
+
+_log = logging.getLogger(__name__)
+
+#: Sends a progress notification for the request being served (progress, total, message);
+#: set by the server for each tool call (a no-op when the client gave no progressToken).
+PROGRESS: ContextVar[
+    Callable[[float, float | None, str | None], Coroutine[Any, Any, None]] | None
+] = ContextVar("memdir_mcp_progress", default=None)
 
 # The input schemas' enums come from the vocabulary (memdir.core), like the CLI's choices:
 # a plain string in the schema with the members as its `enum`, validated into the member
@@ -65,7 +72,7 @@ def _member(vocabulary: type[StrEnum]) -> Callable[[str], StrEnum]:
         try:
             return vocabulary(value)
         except ValueError:
-            raise ValueError(f"Input should be {listed}") from None
+            raise ValueError(f"expected {listed}") from None
 
     return member
 
@@ -107,45 +114,6 @@ _WRITE = ToolAnnotations(
 _DELETE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
-
-_PREFIX: tuple[tuple[type[MemdirError], str], ...] = (
-    (NotFound, "not found"),
-    (SecretRefused, "refused (credential guard)"),
-    (Refused, "refused"),
-    (InvalidInput, "invalid input"),
-    (Conflict, "conflict"),
-    (Busy, "busy"),
-)
-
-
-#: What an agent can do about an error, in its own terms (the CLI says it as a command).
-_REMEDIES: dict[Remedy, str] = {
-    Remedy.SYNC_LOGIN: "the user can sign in to a sync server (memdir sync login)",
-    Remedy.SYNC_ON: "the user can turn sync on (memdir sync on)",
-    Remedy.SYNC_NOW: "sync first (the user can run memdir sync), then try again",
-    Remedy.DOCTOR: "the user can inspect the file with memdir doctor",
-    Remedy.BACKUPS: "the user can list backups with memdir backups",
-    Remedy.AUDIT_VERIFY: "the user can check the audit log with memdir audit verify",
-    Remedy.MCP_GRANT: "ask the user for a new grant (memdir mcp grant)",
-    Remedy.OTHER_PROJECT: "it belongs to another project: ask the user to work there",
-    Remedy.UPGRADE: "the user needs a newer memdir",
-}
-
-
-def remedy_text(hint: Remedy) -> str:
-    """The agent-facing sentence for a remedy."""
-    return _REMEDIES[hint]
-
-
-def error_text(exc: MemdirError) -> str:
-    """memdir's message (which never holds a secret) and what the agent can do about it."""
-    return f"{exc} ({remedy_text(exc.hint)})" if exc.hint is not None else str(exc)
-
-
-def _tool_error(exc: MemdirError) -> ToolError:
-    """A clear tool error: the kind first, then the message and the remedy."""
-    kind = next((label for cls, label in _PREFIX if isinstance(exc, cls)), "error")
-    return ToolError(f"{kind}: {error_text(exc)}")
 
 
 def _access() -> Access:
@@ -238,7 +206,7 @@ class MemoryTools:
     ) -> SearchOut:
         where = _access().scope_for(scope)
         # Private notes are never indexed; scope, type and tags filter inside the search.
-        with self._warnings() as warnings:
+        with self._warnings() as warnings, observing(current_progress()) as report:
             hits = self.memory.search(
                 query, limit=limit, mode=mode, scope=where, type=type, tags=tags
             )
@@ -248,7 +216,8 @@ class MemoryTools:
             if out
             else "nothing matched: try other words, synonyms or the other language, or mode any"
         )
-        return SearchOut(hits=out, hint=hint, warnings=warnings)
+        method = report.method or SearchMethod.LEXICAL
+        return SearchOut(hits=out, hint=hint, method=method.value, warnings=warnings)
 
     def memory_retrieve(
         self,
@@ -258,17 +227,26 @@ class MemoryTools:
         limit: Limit = 10,
     ) -> RetrieveOut:
         where = _access().scope_for(scope)
-        with self._warnings() as warnings:
+        with self._warnings() as warnings, observing(current_progress()) as report:
             chunks = self.memory.retrieve(query, limit=limit, mode=mode, scope=where)
-        return RetrieveOut(chunks=[ChunkOut.of(c) for c in chunks], warnings=warnings)
+        method = report.method or SearchMethod.LEXICAL
+        return RetrieveOut(
+            chunks=[ChunkOut.of(c) for c in chunks], method=method.value, warnings=warnings
+        )
 
     def memory_read(
         self,
         id: NoteId,
         scope: Annotated[ScopeArg | None, Field(description="default: project, then user")] = None,
     ) -> NoteOut:
-        note = self._note(id, _access(), scope)
-        return NoteOut.of(note)
+        access = _access()
+        note = self._note(id, access, scope)
+        where = note.scope.value if note.scope else access.scope_for(scope)
+        current = self.memory.read_current(note.id, scope=where)
+        # Changed between the two reads: the newer one is answered, if it may be shown.
+        if current.note.hash != note.hash and not self._visible(current.note, access):
+            raise NotFound(f"no note {id}")
+        return NoteOut.of(current.note, revision=current.revision)
 
     def memory_read_revision(
         self,
@@ -277,10 +255,11 @@ class MemoryTools:
     ) -> NoteOut:
         access = _access()
         self._check_history(id, access)
-        note = self.memory.read(id, revision, scope=access.scope_for(None))
+        where = access.scope_for(None)
+        note = self.memory.read(id, revision, scope=where)
         if not self._visible(note, access):
             raise NotFound(f"no note {id}")
-        return NoteOut.of(note, revision=revision)
+        return NoteOut.of(note, revision=self._full_revision(id, revision, where))
 
     def memory_history(self, id: NoteId) -> HistoryOut:
         access = _access()
@@ -302,7 +281,31 @@ class MemoryTools:
                 self.memory.read(id, rev, scope=where), access
             ):
                 raise NotFound(f"no note {id}")
-        return DiffOut(id=id, a=a, b=b, diff=self.memory.diff(id, a, b, scope=where))
+        diff = self.memory.diff(id, a, b, scope=where)
+        # The revisions compared, as `Memory.diff` chooses them: `b` (default: the file now)
+        # against `a` (default: the version recorded just before `b`; none for a first one).
+        revs = [e.revision for e in self.memory.history(id, scope=where) if e.revision]
+        right = (
+            self._full_revision(id, b, where, revs)
+            if b
+            else self.memory.read_current(id, scope=where).revision
+        )
+        if a:
+            left: str | None = self._full_revision(id, a, where, revs)
+        else:
+            before = revs[: len(revs) - 1 - revs[::-1].index(right)] if right in revs else revs
+            older = [r for r in before if r != right]
+            left = older[-1] if older else None
+        return DiffOut(id=id, a=left, b=right, diff=diff)
+
+    def _full_revision(
+        self, note_id: str, prefix: str, scope: str | None, revs: list[str] | None = None
+    ) -> str:
+        """The whole revision a (unique) prefix given by the caller names."""
+        if revs is None:
+            revs = [e.revision for e in self.memory.history(note_id, scope=scope) if e.revision]
+        found = {r for r in revs if r.startswith(prefix)}
+        return found.pop() if len(found) == 1 else prefix
 
     def memory_links(self, id: NoteId) -> LinksOut:
         access = _access()
@@ -567,35 +570,75 @@ def usable_tools(access: Access) -> frozenset[str]:
     return frozenset(names)
 
 
+class _IndexProgress:
+    """Index-building progress of one call (from its worker thread) as MCP progress
+    notifications: counted across scopes so that the value only ever grows."""
+
+    def __init__(
+        self, send: Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
+    ):
+        self.send = send
+        self.base = self.last_done = self.last_total = 0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if done <= self.last_done:  # the next scope's index
+            self.base += self.last_total
+        self.last_done, self.last_total = done, total
+        message = f"building the search index: {done} of {total} notes read"
+        try:
+            anyio.from_thread.run(
+                self.send, float(self.base + done), float(self.base + total), message
+            )
+        except Exception:  # a client that went away must not fail the call itself
+            _log.debug("progress notification not sent", exc_info=True)
+
+
 def _wrap(fn: Callable[..., Any], limiter: anyio.CapacityLimiter) -> Callable[..., Any]:
-    """An async tool running `fn` in a worker thread, with memdir errors mapped to clear
-    tool errors; the signature is kept for the input schema.
+    """An async tool running `fn` in a worker thread; a memdir error becomes a tool error
+    that begins with its kind (`memdir.mcp.failures`), anything else an `internal:` one.
+    The signature is kept for the input schema.
 
     memdir's calls block on files and SQLite, so they leave the event loop free (pings,
     cancellation, other HTTP requests); `limiter` lets one call into the `Memory` run at
     a time, as before, since its index and sync state connections are not shared safely
     between concurrent calls. The caller's access travels along (`run_sync` copies the
-    context)."""
+    context), and so does index-building progress (`memdir.retrieve.report`)."""
 
     @functools.wraps(fn)
     async def call(*args: Any, **kwargs: Any) -> Any:
+        send = PROGRESS.get()
+        progress = _IndexProgress(send) if send is not None else None
+
+        def run() -> Any:
+            with observing(progress):
+                return fn(*args, **kwargs)
+
         try:
-            return await anyio.to_thread.run_sync(
-                functools.partial(fn, *args, **kwargs), limiter=limiter
-            )
+            return await anyio.to_thread.run_sync(run, limiter=limiter)
         except MemdirError as exc:
-            raise _tool_error(exc) from None
+            return error_result(error_text(exc))
+        except Exception:
+            _log.exception("MCP tool %s failed", getattr(fn, "__name__", "?"))
+            return error_result(
+                f"internal: {getattr(fn, '__name__', 'the tool')} failed unexpectedly; nothing "
+                "more is said here (the server's log, its standard error, has the details)"
+            )
 
     return call
 
 
-def register_tools(server: MCPServer[Any], memory: Memory, limiter: anyio.CapacityLimiter) -> None:
-    """Add every memdir tool to `server`, with its description and annotations.
+def register_tools(
+    server: MCPServer[Any], memory: Memory, limiter: anyio.CapacityLimiter
+) -> ToolArguments:
+    """Add every memdir tool to `server`, with its description and annotations; returns
+    the checker of their arguments (the server runs it before the SDK's own validation).
 
     `limiter` (one token) is shared with every other handler that calls `memory`.
     """
     tools = MemoryTools(memory)
+    arguments = ToolArguments()
     for name in TOOL_NAMES:
+        arguments.add(name, getattr(tools, name))
         server.add_tool(
             _wrap(getattr(tools, name), limiter),
             name=name,
@@ -604,3 +647,4 @@ def register_tools(server: MCPServer[Any], memory: Memory, limiter: anyio.Capaci
             annotations=_ANNOTATIONS.get(name, _READ),
             structured_output=True,
         )
+    return arguments

@@ -24,19 +24,30 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from memdir.core import Scope
+from memdir.core import Note, Scope
 from memdir.core.vocab import SearchMethod, SearchMode
 from memdir.index.db import ChunkRow, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter
+from memdir.index.tokenize import index_terms
 from memdir.index.vectors import MatrixIndex
 from memdir.retrieve.hybrid import FusionParams, coverage, fuse, has_adjacent_pair, idf
 
-__all__ = ["DEFAULT_PARAMS", "NO_FILTER", "RankedChunk", "rank_chunks", "superseding_first"]
+__all__ = [
+    "DEFAULT_PARAMS",
+    "NO_FILTER",
+    "RankedChunk",
+    "distinctive_text",
+    "match_label",
+    "rank_chunks",
+    "snippet",
+    "superseding_first",
+]
 
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_PARAMS = FusionParams()
 NO_FILTER = SearchFilter()
+_SNIPPET = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,3 +196,30 @@ def superseding_first(order: Sequence[K], superseded_by: Callable[[K], K | None]
     for key in order:  # nothing should be left waiting; never lose a hit if it were
         place(key)
     return out
+
+
+def match_label(item: RankedChunk) -> str:
+    """How a chunk was found: by its words, its meaning (vectors) or both."""
+    if item.lexical_rank is not None and item.vector_rank is not None:
+        return "both"
+    return "words" if item.lexical_rank is not None else "meaning"
+
+
+def snippet(row: ChunkRow, wanted: frozenset[str]) -> str:
+    """The chunk line holding most of the query's stems (each line read as the index reads
+    a note's text), shortened to `_SNIPPET` characters."""
+    best, best_score = "", -1
+    for line in row.text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        score = len(wanted & set(index_terms(line)))
+        if score > best_score:
+            best, best_score = line, score
+    best = best or row.summary
+    return best if len(best) <= _SNIPPET else best[: _SNIPPET - 1] + "…"
+
+
+def distinctive_text(note: Note) -> str:
+    """What a search for notes like `note` looks for: its summary, tags and opening."""
+    return " ".join((note.summary, *note.tags, note.body[:600]))

@@ -20,6 +20,12 @@ memory from the files for this process, also with a warning. Such a stand-in is
 opened again after `STAND_IN_SECONDS`, in case the disk has room again. Writes
 (reindex, forget) still fail with the disk's error.
 
+A long-lived host (the MCP server) calls `embed_in_background`: from then on queries
+never embed; a worker thread (`memdir.retrieve.background`) fills the vectors, woken by
+every refresh that adds chunks, and while a scope's vectors are behind a hybrid query
+answers from the lexical index at once, with a warning saying how far they are
+(`memdir.retrieve.report` tells an observer which method ran). See docs/retrieval.md.
+
 Each query is analysed once (`memdir.index.query.analyse`) and its `SearchFilter`
 goes down into the index's SQL, so a filtered search needs no over-fetch.
 
@@ -46,20 +52,24 @@ from memdir.core import Note, Scope
 from memdir.core.vocab import SearchMethod, SearchMode, parse_choice
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
 from memdir.errors import DiskError, IntegrityError, InvalidInput, Remedy
-from memdir.index.db import ChunkRow, IndexDamaged, RefreshStats, SearchIndex
+from memdir.index.db import IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
 from memdir.index.refusal import refusal
 from memdir.index.schema import index_file
-from memdir.index.tokenize import index_terms
 from memdir.results import Chunk, Hit, ReindexStats
+from memdir.retrieve.background import VectorFiller
 from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.ranking import (
     DEFAULT_PARAMS,
     NO_FILTER,
     RankedChunk,
+    distinctive_text,
+    match_label,
     rank_chunks,
+    snippet,
     superseding_first,
 )
+from memdir.retrieve.report import current_progress, record
 from memdir.retrieve.similar import Neighbour, similarity
 from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
@@ -81,7 +91,6 @@ QUERY_EMBED_BUDGET = 64
 #: index file is tried again.
 STAND_IN_SECONDS = 30.0
 _BATCH = 32
-_SNIPPET = 200
 #: Disagreements between an index and its files listed one by one (the rest are counted).
 _SHOWN = 20
 #: Score added per natural-log unit of recalls, and its ceiling (reached at ~22,000 uses).
@@ -89,12 +98,6 @@ USAGE_STEP = 0.00002
 USAGE_MAX_BONUS = 0.0002
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
-
-
-def _match(item: RankedChunk) -> str:
-    if item.lexical_rank is not None and item.vector_rank is not None:
-        return "both"
-    return "words" if item.lexical_rank is not None else "meaning"
 
 
 def _checked(
@@ -120,26 +123,6 @@ def usage_bonus(uses: int) -> float:
     return min(USAGE_STEP * math.log1p(max(uses, 0)), USAGE_MAX_BONUS)
 
 
-def _snippet(row: ChunkRow, wanted: frozenset[str]) -> str:
-    """The chunk line holding most of the query's stems (each line read as the index reads
-    a note's text), shortened to `_SNIPPET` characters."""
-    best, best_score = "", -1
-    for line in row.text.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        score = len(wanted & set(index_terms(line)))
-        if score > best_score:
-            best, best_score = line, score
-    best = best or row.summary
-    return best if len(best) <= _SNIPPET else best[: _SNIPPET - 1] + "…"
-
-
-def _distinctive_text(note: Note) -> str:
-    """What a search for notes like `note` looks for: its summary, tags and opening."""
-    return " ".join((note.summary, *note.tags, note.body[:600]))
-
-
 class Retriever:
     """Indexes and embedder of one Memory."""
 
@@ -156,7 +139,7 @@ class Retriever:
         self.embed_settings = embed
         self.usage = usage
         self.params = params
-        self._warn = warn
+        self._sink = warn
         self._indexes: dict[str, SearchIndex] = {}
         #: The scope of each index file, for warnings about it.
         self._scopes: dict[Path, Scope] = {}
@@ -167,9 +150,24 @@ class Retriever:
         self._stand_ins: dict[str, tuple[str, float]] = {}
         #: When the disk last refused each scope's vectors, by state key.
         self._vectors_refused: dict[str, float] = {}
+        #: The background vector filler (None: queries embed a few chunks themselves).
+        self._filler: VectorFiller[str] | None = None
+        #: The scopes the filler was woken for, by state key.
+        self._filling: dict[str, ScopeStore] = {}
+        #: Warnings of the filler's thread, said by the next query (in the caller's thread).
+        self._deferred: list[str] = []
+
+    def _warn(self, message: str) -> None:
+        filler = self._filler
+        if filler is not None and threading.current_thread() is filler.thread:
+            self._deferred.append(message)
+        else:
+            self._sink(message)
 
     def close(self) -> None:
-        """Close every index database."""
+        """Stop the background filler and close every index database."""
+        if self._filler is not None:
+            self._filler.stop()
         for index in self._indexes.values():
             index.close()
         self._indexes.clear()
@@ -301,6 +299,29 @@ class Retriever:
         with self._loading:
             self._embedder, self._embedder_loaded = embedder, True
 
+    def embed_in_background(self) -> VectorFiller[str] | None:
+        """Fill missing vectors in a worker thread from now on (a long-lived host): queries
+        no longer embed, and answer lexically while vectors are behind. None when vector
+        search is off by configuration. `close` stops the worker."""
+        if self._embedder_loaded and self._embedder is None:
+            return None
+        if not self._embedder_loaded and self.embed_settings.provider == "none":
+            return None
+        if self._filler is None:
+            self._filler = VectorFiller(self._fill_step)
+            self._filler.start()
+        return self._filler
+
+    def _wake(self, store: ScopeStore) -> None:
+        if self._filler is not None:
+            self._filling[store.state_key] = store
+            self._filler.wake(store.state_key)
+
+    def _fill_step(self, key: str) -> int:
+        """One batch of the filler: embed a scope's next pending chunks; 0 when none is left."""
+        store = self._filling.get(key)
+        return 0 if store is None else self._embed_for_query(store, _BATCH)
+
     # -- keeping fresh ------------------------------------------------------------------
 
     def refresh(self, store: ScopeStore, progress: Progress | None = None) -> RefreshStats:
@@ -309,12 +330,16 @@ class Retriever:
 
     def _refresh(self, store: ScopeStore, progress: Progress | None) -> RefreshStats:
         index = self.index(store)
-        step = (lambda done, total: progress("index", done, total)) if progress else None
-        return index.refresh(
+        report = progress or current_progress()  # an observer of a query's refresh
+        step = (lambda done, total: report("index", done, total)) if report else None
+        stats = index.refresh(
             store.directory,
             progress=step,
             observe=lambda note_id, data, note: store.observe(note_id, data, note.hash),
         )
+        if stats.added or stats.updated:
+            self._wake(store)  # new chunks: the background filler (if any) embeds them
+        return stats
 
     def embed_pending(
         self, store: ScopeStore, *, budget: int | None, progress: Progress | None = None
@@ -398,6 +423,8 @@ class Retriever:
         """Bring each scope's index up to date for a query (and embed a few chunks unless
         lexical); `filter`, also leaving out the notes an index could not be updated on
         because the disk refused."""
+        while self._deferred:  # what the background filler met, said in this thread
+            self._sink(self._deferred.pop(0))
         left_out: set[tuple[Scope, str]] = set()
         for store in stores:
             refused = self._try_refresh(store)
@@ -407,8 +434,8 @@ class Retriever:
             in_memory = self._in_memory(store)
             if in_memory is not None and self.index(store).note_ids():
                 self._warn(in_memory)
-            if method is not SearchMethod.LEXICAL:
-                self._embed_for_query(store)
+            if method is not SearchMethod.LEXICAL and self._filler is None:
+                self._embed_for_query(store, QUERY_EMBED_BUDGET)
         if not left_out:
             return filter
         return SearchFilter(filter.types, filter.tags, filter.exclude | left_out)
@@ -447,16 +474,16 @@ class Retriever:
             )
         return {(store.scope, note_id) for note_id in found.ids}
 
-    def _embed_for_query(self, store: ScopeStore) -> None:
-        """Embed a few pending chunks, unless the disk refuses to store their vectors (a
-        chunk without one is still found by its words)."""
+    def _embed_for_query(self, store: ScopeStore, budget: int) -> int:
+        """Embed up to `budget` pending chunks, unless the disk refuses to store their
+        vectors (a chunk without one is still found by its words); how many were."""
         index, key = self.index(store), store.state_key
         if index.stand_in == "read-only" or (
             _elapsed(self._vectors_refused.get(key)) < STAND_IN_SECONDS
         ):
-            return
+            return 0
         try:
-            self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
+            return self.embed_pending(store, budget=budget)
         except Exception as exc:  # the disk refusing is told apart by `refusal`
             reason = refusal(exc, index.path)
             if reason is None:
@@ -466,6 +493,34 @@ class Retriever:
                 f"the search index of the {store.scope.value} notes cannot store vectors "
                 f"({reason}): notes not embedded yet are found by their words only"
             )
+            return 0
+
+    def _method_for(self, stores: Sequence[ScopeStore], chosen: SearchMethod) -> SearchMethod:
+        """The method a query runs now: with a background filler, lexical while vectors
+        are behind (the model still loading, or chunks without a vector), with a warning
+        saying how far they are; otherwise the one chosen."""
+        record(chosen, None)
+        if chosen is SearchMethod.LEXICAL or self._filler is None:
+            return chosen
+        usable = self._usable_embedder() if self._embedder_loaded else None
+        if self._embedder_loaded and usable is None:
+            return chosen  # vectors are off or failing: `_ranked` answers by words, as before
+        done = total = 0
+        for store in stores:
+            index = self.index(store)
+            if usable is not None and not index.pending(usable[1], limit=1):
+                continue
+            have, want = index.vector_progress(usable[1] if usable is not None else "")
+            done, total = done + have, total + want
+            self._wake(store)
+        if done >= total:
+            return chosen
+        self._warn(
+            f"vectors are still being computed ({done} of {total} chunks): this search "
+            "matched words only; the same search finds by meaning too once they are done"
+        )
+        record(SearchMethod.LEXICAL, (done, total))
+        return SearchMethod.LEXICAL
 
     def _ranked(
         self,
@@ -481,6 +536,8 @@ class Retriever:
         # Lexical search never touches the embedder, so a write (nearest notes) never
         # waits for a model to load.
         qv = self._query_vector(query.text) if method is not SearchMethod.LEXICAL else None
+        if qv is None and method is not SearchMethod.LEXICAL:
+            record(SearchMethod.LEXICAL)  # no vectors to search: by words only, if at all
         if method is SearchMethod.VECTOR and qv is None:
             return []
         out: list[tuple[ScopeStore, RankedChunk]] = []
@@ -537,6 +594,7 @@ class Retriever:
         filter: SearchFilter,
     ) -> list[Hit]:
         prepared = self._prepared(stores, chosen, filter)
+        chosen = self._method_for(stores, chosen)
         ranked = self._ranked(stores, analysed, limit * 4, chosen, prepared)
         pool = self.params.lexical_depth + self.params.vector_depth
         per_store = Counter(s.scope for s, _ in ranked)
@@ -569,13 +627,13 @@ class Retriever:
                 Hit(
                     note_id=item.row.note_id,
                     score=round(item.score, 6),
-                    snippet=_snippet(item.row, analysed.stems),
+                    snippet=snippet(item.row, analysed.stems),
                     scope=store.scope,
                     path=str(store.directory.file_for(item.row.note_id)),
                     summary=item.row.summary,
                     revision=item.row.rev,
                     superseded_by=superseded[store.state_key].get(item.row.note_id),
-                    match=_match(item),
+                    match=match_label(item),
                     type=item.row.type,
                     tags=item.row.tags,
                 )
@@ -607,6 +665,7 @@ class Retriever:
     ) -> list[Chunk]:
         out = []
         prepared = self._prepared(stores, chosen, filter)
+        chosen = self._method_for(stores, chosen)
         for store, item in self._ranked(stores, analysed, limit, chosen, prepared)[:limit]:
             path = store.directory.file_for(item.row.note_id)
             out.append(
@@ -622,7 +681,7 @@ class Retriever:
                     path=str(path),
                     text=item.row.text,
                     summary=item.row.summary,
-                    match=_match(item),
+                    match=match_label(item),
                 )
             )
         return out
@@ -632,7 +691,7 @@ class Retriever:
         return self._healed(lambda: self._nearest(stores, note, limit))
 
     def _nearest(self, stores: Sequence[ScopeStore], note: Note, limit: int) -> list[Neighbour]:
-        query = analyse(_distinctive_text(note))
+        query = analyse(distinctive_text(note))
         kept = self._prepared(stores, SearchMethod.LEXICAL, NO_FILTER)
         ranked = self._ranked(stores, query, limit * 3 + 1, SearchMethod.LEXICAL, kept)
         out: list[Neighbour] = []
@@ -666,7 +725,7 @@ class Retriever:
         found: list[str] = []
         if note.id in index.note_ids():
             found.append("the index still lists it")
-        query = analyse(_distinctive_text(note))
+        query = analyse(distinctive_text(note))
         for method in (SearchMethod.LEXICAL, SearchMethod.VECTOR):
             if method is SearchMethod.VECTOR:
                 if self._usable_embedder() is None:
