@@ -38,6 +38,7 @@ from typing import Literal, TypeAlias, TypeVar
 from memdir.core.vocab import AccessLevel, choices
 from memdir.errors import ConfigError
 from memdir.outbound import is_loopback
+from memdir.store.project import refused_root
 
 __all__ = [
     "ACCESS_LEVELS",
@@ -291,10 +292,20 @@ def load_settings(
     """Read, validate and merge the user and project config files into Settings.
 
     Both files are validated completely first; every problem in either is reported in one
-    ConfigError. A missing file means defaults.
+    ConfigError. A missing file means defaults. A `project_root` that can never be a
+    project (the home folder, `/`, the memdir home or inside it) is a ConfigError; with
+    none, user notes only.
     """
     home_dir = default_home(env) if home is None else Path(home).expanduser().resolve()
     root = None if project_root is None else Path(project_root).expanduser().resolve()
+    if root is not None:
+        why = refused_root(root, home_dir)
+        if why is not None:
+            raise ConfigError(
+                f"{root} cannot be a project: {why}; run memdir inside a project (a git "
+                "repository or a folder with .memdir/project.json), or without --project "
+                "to work on your user notes"
+            )
 
     user_path = home_dir / CONFIG_NAME
     project_path = None if root is None else root / PROJECT_CONFIG_DIR / CONFIG_NAME

@@ -73,6 +73,9 @@ def test_doctor_checks_a_full_home_it_cannot_clean(full_home: Path, tmp_path: Pa
     (user / "by-hand.md").write_text('---\n{"summary": "By hand"}\n---\nbody\n', "utf-8")
     for name in (".gitignore", ".memdir.lock"):
         (user / name).unlink(missing_ok=True)
+    # A temp file an interrupted write left: cleaning it needs the lock file, which the
+    # full disk refuses (doctor takes the lock only when there is something to clean).
+    (user / ".by-hand.md.tmp-1a2b3c4d").write_bytes(b"half a note")
     _fill(full_home)
     doctor = _memdir(project, full_home, "doctor", "--json")
     assert "Traceback" not in doctor.stderr

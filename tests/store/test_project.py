@@ -199,10 +199,10 @@ def test_find_project_root_prefers_the_nearest_project_file(tmp_path: Path, git_
     assert find_project_root(inner / "lib") == inner.resolve()
 
 
-def test_find_project_root_falls_back_to_the_start(tmp_path: Path) -> None:
+def test_a_plain_folder_is_no_project(tmp_path: Path) -> None:
     plain = tmp_path / "plain" / "sub"
     plain.mkdir(parents=True)
-    assert find_project_root(plain) == plain.resolve()
+    assert find_project_root(plain) is None
 
 
 def test_losing_a_creation_race_returns_the_winners_id(

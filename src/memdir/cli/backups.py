@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.markup import escape
 
 from memdir.cli.options import json_option
-from memdir.cli.output import console, emit_json, fmt_ms
+from memdir.cli.output import console, emit_json, fmt_ms, print_columns
 
 if TYPE_CHECKING:
     from memdir import Memory
@@ -35,32 +34,36 @@ def backups(ctx: click.Context, as_json: bool) -> None:
     if not records:
         console.print("no backups")
         return
-    from rich.table import Table
-
-    table = Table()
-    for col in ("backup", "note", "time", "reason", "from"):
-        table.add_column(col, overflow="fold")
-    for r in records:
-        table.add_row(
-            escape(r.id),
-            escape(r.note_id or "?"),
+    rows = [
+        (
+            r.id,
+            r.note_id or "?",
             fmt_ms(r.created_at),
-            escape(r.reason or "(legacy)"),
-            escape(str(r.origin or "?")),
+            r.reason or "(legacy)",
+            str(r.origin or "?"),
         )
-    console.print(table)
+        for r in records
+    ]
+    print_columns(("backup", "note", "time", "reason", "from"), rows, flexible=(3, 4))
 
 
 @backups.command()
-@click.argument("backup_id", metavar="BACKUP_ID")
+@click.argument("backup_id", metavar="BACKUP_ID|NOTE_ID")
 @json_option
 def restore(backup_id: str, as_json: bool) -> None:
-    """Put a backup back in the directory it came from."""
+    """Put a backup back in the directory it came from.
+
+    Give a backup id (see `memdir backups`), or a note's id or a unique prefix of it to
+    restore that note's latest backup; an argument that is both is taken as a backup id.
+    """
     result = _memory().restore(backup_id)
     if as_json:
         emit_json(result)
         return
-    console.print(f"restored {result.note.id} to {result.note.path}", markup=False)
+    console.print(
+        f"restored {result.note.id} from backup {result.backup_id} to {result.note.path}",
+        markup=False,
+    )
     if result.replaced_backup:
         console.print(
             f"  the version it replaced is backup {result.replaced_backup.id}", markup=False

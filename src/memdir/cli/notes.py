@@ -11,13 +11,11 @@ from rich.markup import escape
 
 from memdir.cli.errors import ErrorWithDetails, Outcome
 from memdir.cli.options import json_option
-from memdir.cli.output import console, emit_json, fmt_ms, short
+from memdir.cli.output import console, emit_json, fmt_ms, print_columns, short
 from memdir.core.vocab import NoteType, Scope, choices
 from memdir.errors import EXIT_ERROR, InvalidInput
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from memdir import Memory, Note, SupersedeResult, WriteResult
 
 __all__ = [
@@ -116,22 +114,18 @@ def _show_write(result: WriteResult) -> None:
         )
 
 
-def _note_table(notes: list[Note]) -> Table:
-    from rich.table import Table
-
-    table = Table(show_lines=False)
-    for col in ("id", "scope", "type", "summary", "tags", "updated"):
-        table.add_column(col, overflow="fold")
-    for n in notes:
-        table.add_row(
+def _note_rows(notes: list[Note]) -> list[tuple[str, ...]]:
+    return [
+        (
             n.id,
             n.scope.value if n.scope else "",
             n.type.value if n.type else "",
-            escape(n.summary),
-            escape(", ".join(n.tags)),
+            n.summary,
+            ", ".join(n.tags),
             fmt_ms(n.updated_at),
         )
-    return table
+        for n in notes
+    ]
 
 
 @click.command()
@@ -142,7 +136,12 @@ def _note_table(notes: list[Note]) -> Table:
 @click.option("--type", "type_", type=_TYPES, default=None, help="Note type.")
 @click.option("--tags", default=None, help="Comma- or space-separated tags.")
 @click.option("--scope", type=_SCOPES, default=None, help="Where the note lives (default by type).")
-@click.option("--id", "note_id", default=None, help="Update this note (or create it with this id).")
+@click.option(
+    "--id",
+    "note_id",
+    default=None,
+    help="Update this note (or create it with this id); the exact id, never a prefix.",
+)
 @click.option(
     "--supersedes",
     default=None,
@@ -248,7 +247,8 @@ def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: b
     elif not notes:
         console.print("no notes yet — add one with `memdir remember SUMMARY --body TEXT`")
     else:
-        console.print(_note_table(notes))
+        header = ("id", "scope", "type", "summary", "tags", "updated")
+        print_columns(header, _note_rows(notes), flexible=(3, 4))
 
 
 @click.command()
@@ -349,7 +349,7 @@ def forget(
         if not click.confirm("Forget this note?", default=False):
             console.print("nothing was removed")
             return Outcome(EXIT_ERROR)
-    result = memory.forget(note_id, purge=purge, scope=plan.scope, expect_hash=plan.note.hash)
+    result = memory.forget(plan.note.id, purge=purge, scope=plan.scope, expect_hash=plan.note.hash)
     if as_json:
         emit_json(result)
         return None

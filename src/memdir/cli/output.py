@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "err_console",
     "fmt_ms",
     "jsonable",
+    "print_columns",
     "progress_bar",
     "short",
 ]
@@ -64,6 +66,61 @@ def fmt_ms(ms: int) -> str:
 def short(rev: str | None) -> str:
     """A revision shortened for people."""
     return rev[:12] if rev else "—"
+
+
+#: The narrowest a shrinking column gets, and the space between columns.
+_MIN_FLEX = 12
+_GAP = "  "
+
+
+def print_columns(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    flexible: Collection[int] = (),
+    out: Console | None = None,
+) -> None:
+    """Print plain text in aligned columns, one line per row; on a terminal, fitted to its
+    width.
+
+    Columns not in `flexible` (ids, scopes, times) keep their full width and are never
+    wrapped or cut, so an id can always be copied whole; on a terminal the `flexible`
+    ones (summaries, tags) shrink to fit and end in "…" (piped, they stay whole). A line
+    whose fixed columns alone are wider than the console is longer than the console
+    rather than cut. Text only, no markup: a thousand rows take milliseconds where a rich
+    Table spent ~0.4 s on its layout.
+    """
+    target = out or console
+    cells = [[_one_line(c) for c in row] for row in rows]
+    widths = [cell_len(h) for h in header]
+    for row in cells:
+        for i, c in enumerate(row):
+            widths[i] = max(widths[i], cell_len(c))
+    # Piped output keeps every column whole (for grep and scripts); a terminal fits.
+    fit = target.is_terminal
+    flex = sorted((i for i in flexible if fit and i < len(widths)), key=lambda i: widths[i])
+    fixed = sum(w for i, w in enumerate(widths) if i not in flex)
+    room = target.width - fixed - len(_GAP) * (len(widths) - 1)
+    for left, i in enumerate(flex):
+        share = room // (len(flex) - left)
+        widths[i] = min(widths[i], max(share, _MIN_FLEX, cell_len(header[i])))
+        room -= widths[i]
+    last = len(widths) - 1
+
+    def line(row: Sequence[str]) -> str:
+        parts = []
+        for i, c in enumerate(row):
+            fitted = c if cell_len(c) <= widths[i] else set_cell_size(c, widths[i] - 1) + "…"
+            parts.append(fitted if i == last else set_cell_size(fitted, widths[i]))
+        return _GAP.join(parts).rstrip()
+
+    target.print(line(header), markup=False, highlight=False, style="bold")
+    if cells:
+        target.print("\n".join(line(row) for row in cells), markup=False, highlight=False)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if any(c in text for c in "\n\r\t") else text
 
 
 @contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import difflib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -85,6 +86,7 @@ class Maintenance:
         short, a plain forget) is planned from its last stored version.
         """
         store, note = self._find_or_left(id, scope, purge)
+        id = note.id
         versions, backups = self._kept_copies(store, id)
         return ForgetPlan(
             note, store.scope, store.directory.file_for(id), purge, not purge, versions, backups
@@ -102,6 +104,7 @@ class Maintenance:
         `purge` also scrubs what a note already forgotten left (see `plan_forget`).
         """
         store, found = self._find_or_left(id, scope, purge)
+        id = found.id
         if purge and store.directory.read_bytes(id) is None:
             return self._purge_left(store, found)
         event = WriteEvent.PURGE if purge else WriteEvent.FORGET
@@ -149,20 +152,19 @@ class Maintenance:
     def _find_or_left(
         self, id: str, scope: Scope | str | None, purge: bool
     ) -> tuple[ScopeStore, Note]:
-        """The note (`Stores.find`), or with `purge` the last stored version of one already
-        forgotten whose history or backups remain; NotFound when there is neither."""
-        try:
-            return self.stores.find(id, scope)
-        except NotFound:
-            if not purge:
-                raise
-            for store in self.stores.chosen(parse_scope(scope)):
+        """The note (`Stores.find`: an id or a unique prefix), or with `purge` the last
+        stored version of one already forgotten whose history or backups remain; NotFound
+        when there is neither. An exact id wins: purging a note forgotten before never
+        turns into purging another note whose id begins with it."""
+        chosen = self.stores.chosen(parse_scope(scope))
+        if purge and is_valid_id(id) and all(store.get(id) is None for store in chosen):
+            for store in chosen:
                 kept = [r.rev for r in store.history.revisions(id) if r.rev]
                 if kept or self._kept_copies(store, id)[1]:
                     note = self._last_version(store, id, kept)
                     if note is not None:
                         return store, note
-            raise
+        return self.stores.find(id, scope)
 
     def _last_version(self, store: ScopeStore, id: str, revs: Sequence[str]) -> Note | None:
         for rev in reversed(revs):
@@ -262,8 +264,13 @@ class Maintenance:
         return self.stores.backups.list(limit)
 
     def restore(self, backup_id: str) -> RestoreResult:
-        """Put a backup back in the directory it came from, backing up a newer version first."""
-        record, data = self.stores.backups.get(backup_id)
+        """Put a backup back in the directory it came from, backing up a newer version first.
+
+        `backup_id` may also name a note of this memory (its id or a unique prefix): then
+        that note's latest backup is restored. An argument that is both is a backup id.
+        """
+        record, data = self._backup_for(backup_id)
+        backup_id = record.id
         # A note file may leave its id to the file name; the backup's record keeps that id.
         file_id = record.note_id if is_valid_id(record.note_id) else None
         try:
@@ -287,6 +294,42 @@ class Maintenance:
         if current is not None:
             replaced = next((b for b in self.stores.backups.list(5) if b.note_id == note.id), None)
         return RestoreResult(outcome.note, backup_id, replaced)
+
+    def _backup_for(self, ref: str) -> tuple[BackupRecord, bytes]:
+        """The backup `ref` names: a backup id, else the latest backup of the note it names."""
+        try:
+            return self.stores.backups.get(ref)
+        except (NotFound, InvalidInput) as error:
+            not_a_backup = error
+        here = {store.path.resolve() for store in self.stores.by_scope.values()}
+        records = [
+            r
+            for r in self.stores.backups.list(limit=None)
+            if is_valid_id(r.note_id) and (r.origin is None or r.origin.resolve() in here)
+        ]
+        latest: dict[str, BackupRecord] = {}
+        for r in records:  # newest first
+            latest.setdefault(str(r.note_id), r)
+        if ref in latest:
+            return self.stores.backups.get(latest[ref].id)
+        key = ref.casefold()
+        matches = sorted(i for i in latest if i.startswith(key))
+        if len(matches) == 1:
+            return self.stores.backups.get(latest[matches[0]].id)
+        if matches:
+            shown = "\n".join(f"  {i}  (backup {latest[i].id})" for i in matches[:10])
+            more = f"\n  … and {len(matches) - 10} more" if len(matches) > 10 else ""
+            raise InvalidInput(
+                f"{ref} is the beginning of {len(matches)} ids of notes with backups; give "
+                f"more of the id:\n{shown}{more}"
+            )
+        if isinstance(not_a_backup, InvalidInput) and not is_valid_id(ref):
+            raise not_a_backup
+        close = difflib.get_close_matches(key, [*latest, *(r.id for r in records)], n=5)
+        hint = ("; did you mean: " + ", ".join(close)) if close else ""
+        raise NotFound(
+            f"no backup {ref}, and no note {ref} with a backup{hint}", hint=Remedy.BACKUPS
+        )
 
     def _restore_target(self, record: BackupRecord, note: Note) -> ScopeStore:
         if record.origin is None:
@@ -324,7 +367,9 @@ class Maintenance:
             counts[scope.value] = len(scan.notes) + scan.over_limit
             dirs[scope.value] = str(store.path)
             notes.extend(scan.notes.values())
-            if store.path.is_dir():
+            # Cleaning takes the lock, which creates the lock file: only when there is
+            # something to clean, so that a plain check writes nothing into the project.
+            if store.path.is_dir() and any(TEMP_MARKER in p.name for p in store.path.iterdir()):
                 try:
                     with store.lock():
                         cleaned += store.directory.clear_leftovers()
@@ -335,6 +380,7 @@ class Maintenance:
                         f"{scope.value} scope: temp files left by interrupted writes were not "
                         f"removed ({exc.strerror or exc})"
                     )
+            if store.path.is_dir():
                 leftovers.extend(p for p in store.path.iterdir() if TEMP_MARKER in p.name)
             if scan.over_limit:
                 self._warn(

@@ -101,10 +101,15 @@ class Notebook:
                     if other is not wanted_scope and self.stores.store(other).get(id) is not None:
                         raise Conflict(f"note {id} already exists in the {other.value} scope")
         target = wanted_scope or (existing.scope if existing else None) or DEFAULT_SCOPE[note_type]
+        if wanted_scope is None and note_type is None and target not in self.stores.scopes:
+            # No project here: an untyped note is a user note (a typed one keeps its
+            # type's scope, and is refused, rather than quietly changing where it lives).
+            target = Scope.USER
         store = self.stores.store(target)
         replaces = None
         if supersedes is not None:  # a generator must not be consumed twice below
-            replaces = (supersedes,) if isinstance(supersedes, str) else tuple(supersedes)
+            given = (supersedes,) if isinstance(supersedes, str) else tuple(supersedes)
+            replaces = tuple(self._superseded_id(old, target) for old in given)
         fields = _Fields(summary, body, note_type, clear_type, tag_list, replaces, private)
         # Validate and guard before taking the lock: the lock creates the directory, and a
         # refused write must leave nothing behind, not even an empty MEMORY/.
@@ -125,15 +130,18 @@ class Notebook:
     def supersede(self, old: str, by: str, scope: Scope | str | None = None) -> SupersedeResult:
         """Add `old` to the `supersedes` of note `by` (one write to `by`, backed up first).
 
-        Refused: the same id twice (InvalidInput), an unknown note (NotFound), notes of
-        different scopes or a cycle (Refused). When `by` already supersedes `old`, nothing
-        is written and the result says so (`changed` False).
+        Either may be a unique prefix. Refused: the same id twice (InvalidInput), an
+        unknown note (NotFound), notes of different scopes or a cycle (Refused). When `by`
+        already supersedes `old`, nothing is written and the result says so (`changed`
+        False).
         """
-        validate_id(old)
-        validate_id(by)
         if old == by:
             raise InvalidInput(f"a note cannot supersede itself ({old})")
-        store, _ = self.stores.find(by, scope)
+        store, found = self.stores.find(by, scope)
+        by = found.id
+        old = self._superseded_id(old, store.scope)
+        if old == by:
+            raise InvalidInput(f"a note cannot supersede itself ({old})")
         with store.lock():
             newer = store.get(by)
             if newer is None:
@@ -148,6 +156,15 @@ class Notebook:
                 _compose(fields, by, newer, self._clock()), backup_reason=SUPERSEDE_BACKUP_REASON
             )
         return SupersedeResult(older, outcome.note, True, outcome.revision, store.scope)
+
+    def _superseded_id(self, old: str, scope: Scope) -> str:
+        """The full id of note `old` (a unique prefix of one of `scope`); else `old` as given,
+        which `_superseded` then refuses as unknown or of the other scope."""
+        try:
+            return self.stores.find(old, scope)[1].id
+        except NotFound:
+            validate_id(old)
+            return old
 
     def _check_supersedes(self, store: ScopeStore, note_id: str | None, ids: Iterable[str]) -> None:
         """Check the ids note `note_id` (None: a new note) is to supersede: each is a note of
@@ -213,10 +230,19 @@ class Notebook:
 
     # -- reading ------------------------------------------------------------------------
 
-    def read(self, id: str, revision: str | None = None, scope: Scope | str | None = None) -> Note:
-        """A note by id (project scope first), or one of its past revisions."""
+    def read(
+        self,
+        id: str,
+        revision: str | None = None,
+        scope: Scope | str | None = None,
+        *,
+        hide_private: bool = True,
+    ) -> Note:
+        """A note by id or unique prefix (project scope first), or one of its past revisions
+        (of a note forgotten since: by its exact id). See `Stores.find` for `hide_private`."""
         if revision is None:
-            return self.stores.find(id, scope)[1]
+            return self.stores.find(id, scope, hide_private=hide_private)[1]
+        id = self.stores.resolve(id, scope, hide_private=hide_private, kept=True)
         store, rev = self._revision(id, revision, scope)
         data = store.history.read(rev)
         try:
@@ -224,9 +250,13 @@ class Notebook:
         except ParseError as exc:
             raise ParseError(f"revision {rev[:12]} of {id} cannot be parsed: {exc}") from None
 
-    def read_current(self, id: str, scope: Scope | str | None = None) -> CurrentNote:
-        """The note `id` parsed from the very bytes whose revision comes with it."""
-        store, _ = self.stores.find(id, scope)
+    def read_current(
+        self, id: str, scope: Scope | str | None = None, *, hide_private: bool = True
+    ) -> CurrentNote:
+        """The note `id` (or unique prefix) parsed from the very bytes whose revision comes
+        with it."""
+        store, found = self.stores.find(id, scope, hide_private=hide_private)
+        id = found.id
         data = store.directory.read_bytes(id)
         if data is None:
             raise NotFound(f"no note {id}")
@@ -263,9 +293,12 @@ class Notebook:
         notes.sort(key=lambda n: (-n.updated_at, n.id))
         return notes
 
-    def history(self, id: str, scope: Scope | str | None = None) -> builtins.list[HistoryEntry]:
-        """Every version of a note recorded on this machine, oldest first."""
-        validate_id(id)
+    def history(
+        self, id: str, scope: Scope | str | None = None, *, hide_private: bool = True
+    ) -> builtins.list[HistoryEntry]:
+        """Every version of a note recorded on this machine, oldest first (`id` may be a
+        unique prefix of a note on disk; a note forgotten since is named by its exact id)."""
+        id = self.stores.resolve(id, scope, hide_private=hide_private, kept=True)
         for store in self.stores.chosen(scope):
             current = store.directory.read_bytes(id)
             if current is not None:
@@ -280,9 +313,16 @@ class Notebook:
         raise NotFound(f"no history for note {id}")
 
     def diff(
-        self, id: str, a: str | None = None, b: str | None = None, scope: Scope | str | None = None
+        self,
+        id: str,
+        a: str | None = None,
+        b: str | None = None,
+        scope: Scope | str | None = None,
+        *,
+        hide_private: bool = True,
     ) -> str:
         """A unified diff between two revisions (default: `b`'s previous version and `b`)."""
+        id = self.stores.resolve(id, scope, hide_private=hide_private, kept=True)
         revs = [e.revision for e in self.history(id, scope) if e.revision]
         if not revs:
             raise NotFound(f"no stored versions of note {id}")
@@ -323,7 +363,8 @@ class Notebook:
         without its scope and summary (and is not dangling), and none of them is listed
         as a backlink.
         """
-        _, note = self.stores.find(id, scope)
+        _, note = self.stores.find(id, scope, hide_private=hide_private)
+        id = note.id
         notes = self.stores.all_notes()
         wanted = parse_scope(scope)
 

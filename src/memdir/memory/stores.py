@@ -1,24 +1,44 @@
 """The note stores of one `Memory`: where machine-local state lives, the project and user
-scopes, and looking notes up across them (project first, then user)."""
+scopes, and looking notes up across them (project first, then user).
+
+An id a person types may be a unique prefix of the note's id. `Stores.find`
+resolves it once for every adapter: an exact id always wins, a prefix of several notes
+is InvalidInput listing them, and an unknown id is NotFound with the closest ids ("did
+you mean …", by id and by summary words). Private notes take part in prefixes and
+suggestions only when the caller may see them (`hide_private=False`); an exact id
+always finds one, and the adapter decides whether to show it.
+"""
 
 from __future__ import annotations
 
 import builtins
+import difflib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from memdir.config import Settings
-from memdir.core import Note, Scope, parse_scope, validate_id
-from memdir.errors import NotFound, Refused
+from memdir.core import Note, Scope, is_valid_id, parse_scope, validate_id
+from memdir.errors import InvalidInput, NotFound, Refused
 from memdir.results import Link
 from memdir.store import AuditLog, Backups, History, NoteDirectory, ScopeStore, ensure_project_id
 from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.store.project import peek_project_id, refused_root
 
-__all__ = ["Stores", "state_home"]
+__all__ = ["MAX_CANDIDATES", "Stores", "state_home"]
 
 #: The order in which ids resolve and scopes are listed.
 SCOPE_ORDER = (Scope.PROJECT, Scope.USER)
+
+#: How many notes an ambiguous prefix lists, and how many "did you mean" suggests.
+MAX_CANDIDATES = 10
+_SUGGESTIONS = 5
+
+#: What a typed prefix may hold: the characters of ids (a reserved file name such as
+#: `con` is no id, but may begin one).
+_PREFIX = re.compile(r"[a-z0-9-]{1,80}")
+_WORD = re.compile(r"[^\W_]{3,}")
 
 
 def state_home(settings: Settings, warn: Callable[[str], None]) -> Path:
@@ -59,13 +79,24 @@ class Stores:
         self.backups = Backups(home / "memory-backups")
         self.audit = AuditLog(home / "audit", lock_timeout=settings.lock_timeout)
         self.by_scope: dict[Scope, ScopeStore] = {}
+        self._project_recorded = False
         if settings.memory_dir is not None and settings.project_root is not None:
             root = settings.project_root
-            self.by_scope[Scope.PROJECT] = self._make(
+            # Reading never writes into the project: a git root's id is its root commit,
+            # known without `.memdir/project.json`, which the first write then records.
+            # Only a folder that needs a new random id gets it on first use.
+            self.by_scope[Scope.PROJECT] = project = self._make(
                 Scope.PROJECT,
                 settings.memory_dir,
-                lambda: History(home / "memory-history" / f"project-{ensure_project_id(root)}"),
+                lambda: History(
+                    home
+                    / "memory-history"
+                    / f"project-{peek_project_id(root) or ensure_project_id(root)}"
+                ),
             )
+            project.on_change(lambda _id, _event: self._record_project(root))
+        else:
+            warn(_no_project_note())
         user_dir = settings.user_dir
         try:
             user_dir.mkdir(parents=True, exist_ok=True)
@@ -78,6 +109,11 @@ class Stores:
             self.by_scope[Scope.USER] = self._make(
                 Scope.USER, user_dir, lambda: History(home / "memory-history" / "user")
             )
+
+    def _record_project(self, root: Path) -> None:
+        if not self._project_recorded:
+            ensure_project_id(root)
+            self._project_recorded = True
 
     def _make(self, scope: Scope, path: Path, history: Callable[[], History]) -> ScopeStore:
         directory = NoteDirectory(
@@ -129,16 +165,76 @@ class Stores:
             notes.extend(scan.notes.values())
         return notes
 
-    def find(self, note_id: str, scope: Scope | str | None = None) -> tuple[ScopeStore, Note]:
-        """The store holding note `note_id` and the note (project first); NotFound otherwise."""
-        validate_id(note_id)
+    def find(
+        self, note_id: str, scope: Scope | str | None = None, *, hide_private: bool = True
+    ) -> tuple[ScopeStore, Note]:
+        """The store holding note `note_id` (or the one note whose id it begins) and the
+        note, project first.
+
+        An exact id wins; a prefix of several notes is InvalidInput listing them (at most
+        MAX_CANDIDATES, with summaries); no match is NotFound suggesting the closest ids.
+        With `hide_private` (the default, safe for any caller) private notes are matched
+        by their exact id only and never listed or suggested.
+        """
+        if not isinstance(note_id, str) or not _PREFIX.fullmatch(note_id):
+            validate_id(note_id)  # says what is wrong with it
         wanted = parse_scope(scope)
-        for store in self.chosen(wanted):
-            note = store.get(note_id)
-            if note is not None:
-                return store, note
+        stores = self.chosen(wanted)
+        if is_valid_id(note_id):
+            for store in stores:
+                note = store.get(note_id)
+                if note is not None:
+                    return store, note
+        notes = self._visible(stores, hide_private)
+        key = note_id
+        matches = [(store, n) for store, n in notes if n.id.startswith(key)]
+        if len(matches) == 1:
+            return matches[0]
         where = f" in the {wanted.value} scope" if wanted is not None else ""
+        if matches:
+            shown = "\n".join(f"  {n.id}  {_clip(n.summary)}" for _, n in matches[:MAX_CANDIDATES])
+            more = len(matches) - MAX_CANDIDATES
+            raise InvalidInput(
+                f"{note_id} is the beginning of {len(matches)} note ids{where}; give more of "
+                f"the id:\n{shown}" + (f"\n  … and {more} more" if more > 0 else "")
+            )
+        close = _closest(key, [n for _, n in notes])
+        if close:
+            listed = "\n".join(f"  {n.id}  {_clip(n.summary)}" for n in close)
+            raise NotFound(f"no note {note_id}{where}; did you mean:\n{listed}")
         raise NotFound(f"no note {note_id}{where}")
+
+    def resolve(
+        self,
+        note_id: str,
+        scope: Scope | str | None = None,
+        *,
+        hide_private: bool = True,
+        kept: bool = False,
+    ) -> str:
+        """The full id `note_id` names (see `find`). With `kept`, an exact id of a note no
+        longer on disk whose history remains is its own answer (history, diff, purge)."""
+        if kept and is_valid_id(note_id):
+            # An exact id wins over a prefix, also when its note is gone and only its
+            # history is left (`pnpm` forgotten, `pnpm-x` on disk).
+            stores = self.chosen(scope)
+            if any(s.get(note_id) is not None or s.history.revisions(note_id) for s in stores):
+                return note_id
+        return self.find(note_id, scope, hide_private=hide_private)[1].id
+
+    def _visible(
+        self, stores: tuple[ScopeStore, ...], hide_private: bool
+    ) -> builtins.list[tuple[ScopeStore, Note]]:
+        """The notes of `stores` a prefix may match, one per id (project first)."""
+        seen: set[str] = set()
+        out: builtins.list[tuple[ScopeStore, Note]] = []
+        for store in stores:
+            for note in sorted(store.scan().notes.values(), key=lambda n: n.id):
+                if note.id in seen or (hide_private and note.private):
+                    continue
+                seen.add(note.id)
+                out.append((store, note))
+        return out
 
     def exists(self, note_id: str) -> bool:
         """True when a file for `note_id` exists in an open scope."""
@@ -156,3 +252,40 @@ class Stores:
             if note is not None:
                 return Link(target, scope, note.summary)
         return Link(target, None, None)
+
+
+def _no_project_note() -> str:
+    """The one line saying no project is open (the home folder is never one)."""
+    try:
+        here: Path | None = Path.cwd()
+    except OSError:
+        here = None
+    if here is not None and refused_root(here) is not None:
+        why = "the home folder is never one"
+    else:
+        why = "not inside a git repository or a folder with .memdir/project.json"
+    return f"no project here ({why}): working on your user notes"
+
+
+def _clip(summary: str, width: int = 60) -> str:
+    return summary if len(summary) <= width else summary[: width - 1] + "…"
+
+
+def _closest(key: str, notes: builtins.list[Note]) -> builtins.list[Note]:
+    """The notes whose id is closest to `key`, then those whose summary holds its words."""
+    by_id = {n.id: n for n in notes}
+    picked = difflib.get_close_matches(key, list(by_id), n=_SUGGESTIONS, cutoff=0.6)
+    words = {w.casefold() for w in _WORD.findall(key.replace("-", " "))}
+    if words and len(picked) < _SUGGESTIONS:
+        holders: dict[str, set[str]] = {}
+        for n in notes:
+            for w in _WORD.findall(n.summary):
+                holders.setdefault(w.casefold(), set()).add(n.id)
+        hits: dict[str, int] = {}
+        for word in words:
+            near = difflib.get_close_matches(word, list(holders), n=3, cutoff=0.8)
+            for note_id in set().union(*(holders[w] for w in near)) if near else ():
+                hits[note_id] = hits.get(note_id, 0) + 1
+        ranked = sorted((i for i in hits if i not in picked), key=lambda i: (-hits[i], i))
+        picked += ranked[: _SUGGESTIONS - len(picked)]
+    return [by_id[i] for i in picked]

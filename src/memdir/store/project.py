@@ -1,8 +1,11 @@
 """Project identity: finding a project's root and its stable id in `.memdir/project.json`.
 
-A git repository takes its root commit hash as id, so every clone agrees; any
-other directory gets a random id. Once written, the id never changes, so a
-renamed or moved folder keeps its sync state and usage statistics.
+A project is a git root or a folder holding `.memdir/project.json` — never the home
+folder, the file-system root or the memdir home (whose `.memdir/` would otherwise make
+`$HOME` a project and every folder below it part of it). A git repository takes its
+root commit hash as id, so every clone agrees; any other directory gets a random id.
+Once written, the id never changes, so a renamed or moved folder keeps its sync state
+and usage statistics.
 """
 
 from __future__ import annotations
@@ -17,19 +20,50 @@ from pathlib import Path
 from memdir.errors import InvalidInput
 from memdir.store.atomic import atomic_create
 
-__all__ = ["PROJECT_FILE", "ensure_project_id", "find_project_root", "load_project_id"]
+__all__ = [
+    "PROJECT_FILE",
+    "ensure_project_id",
+    "find_project_root",
+    "load_project_id",
+    "peek_project_id",
+    "refused_root",
+]
 
 PROJECT_FILE = Path(".memdir") / "project.json"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{7,127}")
 
 
-def find_project_root(start: Path) -> Path:
-    """The nearest ancestor of `start` holding `.memdir/project.json` or `.git`, else `start`."""
+def refused_root(root: Path, memdir_home: Path | None = None) -> str | None:
+    """Why `root` can never be a project (the home folder, `/`, the memdir home or a folder
+    inside it, the folder whose `.memdir/` is the memdir home), or None when it can be."""
+    root = root.resolve()
+    if root == Path(root.anchor):
+        return "it is the file-system root"
+    try:
+        if root == Path.home().resolve():
+            return "it is the home folder"
+    except RuntimeError:  # no home directory can be determined: nothing to refuse
+        pass
+    if memdir_home is not None:
+        home = memdir_home.resolve()
+        if root == home or home in root.parents:
+            return f"it is the memdir home {home} or inside it"
+        if root / ".memdir" == home:
+            return f"its .memdir/ is the memdir home {home}"
+    return None
+
+
+def find_project_root(start: Path) -> Path | None:
+    """The nearest ancestor of `start` (itself included) that is a git root or holds
+    `.memdir/project.json`, skipping the home folder and `/`; None when there is none:
+    then there is no project here, and memdir works on user notes only."""
     start = start.resolve()
     for candidate in (start, *start.parents):
+        if refused_root(candidate) is not None:
+            continue
         if (candidate / PROJECT_FILE).is_file() or (candidate / ".git").exists():
             return candidate
-    return start
+    return None
 
 
 def _git_root_commit(root: Path) -> str | None:
@@ -69,6 +103,12 @@ def load_project_id(root: Path) -> str | None:
     if not isinstance(value, str) or not _ID.fullmatch(value):
         raise InvalidInput(f"{path} holds an invalid project id {value!r}")
     return value
+
+
+def peek_project_id(root: Path) -> str | None:
+    """The project's id without writing anything: the stored one, else a git root commit
+    (what `ensure_project_id` would store); None when only a new random id would do."""
+    return load_project_id(root) or _git_root_commit(root)
 
 
 def ensure_project_id(root: Path) -> str:
