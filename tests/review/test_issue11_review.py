@@ -21,7 +21,7 @@ import pytest
 
 from memdir import Memory
 from memdir.config import load_settings
-from memdir.errors import MemdirError
+from memdir.errors import InvalidInput, MemdirError
 
 
 class Clock:
@@ -58,11 +58,6 @@ def live_text(memory: Memory) -> str:
 # -- 1. a body given to the merge is not relinked ------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a merge with a given body (--body-file, MCP body, an edited plan) keeps "
-    "[[deleted-id]] links in the kept note: the draft is never relinked on apply",
-)
 def test_a_given_body_linking_a_deleted_note_is_relinked(memory: Memory) -> None:
     a = memory.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
     b = memory.remember("Packages use pnpm", "Not npm.", id="pnpm-b").note.id
@@ -77,12 +72,6 @@ def test_a_given_body_linking_a_deleted_note_is_relinked(memory: Memory) -> None
 FAKE_TOKEN = "ghp_" + "R8xK2mQ9vL4tZ7pW1nB6cY3hJ5dF0sA2eG8u"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a hand-edited plan's free-text 'source' is written into the audit log's reason "
-    "(merging.py: reason=f'{plan.source} draft'), so a secret in it lands in the audit log, and "
-    "a plan saying source 'auto' is backed up and audited as an automatic merge",
-)
 def test_a_plan_files_source_never_reaches_the_audit_log(memory: Memory, home: Path) -> None:
     from memdir.tidy.merge import plan_from_json, plan_to_json
 
@@ -90,6 +79,12 @@ def test_a_plan_files_source_never_reaches_the_audit_log(memory: Memory, home: P
     b = memory.remember("Packages use pnpm", "Not npm.", id="pnpm-b").note.id
     data = plan_to_json(memory.plan_merge([a, b]))
     data["source"] = FAKE_TOKEN  # what a person (or a script) may leave in the file
+    with pytest.raises(InvalidInput, match="source must be one of"):
+        memory.apply_merge(plan_from_json(data))
+    data["source"] = "auto"  # the background pass's alone
+    with pytest.raises(InvalidInput, match="source must be one of"):
+        plan_from_json(data)
+    data["source"] = "edited"
     memory.apply_merge(plan_from_json(data))
     texts = [p.read_text("utf-8") for p in home.rglob("audit.jsonl")]
     assert texts
@@ -99,12 +94,6 @@ def test_a_plan_files_source_never_reaches_the_audit_log(memory: Memory, home: P
 # -- 3. merging ignores who supersedes the merged notes ------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: merging a live note into a note another note supersedes buries the live "
-    "note's text in a superseded note (left out of recall and the prompt index); the merge "
-    "neither refuses nor moves the supersede",
-)
 def test_a_live_note_merged_into_a_superseded_note_stays_live(memory: Memory) -> None:
     old = memory.remember("Deploys run on Fridays", "Deploy on Fridays.", id="deploy-old").note.id
     live = memory.remember(
@@ -127,11 +116,6 @@ def test_a_live_note_merged_into_a_superseded_note_stays_live(memory: Memory) ->
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: merging a superseded note into a live one brings its outdated statement back "
-    "as live text and leaves the superseding note's `supersedes` naming a deleted id",
-)
 def test_a_superseded_note_merged_into_a_live_one_does_not_come_back(memory: Memory) -> None:
     keep = memory.remember("Deploy notes", "Deploys go through staging.", id="deploy-keep").note.id
     stale = memory.remember("Deploy day", "Deploy on Fridays only.", id="deploy-stale").note.id
@@ -194,11 +178,6 @@ def _pair(memory: Memory, clock: StillClock) -> tuple[str, str]:
     return a, b
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a damaged dismissals file (tidy/dismissed.json) is read as 'nothing dismissed' "
-    "without a word, so the automatic pass merges a group the user dismissed",
-)
 def test_a_damaged_dismissals_file_does_not_let_the_pass_merge_dismissed_groups(
     auto_memory: tuple[Memory, StillClock], home: Path
 ) -> None:
@@ -219,11 +198,6 @@ def test_a_damaged_dismissals_file_does_not_let_the_pass_merge_dismissed_groups(
     assert not ({a, b} & merged), "the dismissed pair was merged"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a pass recorded at a time ahead of the clock (the clock went back, or a bad "
-    "value in tidy/auto.json) stops the automatic pass until the clock catches up",
-)
 def test_a_clock_that_went_back_does_not_stop_the_pass_for_a_year(
     auto_memory: tuple[Memory, StillClock],
 ) -> None:
@@ -315,12 +289,6 @@ _CRASH = textwrap.dedent(
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: save_many deletes the merged-away notes before it writes the kept note, so a "
-    "process killed in between leaves a half-done merge: the other note gone from the "
-    "directory and its text in no note (only in the backups)",
-)
 def test_a_merge_killed_part_way_loses_no_note(tmp_path: Path) -> None:
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
@@ -345,12 +313,6 @@ def test_a_merge_killed_part_way_loses_no_note(tmp_path: Path) -> None:
 # -- 7. AutoConsolidator.stop does not stop a pass -----------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: AutoConsolidator.stop only sets an event the pass never looks at and gives up "
-    "after its join timeout; the pass goes on merging after stop() returned, in a daemon "
-    "thread the exiting host kills mid-merge",
-)
 def test_stop_leaves_no_merge_running_after_it_returns(
     auto_memory: tuple[Memory, StillClock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -378,7 +340,7 @@ def test_stop_leaves_no_merge_running_after_it_returns(
     assert worker is not None
     worker.start()
     assert running.wait(20)
-    worker.stop(timeout=0.2)  # the host is shutting down
+    worker.stop()  # the host is shutting down: stop waits for the merge under way
     stopped = time.monotonic()
     alive = worker._thread.is_alive()
     worker._thread.join(30)
@@ -433,12 +395,6 @@ def _edit_after_the_server_accepted(
     monkeypatch.setattr(batch, "_write_here", write_here)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with sync on, a merged-away note edited between the server's commit and the "
-    "local write is kept (skipped), yet MergeResult.deleted names it and the audit log "
-    "records it 'merged into' the kept note",
-)
 def test_with_sync_a_skipped_note_is_not_reported_or_audited_as_deleted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -457,12 +413,6 @@ def test_with_sync_a_skipped_note_is_not_reported_or_audited_as_deleted(
         assert gone not in result.deleted and not audited, (result.deleted, audited)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with sync on, a local write failing after the server accepted the merge "
-    "(a full disk) raises 'nothing was changed' although the server holds the merge and "
-    "the merged-away note is already deleted here",
-)
 def test_with_sync_a_failing_local_write_does_not_say_nothing_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -494,12 +444,6 @@ def test_with_sync_a_failing_local_write_does_not_say_nothing_changed(
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with sync on, write_batch records only the removals' backups: the kept "
-    "note's and the relinked notes' backups are made but missing from MergeResult.backup_ids "
-    "(the CLI prints '1 backups made')",
-)
 def test_with_sync_every_backup_is_reported(tmp_path: Path) -> None:
     with signed_in(tmp_path) as (m, _):
         keep, gone = _user_pair(m)
@@ -511,12 +455,6 @@ def test_with_sync_every_backup_is_reported(tmp_path: Path) -> None:
         assert set(result.backup_ids) == made, (result.backup_ids, made)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with sync on, the merge's audit entries are checked only after the server "
-    "and the local files took the merge: a plan whose 'source' is long raises an error "
-    "(field 'reason' too long) for a merge that happened, and it is never audited",
-)
 def test_with_sync_a_merge_that_happened_is_not_reported_as_an_error(tmp_path: Path) -> None:
     from memdir.tidy.merge import plan_from_json, plan_to_json
 
@@ -524,7 +462,10 @@ def test_with_sync_a_merge_that_happened_is_not_reported_as_an_error(tmp_path: P
         keep, gone = _user_pair(m)
         m.sync()
         data = plan_to_json(m.plan_merge([keep, gone]))
-        data["source"] = "edited by hand " * 40  # free text the plan file allows
+        data["source"] = "edited by hand " * 40  # free text: refused when the plan is read
+        with pytest.raises(InvalidInput):
+            plan_from_json(data)
+        data["source"] = "edited"
         plan = plan_from_json(data)
         try:
             m.apply_merge(plan)
@@ -568,12 +509,6 @@ def _cli_plan(cli: Callable[..., Any], tmp_path: Path) -> Path:
     return plan
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: tidy apply --json without --yes puts the whole plan, credential and all, "
-    "into its 'needs confirmation' error (cli/tidy.py: plan=plan_to_json(plan)) although "
-    "the human preview redacts it",
-)
 def test_apply_json_needing_confirmation_prints_no_credential(
     cli: Callable[..., Any], tmp_path: Path
 ) -> None:
@@ -588,11 +523,6 @@ def test_apply_json_needing_confirmation_prints_no_credential(
     assert FAKE_TOKEN not in out.output + out.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the plan preview redacts the draft's summary and body but prints its tags "
-    "as they are, so a credential in a hand-edited plan's tags reaches the terminal",
-)
 def test_apply_preview_prints_no_credential_in_tags(
     cli: Callable[..., Any], tmp_path: Path
 ) -> None:
@@ -641,11 +571,6 @@ def test_a_merge_relinks_notes_above_max_notes(project: Path, home: Path) -> Non
 # -- 11. the model's merge draft is sent the notes' tags unredacted ------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: build_messages redacts summaries and bodies but sends tags as they are; a "
-    "credential in a hand-edited note's tags goes to the model",
-)
 def test_the_model_draft_prompt_redacts_tags() -> None:
     from memdir.core import Note
     from memdir.extract.merge_draft import build_messages
@@ -656,13 +581,6 @@ def test_the_model_draft_prompt_redacts_tags() -> None:
     assert FAKE_TOKEN not in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with sync on, when the kept note is edited between the server's commit and "
-    "the local write, write_batch skips the kept note but still deletes the others: a "
-    "half-done merge here, the deleted note's text in no local note (only on the server, "
-    "in a backup and in the sync conflict that follows)",
-)
 def test_with_sync_a_skipped_kept_note_does_not_leave_a_half_merge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -689,12 +607,6 @@ def _note(note_id: str, summary: str, body: str, at: int) -> Any:
     return Note(id=note_id, summary=summary, body=body, created_at=at, updated_at=at)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: concat_draft splits bodies on blank lines without regard to fenced code and "
-    "drops any piece an earlier note holds: a code block of the newer note loses a line, "
-    "and the automatic pass applies this draft unreviewed",
-)
 def test_the_concat_draft_keeps_code_blocks_whole() -> None:
     from memdir.tidy.merge import concat_draft
 
@@ -705,11 +617,6 @@ def test_the_concat_draft_keeps_code_blocks_whole() -> None:
     assert code in draft.body, draft.body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: concat_draft treats paragraphs differing only in case or indentation as "
-    "repeats, so a different path, env var or code indentation of the newer note is dropped",
-)
 def test_the_concat_draft_keeps_paragraphs_that_differ_in_case_or_indentation() -> None:
     from memdir.tidy.merge import concat_draft
 

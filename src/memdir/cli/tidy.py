@@ -176,7 +176,7 @@ def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool
             # The plan in the form `tidy apply` reads back (save it, edit it, apply it).
             raise ErrorWithDetails(
                 InvalidInput("merge needs confirmation: run again with --yes"),
-                plan=plan_to_json(plan),
+                plan=plan_to_json(_redacted(plan)),
                 confirmed=False,
             )
         if not click.confirm(f"Merge these {len(plan.notes)} notes?", default=False):
@@ -190,11 +190,23 @@ def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool
     return None
 
 
-def _show_plan(plan: MergePlan) -> None:
+def _redacted(plan: MergePlan) -> MergePlan:
+    """The plan with any credential in its draft redacted: a hand-edited plan is checked
+    by the guard only when it is applied, and nothing shown may repeat a credential."""
     from memdir.guard import redact
 
-    # A hand-edited plan is checked by the guard only when applied: show no credential.
-    draft = replace(plan.draft, summary=redact(plan.draft.summary), body=redact(plan.draft.body))
+    draft = plan.draft
+    shown = replace(
+        draft,
+        summary=redact(draft.summary),
+        body=redact(draft.body),
+        tags=tuple(redact(t) for t in draft.tags),
+    )
+    return replace(plan, draft=shown)
+
+
+def _show_plan(plan: MergePlan) -> None:
+    draft = _redacted(plan).draft
     console.print(
         f"merge {len(plan.notes)} notes ({plan.scope.value}) into [bold]{escape(plan.keep)}[/] "
         f"(the oldest); deletes {escape(', '.join(plan.deletes))}"

@@ -82,7 +82,7 @@ def build_messages(notes: Sequence[Note], keep: Note) -> list[dict[str, str]]:
             "updated": _date(n.updated_at or n.created_at),
             "summary": redact(n.summary),
             "type": n.type.value if n.type is not None else None,
-            "tags": list(n.tags),
+            "tags": [redact(t) for t in n.tags],
             "body": redact(n.body),
         }
         for n in ordered

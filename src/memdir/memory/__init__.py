@@ -570,12 +570,15 @@ class Memory:
             self.plan_merge(ids, draft=draft, summary=summary, body=body, scope=scope)
         )
 
-    def consolidate(self, *, force: bool = False) -> ConsolidationReport:
+    def consolidate(
+        self, *, force: bool = False, stop: threading.Event | None = None
+    ) -> ConsolidationReport:
         """Run the automatic consolidation pass (§6) over the scopes that are due: merge
         same-topic notes (concatenated drafts, at most `maxMergesPerPass`), never notes in
         a sync conflict or notes that contradict each other. Off unless
-        `memory.consolidate.auto` is on; `force` runs it now over every scope regardless."""
-        return self.consolidation.run(force=force)
+        `memory.consolidate.auto` is on; `force` runs it now over every scope regardless.
+        A set `stop` ends the pass before its next merge."""
+        return self.consolidation.run(force=force, stop=stop)
 
     def background_consolidation(
         self, *, first_delay: float = 10.0, check_every: float = 600.0

@@ -42,6 +42,7 @@ log = logging.getLogger("memdir.consolidate")
 #: The merge plan source (and so the audit reason) of the automatic pass.
 AUTO_SOURCE = "auto"
 _HOUR_MS = 3_600_000
+_MIN_WAIT_S = 60.0
 
 
 class Consolidation:
@@ -71,32 +72,40 @@ class Consolidation:
             return None
         last = self._load()
         cooldown = self.settings.consolidate.cooldown_hours * _HOUR_MS
-        return min(last.get(s.state_key, 0) + cooldown for s in self.stores.chosen(None))
+        now = self._clock()
+        return min(
+            last.get(s.state_key, 0) + cooldown if last.get(s.state_key, 0) <= now else now
+            for s in self.stores.chosen(None)
+        )
 
-    def run(self, *, force: bool = False) -> ConsolidationReport:
+    def run(
+        self, *, force: bool = False, stop: threading.Event | None = None
+    ) -> ConsolidationReport:
         """Run a pass over every scope that is due (`force`: every open scope, even with
-        `memory.consolidate.auto` off — an explicit request, never a background one)."""
+        `memory.consolidate.auto` off — an explicit request, never a background one). A
+        set `stop` ends the pass before its next merge."""
         settings = self.settings.consolidate
         if not settings.auto and not force:
             return ConsolidationReport(False, "memory.consolidate.auto is off")
         ensure_private_dir(self.path.parent)
         try:
             with DirLock(self.path.parent / ".auto.lock", timeout=0.5, label="consolidation"):
-                return self._run(force)
+                return self._run(force, stop or threading.Event())
         except Busy:
             return ConsolidationReport(
                 False, "another process is running a consolidation pass", next_due=None
             )
 
-    def _run(self, force: bool) -> ConsolidationReport:
+    def _run(self, force: bool, stop: threading.Event) -> ConsolidationReport:
         settings = self.settings.consolidate
         now = self._clock()
         last = self._load()
         cooldown = settings.cooldown_hours * _HOUR_MS
+        # A last pass "in the future" (a clock set back, a hand-edited file) is due now.
         due = [
             s
             for s in self.stores.chosen(None)
-            if force or now - last.get(s.state_key, 0) >= cooldown
+            if force or not 0 <= now - last.get(s.state_key, 0) < cooldown
         ]
         if not due:
             return ConsolidationReport(False, "not due yet (cooldown)", next_due=self.next_due())
@@ -111,9 +120,17 @@ class Consolidation:
             findings = self.tidying.findings(
                 [FindingKind.SAME_TOPIC, FindingKind.CONTRADICTION], store.scope
             )
+            if self.tidying.damaged:
+                damaged = "the tidy dismissals file is damaged: nothing is merged until it is fixed"
+                skipped.extend(
+                    (f.id, damaged) for f in findings if f.kind is FindingKind.SAME_TOPIC
+                )
+                continue
             clashing = {frozenset(f.notes) for f in findings if f.kind is FindingKind.CONTRADICTION}
             for finding in (f for f in findings if f.kind is FindingKind.SAME_TOPIC):
-                why = _leave_alone(finding.notes, store.scope, held, clashing)
+                why: str | None = _leave_alone(finding.notes, store.scope, held, clashing)
+                if why is None and stop.is_set():
+                    why = "the host is stopping"
                 if why is None and budget <= 0:
                     why = f"the pass merges at most {settings.max_merges_per_pass}"
                 if why is not None:
@@ -174,7 +191,9 @@ def _leave_alone(
 
 
 class _Consolidates(Protocol):
-    def consolidate(self, *, force: bool = False) -> ConsolidationReport: ...
+    def consolidate(
+        self, *, force: bool = False, stop: threading.Event | None = None
+    ) -> ConsolidationReport: ...
 
 
 class AutoConsolidator:
@@ -209,7 +228,8 @@ class AutoConsolidator:
         self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Ask the thread to end and wait for a pass under way to finish."""
+        """Ask the thread to end and wait for a merge under way to finish (a pass stops
+        before its next merge; each merge is one all-or-nothing batch)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
@@ -224,12 +244,13 @@ class AutoConsolidator:
                 self._pass()
                 due = self._next_due()
             left = ((due or 0) - self._clock()) / 1000
-            wait = max(1.0, min(self._check_every, left))
+            # At least a minute between passes, whatever cooldownHours says (0 is allowed).
+            wait = max(_MIN_WAIT_S, min(self._check_every, left))
 
     def _pass(self) -> None:
         try:
             with self._reopen() as memory:
-                report = memory.consolidate()
+                report = memory.consolidate(stop=self._stop)
         except MemdirError as exc:
             self.errors.append(str(exc))
             log.warning("the consolidation pass failed: %s", exc)

@@ -22,7 +22,7 @@ from memdir.memory.stores import Stores
 from memdir.memory.syncing import commit_batch
 from memdir.results import MergeDraft, MergePlan, MergeResult, PlannedNote
 from memdir.store import ScopeStore, check_secrets, revision_of
-from memdir.tidy.merge import MAX_MERGED
+from memdir.tidy.merge import MAX_MERGED, relink
 
 if TYPE_CHECKING:
     from memdir.extract.llm import ChatClient
@@ -80,6 +80,7 @@ class Merging:
         wanted = _ids(ids)
         store, found = self._originals(wanted, parse_scope(scope))
         self._check_not_held(store.scope, [n.id for n, _ in found])
+        self._check_not_superseded(store.scope, [n.id for n, _ in found])
         notes = [n for n, _ in found]
         keep = keeper(notes)
         warnings: tuple[str, ...] = ()
@@ -133,6 +134,22 @@ class Merging:
             )
         return found[0][0], [(n, rev) for _, n, rev in found]
 
+    def _check_not_superseded(self, scope: Scope, ids: Iterable[str]) -> None:
+        """Refused when a note of the merge is superseded: merging it would bring its outdated
+        statements back as current (or bury live ones in a superseded note)."""
+        wanted = set(ids)
+        by: dict[str, str] = {}
+        for note in self.stores.all_notes(scope):
+            for old in note.supersedes:
+                if old in wanted:
+                    by.setdefault(old, note.id)
+        if by:
+            named = ", ".join(f"{old} (superseded by {new})" for old, new in sorted(by.items()))
+            raise Refused(
+                f"a superseded note cannot be merged: {named}; merge only current notes, or "
+                "forget the outdated one; nothing was merged"
+            )
+
     def _check_not_held(self, scope: Scope, ids: Iterable[str]) -> None:
         held = sorted(i for s, i in self._replica().held() if s is scope and i in set(ids))
         if held:
@@ -153,7 +170,7 @@ class Merging:
         note = Note(
             id=plan.keep,
             summary=draft.summary,
-            body=draft.body,
+            body=relink(draft.body, gone, plan.keep),  # a given body may name them too
             type=draft.type,
             tags=draft.tags,
             created_at=keep.created_at or self._clock(),
@@ -171,7 +188,7 @@ class Merging:
         """Carry out `plan`: refused, with nothing changed, when any original changed since
         it was planned (Conflict), is gone (NotFound), is held back by a sync conflict, or
         the draft is refused (guard, limits, the sync server's quota)."""
-        from memdir.tidy.merge import check_plan_ids, relink
+        from memdir.tidy.merge import check_plan_ids
 
         check_plan_ids(plan)
         store = self.stores.store(plan.scope)
@@ -192,6 +209,7 @@ class Merging:
             expected[planned.id] = planned.revision
             originals[planned.id] = note
         gone = set(plan.deletes)
+        self._check_not_superseded(plan.scope, expected)
         merged = self._merged(plan, originals[plan.keep])
         writes: dict[str, Note | None] = {plan.keep: merged, **dict.fromkeys(gone)}
         now = self._clock()
@@ -241,6 +259,8 @@ class Merging:
             expected=expected,
             audit=audit,
         )
+        if batch.skipped:  # the server took it; a note edited here meanwhile: nothing here yet
+            gone, relinked = set(), ()
         return MergeResult(
             plan=plan,
             kept=plan.keep,

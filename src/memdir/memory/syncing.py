@@ -43,9 +43,9 @@ def commit_batch(
 
     With `expected` (id -> the revision of its file when the batch was made; "" for no
     file), the batch is refused (Conflict, nothing written) when any of those files has
-    changed since. Written here only, the batch is all or nothing and its `audit`
-    entries are recorded with it; through the server, they are recorded once it is
-    written here.
+    changed since. Here the batch is written all or nothing, its `audit` entries with it
+    in one durable step; through the server first, a note edited here after the check
+    leaves the whole batch to the next sync pass (`skipped`).
     """
     from memdir.core import render_note
     from memdir.sync.batch import BatchResult
@@ -53,11 +53,9 @@ def commit_batch(
     for note_id, note in writes.items():
         if note is not None and note.id != note_id:
             raise InvalidInput(f"batch entry {note_id} holds note {note.id}")
-    synced = replica.commit_first(scope, writes, reason, expected=expected)
+    synced = replica.commit_first(scope, writes, reason, expected=expected, audit=audit)
     store = stores.store(scope)
     if synced is not None:
-        if audit:
-            stores.audit.append_many(audit)
         return synced
     out = BatchResult(version=None)
     with store.lock():

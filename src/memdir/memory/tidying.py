@@ -11,7 +11,6 @@ hashes, so editing a note makes a new id and the finding comes back.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -79,6 +78,8 @@ class Tidying:
         self._clock = clock
         self._warn = warn
         self.path = stores.home / "tidy" / "dismissed.json"
+        #: whether the dismissals file was found damaged when last read
+        self.damaged = False
 
     # -- findings ------------------------------------------------------------------------
 
@@ -262,6 +263,16 @@ class Tidying:
             label="tidy dismissals",
         ):
             data = self._load()
+            if self.damaged:  # kept for a person to look at, never overwritten
+                aside = self.path.with_name(f"dismissed.json.damaged-{self._clock()}")
+                try:
+                    self.path.rename(aside)
+                except OSError as exc:
+                    raise DiskError(
+                        f"the dismissals file {self.path} is damaged and cannot be moved "
+                        f"aside ({exc.strerror or exc}); nothing was dismissed"
+                    ) from exc
+                self._warn(f"the damaged dismissals file was kept as {aside}")
             if finding_id in data:
                 return DismissResult(found, changed=False)
             data[finding_id] = {
@@ -285,12 +296,31 @@ class Tidying:
         return DismissResult(found, changed=True)
 
     def _load(self) -> dict[str, dict[str, Any]]:
-        """finding id -> what was dismissed; {} when nothing was (or the file is unreadable)."""
-        with contextlib.suppress(OSError, ValueError):
-            data = json.loads(self.path.read_text("utf-8"))
-            dismissed = data.get("dismissed") if isinstance(data, dict) else None
-            if isinstance(dismissed, dict):
-                return {k: v for k, v in dismissed.items() if isinstance(v, dict)}
+        """finding id -> what was dismissed; {} when nothing was. A file that exists but
+        cannot be read or parsed sets `damaged` (and a warning): the automatic pass then
+        merges nothing, and the next dismissal moves it aside instead of overwriting it."""
+        self.damaged = False
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            return self._damaged(f"cannot be read ({exc.strerror or exc})")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return self._damaged("is not valid JSON")
+        dismissed = data.get("dismissed") if isinstance(data, dict) else None
+        if not isinstance(dismissed, dict):
+            return self._damaged('has no "dismissed" object')
+        return {k: v for k, v in dismissed.items() if isinstance(v, dict)}
+
+    def _damaged(self, why: str) -> dict[str, dict[str, Any]]:
+        self.damaged = True
+        self._warn(
+            f"the tidy dismissals file {self.path} {why}: dismissed findings are listed "
+            "again, and the automatic pass merges nothing until it is fixed or removed"
+        )
         return {}
 
 

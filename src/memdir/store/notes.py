@@ -341,9 +341,10 @@ class ScopeStore:
         that fails part-way undoes the whole batch: every note is as it was before.
 
         `removals` (id, revision expected on disk) are deleted in the same batch, each
-        backed up first. With `all_or_nothing` a refused item raises its error and
-        nothing of the batch is written (a merge). `audit` entries are recorded with the
-        batch's own, in the same durable write; `backups` receives the backups made.
+        backed up first, once every put is durable. With `all_or_nothing` a refused item
+        raises its error and nothing of the batch is written (a merge). `audit` entries
+        are recorded with the batch's own, in the same durable write; `backups` receives
+        the backups made.
         """
         out: dict[str, SaveOutcome | MemdirError] = {}
         with self.lock():
@@ -353,20 +354,6 @@ class ScopeStore:
             dirs: set[Path] = set()
             replaced: list[tuple[str, bytes | None, Note | None]] = []
             with self.undoable(replaced) as rollback:
-                for note_id, expected in removals:
-                    old_bytes, previous = self._current(note_id)
-                    if old_bytes is None or previous is None or revision_of(old_bytes) != expected:
-                        raise Conflict(
-                            f"note {note_id} changed since it was read; nothing was written"
-                        )
-                    replaced.append((note_id, old_bytes, previous))
-                    if not history.is_latest(note_id, old_bytes):
-                        history.record(note_id, old_bytes, WriteEvent.OBSERVED, previous.hash)
-                    record = self._remove_file(note_id, old_bytes, event, backup_reason, rollback)
-                    if backups is not None and record is not None:
-                        backups.append(record)
-                    rollback.on_commit(functools.partial(self._changed, note_id, event))
-                    on_disk.discard(note_id)
                 for note, raw, expected in items:
                     try:
                         check_secrets(note)
@@ -407,6 +394,32 @@ class ScopeStore:
                     rollback.audit.append(("write", fields))
                     located = note.located(self.scope, self.directory.file_for(note.id))
                     out[note.id] = SaveOutcome(located, rev, previous)
+                if removals:
+                    # Every put is durable before anything is removed: a crash in between
+                    # leaves a note twice (the merged one and an original), never none.
+                    fsync_dir(self.path)
+                    for directory in dirs:
+                        fsync_dir(directory)
+                    for note_id, expected in removals:
+                        old_bytes, previous = self._current(note_id)
+                        if (
+                            old_bytes is None
+                            or previous is None
+                            or revision_of(old_bytes) != expected
+                        ):
+                            raise Conflict(
+                                f"note {note_id} changed since it was read; nothing was written"
+                            )
+                        replaced.append((note_id, old_bytes, previous))
+                        if not history.is_latest(note_id, old_bytes):
+                            history.record(note_id, old_bytes, WriteEvent.OBSERVED, previous.hash)
+                        removed = self._remove_file(
+                            note_id, old_bytes, event, backup_reason, rollback
+                        )
+                        if backups is not None and removed is not None:
+                            backups.append(removed)
+                        rollback.on_commit(functools.partial(self._changed, note_id, event))
+                        on_disk.discard(note_id)
                 if rollback.audit or audit:
                     fsync_dir(self.path)
                     for directory in dirs:

@@ -9,20 +9,20 @@ in between, nothing of the batch is written and the caller is told to sync first
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from memdir.core import Note, render_note
 from memdir.core.vocab import WriteEvent
-from memdir.errors import Conflict, LimitExceeded, Remedy
+from memdir.errors import Conflict, DiskError, LimitExceeded, Remedy
 from memdir.results import BatchResult
-from memdir.store import ScopeStore
+from memdir.store import BackupRecord
 from memdir.sync.baseline import RemoteEntry
 from memdir.sync.client import Stale
 from memdir.sync.comparison import ServerView
 from memdir.sync.protocol import Change, CommitRequest, rev_of
 from memdir.sync.scope_pass import ScopePass
 
-__all__ = ["BatchResult", "commit_first", "write_batch"]
+__all__ = ["BatchResult", "commit_first"]
 
 
 def _check_in_sync(
@@ -54,8 +54,10 @@ def commit_first(
     reason: str,
     *,
     expected: Mapping[str, str] | None = None,
+    audit: Sequence[tuple[str, Mapping[str, str | int | None]]] = (),
 ) -> BatchResult:
-    """Commit `writes` (note id -> new note, None: delete) to the server, then write them here.
+    """Commit `writes` (note id -> new note, None: delete) to the server, then write them here
+    (with the `audit` entries, when they are written here).
 
     With `expected` (id -> revision the caller planned from; "" for no file), a note
     whose file differs now refuses the whole batch before anything is sent.
@@ -115,47 +117,7 @@ def commit_first(
                 hint=Remedy.SYNC_NOW,
             ) from None
         version = result.version
-    return _write_here(scope_pass, writes, payload, local, version, server, reason)
-
-
-def write_batch(
-    store: ScopeStore,
-    writes: Mapping[str, Note | None],
-    reason: str,
-    out: BatchResult,
-    *,
-    payload: Mapping[str, bytes] | None = None,
-    expected: Mapping[str, str] | None = None,
-) -> None:
-    """Write a batch here (replaced and deleted versions backed up with `reason`).
-
-    With `expected` (note id -> revision; absent: no file), a note whose file is no
-    longer as expected is skipped (`out.skipped`) rather than overwritten.
-    """
-    for note_id, note in sorted(writes.items()):
-        with store.lock():
-            current = store.directory.read_bytes(note_id)
-            now = rev_of(current) if current is not None else None
-            if expected is not None and now != expected.get(note_id):
-                out.skipped.append(note_id)
-                continue
-            if note is None:
-                if current is not None:
-                    _, record = store.remove(
-                        note_id, backup_reason=reason, event=WriteEvent.CONSOLIDATE
-                    )
-                    if record is not None:
-                        out.backup_ids.append(record.id)
-                out.deleted.append(note_id)
-                continue
-            store.save(
-                note,
-                raw=payload.get(note_id) if payload is not None else None,
-                event=WriteEvent.CONSOLIDATE,
-                expect_revision=now or "",
-                backup_reason=reason if current is not None else None,
-            )
-        out.written.append(note_id)
+    return _write_here(scope_pass, writes, payload, local, version, server, reason, audit)
 
 
 def _write_here(
@@ -166,19 +128,45 @@ def _write_here(
     version: int | None,
     server: ServerView,
     reason: str,
+    audit: Sequence[tuple[str, Mapping[str, str | int | None]]],
 ) -> BatchResult:
-    """Write the accepted batch here, each note only if its file is still as checked.
-
-    A note edited meanwhile keeps the edit (and its old baseline, so the next pass
-    merges it with the batch's version on the server): never last-writer-wins.
+    """Write the accepted batch here, all of it or — when a note was edited here meanwhile —
+    none of it (never last-writer-wins, never half a batch): the server holds the batch
+    and the next sync pass merges it with the edit three ways, as any change from another
+    machine. The baseline records only what was written here.
     """
+    store = scope_pass.store
     out = BatchResult(version=version)
-    write_batch(scope_pass.store, writes, reason, out, payload=payload, expected=local)
+    puts = [(n, payload[i], local.get(i, "")) for i, n in sorted(writes.items()) if n is not None]
+    removals = [(i, local[i]) for i, n in sorted(writes.items()) if n is None and i in local]
+    made: list[BackupRecord] = []
+    try:
+        store.save_many(
+            puts,
+            event=WriteEvent.CONSOLIDATE,
+            backup_reason=reason,
+            removals=removals,
+            all_or_nothing=True,
+            audit=audit,
+            backups=made,
+        )
+    except Conflict:
+        out.skipped.extend(sorted(writes))
+    except DiskError as exc:
+        raise DiskError(
+            f"the sync server took the batch (version {version}), but writing it here failed: "
+            f"{exc}; `memdir sync` brings it here once the disk is fixed",
+            hint=Remedy.SYNC_NOW,
+        ) from exc
+    else:
+        out.written.extend(n.id for n, _, _ in puts)
+        out.deleted.extend(i for i, n in sorted(writes.items()) if n is None)
+        out.backup_ids.extend(r.id for r in made)
+    written = not out.skipped
     baseline = scope_pass.baseline
     with baseline.transaction():
         remote = dict(server.remote)
         for note_id in writes:
-            written = note_id not in out.skipped
             if note_id in payload:
                 data = payload[note_id]
                 remote[note_id] = RemoteEntry(rev_of(data))

@@ -13,7 +13,7 @@ held conflicts (every agent view does) must not pay for them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -239,6 +239,7 @@ class Replica:
         reason: str,
         *,
         expected: Mapping[str, str] | None = None,
+        audit: Sequence[tuple[str, Mapping[str, str | int | None]]] = (),
     ) -> BatchResult | None:
         """Commit a batch to the server before writing it here; None when sync does not apply.
 
@@ -260,7 +261,7 @@ class Replica:
                 self._stores[scope], baseline, client, self._ref(scope), clock=self._clock
             )
             with self._pass_lock(scope):
-                return commit_first(scope_pass, writes, reason, expected=expected)
+                return commit_first(scope_pass, writes, reason, expected=expected, audit=audit)
 
     # -- conflicts -------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from memdir.results import MergeDraft, MergePlan, PlannedNote
 __all__ = [
     "MAX_MERGED",
     "PLAN_FORMAT",
+    "PLAN_SOURCES",
     "check_plan_ids",
     "concat_draft",
     "keeper",
@@ -37,11 +38,14 @@ __all__ = [
 
 #: Notes one merge may join (a same-topic finding names 2–6).
 MAX_MERGED = 20
+#: How a plan file may say its draft was made.
+PLAN_SOURCES = ("concat", "llm", "edited")
 #: The plan file's format marker and version.
 PLAN_FORMAT = "memdir-merge-plan"
 _PLAN_VERSION = 1
 _SPACES = re.compile(r"\s+")
 _HEADING = re.compile(r"^#{1,6} ")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def keeper(notes: Sequence[Note]) -> Note:
@@ -50,13 +54,42 @@ def keeper(notes: Sequence[Note]) -> Note:
 
 
 def _key(paragraph: str) -> str:
-    """What makes two paragraphs the same: their words, whatever the spacing, case or
-    heading level ('## Deploys' says what the summary 'Deploys' says)."""
-    return _HEADING.sub("", _SPACES.sub(" ", paragraph).strip()).casefold()
+    """What makes two paragraphs the same: their exact text, trailing spaces aside (case,
+    indentation and inner spacing can carry meaning: paths, code)."""
+    return "\n".join(line.rstrip() for line in paragraph.splitlines()).strip("\n")
+
+
+def _title(text: str) -> str | None:
+    """The words of a one-line heading or a summary (case and spacing aside), else None."""
+    if "\n" in text.strip():
+        return None
+    return _SPACES.sub(" ", _HEADING.sub("", text.strip())).strip().casefold() or None
+
+
+def _is_heading(paragraph: str) -> bool:
+    return "\n" not in paragraph.strip() and bool(_HEADING.match(paragraph.strip()))
 
 
 def _paragraphs(body: str) -> list[str]:
-    return [p.strip("\n") for p in re.split(r"\n\s*\n", body) if p.strip()]
+    """The body's blocks, split on blank lines outside fenced code (a fence is one block)."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in body.split("\n"):
+        marker = _FENCE.match(line)
+        if fence is None and marker is not None:
+            fence = marker.group(1)[0] * 3
+        elif fence is not None and marker is not None and marker.group(1).startswith(fence):
+            fence = None
+        elif fence is None and not line.strip():
+            if current:
+                blocks.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return [b.strip("\n") for b in blocks if b.strip()]
 
 
 def relink(body: str, gone: Collection[str], keep: str) -> str:
@@ -72,27 +105,33 @@ def relink(body: str, gone: Collection[str], keep: str) -> str:
 
 def concat_draft(notes: Sequence[Note]) -> MergeDraft:
     """All originals in one note: the oldest's summary and body first, then each other's
-    summary as a heading and its body, oldest first; a paragraph or heading that an
-    earlier note already holds (ignoring case, spacing and heading marks) is not
-    repeated, so nothing is lost and duplicates are said once; links to the merged
+    summary as a heading and its body, oldest first; a paragraph an earlier note holds
+    word for word (fenced code is one paragraph), or a heading repeating a summary or
+    heading, is not repeated, so nothing is lost and duplicates are said once; links to the merged
     notes name the kept one. Tags are joined, the type is the oldest's (or the first one
     given), `supersedes` joins the originals' (less the merged notes)."""
     keep = keeper(notes)
     ordered = [keep, *sorted((n for n in notes if n is not keep), key=_age)]
     ids = {n.id for n in notes}
     gone = ids - {keep.id}
-    seen = {_key(keep.summary)}
+    seen: set[str] = set()
+    titles = {_title(keep.summary)}
     parts: list[str] = []
     for index, note in enumerate(ordered):
         # Links to the merged notes name the kept note first, so paragraphs that differed
-        # only there are one; a paragraph an earlier note holds is said once (a note's
-        # own repeats are its own business and kept).
-        paragraphs = _paragraphs(relink(note.body, gone, keep.id))
-        fresh = [p for p in paragraphs if _key(p) not in seen]
+        # only there are one; a paragraph an earlier note holds word for word is said once,
+        # and so is a heading that repeats a summary or an earlier heading (a note's own
+        # repeats are its own business and kept).
+        fresh: list[str] = []
+        for paragraph in _paragraphs(relink(note.body, gone, keep.id)):
+            if _key(paragraph) in seen or (_is_heading(paragraph) and _title(paragraph) in titles):
+                continue
+            fresh.append(paragraph)
         seen.update(_key(p) for p in fresh)
-        if index and _key(note.summary) not in seen:
+        titles.update(_title(p) for p in fresh if _is_heading(p))
+        if index and _title(note.summary) not in titles:
             parts.append(f"## {note.summary}")
-            seen.add(_key(note.summary))
+            titles.add(_title(note.summary))
         parts.extend(fresh)
     body = "\n\n".join(parts)
     tags = tuple(dict.fromkeys(t for n in ordered for t in n.tags))
@@ -201,12 +240,15 @@ def plan_from_json(data: Any) -> MergePlan:
         private=private,
     )
     source = data.get("source", "concat")
+    if source not in PLAN_SOURCES:
+        # Free text here would reach the audit log; "auto" is the background pass's alone.
+        raise InvalidInput(f"the merge plan's source must be one of {', '.join(PLAN_SOURCES)}")
     plan = MergePlan(
         scope=scope,
         keep=keep,
         notes=tuple(notes),
         draft=draft,
-        source=source if isinstance(source, str) else "concat",
+        source=source,
         warnings=_strings(data, "warnings", ""),
     )
     check_plan_ids(plan)
