@@ -172,6 +172,24 @@ def test_tools_over_http(served: Served) -> None:
     anyio.run(main)
 
 
+def test_both_eras_over_http(served: Served) -> None:
+    """2026-07-28 (each request with its envelope and the bearer) and the 2025-11-25
+    session both get the grant's tools and answers."""
+
+    async def main() -> None:
+        for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+            async with _client(served, served.tokens["read"], mode=mode) as client:
+                assert client.protocol_version == version, mode
+                names = {t.name for t in (await client.list_tools()).tools}
+                assert "memory_search" in names and "memory_write" not in names, mode
+                err, out = await _call(client, "memory_search", {"query": "anything"})
+                assert not err and out["method"] == "lexical", (mode, out)
+                err, text = await _call(client, "memory_write", {"summary": "Not written"})
+                assert err and text.startswith("refused: this MCP connection is read-only")
+
+    anyio.run(main)
+
+
 def test_read_grant_cannot_write(served: Served) -> None:
     async def main() -> None:
         async with _client(served, served.tokens["read"], mode="legacy") as client:
