@@ -242,7 +242,7 @@ def _note(entity: _Entity, name: str) -> Imported:
         body="\n".join(lines),
         refs=tuple(refs),
         aliases=(entity.name,),
-        origin=name,
+        origin=f"{entity.origin} ({_cut(_one_line(entity.name), 60)})",
     )
 
 

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.core import Scope, parse_note, parse_scope
-from memdir.errors import DiskError, InvalidInput, MemdirError
+from memdir.errors import DiskError, InvalidInput, MemdirError, disk_error
 from memdir.memory.stores import Stores
 from memdir.results import ExportReport
 from memdir.store import revision_of
@@ -131,6 +131,10 @@ def export(
             data = _tar(top, members, when) if fmt == "tar.gz" else _zip(top, members, when)
             atomic_write(out, data, mode=0o600)
     except OSError as exc:
+        left = _clear_partial(out, fmt)
+        mapped = disk_error(exc, f"no export was written{left}")
+        if mapped is not None:
+            raise mapped from exc
         raise DiskError(f"cannot write the export to {out}: {exc.strerror or exc}") from exc
     by_scope: dict[str, int] = {}
     for e in entries:
@@ -138,6 +142,17 @@ def export(
     if progress is not None:
         progress("export", len(files), len(files))
     return ExportReport(out, fmt, len(files), by_scope, tuple(skipped))
+
+
+def _clear_partial(out: Path, fmt: str) -> str:
+    """Remove what a failed folder export wrote (the folder is new: nothing else is in it),
+    so that a rerun is not refused; what could not be removed, said."""
+    if fmt != "markdown" or not out.is_dir():
+        return ""
+    import shutil
+
+    shutil.rmtree(out, ignore_errors=True)
+    return f" ({out} could not be removed; remove it before a rerun)" if out.exists() else ""
 
 
 def _format_of(out: Path) -> str:

@@ -16,8 +16,9 @@ leaves whole notes only and a rerun completes it.
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ from memdir.core import (
     render_note,
 )
 from memdir.core.vocab import WriteEvent
-from memdir.errors import MemdirError
+from memdir.errors import LimitExceeded, MemdirError
 from memdir.memory.stores import Stores
 from memdir.results import ImportIssue, ImportReport
 from memdir.store import BackupRecord, ScopeStore, revision_of
@@ -198,58 +199,81 @@ class Importer:
     def _render(
         self, planned: builtins.list[_Planned], refused: builtins.list[ImportIssue]
     ) -> None:
-        """Each planned item as the note to write (links resolved, every check run)."""
+        """Each planned item as the note to write, every check run: first with its links as
+        their text (what the guard and the limits see), then — only among the items that
+        passed — with links resolved to ids, so no link names a note that is not written.
+        New notes count against `memory.maxNotes` in the order they come."""
         from memdir.importers.base import REF_PATTERN
 
-        names: dict[str, str] = {}
-        for p in planned:
-            for name in (p.item.key, *p.item.aliases, p.item.summary):
-                names.setdefault(name.casefold(), p.id)
-        known_ids = {i for s in self.stores.by_scope.values() for i in s.directory.ids_on_disk()}
         now = self._clock()
+        room = {
+            s.scope: self.settings.max_notes - len(s.directory.ids_on_disk())
+            for s in self.stores.chosen(None)
+        }
         for p in planned:
-            item = p.item
-
-            def link(match: object, item: Imported = item) -> str:
-                index = int(match.group(1))  # type: ignore[attr-defined]
-                if index >= len(item.refs):
-                    return str(match.group(0))  # type: ignore[attr-defined]
-                ref = item.refs[index]
-                target = names.get(ref.target.casefold())
-                if target is None and ref.target in known_ids:
-                    target = ref.target
-                return f"[[{target}]]" if target is not None else ref.text
-
-            # Only a reader that made refs wrote [[ref:N]]; any other is the source's own text.
-            body = REF_PATTERN.sub(link, item.body) if item.refs else item.body
-            extra = dict(p.existing.extra) if p.existing is not None else {}
-            extra.update(item.extra)
-            if p.pointer is not None:
-                extra[SOURCE_KEY] = p.pointer
-            created = (
-                item.created_at
-                or item.updated_at
-                or (p.existing.created_at if p.existing else 0)
-                or now
-            )
+            plain = REF_PATTERN.sub(_ref_text(p.item), p.item.body) if p.item.refs else None
             try:
-                note = Note(
-                    id=p.id,
-                    summary=item.summary,
-                    body=body,
-                    type=item.type,
-                    tags=item.tags,
-                    created_at=created,
-                    updated_at=max(item.updated_at or created, created),
-                    supersedes=item.supersedes,
-                    private=item.private,
-                    extra=tuple(extra.items()),
-                )
+                note = self._note(p, plain if plain is not None else p.item.body, now)
+                if p.existing is None and not room[p.scope] > 0:
+                    raise LimitExceeded(
+                        f"the {p.scope.value} scope would hold more than memory.maxNotes "
+                        f"({self.settings.max_notes}) notes"
+                    )
                 self.stores.store(p.scope).admit(note)
             except MemdirError as exc:
-                refused.append(ImportIssue(item.origin or item.key, str(exc)))
+                refused.append(ImportIssue(p.item.origin or p.item.key, str(exc)))
+                continue
+            if p.existing is None:
+                room[p.scope] -= 1
+            p.note = note
+        # Links may name what will exist: the items admitted, and notes already on disk
+        # (a refused update leaves its note as it was).
+        names: dict[str, str] = {}
+        for p in planned:
+            if p.note is not None or p.existing is not None:
+                for name in (p.item.key, *p.item.aliases, p.item.summary):
+                    names.setdefault(name.casefold(), p.id)
+        known = {i for s in self.stores.by_scope.values() for i in s.directory.ids_on_disk()}
+        for p in planned:
+            if p.note is None or not p.item.refs:
+                continue
+            body = REF_PATTERN.sub(_ref_link(p.item, names, known), p.item.body)
+            try:
+                note = replace(p.note, body=body)
+                self.stores.store(p.scope).admit(note)
+            except MemdirError as exc:  # the ids made it longer than the limit
+                refused.append(ImportIssue(p.item.origin or p.item.key, str(exc)))
+                p.note = None
                 continue
             p.note = note
+
+    def _note(self, p: _Planned, body: str, now: int) -> Note:
+        item = p.item
+        extra = dict(p.existing.extra) if p.existing is not None else {}
+        extra.update(item.extra)
+        if p.pointer is not None:
+            extra[SOURCE_KEY] = p.pointer
+        created = (
+            item.created_at
+            or item.updated_at
+            or (p.existing.created_at if p.existing else 0)
+            or now
+        )
+        # An update from a source without times is dated now (unchanged notes are compared
+        # without their times, so this dates only real changes).
+        updated = item.updated_at or (now if p.existing is not None else created)
+        return Note(
+            id=p.id,
+            summary=item.summary,
+            body=body,
+            type=item.type,
+            tags=item.tags,
+            created_at=created,
+            updated_at=max(updated, created),
+            supersedes=item.supersedes,
+            private=item.private,
+            extra=tuple(extra.items()),
+        )
 
     # -- writing -------------------------------------------------------------------------
 
@@ -310,6 +334,34 @@ class Importer:
                 backups=backups,
             )
         )
+
+
+def _ref_text(item: Imported) -> Callable[[re.Match[str]], str]:
+    """`[[ref:N]]` -> the text its ref keeps when it names nothing."""
+
+    def text(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        return item.refs[index].text if index < len(item.refs) else match.group(0)
+
+    return text
+
+
+def _ref_link(
+    item: Imported, names: dict[str, str], known: set[str]
+) -> Callable[[re.Match[str]], str]:
+    """`[[ref:N]]` -> `[[id]]` of the imported or existing note it names, else its text."""
+
+    def link(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        if index >= len(item.refs):
+            return match.group(0)
+        ref = item.refs[index]
+        target = names.get(ref.target.casefold())
+        if target is None and ref.target in known:
+            target = ref.target
+        return f"[[{target}]]" if target is not None else ref.text
+
+    return link
 
 
 def _same(existing: Note, note: Note | None) -> bool:
