@@ -58,7 +58,7 @@ def test_entities_become_notes_with_observations_and_relations() -> None:
     ada = items["Ada Lovelace"]
     assert ada.summary == "Ada Lovelace (person)"
     assert ada.aliases == ("Ada Lovelace",)
-    assert ada.origin == "memory.jsonl"
+    assert ada.origin == "memory.jsonl:1 (Ada Lovelace)"
     assert resolved(ada) == (
         "- Leads the analytics team\n"
         "- Prefers written design reviews over meetings\n"
