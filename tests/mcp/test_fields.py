@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp_helpers import stdio_params
 
 from mcp import Client
@@ -57,7 +58,10 @@ def test_read_and_diff_name_their_revisions(env: tuple[Path, Path], memory: Memo
     anyio.run(main)
 
 
-def test_a_first_search_reports_index_progress(env: tuple[Path, Path], memory: Memory) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28, and the 2025-11-25 session
+def test_a_first_search_reports_index_progress(
+    env: tuple[Path, Path], memory: Memory, mode: str
+) -> None:
     project, home = env
     directory = memory.directory("project")
     directory.mkdir(parents=True, exist_ok=True)
@@ -80,7 +84,7 @@ def test_a_first_search_reports_index_progress(env: tuple[Path, Path], memory: M
         return record
 
     async def main() -> None:
-        async with Client(stdio_params(project, home)) as client:
+        async with Client(stdio_params(project, home), mode=mode) as client:
             result = await client.call_tool(
                 "memory_search", {"query": "staging", "limit": 20}, progress_callback=progress(0)
             )

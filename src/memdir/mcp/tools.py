@@ -508,7 +508,9 @@ _DESCRIPTIONS: dict[str, str] = {
         "Search the long-term memory notes of this project and user. Returns summaries, "
         "snippets and ids only (cheap): open a promising note with memory_read, or fetch "
         "matching passages with memory_retrieve. Search before writing a note, and try "
-        "synonyms or the user's other language when nothing matches."
+        "synonyms or the user's other language when nothing matches. `method` says how it "
+        "matched: hybrid (words and meaning) or lexical (words only, e.g. while vectors are "
+        "still being computed: a warning then says how far they are)."
     ),
     "memory_retrieve": (
         "Passages (chunks) of notes best matching a query, each with its note id, revision, "

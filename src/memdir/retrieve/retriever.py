@@ -20,11 +20,9 @@ memory from the files for this process, also with a warning. Such a stand-in is
 opened again after `STAND_IN_SECONDS`, in case the disk has room again. Writes
 (reindex, forget) still fail with the disk's error.
 
-A long-lived host (the MCP server) calls `embed_in_background`: from then on queries
-never embed; a worker thread (`memdir.retrieve.background`) fills the vectors, woken by
-every refresh that adds chunks, and while a scope's vectors are behind a hybrid query
-answers from the lexical index at once, with a warning saying how far they are
-(`memdir.retrieve.report` tells an observer which method ran). See docs/retrieval.md.
+A long-lived host (the MCP server) calls `embed_in_background`: queries then never embed,
+a worker thread fills the vectors, and while they are behind a query answers lexically at
+once, with a warning (`memdir.retrieve.report` says which method ran; docs/retrieval.md).
 
 Each query is analysed once (`memdir.index.query.analyse`) and its `SearchFilter`
 goes down into the index's SQL, so a filtered search needs no over-fetch.
@@ -300,9 +298,8 @@ class Retriever:
             self._embedder, self._embedder_loaded = embedder, True
 
     def embed_in_background(self) -> VectorFiller[str] | None:
-        """Fill missing vectors in a worker thread from now on (a long-lived host): queries
-        no longer embed, and answer lexically while vectors are behind. None when vector
-        search is off by configuration. `close` stops the worker."""
+        """Fill missing vectors in a worker thread from now on (None: vectors are off by
+        configuration); `close` stops it."""
         if self._embedder_loaded and self._embedder is None:
             return None
         if not self._embedder_loaded and self.embed_settings.provider == "none":
@@ -310,6 +307,7 @@ class Retriever:
         if self._filler is None:
             self._filler = VectorFiller(self._fill_step)
             self._filler.start()
+            self._filler.wake("")  # load the model now, not when the first query needs it
         return self._filler
 
     def _wake(self, store: ScopeStore) -> None:
@@ -319,6 +317,9 @@ class Retriever:
 
     def _fill_step(self, key: str) -> int:
         """One batch of the filler: embed a scope's next pending chunks; 0 when none is left."""
+        if key == "":
+            self._usable_embedder()
+            return 0
         store = self._filling.get(key)
         return 0 if store is None else self._embed_for_query(store, _BATCH)
 
@@ -496,21 +497,24 @@ class Retriever:
             return 0
 
     def _method_for(self, stores: Sequence[ScopeStore], chosen: SearchMethod) -> SearchMethod:
-        """The method a query runs now: with a background filler, lexical while vectors
-        are behind (the model still loading, or chunks without a vector), with a warning
-        saying how far they are; otherwise the one chosen."""
+        """The method a query runs now: with a background filler, lexical (and a warning)
+        while the model loads or chunks have no vector yet; otherwise the one chosen."""
         record(chosen, None)
         if chosen is SearchMethod.LEXICAL or self._filler is None:
             return chosen
-        usable = self._usable_embedder() if self._embedder_loaded else None
-        if self._embedder_loaded and usable is None:
+        if not self._embedder_loaded:  # the filler is loading the model
+            self._warn("the embedding model is still loading: this search matched words only")
+            record(SearchMethod.LEXICAL)
+            return SearchMethod.LEXICAL
+        usable = self._usable_embedder()
+        if usable is None:
             return chosen  # vectors are off or failing: `_ranked` answers by words, as before
         done = total = 0
         for store in stores:
             index = self.index(store)
-            if usable is not None and not index.pending(usable[1], limit=1):
+            if not index.pending(usable[1], limit=1):
                 continue
-            have, want = index.vector_progress(usable[1] if usable is not None else "")
+            have, want = index.vector_progress(usable[1])
             done, total = done + have, total + want
             self._wake(store)
         if done >= total:
