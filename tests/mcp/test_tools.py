@@ -109,3 +109,19 @@ def test_tool_errors_start_with_the_kind_and_carry_the_hint(memory: Memory) -> N
     assert "Error executing tool" not in message
     assert isinstance(SyncRefused("x"), Refused)
     assert not isinstance(result, MemdirError)
+
+
+def test_a_crash_is_an_internal_error_that_tells_nothing(memory: Memory) -> None:
+    import anyio
+    from mcp_types import CallToolResult
+
+    from memdir.mcp.tools import _wrap
+
+    def memory_crash() -> None:
+        raise RuntimeError("/home/someone/secret-path exploded")
+
+    result = anyio.run(_wrap(memory_crash, anyio.CapacityLimiter(1)))
+    assert isinstance(result, CallToolResult) and result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("internal: memory_crash failed unexpectedly")
+    assert "secret-path" not in text

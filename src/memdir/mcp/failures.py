@@ -94,7 +94,7 @@ _REMEDIES: dict[Remedy, str] = {
     Remedy.DOCTOR: "ask the user to run `memdir doctor`, which names the file and the fix",
     Remedy.BACKUPS: "ask the user to list the backups (`memdir backups`)",
     Remedy.AUDIT_VERIFY: "ask the user to check the audit log (`memdir audit verify`)",
-    Remedy.MCP_GRANT: "ask the user to run `memdir mcp grant` for a grant that allows it",
+    Remedy.MCP_GRANT: "ask the user for a new grant (`memdir mcp grant`)",
     Remedy.OTHER_PROJECT: "it belongs to another project: ask the user to work there",
     Remedy.UPGRADE: "ask the user to upgrade memdir",
 }
