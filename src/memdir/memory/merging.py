@@ -119,8 +119,13 @@ class Merging:
     ) -> tuple[ScopeStore, builtins.list[tuple[Note, str]]]:
         """The store and (note, revision) of each id; Refused when they are in two scopes."""
         found: builtins.list[tuple[ScopeStore, Note, str]] = []
-        for note_id in ids:
-            store, _ = self.stores.find(note_id, scope)
+        for typed in ids:
+            store, note = self.stores.find(typed, scope)  # a unique prefix names its note
+            note_id = note.id
+            if any(n.id == note_id for _, n, _ in found):
+                raise InvalidInput(
+                    f"note {note_id} is named twice: a note cannot be merged with itself"
+                )
             data = store.directory.read_bytes(note_id)
             if data is None:
                 raise NotFound(f"no note {note_id}")
