@@ -11,7 +11,10 @@ import pytest
 from memdir.cli.main import main
 from memdir.cli.mcp import GRANT_SCOPES
 from memdir.core.vocab import (
+    DraftKind,
+    ExportFormat,
     FindingKind,
+    ImportKind,
     KeepSide,
     NoteType,
     Scope,
@@ -29,6 +32,9 @@ VOCABULARY: dict[str, type[StrEnum]] = {
     "type_": NoteType,
     "keep": KeepSide,
     "kinds": FindingKind,
+    "kind": ImportKind,
+    "fmt": ExportFormat,
+    "draft": DraftKind,
 }
 
 

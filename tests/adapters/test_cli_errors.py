@@ -174,8 +174,10 @@ def _argv(command: click.Command, tmp: Path) -> list[str]:
     return argv
 
 
-# Commands that never open the project's Memory: the sync server's and the demo's own.
-NO_MEMORY = {("demo",), ("server",)}
+# Commands that never open the project's Memory: the sync server's and the demo's own, and
+# the MCP client tools that read or write a client's config or a bundle (they work while
+# memdir's own config is broken: that is when one checks a setup).
+NO_MEMORY = {("demo",), ("server",), ("mcp", "bundle"), ("mcp", "check"), ("mcp", "install")}
 LEAVES = [
     (path, command)
     for path, command in _leaves(main, ())
@@ -197,6 +199,7 @@ def test_every_command_reports_errors_in_the_form_asked(
         raise ConfigError("bad config", hint=Remedy.DOCTOR)
 
     monkeypatch.setattr(AppContext, "memory", broken)
+    monkeypatch.chdir(tmp_path)  # whatever a command writes by default lands here
     argv = [*path, *_argv(command, tmp_path)]
     human = cli(*argv)
     assert human.exit_code == 2, human.output

@@ -15,7 +15,7 @@ from rich.markup import escape
 from memdir.cli.errors import ErrorWithDetails, Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json
-from memdir.core.vocab import Scope, choices
+from memdir.core.vocab import DraftKind, Scope, choices
 from memdir.errors import EXIT_ERROR, DiskError, InvalidInput
 from memdir.results import FindingKind, MergePlan, MergeResult
 
@@ -102,7 +102,7 @@ _MAX_PLAN_BYTES = 16 << 20
 @click.argument("note_ids", metavar="ID ID...", nargs=-1, required=True)
 @click.option(
     "--draft",
-    type=click.Choice(["concat", "llm"]),
+    type=click.Choice(choices(DraftKind)),
     default="concat",
     show_default=True,
     help="Draft from all originals concatenated, or written by the [llm] model.",
@@ -162,8 +162,9 @@ def apply(plan_file: Path, yes: bool, as_json: bool) -> Outcome | None:
     changed, if any of its notes changed since it was written."""
     from memdir.tidy.merge import plan_from_json
 
+    memory = _memory()  # config errors first, as every command
     plan = plan_from_json(_read_json(plan_file))
-    return _confirm_and_apply(_memory(), plan, yes, as_json)
+    return _confirm_and_apply(memory, plan, yes, as_json)
 
 
 def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool) -> Outcome | None:

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, progress_bar
-from memdir.core.vocab import Scope, choices
+from memdir.core.vocab import ExportFormat, ImportKind, Scope, choices
 
 if TYPE_CHECKING:
     from memdir import Memory
@@ -18,9 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["export", "import_notes"]
 
-# Kept here as plain names (a test keeps them equal to memdir.importers.KINDS) so that
-# `--help` imports no reader.
-_KINDS = ("memdir", "claude-code", "basic-memory", "mcp-memory", "mem0", "codex", "markdown")
+_KINDS = click.Choice(choices(ImportKind))
 _SCOPES = click.Choice(choices(Scope))
 _SHOWN = 20  # refusals and problems listed before "and N more"
 
@@ -35,7 +33,7 @@ def _memory() -> Memory:
 @click.option(
     "--from",
     "kind",
-    type=click.Choice(_KINDS),
+    type=_KINDS,
     default=None,
     help="The kind of source (default: detected).",
 )
@@ -88,7 +86,7 @@ def _show_import(report: ImportReport) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["tar.gz", "zip", "markdown"]),
+    type=click.Choice(choices(ExportFormat)),
     default=None,
     help="Archive or plain folder (default: from OUT's name; a name without suffix: folder).",
 )

@@ -15,7 +15,10 @@ from memdir.errors import InvalidInput
 
 __all__ = [
     "AccessLevel",
+    "DraftKind",
+    "ExportFormat",
     "FindingKind",
+    "ImportKind",
     "KeepSide",
     "NoteType",
     "Scope",
@@ -38,6 +41,33 @@ class FindingKind(StrEnum):
     UNUSED = "unused"
     TOO_LONG = "too_long"
     CONTRADICTION = "contradiction"
+
+
+class DraftKind(StrEnum):
+    """How a merge's draft is made (§6): all originals concatenated, or by the `[llm]` model."""
+
+    CONCAT = "concat"
+    LLM = "llm"
+
+
+class ImportKind(StrEnum):
+    """The sources `memdir import` reads (§5), in the order detection tries them."""
+
+    MEMDIR = "memdir"
+    CLAUDE_CODE = "claude-code"
+    BASIC_MEMORY = "basic-memory"
+    MCP_MEMORY = "mcp-memory"
+    MEM0 = "mem0"
+    CODEX = "codex"
+    MARKDOWN = "markdown"
+
+
+class ExportFormat(StrEnum):
+    """What `memdir export` writes (§5): an archive, or a plain folder."""
+
+    TAR_GZ = "tar.gz"
+    ZIP = "zip"
+    MARKDOWN = "markdown"
 
 
 class SearchMode(StrEnum):

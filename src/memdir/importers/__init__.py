@@ -11,19 +11,15 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
+from memdir.core.vocab import ImportKind
 from memdir.errors import InvalidInput
 
 __all__ = ["KINDS", "detect", "reader"]
 
-#: kind -> module of `memdir.importers`
+#: kind -> module of `memdir.importers`, in `ImportKind` order (the order detect tries)
 KINDS: dict[str, str] = {
-    "memdir": "memdir_export",
-    "claude-code": "claude_code",
-    "basic-memory": "basic_memory",
-    "mcp-memory": "mcp_memory",
-    "mem0": "mem0",
-    "codex": "codex",
-    "markdown": "markdown",
+    kind.value: {"memdir": "memdir_export"}.get(kind.value, kind.value.replace("-", "_"))
+    for kind in ImportKind
 }
 
 

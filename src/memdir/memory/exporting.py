@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.core import Scope, parse_note, parse_scope
+from memdir.core.vocab import ExportFormat, choices
 from memdir.errors import DiskError, InvalidInput, MemdirError, disk_error
 from memdir.memory.stores import Stores
 from memdir.results import ExportReport
@@ -34,7 +35,7 @@ from memdir.store.atomic import atomic_write
 
 __all__ = ["EXPORT_FORMATS", "export"]
 
-EXPORT_FORMATS = ("tar.gz", "zip", "markdown")
+EXPORT_FORMATS = choices(ExportFormat)
 INDEX_NAME = "index.json"
 _FORMAT = "memdir-export"
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from memdir.config import Settings
 from memdir.core import Note, Scope, is_valid_id, parse_note, parse_scope
+from memdir.core.vocab import DraftKind, choices
 from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused
 from memdir.memory.stores import Stores
 from memdir.memory.syncing import commit_batch
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["DRAFT_KINDS", "MERGE_REASON", "Merging"]
 
 #: How a draft can be made: all originals concatenated, or by the `[llm]` model.
-DRAFT_KINDS = ("concat", "llm")
+DRAFT_KINDS = choices(DraftKind)
 #: The backup reason and audit action of a merge.
 MERGE_REASON = "merge"
 
