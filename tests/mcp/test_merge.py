@@ -38,6 +38,14 @@ def _merge(
     async def main() -> None:
         async with Client(stdio_params(project, home, *extra)) as client:
             for args in calls:
+                if args.get("confirm") and "plan_token" not in args:
+                    # As an agent does: the plan first (shown to the user), then confirm it.
+                    plan = {k: v for k, v in args.items() if k != "confirm"}
+                    err, out = await _call(client, "memory_merge", plan)
+                    if err:
+                        answers.append((err, out))
+                        continue
+                    args = {**args, "plan_token": out["plan_token"]}
                 answers.append(await _call(client, "memory_merge", args))
 
     anyio.run(main)
@@ -268,4 +276,21 @@ def test_a_note_held_back_by_a_sync_conflict_is_not_merged(
     for err, text in answers:
         assert err and text.startswith("conflict:"), text
         assert "held back by a sync conflict" in text and "nothing was merged" in text
+    assert _files(project, home) == before
+
+
+def test_confirm_needs_the_plans_token_and_refuses_a_stale_one(
+    env: tuple[Path, Path], memory: Memory
+) -> None:
+    project, home = env
+    kept, other = _pair(memory)
+    before = _files(project, home)
+    [(err, text)] = _merge(
+        project, home, {"ids": [kept, other], "confirm": True, "plan_token": None}
+    )
+    assert err and text.startswith("invalid:") and "plan_token" in text
+    [(err, text)] = _merge(
+        project, home, {"ids": [kept, other], "confirm": True, "plan_token": "0" * 32}
+    )
+    assert err and text.startswith("conflict:") and "changed since that plan" in text
     assert _files(project, home) == before

@@ -223,12 +223,6 @@ def _pair_again(memory: Memory, clock: StillClock) -> tuple[str, str]:
 # -- 5. MCP: the confirmed merge is not the plan the user agreed to -------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: memory_merge with confirm: true plans again from the notes as they are now; "
-    "nothing pins the revisions the user saw, so an edit made between the plan and the "
-    "confirm is deleted (only a backup keeps it) instead of the merge being refused",
-)
 def test_mcp_merge_confirm_refuses_notes_changed_since_the_plan(memory: Memory) -> None:
     from memdir.core import AccessLevel
     from memdir.mcp.access import CURRENT, Access

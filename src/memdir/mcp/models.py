@@ -347,4 +347,7 @@ class MergeOut(BaseModel):
         default_factory=list,
         description="notes edited here while the merge went to the sync server: kept as edited",
     )
+    plan_token: str | None = Field(
+        default=None, description="pass it back with confirm: true to apply this very plan"
+    )
     message: str

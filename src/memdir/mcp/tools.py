@@ -48,6 +48,7 @@ from memdir.memory import Memory
 from memdir.results import FindingKind, MergePlan, MergeResult
 from memdir.retrieve.report import current_progress, observing
 from memdir.tidy.merge import MAX_MERGED
+from memdir.tidy.merge import plan_token as merge_plan_token
 
 __all__ = ["PROGRESS", "TOOL_NAMES", "register_tools", "usable_tools"]
 
@@ -416,6 +417,15 @@ class MemoryTools:
             Field(description="The merged note's body (default: every original's, joined)."),
         ] = None,
         scope: Annotated[ScopeArg | None, Field(description="default: project, then user")] = None,
+        plan_token: Annotated[
+            str | None,
+            Field(
+                description=(
+                    "With confirm: true, the plan_token of the plan the user agreed to (from "
+                    "the call without confirm); refused if the notes changed since."
+                )
+            ),
+        ] = None,
     ) -> MergeOut:
         access = _access()
         access.require_delete_right()
@@ -431,13 +441,25 @@ class MemoryTools:
                 raise NotFound(f"no note {planned.id}")
         if plan.draft.private:  # only private originals make a private draft
             raise NotFound(f"no note {plan.keep}")
+        token = merge_plan_token(plan)
         if not confirm:
             return _merge_out(
                 plan,
                 None,
                 "Nothing was changed: this is the plan. Show it to the user; to apply it, call "
-                "memory_merge again with the same ids (and summary/body, if given) and "
-                "confirm: true.",
+                "memory_merge again with the same ids (and summary/body, if given), "
+                "confirm: true and this plan_token.",
+                token=token,
+            )
+        if plan_token is None:
+            raise InvalidInput(
+                "plan_token: call memory_merge without confirm first, show the plan to the "
+                "user, then confirm with the plan_token it returned"
+            )
+        if plan_token != token:
+            raise Conflict(
+                "the notes (or the summary/body) changed since that plan was made; nothing was "
+                "merged: call memory_merge without confirm again and show the new plan"
             )
         try:
             result = self.memory.apply_merge(plan)
@@ -482,7 +504,12 @@ def _backup_note(backup_id: str) -> str:
 
 
 def _merge_out(
-    plan: MergePlan, result: MergeResult | None, message: str, hidden: set[str] | None = None
+    plan: MergePlan,
+    result: MergeResult | None,
+    message: str,
+    hidden: set[str] | None = None,
+    *,
+    token: str | None = None,
 ) -> MergeOut:
     """The plan or the result, leaving out every note in `hidden` (private notes whose links
     a merge rewrote: MCP never names them) and their backups."""
@@ -499,6 +526,7 @@ def _merge_out(
             b for b in (result.backup_ids if result else ()) if _backup_note(b) not in hidden
         ],
         skipped=[i for i in (result.skipped if result else ()) if i not in hidden],
+        plan_token=token,
         message=message,
     )
 

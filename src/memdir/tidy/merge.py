@@ -16,6 +16,7 @@ draft in a plan file may be edited by hand before it is applied: it is checked a
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "keeper",
     "plan_from_json",
     "plan_to_json",
+    "plan_token",
     "relink",
 ]
 
@@ -253,6 +255,17 @@ def plan_from_json(data: Any) -> MergePlan:
     )
     check_plan_ids(plan)
     return plan
+
+
+def plan_token(plan: MergePlan) -> str:
+    """A digest of what a person agreed to: the notes' revisions and the draft. Applying
+    with a token that differs from the plan made now means something changed since."""
+    import hashlib
+
+    doc = plan_to_json(plan)
+    doc.pop("warnings", None)
+    text = json.dumps(doc, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 def check_plan_ids(plan: MergePlan) -> None:
