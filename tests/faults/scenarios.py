@@ -392,6 +392,128 @@ class SyncPull(Scenario):
         return None
 
 
+class TidyMerge(Scenario):
+    """`tidy merge`: the kept note rewritten, a second note deleted and a third relinked in
+    one batch. A failed merge leaves every file as it was; a kill may leave the merged and
+    relinked notes written before the removal (a duplicate), never a lost note."""
+
+    name = "tidy merge"
+    batch = True
+    keep, gone, linker = "pnpm-a", "pnpm-b", "ci-setup"
+    search = (("frozen", "ci-setup"),)
+
+    def prepare(self, root: Path) -> Case:
+        project, home = self.dirs(root)
+        with self.memory(project, home) as m:
+            m.remember("Use pnpm for installs", body="pnpm only, never npm.", id=self.keep)
+            m.remember("Installs use pnpm", body="Pin pnpm 9 in CI.", id=self.gone)
+            m.remember("CI setup", body=f"Frozen lockfile; see [[{self.gone}]].", id=self.linker)
+        argv = ["tidy", "merge", self.keep, self.gone, "--yes", "--json"]
+        return Case(self.name, root, project, home, argv, _snapshot(project, home))
+
+    def _merged(self, data: bytes) -> bool:
+        try:
+            note = parse_note(data, file_id=self.keep)
+        except Exception:
+            return False
+        return "pnpm only, never npm." in note.body and "Pin pnpm 9 in CI." in note.body
+
+    def _relinked(self, data: bytes) -> bool:
+        try:
+            note = parse_note(data, file_id=self.linker)
+        except Exception:
+            return False
+        return note.body == f"Frozen lockfile; see [[{self.keep}]]."
+
+    def new_state(self, case: Case, files: dict[str, bytes]) -> str | None:
+        keep, gone, linker = (f"project/{i}.md" for i in (self.keep, self.gone, self.linker))
+        off = self.unchanged(case, files, (keep, gone, linker))
+        if off:
+            return off
+        if gone in files:
+            return f"{gone} is still there"
+        if keep not in files or not self._merged(files[keep]):
+            return f"{keep} is not the merged note"
+        if linker not in files or not self._relinked(files[linker]):
+            return f"{linker} does not link to {self.keep}"
+        return None
+
+    def partial(self, case: Case, files: dict[str, bytes]) -> str | None:
+        """None when every file is whole (its old or its merge version) and nothing is lost."""
+        keep, gone, linker = (f"project/{i}.md" for i in (self.keep, self.gone, self.linker))
+        for name, data in files.items():
+            if data == case.before.get(name):
+                continue
+            if (name == keep and self._merged(data)) or (name == linker and self._relinked(data)):
+                continue
+            return f"{name} is neither its old nor its merged version: {data[:120]!r}"
+        if gone not in files and not (keep in files and self._merged(files[keep])):
+            return f"{gone} is gone but its text is in no note"
+        return None
+
+
+class Import(Scenario):
+    """`import` of a small mcp-memory graph: three notes in one batch, one linking another.
+    A failure leaves the files as they were; a kill leaves whole notes only."""
+
+    name = "import"
+    batch = True
+    search = (("blue", "ci-setup"),)
+    entities = (
+        ("Blue cluster", "deploys need a ticket"),
+        ("Rollbacks", "use the previous image tag"),
+        ("Release train", "leaves every Tuesday"),
+    )
+
+    def prepare(self, root: Path) -> Case:
+        project, home = self.dirs(root)
+        with self.memory(project, home) as m:
+            m.remember("CI setup", body="The blue cluster runs CI.", id="ci-setup")
+        source = root / "memory.jsonl"
+        lines = [
+            json.dumps({"type": "entity", "name": n, "entityType": "topic", "observations": [o]})
+            for n, o in self.entities
+        ]
+        lines.append(
+            json.dumps(
+                {
+                    "type": "relation",
+                    "from": "Rollbacks",
+                    "to": "Blue cluster",
+                    "relationType": "applies_to",
+                }
+            )
+        )
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        argv = ["import", str(source), "--from", "mcp-memory", "--json"]
+        return Case(self.name, root, project, home, argv, _snapshot(project, home))
+
+    def _whole(self, data: bytes) -> bool:
+        try:
+            note = parse_note(data)
+        except Exception:
+            return False
+        return any(o in note.body for _, o in self.entities)
+
+    def new_state(self, case: Case, files: dict[str, bytes]) -> str | None:
+        off = self.unchanged(case, files, ())
+        if off:
+            return off
+        added = [n for n in files if n not in case.before]
+        if len(added) != len(self.entities) or not all(self._whole(files[n]) for n in added):
+            return f"{len(added)} imported notes: {added}"
+        return None
+
+    def partial(self, case: Case, files: dict[str, bytes]) -> str | None:
+        off = self.unchanged(case, files, ())
+        if off:
+            return off
+        for name in files:
+            if name not in case.before and not self._whole(files[name]):
+                return f"{name} is not a whole imported note: {files[name][:120]!r}"
+        return None
+
+
 def scenarios(world: SyncWorld | None = None) -> list[Scenario]:
     return [
         RememberNew(),
@@ -400,5 +522,7 @@ def scenarios(world: SyncWorld | None = None) -> list[Scenario]:
         Purge(),
         Restore(),
         Reindex(),
+        TidyMerge(),
+        Import(),
         SyncPull(world),
     ]
