@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 
 from memdir.cli.options import json_option
-from memdir.cli.output import console, emit_json, progress_bar
+from memdir.cli.output import console, emit_json, print_columns, progress_bar
 from memdir.core.vocab import Scope, SearchMethod, SearchMode, choices
 
 if TYPE_CHECKING:
@@ -73,17 +73,12 @@ def search(
     if not hits:
         console.print("no matching notes")
         return
-    from rich.table import Table
-
-    table = Table()
-    for col in ("score", "id", "summary", "snippet"):
-        table.add_column(col, overflow="fold")
+    # Ids whole (never wrapped: they are copied into the next command); text shrinks.
+    rows = []
     for h in hits:
-        summary = escape(h.summary)
-        if h.superseded_by:
-            summary += f" [dim](superseded by {h.superseded_by})[/]"
-        table.add_row(f"{h.score:.3f}", h.note_id, summary, escape(h.snippet))
-    console.print(table)
+        summary = h.summary + (f" (superseded by {h.superseded_by})" if h.superseded_by else "")
+        rows.append((f"{h.score:.3f}", h.note_id, summary, h.snippet))
+    print_columns(("score", "id", "summary", "snippet"), rows, flexible=(2, 3))
 
 
 @click.command()
