@@ -532,12 +532,6 @@ def test_apply_preview_prints_no_credential_in_tags(
 # -- 10. relinking misses notes above memory.maxNotes --------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: apply relinks only the loaded notes (Stores.all_notes): above "
-    "memory.maxNotes a note that is not loaded keeps its [[deleted-id]] link, which now "
-    "names no note",
-)
 def test_a_merge_relinks_notes_above_max_notes(project: Path, home: Path) -> None:
     from memdir.core import Note, render_note
 

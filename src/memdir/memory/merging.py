@@ -219,23 +219,24 @@ class Merging:
         merged = self._merged(plan, originals[plan.keep])
         writes: dict[str, Note | None] = {plan.keep: merged, **dict.fromkeys(gone)}
         now = self._clock()
-        for note in self.stores.all_notes(plan.scope):
-            if note.id in expected or not gone.intersection(note.links):
+        # Every note file of the scope, loaded or not (above memory.maxNotes too), read
+        # once: the bytes whose revision the batch is checked against, so an edit after
+        # this read is kept, never overwritten.
+        for note_id in sorted(store.directory.ids_on_disk()):
+            if note_id in expected:
                 continue
-            # The note as these very bytes say (it may have been edited since it was listed):
-            # the batch is checked against their revision, so an edit after this is kept.
-            data = store.directory.read_bytes(note.id)
-            if data is None:
+            data = store.directory.read_bytes(note_id)
+            if data is None or not any(f"[[{g}]]".encode() in data for g in gone):
                 continue
             try:
-                current = parse_note(data, file_id=note.id)
+                current = parse_note(data, file_id=note_id)
             except MemdirError:
                 continue  # not parseable now: left alone (memdir doctor reports it)
             if not gone.intersection(current.links):
                 continue
             body = relink(current.body, gone, plan.keep)
-            writes[note.id] = replace(current, body=body, updated_at=now)
-            expected[note.id] = revision_of(data)
+            writes[note_id] = replace(current, body=body, updated_at=now)
+            expected[note_id] = revision_of(data)
         relinked = tuple(sorted(i for i in writes if i not in originals))
         self._check_not_held(plan.scope, writes)
         # One entry for the kept note and one per deleted note (the ids alone can outgrow
