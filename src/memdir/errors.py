@@ -26,6 +26,12 @@ A lower layer says what happened in the message and, when the caller can do some
 about it, attaches a `Remedy` as `hint`; each adapter renders the hint in its own terms
 (a command for the CLI, a sentence naming the tool or the user's step for MCP). Messages
 themselves never spell out CLI syntax.
+
+Each class also has a `kind` (`ErrorKind`), the word the MCP tools and the web page's API
+answer with (`kind_of`): ``invalid`` (InvalidInput), ``not_found``, ``refused`` (Refused
+and below), ``conflict``, ``busy``, ``disk``, ``damaged`` (ParseError, IntegrityError),
+``unavailable`` (SyncFailed, and the embedder's errors in memdir.embed); anything else is
+``internal``.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ __all__ = [
     "ConfigError",
     "Conflict",
     "DiskError",
+    "ErrorKind",
     "IncompatibleVersion",
     "IntegrityError",
     "InvalidInput",
@@ -65,6 +72,7 @@ __all__ = [
     "describe",
     "disk_error",
     "exit_code_for",
+    "kind_of",
 ]
 
 EXIT_OK = 0
@@ -77,6 +85,29 @@ EXIT_BUSY = 6
 EXIT_INTEGRITY = 7
 EXIT_SYNC = 8
 EXIT_DISK = 9
+
+
+class ErrorKind(StrEnum):
+    """What kind of failure an error is, as the MCP tools and the web API name it."""
+
+    #: An argument is malformed (a wrong type, an id that cannot be one, a bad value).
+    INVALID = "invalid"
+    #: No note, revision or backup by that name (or one this caller may not see).
+    NOT_FOUND = "not_found"
+    #: Understood but not allowed: access, the credential guard, a limit, sync refusing.
+    REFUSED = "refused"
+    #: The state changed under the request: read again, then retry.
+    CONFLICT = "conflict"
+    #: Another process holds the note directory's lock: retry in a moment.
+    BUSY = "busy"
+    #: The disk refused: full, read-only, an I/O error.
+    DISK = "disk"
+    #: A file memdir keeps cannot be read as one: a damaged note, index or log.
+    DAMAGED = "damaged"
+    #: A service memdir needs is not answering: the sync server or the embedder.
+    UNAVAILABLE = "unavailable"
+    #: A failure memdir did not expect (a bug): the log has the details.
+    INTERNAL = "internal"
 
 
 class Remedy(StrEnum):
@@ -121,6 +152,8 @@ class MemdirError(Exception):
     """Raised for any failure memdir reports on purpose; the root of the tree."""
 
     exit_code: int = EXIT_ERROR
+    #: What kind of failure it is (`kind_of`); subclasses that memdir raises set their own.
+    kind: ErrorKind = ErrorKind.INTERNAL
     #: What the caller can do next (set by `__init__`; the class default is "nothing").
     hint: Remedy | None = None
 
@@ -134,6 +167,7 @@ class InvalidInput(MemdirError):
     """Raised when an id, argument or value is malformed (traversal ids, bad types, …)."""
 
     exit_code = EXIT_USAGE
+    kind = ErrorKind.INVALID
 
 
 class ConfigError(InvalidInput):
@@ -144,12 +178,14 @@ class NotFound(MemdirError):
     """Raised when no note, revision or backup matches the name given."""
 
     exit_code = EXIT_NOT_FOUND
+    kind = ErrorKind.NOT_FOUND
 
 
 class Refused(MemdirError):
     """Raised when a request is understood but not allowed; nothing was written."""
 
     exit_code = EXIT_REFUSED
+    kind = ErrorKind.REFUSED
 
 
 class SecretRefused(Refused):
@@ -172,28 +208,34 @@ class Conflict(MemdirError):
     """Raised when the state changed under a request (a stale plan, a case-only id clash)."""
 
     exit_code = EXIT_CONFLICT
+    kind = ErrorKind.CONFLICT
 
 
 class Busy(MemdirError):
     """Raised when another process holds a note directory's write lock past the timeout."""
 
     exit_code = EXIT_BUSY
+    kind = ErrorKind.BUSY
 
 
 class ParseError(MemdirError):
     """Raised when a note file cannot be parsed (bad JSON, no frontmatter, invalid UTF-8)."""
+
+    kind = ErrorKind.DAMAGED
 
 
 class IntegrityError(MemdirError):
     """Raised when a verification fails: a broken audit chain, a forget that left traces."""
 
     exit_code = EXIT_INTEGRITY
+    kind = ErrorKind.DAMAGED
 
 
 class SyncFailed(MemdirError):
     """Raised when the sync server cannot be reached or fails (5xx, timeouts); notes stay safe."""
 
     exit_code = EXIT_SYNC
+    kind = ErrorKind.UNAVAILABLE
 
     def __init__(
         self, message: str, *, retry_after: float | None = None, hint: Remedy | None = None
@@ -206,6 +248,7 @@ class DiskError(MemdirError):
     """Raised when the disk refuses a read or write: full, read-only, an I/O error, no access."""
 
     exit_code = EXIT_DISK
+    kind = ErrorKind.DISK
 
 
 #: The errno values that mean "the disk (or its permissions) refused", in plain words.
@@ -267,6 +310,11 @@ def describe(error: BaseException) -> str:
     text = str(error) or type(error).__name__
     hint = error.hint if isinstance(error, MemdirError) else None
     return f"{text} ({_PLAIN[hint]})" if hint is not None else text
+
+
+def kind_of(error: BaseException) -> ErrorKind:
+    """The kind of a failure (`internal` for anything memdir did not raise on purpose)."""
+    return error.kind if isinstance(error, MemdirError) else ErrorKind.INTERNAL
 
 
 def exit_code_for(error: BaseException) -> int:

@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from memdir.errors import MemdirError
+from memdir.errors import ErrorKind, MemdirError
 
 __all__ = [
     "Embedder",
@@ -31,9 +31,13 @@ Vector = npt.NDArray[np.float32]
 class EmbedderUnavailable(MemdirError):
     """Raised when an embedder cannot run: model missing or failing its hash check, bad endpoint."""
 
+    kind = ErrorKind.UNAVAILABLE
+
 
 class EmbeddingFailed(MemdirError):
     """Raised when a request fails after bounded retries or unusable vectors come back (no keys)."""
+
+    kind = ErrorKind.UNAVAILABLE
 
 
 @dataclass(frozen=True, slots=True)

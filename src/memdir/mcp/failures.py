@@ -2,11 +2,11 @@
 
 A failing call is a tool error (`isError`) whose text begins with its kind — `invalid:`,
 `not_found:`, `refused:`, `conflict:`, `busy:`, `disk:`, `damaged:`, `unavailable:` or
-`internal:` (`ErrorKind`; every memdir error class maps to one) — then memdir's message
-and what the agent can do next in MCP terms: a tool to call, or a step to ask the user
-for. Arguments are checked against each tool's own signature before the SDK sees them,
-so a wrong type reads `invalid: limit: expected an integer from 1 to 50`, not a pydantic
-dump.
+`internal:` (`memdir.errors.ErrorKind`, which the web page's API shares; every memdir
+error class has one) — then memdir's message and what the agent can do next in MCP terms:
+a tool to call, or a step to ask the user for. Arguments are checked against each tool's
+own signature before the SDK sees them, so a wrong type reads `invalid: limit: expected an
+integer from 1 to 50`, not a pydantic dump.
 """
 
 from __future__ import annotations
@@ -16,27 +16,12 @@ import inspect
 import json
 import typing
 from collections.abc import Callable, Mapping
-from enum import StrEnum
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError, create_model
 
-from memdir.embed import EmbedderUnavailable, EmbeddingFailed
-from memdir.errors import (
-    Busy,
-    Conflict,
-    DiskError,
-    IntegrityError,
-    InvalidInput,
-    MemdirError,
-    NotFound,
-    ParseError,
-    Refused,
-    Remedy,
-    SecretRefused,
-    SyncFailed,
-)
+from memdir.errors import ErrorKind, MemdirError, Remedy, SecretRefused, kind_of
 
 __all__ = [
     "ErrorKind",
@@ -47,44 +32,6 @@ __all__ = [
     "remedy_text",
 ]
 
-
-class ErrorKind(StrEnum):
-    """The first word of a tool error: what kind of failure it is."""
-
-    #: An argument is malformed (a wrong type, an id that cannot be one, a bad value).
-    INVALID = "invalid"
-    #: No note, revision or backup by that name (or one this caller may not see).
-    NOT_FOUND = "not_found"
-    #: Understood but not allowed: access, the credential guard, a limit, sync refusing.
-    REFUSED = "refused"
-    #: The state changed under the request: read again, then retry.
-    CONFLICT = "conflict"
-    #: Another process holds the note directory's lock: retry in a moment.
-    BUSY = "busy"
-    #: The disk refused: full, read-only, an I/O error.
-    DISK = "disk"
-    #: A file memdir keeps cannot be read as one: a damaged note, index or log.
-    DAMAGED = "damaged"
-    #: A service memdir needs is not answering: the sync server or the embedder.
-    UNAVAILABLE = "unavailable"
-    #: A failure memdir did not expect (a bug): the server's log has the details.
-    INTERNAL = "internal"
-
-
-#: Each memdir error class and its kind, most specific first (any other: `internal`).
-_KINDS: tuple[tuple[type[MemdirError], ErrorKind], ...] = (
-    (InvalidInput, ErrorKind.INVALID),  # ConfigError too
-    (NotFound, ErrorKind.NOT_FOUND),
-    (Refused, ErrorKind.REFUSED),  # SecretRefused, LimitExceeded, SyncRefused, …
-    (Conflict, ErrorKind.CONFLICT),
-    (Busy, ErrorKind.BUSY),
-    (DiskError, ErrorKind.DISK),
-    (ParseError, ErrorKind.DAMAGED),
-    (IntegrityError, ErrorKind.DAMAGED),
-    (SyncFailed, ErrorKind.UNAVAILABLE),  # RateLimited too
-    (EmbedderUnavailable, ErrorKind.UNAVAILABLE),
-    (EmbeddingFailed, ErrorKind.UNAVAILABLE),
-)
 
 #: What an agent can do about an error, in its own terms (the CLI says it as a command).
 _REMEDIES: dict[Remedy, str] = {
@@ -114,11 +61,6 @@ _NEXT: dict[ErrorKind, str] = {
 def remedy_text(hint: Remedy) -> str:
     """The agent-facing sentence for a remedy."""
     return _REMEDIES[hint]
-
-
-def kind_of(exc: BaseException) -> ErrorKind:
-    """The kind of a failure (`internal` for anything memdir did not raise on purpose)."""
-    return next((kind for cls, kind in _KINDS if isinstance(exc, cls)), ErrorKind.INTERNAL)
 
 
 def error_text(exc: MemdirError) -> str:
