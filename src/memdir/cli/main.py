@@ -130,6 +130,11 @@ COMMANDS: dict[str, CommandSpec] = {
             "List what needs tidying: same topic, broken links, missing files, unused, too long, "
             "contradictions (then: dismiss, merge, apply, auto).",
         ),
+        (
+            "ui",
+            "ui:ui",
+            "Serve the memory page on 127.0.0.1 and open it (read, search, edit, tidy, sync).",
+        ),
     )
 }
 

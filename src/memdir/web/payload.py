@@ -1,0 +1,125 @@
+"""The JSON the web API answers with: notes, note views, search hits and plain results.
+
+Shapes are those of docs/web.md; times are Unix milliseconds, enums their values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memdir.core import Note
+from memdir.errors import ErrorKind, MemdirError, SecretRefused, kind_of
+from memdir.results import CurrentNote, Hit, LinkReport
+from memdir.web.render import render_body
+
+__all__ = ["STATUS", "error_body", "hit_json", "jsonable", "note_json", "view_json"]
+
+#: The HTTP status of each error kind (docs/web.md).
+STATUS: dict[ErrorKind, int] = {
+    ErrorKind.INVALID: 400,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.REFUSED: 422,
+    ErrorKind.CONFLICT: 409,
+    ErrorKind.BUSY: 423,
+    ErrorKind.DISK: 507,
+    ErrorKind.DAMAGED: 500,
+    ErrorKind.UNAVAILABLE: 503,
+    ErrorKind.INTERNAL: 500,
+}
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON data from results: dataclasses, enums, paths, tuples (paths as text)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if isinstance(value, Note):
+            return note_json(value)
+        out = {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name in ("deletes", "dangling", "conflicts", "changed"):
+            attr = getattr(type(value), name, None)
+            if isinstance(attr, property):
+                out[name] = jsonable(getattr(value, name))
+        return out
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def note_json(note: Note, revision: str | None = None) -> dict[str, Any]:
+    """A note without its body (`revision` None where the caller has none: lists)."""
+    return {
+        "id": note.id,
+        "scope": note.scope.value if note.scope else None,
+        "summary": note.summary,
+        "type": note.type.value if note.type else None,
+        "tags": list(note.tags),
+        "created": note.created_at,
+        "updated": note.updated_at,
+        "supersedes": list(note.supersedes),
+        "private": note.private,
+        "revision": revision,
+        "hash": note.hash,
+    }
+
+
+def view_json(current: CurrentNote, links: LinkReport, superseded_by: list[str]) -> dict[str, Any]:
+    """The note view: the note, its body raw and rendered, links, backlinks, superseded_by."""
+    note = current.note
+    out = note_json(note, current.revision)
+    out["scope"] = current.scope.value
+    resolved = {link.target: link.summary for link in links.outgoing if link.scope is not None}
+    out["body"] = note.body
+    out["html"] = render_body(note.body, resolved)
+    out["links"] = [_link(link) for link in links.outgoing]
+    out["backlinks"] = [_link(link) for link in links.backlinks]
+    out["superseded_by"] = superseded_by
+    return out
+
+
+def _link(link: Any) -> dict[str, Any]:
+    return {
+        "target": link.target,
+        "scope": link.scope.value if link.scope else None,
+        "summary": link.summary,
+    }
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    """One search hit."""
+    return {
+        "id": hit.note_id,
+        "scope": hit.scope.value,
+        "summary": hit.summary,
+        "snippet": hit.snippet,
+        "score": hit.score,
+        "superseded_by": hit.superseded_by,
+        "match": hit.match,
+        "type": hit.type.value if hit.type else None,
+        "tags": list(hit.tags),
+    }
+
+
+def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
+    """The status and `{"error": {"kind", "message", "hint"}}` of a failure (`hint`: a
+    `memdir.errors.Remedy` value or None). memdir's messages never hold a secret (the guard
+    names the kind and line only); anything memdir did not raise on purpose is said
+    without its details."""
+    kind = kind_of(exc)
+    hint: str | None = None
+    if isinstance(exc, MemdirError):
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, SecretRefused):
+            message = f"the credential guard found a secret: {message}"
+        hint = exc.hint.value if exc.hint is not None else None
+    else:
+        message = "the memory page failed unexpectedly; the terminal running memdir ui says why"
+    return STATUS[kind], {"error": {"kind": kind.value, "message": message, "hint": hint}}
