@@ -230,7 +230,7 @@ class Api:
         try:
             return JSONResponse(await anyio.to_thread.run_sync(run, limiter=self._limiter))
         except _Stale as stale:
-            return _conflict(stale, stale.current)
+            return _conflict(stale.error, stale.current)
         except Conflict as exc:  # changed between the check and the write: show it now
             try:
                 view = await anyio.to_thread.run_sync(
@@ -509,14 +509,15 @@ class _ScopesFailed(Exception):
         self.errors = errors
 
 
-class _Stale(Conflict):
+class _Stale(Exception):
     """Raised when a save names a revision the file is no longer at (with the note now)."""
 
     def __init__(self, current: dict[str, Any]) -> None:
-        super().__init__(
+        self.error = Conflict(
             f"note {current['id']} changed since it was opened; nothing was written (both "
             "versions are shown: yours, and the one on disk now)"
         )
+        super().__init__(str(self.error))
         self.current = current
 
 
@@ -545,7 +546,7 @@ def failure(exc: BaseException) -> Response:
 def _written(
     note: Note, revision: str, dangling: tuple[str, ...], result: Any | None
 ) -> dict[str, Any]:
-    out = note_json(note, revision)
+    out = note_json(note, revision, with_hash=True)
     out["dangling_links"] = list(dangling)
     if result is not None:
         out["new_note"] = result.created

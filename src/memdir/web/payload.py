@@ -36,7 +36,7 @@ def jsonable(value: Any) -> Any:
     """Plain JSON data from results: dataclasses, enums, paths, tuples (paths as text)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if isinstance(value, Note):
-            return note_json(value)
+            return note_json(value, with_hash=True)
         out = {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
         for name in ("deletes", "dangling", "conflicts", "changed"):
             attr = getattr(type(value), name, None)
@@ -54,9 +54,12 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def note_json(note: Note, revision: str | None = None) -> dict[str, Any]:
-    """A note without its body (`revision` None where the caller has none: lists)."""
-    return {
+def note_json(
+    note: Note, revision: str | None = None, *, with_hash: bool = False
+) -> dict[str, Any]:
+    """A note without its body (`revision` None where the caller has none: lists); its
+    content `hash` too with `with_hash` (computed, so left out of long lists)."""
+    out = {
         "id": note.id,
         "scope": note.scope.value if note.scope else None,
         "summary": note.summary,
@@ -67,14 +70,16 @@ def note_json(note: Note, revision: str | None = None) -> dict[str, Any]:
         "supersedes": list(note.supersedes),
         "private": note.private,
         "revision": revision,
-        "hash": note.hash,
     }
+    if with_hash:
+        out["hash"] = note.hash
+    return out
 
 
 def view_json(current: CurrentNote, links: LinkReport, superseded_by: list[str]) -> dict[str, Any]:
     """The note view: the note, its body raw and rendered, links, backlinks, superseded_by."""
     note = current.note
-    out = note_json(note, current.revision)
+    out = note_json(note, current.revision, with_hash=True)
     out["scope"] = current.scope.value
     resolved = {link.target: link.summary for link in links.outgoing if link.scope is not None}
     out["body"] = note.body
