@@ -122,6 +122,8 @@ class Watch:
         assert self.dialogs == [], self.dialogs
         assert self.foreign == [], self.foreign
         assert self.pwned() is None
+        blocked = [m for m in self.console_errors if "Content Security Policy" in m]
+        assert blocked == [], blocked
 
 
 def screenshot(page: Page, name: str, tmp_path: Path, *, full_page: bool = True) -> Path:

@@ -523,7 +523,8 @@ def test_a_real_sync_conflict_resolved_in_the_conflict_view(
     expect(editor.locator(".server")).to_contain_text("8 spaces")
     screenshot(page, "conflicts", tmp_path)
     editor.locator(".keep-local").click()
-    expect(editor).to_contain_text(f"Resolved {keep}")
+    expect(page.locator("#conflict-result")).to_contain_text(f"Resolved {keep}")
+    expect(editor).to_have_count(0)
     shell = page.locator(f".conflict[data-conflict={by_hand}]")
     shell.get_by_text("Merge by hand").click()
     text = shell.locator(".hand-merge")
@@ -531,7 +532,8 @@ def test_a_real_sync_conflict_resolved_in_the_conflict_view(
     local = shell.locator(".local pre").inner_text()
     text.fill(local.replace("fish", "fish, or bash on servers"))
     shell.locator(".save-merge").click()
-    expect(shell).to_contain_text(f"Resolved {by_hand}")
+    expect(page.locator("#conflict-result")).to_contain_text(f"Resolved {by_hand}")
+    expect(items).to_have_count(0)
     assert disk.sync_conflicts() == []
     assert "2 spaces" in disk.read(keep).body
     assert "fish, or bash on servers" in disk.read(by_hand).body

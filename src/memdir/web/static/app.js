@@ -65,6 +65,18 @@ function splitList(text) {
     .map((s) => s.trim())
     .filter(Boolean);
 }
+// What an action said (restored, synced, resolved), per page, kept across live refreshes
+// of that page and dropped when the person goes elsewhere.
+const results = new Map();
+function resultArea(name, id) {
+  const out = h("div", { id, "aria-live": "polite" });
+  if (results.has(name)) out.append(results.get(name));
+  return out;
+}
+function showResult(name, out, node) {
+  results.set(name, node);
+  out.replaceChildren(node);
+}
 function setStatus(text) {
   $("#status").textContent = text || "";
 }
@@ -883,6 +895,8 @@ async function viewTidy(route, current) {
     findings.length ? list : h("p", { class: "empty", text: "Nothing to tidy up." }),
   );
   view.refresh = () => viewTidy(route, current);
+  // An open merge draft is never thrown away by a live refresh.
+  view.dirty = () => !!main().querySelector(".merge-draft");
 }
 
 function findingItem(f) {
@@ -1008,7 +1022,7 @@ async function viewBackups(route, current) {
   const data = await api("GET", "backups");
   if (!current()) return;
   const backups = data.backups || [];
-  const out = h("div", { id: "backup-result", "aria-live": "polite" });
+  const out = resultArea("backups", "backup-result");
   const rows = backups.map((b) =>
     h(
       "tr",
@@ -1043,7 +1057,9 @@ async function viewBackups(route, current) {
                       const r = await api("POST", `backups/${encodeURIComponent(b.id)}/restore`);
                       close();
                       const id = (r.note && r.note.id) || b.note_id;
-                      out.replaceChildren(
+                      showResult(
+                        "backups",
+                        out,
                         h("p", { class: "ok", role: "status" }, "Restored ",
                           h("a", { href: noteHref(id, r.note && r.note.scope), text: id }), "."),
                       );
@@ -1085,7 +1101,7 @@ function pullCounts(s) {
 async function viewSync(route, current) {
   const status = await api("GET", "sync");
   if (!current()) return;
-  const out = h("div", { id: "sync-result", "aria-live": "polite" });
+  const out = resultArea("sync", "sync-result");
   const scopes = status.scopes || [];
   const toggle = h("button", {
     type: "button",
@@ -1114,8 +1130,8 @@ async function viewSync(route, current) {
       out.replaceChildren(h("p", { text: "Syncing…" }));
       try {
         const run = await api("POST", "sync/now");
+        results.set("sync", syncRunView(run));
         await viewSync(route, current);
-        $("#sync-result").replaceChildren(syncRunView(run));
       } catch (err) {
         now.disabled = false;
         out.replaceChildren(errorBox(err, "sync failed"));
@@ -1194,16 +1210,19 @@ async function viewConflicts(route, current) {
   if (!current()) return;
   const conflicts = data.conflicts || [];
   const list = h("div", { id: "conflicts" });
-  for (const c of conflicts) list.append(conflictItem(c));
+  const out = resultArea("conflicts", "conflict-result");
+  for (const c of conflicts) list.append(conflictItem(c, out));
   page(
     "Sync conflicts",
     h("p", { class: "count", text: `${conflicts.length} held back` }),
+    out,
     conflicts.length ? list : h("p", { class: "empty", text: "No conflicts." }),
   );
   view.refresh = () => viewConflicts(route, current);
+  view.dirty = () => !!main().querySelector(".conflict details[open]");
 }
 
-function conflictItem(c) {
+function conflictItem(c, done) {
   const col = (title, text, cls) =>
     h(
       "section",
@@ -1217,9 +1236,13 @@ function conflictItem(c) {
   const resolve = async (payload) => {
     try {
       await api("POST", "sync/resolve", { id: c.id, scope: c.scope, ...payload });
-      setStatus(`Resolved ${c.id}.`);
-      item.replaceChildren(h("p", { class: "ok", role: "status" }, `Resolved ${c.id}. `,
-        h("a", { href: noteHref(c.id, c.scope), text: "Open the note" })));
+      showResult(
+        "conflicts",
+        done,
+        h("p", { class: "ok", role: "status" }, `Resolved ${c.id}. `,
+          h("a", { href: noteHref(c.id, c.scope), text: "Open the note" })),
+      );
+      item.remove();
     } catch (err) {
       out.replaceChildren(errorBox(err, "not resolved"));
     }
@@ -1336,6 +1359,7 @@ function start() {
     }
   });
   window.addEventListener("hashchange", () => {
+    results.clear();
     render().then(() => {
       // Move focus to the new page (for keyboards and screen readers) unless the page
       // itself put it somewhere, or the person is typing a search.
