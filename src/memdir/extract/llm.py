@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import httpx
 
 from memdir.config import LlmSettings
-from memdir.errors import MemdirError
+from memdir.errors import ErrorKind, MemdirError
 from memdir.outbound import RequestFailed, api_key, endpoint, post_json
 
 __all__ = ["ChatClient", "ChatFailed", "ChatUnavailable", "HttpChatClient", "client_from_settings"]
@@ -34,9 +34,13 @@ _MAX_ANSWER_BYTES = 4 << 20
 class ChatUnavailable(MemdirError):
     """Raised when no usable chat endpoint is configured (URL, model or key variable)."""
 
+    kind = ErrorKind.UNAVAILABLE
+
 
 class ChatFailed(MemdirError):
     """Raised when a chat request fails after the allowed retries, or its answer is unusable."""
+
+    kind = ErrorKind.UNAVAILABLE
 
 
 class ChatClient(Protocol):
