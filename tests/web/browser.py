@@ -90,6 +90,8 @@ class Watch:
         self.dialogs: list[str] = []
         self.foreign: list[str] = []
         self.requests: list[str] = []
+        #: (url, Authorization header or None) of every request to /api/
+        self.api_calls: list[tuple[str, str | None]] = []
         self.console_errors: list[str] = []
         page.on("dialog", self._dialog)
         page.on("request", self._request)
@@ -103,6 +105,8 @@ class Watch:
     def _request(self, request: Request) -> None:
         self.requests.append(request.url)
         parts = urlsplit(request.url)
+        if parts.path.startswith("/api/"):
+            self.api_calls.append((request.url, request.headers.get("authorization")))
         if parts.scheme in ("data", "blob", "about"):
             if parts.scheme != "about":
                 self.foreign.append(request.url)

@@ -112,7 +112,11 @@ def test_the_token_moves_to_session_storage_and_the_list_shows_both_scopes(
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text(u)
     screenshot(page, "list", tmp_path)
-    # every API request carried the token, and only the API got it
+    # every API request carried the token in its header, none in its address
+    assert watch.api_calls
+    for url, header in watch.api_calls:
+        assert header == f"Bearer {ui_server.token}", url
+        assert ui_server.token not in url
     watch.check()
 
 
@@ -754,3 +758,17 @@ def test_readme_screenshot(
     out = screenshot(page, "readme", tmp_path, full_page=False)
     assert out.stat().st_size > 10_000
     watch.check()
+
+
+def test_without_a_browser_the_tests_skip_or_fail_when_one_is_required(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import browser as helper
+
+    monkeypatch.setattr(helper, "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.delenv("MEMDIR_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no-chromium is missing"):
+        helper.require_browser()
+    monkeypatch.setenv("MEMDIR_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="MEMDIR_REQUIRE_BROWSER=1"):
+        helper.require_browser()
