@@ -334,7 +334,7 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
     server = build_server(memory, gate)
     # A long-lived process: vectors are filled in a worker thread, so no query waits for
     # the embedder (a search answers from the lexical index while they are behind).
-    filler = memory.retrieval.embed_in_background()
+    filler = memory.embed_in_background()
     # Signed in to a sync server: this long-running process syncs in the background (§7.2).
     status = memory.sync_status()
     coordinator = memory.background_sync() if status.server and status.enabled else None

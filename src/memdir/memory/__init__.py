@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         Retriever,
         SearchFilter,
     )
+    from memdir.retrieve.background import VectorFiller
     from memdir.sync.batch import BatchResult
     from memdir.sync.replica import ConflictView, Replica, Resolution, SyncRun, SyncStatus
     from memdir.sync.scheduler import SyncCoordinator
@@ -244,6 +245,19 @@ class Memory:
             self.warnings.append(message)
 
     # -- scopes -------------------------------------------------------------------------
+
+    def file_stamps(
+        self, scope: Scope | str | None = None
+    ) -> dict[Scope, dict[str, tuple[int, int, int]]]:
+        """(size, mtime_ns, inode) of every note file of `scope` (None: each open scope), by
+        id, without reading any file: what a long-lived page polls to see that a note
+        changed here, in another process or in an editor."""
+        return {s.scope: s.directory.stamps()[0] for s in self.stores.chosen(scope)}
+
+    def embed_in_background(self) -> VectorFiller[str] | None:
+        """In a long-lived host: fill missing vectors in a worker thread from now on, so no
+        query waits for the embedder (None: vectors are off); `close` stops it."""
+        return self.retrieval.embed_in_background()
 
     @property
     def scopes(self) -> tuple[Scope, ...]:

@@ -141,9 +141,8 @@ class Api:
             # Size, mtime and inode of every note file, no file read: any write here, in
             # another tab or process, or in an editor changes it.
             digest = hashlib.sha256()
-            for store in self.memory.stores.chosen(None):
-                stamps, over = store.directory.stamps()
-                digest.update(f"{store.scope.value}:{over}\n".encode())
+            for scope, stamps in self.memory.file_stamps().items():
+                digest.update(f"{scope.value}:{len(stamps)}\n".encode())
                 for note_id in sorted(stamps):
                     digest.update(f"{note_id} {stamps[note_id]}\n".encode())
             return {"stamp": digest.hexdigest()[:32]}
@@ -444,7 +443,7 @@ class Api:
         errors: dict[str, dict[str, Any]] = {}
         first: MemdirError | None = None
         for one in scopes:
-            before, _ = self.memory.stores.store(one).directory.stamps()
+            before = self.memory.file_stamps(one)[one]
             try:
                 run = self.memory.sync(one)
             except (SyncFailed, Conflict) as exc:
