@@ -281,6 +281,8 @@ class Memory:
         *,
         supersedes: Iterable[str] | None = None,
         private: bool | None = None,
+        expect_revision: str | None = None,
+        backup_reason: str | None = None,
     ) -> WriteResult:
         """Create a note, or update the note `id`; see WriteResult for what comes back.
 
@@ -288,10 +290,22 @@ class Memory:
         supersedes, private); pass "" or () to clear. Unknown frontmatter keys are kept.
         `supersedes` names notes of the note's own scope that it replaces; an id it does
         not list yet is refused like in `supersede` (unknown, itself, other scope, cycle).
-        `private` notes are never indexed, recalled or shown over MCP.
+        `private` notes are never indexed, recalled or shown over MCP. `expect_revision`
+        ("" for 'must not exist') refuses the write (Conflict, nothing written) when the
+        note's file changed since the caller read that revision — an editor's save, never
+        last-writer-wins; `backup_reason` backs up the version an update replaces.
         """
         return self.notebook.remember(
-            summary, body, type, tags, scope, id, supersedes=supersedes, private=private
+            summary,
+            body,
+            type,
+            tags,
+            scope,
+            id,
+            supersedes=supersedes,
+            private=private,
+            expect_revision=expect_revision,
+            backup_reason=backup_reason,
         )
 
     def supersede(self, old: str, *, by: str, scope: Scope | str | None = None) -> SupersedeResult:

@@ -83,8 +83,15 @@ class Notebook:
         *,
         supersedes: Iterable[str] | None = None,
         private: bool | None = None,
+        expect_revision: str | None = None,
+        backup_reason: str | None = None,
     ) -> WriteResult:
-        """Create a note, or update the note `id` (None arguments keep their value)."""
+        """Create a note, or update the note `id` (None arguments keep their value).
+
+        `expect_revision` ("" for 'must not exist') refuses the write (Conflict) when the
+        file is no longer the one the caller read; `backup_reason` backs up the version
+        an update replaces.
+        """
         note_type = parse_type(type)
         clear_type = type == ""
         wanted_scope = parse_scope(scope)
@@ -118,13 +125,19 @@ class Notebook:
         with store.lock():
             if id is not None:
                 existing = store.get(id)
+            if expect_revision is not None:
+                data = store.directory.read_bytes(id) if id is not None else None
+                if (revision_of(data) if data is not None else "") != expect_revision:
+                    raise Conflict(f"note {id} changed since it was read; nothing was written")
             self._check_supersedes(store, id, _added(replaces, existing))
             note_id = id or make_id(summary, self.stores.taken_ids())
             note = _compose(fields, note_id, existing, self._clock())
             if existing is not None and existing.same_content(note):
                 data = store.directory.read_bytes(note_id) or b""
                 return self._write_result(existing, False, False, revision_of(data))
-            outcome = store.save(note)
+            outcome = store.save(
+                note, backup_reason=backup_reason if existing is not None else None
+            )
         return self._write_result(outcome.note, existing is None, True, outcome.revision)
 
     def supersede(self, old: str, by: str, scope: Scope | str | None = None) -> SupersedeResult:

@@ -10,9 +10,7 @@ import builtins
 import hashlib
 import json
 import logging
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
@@ -23,7 +21,7 @@ from starlette.routing import Route
 
 from memdir.core import Note, Scope, choices, parse_scope, validate_id
 from memdir.core.vocab import DraftKind, KeepSide, SearchMethod, SearchMode
-from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused, SyncFailed
+from memdir.errors import Conflict, InvalidInput, MemdirError, SyncFailed
 from memdir.memory import Memory
 from memdir.results import PassReport
 from memdir.retrieve.report import observing
@@ -202,29 +200,24 @@ class Api:
             return failure(exc)
 
         def run() -> dict[str, Any]:
-            from memdir.core import normalize_tags, parse_type
-
             current = self.memory.read_current(note_id, scope)
-            old = current.note
-            note = replace(
-                old,
-                summary=summary,
-                body=body if body is not None else old.body,
-                type=parse_type(type_) if type_ is not None else old.type,
-                tags=tuple(normalize_tags(tags)) if tags is not None else old.tags,
-                supersedes=tuple(supersedes) if supersedes is not None else old.supersedes,
-                private=private if private is not None else old.private,
-                updated_at=max(int(time.time() * 1000), old.updated_at + 1),
-            )
             if current.revision != revision:
-                raise _Stale(self._view(old.id, current.scope))
-            if note.same_content(old):
-                return _written(old, current.revision, (), None)
-            self._check_supersedes(note, old, current.scope)
-            outcome = self.memory.save_over(
-                note, scope=current.scope, revision=revision, backup_reason=EDIT_BACKUP_REASON
+                raise _Stale(self._view(current.note.id, current.scope))
+            # One call: the same guard, limits and supersedes checks as every write, and
+            # the revision checked again under the store's lock (never last-writer-wins).
+            result = self.memory.remember(
+                summary,
+                body,
+                type_,
+                tags,
+                current.scope,
+                current.note.id,
+                supersedes=supersedes,
+                private=private,
+                expect_revision=revision,
+                backup_reason=EDIT_BACKUP_REASON,
             )
-            return _written(outcome.note, outcome.revision, (), None)
+            return _written(result.note, result.revision, (), None)
 
         try:
             return JSONResponse(await anyio.to_thread.run_sync(run, limiter=self._limiter))
@@ -240,32 +233,6 @@ class Api:
             return _conflict(exc, view)
         except Exception as exc:
             return failure(exc)
-
-    def _check_supersedes(self, note: Note, old: Note, scope: Scope) -> None:
-        """The ids an edit adds to `supersedes`: notes of the note's own scope, not itself,
-        none already superseding it (directly or through others), as `remember` checks."""
-        added = [i for i in note.supersedes if i not in old.supersedes]
-        if not added:
-            return
-        notes = {n.id: n for n in self.memory.list(scope)}
-        for other in added:
-            validate_id(other)
-            if other == note.id:
-                raise InvalidInput(f"a note cannot supersede itself ({other})")
-            if other not in notes:
-                raise NotFound(f"no note {other} in the {scope.value} scope")
-            pending, seen = [notes[other]], set()
-            while pending:
-                item = pending.pop()
-                if item.id in seen:
-                    continue
-                seen.add(item.id)
-                if note.id in item.supersedes:
-                    raise Refused(
-                        f"note {other} already supersedes {note.id} (directly or through "
-                        f"other notes): {note.id} superseding {other} would make a cycle"
-                    )
-                pending.extend(notes[i] for i in item.supersedes if i in notes)
 
     async def history(self, request: Request) -> Response:
         try:
