@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -34,23 +31,11 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def jsonable(value: Any) -> Any:
-    """Plain JSON data from results: dataclasses, enums, paths, tuples."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for name in ("hash", "dangling", "ok"):
-            attr = getattr(type(value), name, None)
-            if isinstance(attr, property):
-                out[name] = jsonable(getattr(value, name))
-        return out
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    return value
+    """Plain JSON data from results: dataclasses (with their `hash`, `dangling` and `ok`),
+    enums, paths, tuples."""
+    from memdir.results import plain
+
+    return plain(value, properties=("hash", "dangling", "ok"))
 
 
 def emit_json(value: Any) -> None:

@@ -5,15 +5,11 @@ Shapes are those of docs/web.md; times are Unix milliseconds, enums their values
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from memdir.core import Note
 from memdir.errors import ErrorKind, MemdirError, SecretRefused, kind_of
-from memdir.results import CurrentNote, Hit, LinkReport
+from memdir.results import CurrentNote, Hit, LinkReport, plain
 from memdir.web.render import render_body
 
 __all__ = ["STATUS", "error_body", "hit_json", "jsonable", "note_json", "view_json"]
@@ -33,25 +29,13 @@ STATUS: dict[ErrorKind, int] = {
 
 
 def jsonable(value: Any) -> Any:
-    """Plain JSON data from results: dataclasses, enums, paths, tuples (paths as text)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if isinstance(value, Note):
-            return note_json(value, with_hash=True)
-        out = {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for name in ("deletes", "dangling", "conflicts", "changed"):
-            attr = getattr(type(value), name, None)
-            if isinstance(attr, property):
-                out[name] = jsonable(getattr(value, name))
-        return out
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    return value
+    """Plain JSON data from results: dataclasses (notes as `note_json`), enums, paths,
+    tuples (paths as text)."""
+
+    def notes(item: Any) -> Any:
+        return note_json(item, with_hash=True) if isinstance(item, Note) else NotImplemented
+
+    return plain(value, properties=("deletes", "dangling", "conflicts", "changed"), special=notes)
 
 
 def note_json(
