@@ -82,7 +82,8 @@ def launch_browser() -> Iterator[Browser]:
 
 class Watch:
     """Records what a page must never do: open a dialog (alert/confirm/prompt), send a
-    request anywhere but the memory page's own host, or set `window.__pwned`."""
+    request anywhere but the memory page's own host, set `window.__pwned`, break its
+    Content-Security-Policy, or throw an uncaught error."""
 
     def __init__(self, page: Page, allowed_host: str = "127.0.0.1") -> None:
         self.page = page
@@ -128,6 +129,8 @@ class Watch:
         assert self.pwned() is None
         blocked = [m for m in self.console_errors if "Content Security Policy" in m]
         assert blocked == [], blocked
+        crashed = [m for m in self.console_errors if m.startswith("pageerror:")]
+        assert crashed == [], crashed
 
 
 def screenshot(page: Page, name: str, tmp_path: Path, *, full_page: bool = True) -> Path:
