@@ -568,6 +568,24 @@ def test_the_sync_switch_turns_sync_off_and_on(
     watch.check()
 
 
+def test_sync_now_without_a_server_says_how_to_sign_in(
+    page: Page, watch: Watch, ui_server: Any
+) -> None:
+    page.goto(ui_server.url)
+    page.goto(f"{ui_server.base}/#/sync")
+    expect(page.locator("main")).to_contain_text("Not signed in")
+    switch = page.locator("#sync-switch")
+    expect(switch).to_have_attribute("aria-checked", re.compile("true|false"))
+    if switch.get_attribute("aria-checked") == "false":
+        switch.click()
+        expect(switch).to_have_attribute("aria-checked", "true")
+    page.locator("#sync-now").click()
+    problem = page.locator("#sync-result [role=alert]")
+    expect(problem).to_contain_text("sync failed")
+    expect(problem.locator(".remedy")).to_contain_text("memdir sync login")
+    watch.check()
+
+
 # -- hostile notes, keyboard, narrow and dark ----------------------------------------------------
 
 HOSTILE = {

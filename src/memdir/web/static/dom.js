@@ -69,13 +69,28 @@ export function setStatus(text) {
   $("#status").textContent = text || "";
 }
 
+// The server's hint (a memdir.errors.Remedy value) as this page's next step.
+const REMEDIES = {
+  "sync-login": () => ["Sign in first: ", h("code", { text: "memdir sync login" }), "."],
+  "sync-on": () => ["Turn sync on in ", h("a", { href: "#/sync", text: "Sync" }), "."],
+  "sync-now": () => [h("a", { href: "#/sync", text: "Sync now" }), ", then try again."],
+  doctor: () => ["Run ", h("code", { text: "memdir doctor" }), " to see which files."],
+  backups: () => ["See the ", h("a", { href: "#/backups", text: "backups" }), "."],
+  "audit-verify": () => ["Run ", h("code", { text: "memdir audit verify" }), "."],
+  "other-project": () => ["Open memdir ui from the project this belongs to."],
+  upgrade: () => ["Upgrade memdir."],
+};
+
 export function errorBox(err, what) {
   const message = err && err.message ? err.message : String(err);
+  const hint = err && err.data && err.data.error ? err.data.error.hint : null;
+  const remedy = hint && REMEDIES[hint] ? REMEDIES[hint]() : null;
   return h(
     "div",
     { class: "error", role: "alert" },
     h("strong", { text: what ? `${what}: ` : "" }),
     message,
+    remedy ? h("p", { class: "remedy" }, remedy) : null,
   );
 }
 
