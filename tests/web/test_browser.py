@@ -248,10 +248,11 @@ def test_edit_and_save_then_a_new_note(
     page.locator("#summary").fill("I like dark terminals")
     page.select_option("#type", "user")
     page.select_option("#scope", "user")
-    page.locator("#body").fill("Solarized dark.")
+    page.locator("#body").fill("Solarized dark, see [[terminal-theme]].")
     page.locator("#private").check()
     page.locator("#save").click()
     expect(page.locator("#page-title")).to_have_text("I like dark terminals")
+    expect(page.locator("#status")).to_contain_text("Links to no note: terminal-theme")
     (new,) = [n for n in memory.list(scope="user") if n.summary == "I like dark terminals"]
     assert new.private
     watch.check()

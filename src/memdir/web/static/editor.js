@@ -57,7 +57,8 @@ export async function viewEditor(route, current) {
   const type = h(
     "select",
     { id: "type", name: "type" },
-    h("option", { value: "", text: "(none)" }),
+    // A saved type cannot be cleared through the API (null keeps it): no "(none)" then.
+    isNew || !note.type ? h("option", { value: "", text: "(none)" }) : null,
     TYPES.map((t) => h("option", { value: t, text: t, selected: t === note.type })),
   );
   const tags = h("input", { id: "tags", name: "tags", value: (note.tags || []).join(", ") });
@@ -103,7 +104,14 @@ export async function viewEditor(route, current) {
         });
       }
       const saved = written.note || written;
-      setStatus(`Saved ${saved.id}.`);
+      const notes = [`Saved ${saved.id}.`];
+      if (written.likely_duplicate && written.duplicate_of) {
+        notes.push(`It looks like ${written.duplicate_of}, which was there already.`);
+      }
+      if ((written.dangling_links || []).length) {
+        notes.push(`Links to no note: ${written.dangling_links.join(", ")}.`);
+      }
+      setStatus(notes.join(" "));
       view.dirty = () => false;
       location.hash = noteHref(saved.id, saved.scope);
     } catch (err) {
