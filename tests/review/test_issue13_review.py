@@ -1,0 +1,171 @@
+"""Hostile review of the memory page, `memdir ui` (issue 13, SPEC §5, docs/web.md).
+
+Every test here is a bug, proven: it fails today (xfail strict) for the reason it names.
+The app is driven in-process over `httpx.ASGITransport` (a local fixture: the fixtures of
+tests/web/conftest.py are not visible from this package), or `memdir ui` runs for real as
+a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from memdir import Memory
+from memdir.web.app import build_app
+from memdir.web.serve import new_token
+
+PORT = 8765
+BASE = f"http://127.0.0.1:{PORT}"
+
+
+class Page:
+    """The page's app in-process; app exceptions become the 500 a real server answers."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.token = new_token()
+        self.app = build_app(memory, token=self.token, port=PORT)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.token}", **(kwargs.pop("headers", None) or {})}
+
+        async def send() -> httpx.Response:
+            transport = httpx.ASGITransport(app=self.app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+                return await client.request(method, path, headers=headers, **kwargs)
+
+        return anyio.run(send)
+
+
+@pytest.fixture
+def page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
+    monkeypatch.setenv("MEMDIR_HOME", str(home))
+    memory = Memory.open(project, home=home)
+    try:
+        yield Page(memory)
+    finally:
+        memory.close()
+
+
+# -- 1. the token is handed to the browser on its command line -----------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: memdir ui passes the page URL with #token=… to webbrowser.open, i.e. on the "
+    "browser launcher's argv (/proc/PID/cmdline, `ps`), readable by every local user",
+)
+def test_the_token_is_not_on_the_browsers_command_line(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    argv_file = tmp_path / "argv.txt"
+    browser = tmp_path / "fake-browser"
+    # What any other local user sees of the browser process: its argv.
+    browser.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$FAKE_BROWSER_ARGV"\n')
+    browser.chmod(0o755)
+    env = {
+        **os.environ,
+        "MEMDIR_HOME": str(home),
+        "BROWSER": str(browser),
+        "FAKE_BROWSER_ARGV": str(argv_file),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "ui", "--json", "--port", "0"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = json.loads(proc.stdout.readline())["url"]
+        token = url.split("#token=", 1)[1]
+        deadline = time.monotonic() + 15
+        while not argv_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        argv = argv_file.read_text()
+        assert argv.strip(), "the browser was not started"
+        assert token not in argv, f"the browser's argv holds the token: {argv.strip()}"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# -- 2. the merge flow with an edited draft is last-writer-wins ----------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: with an edited draft the page re-plans the merge at apply time "
+    "(tidy.js mergeFlow: POST tidy/merge {ids, summary, body} then tidy/apply), so the plan "
+    "carries the revisions of *now* and a change made after the draft was shown is merged "
+    "away unseen instead of refused (409)",
+)
+def test_an_edited_merge_draft_never_overwrites_a_change_made_meanwhile(page: Page) -> None:
+    memory = page.memory
+    a = memory.remember("deploy uses blue green", "Deploys go blue/green.", scope="project")
+    time.sleep(0.01)
+    b = memory.remember("deploy is blue green", "We deploy blue/green.", scope="project")
+    ids = [a.note.id, b.note.id]
+    # The page opens the merge draft (mergeFlow: the first POST tidy/merge).
+    shown = page.request("POST", "/api/tidy/merge", json={"ids": ids, "scope": "project"})
+    assert shown.status_code == 200, shown.text
+    plan = shown.json()
+    # Meanwhile an agent (or another tab) adds a fact to one of the notes.
+    memory.remember(
+        b.note.summary,
+        "We deploy blue/green. Rollback: flip the router back.",
+        None,
+        None,
+        "project",
+        b.note.id,
+    )
+    # The person edits the draft they were shown and presses "Apply merge": exactly what
+    # tidy.js does (a new plan from the ids and the edited text, then apply that plan).
+    edited = {"summary": plan["draft"]["summary"], "body": plan["draft"]["body"] + "\nEdited."}
+    final = page.request(
+        "POST", "/api/tidy/merge", json={"ids": ids, "scope": "project", **edited}
+    ).json()
+    applied = page.request("POST", "/api/tidy/apply", json={"plan": final})
+    live = "\n".join(n.body for n in memory.list("project"))
+    assert applied.status_code == 409, (
+        f"merge applied ({applied.status_code}) over a change the person never saw; the "
+        f"rollback fact is in a live note: {'Rollback' in live}"
+    )
+
+
+# -- 3. a malformed number is an unhandled exception, not an 'invalid' answer -------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: api._int accepts str.isdigit() digits such as '²' and int() raises "
+    "ValueError outside the route's InvalidInput handling: a bare text/plain 500 instead "
+    "of the documented JSON 400",
+)
+def test_a_non_ascii_digit_limit_is_an_invalid_json_answer(page: Page) -> None:
+    r = page.request("GET", "/api/search", params={"q": "deploy", "limit": "²"})
+    assert r.status_code == 400, (r.status_code, r.headers.get("content-type"), r.text)
+    assert r.json()["error"]["kind"] == "invalid"
