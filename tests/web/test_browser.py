@@ -407,6 +407,31 @@ def test_merge_a_same_topic_finding_and_dismiss_another(
     watch.check()
 
 
+def test_a_merge_draft_is_refused_when_a_note_changed_since(
+    page: Page, watch: Watch, ui_server: Any, disk: Memory
+) -> None:
+    memory = disk
+    first = _note(memory, "Deploy uses blue green", "Deploys go blue/green.", tags=["deploy"])
+    second = _note(memory, "Deploy is blue green", "We deploy blue/green.", tags=["deploy"])
+    page.goto(ui_server.url)
+    page.goto(f"{ui_server.base}/#/tidy")
+    same = page.locator(".finding.kind-same_topic")
+    same.locator(".merge").click()
+    body = same.locator(".merge-body")
+    expect(body).to_have_value(re.compile("blue/green"))
+    # an agent adds a fact to one of the notes after the draft was shown
+    memory.remember("Deploy is blue green", "We deploy blue/green. Rollback: flip back.", id=second)
+    body.fill(body.input_value() + "\nEdited.")
+    same.locator(".apply-merge").click()
+    expect(same.locator("[role=alert]")).to_contain_text("a note changed since this draft")
+    assert {first, second} <= {n.id for n in memory.list()}  # nothing merged away
+    same.locator(".redraft").click()
+    expect(same.locator(".merge-body")).to_have_value(re.compile("Rollback: flip back"))
+    same.locator(".apply-merge").click()
+    expect(page.locator("#note-body")).to_contain_text("Rollback: flip back")
+    watch.check()
+
+
 def test_dismiss_a_finding(page: Page, watch: Watch, ui_server: Any, disk: Memory) -> None:
     memory = disk
     _note(memory, "Lint with ruff in CI", "ruff check.", tags=["lint"])

@@ -127,20 +127,32 @@ export async function mergeFlow(f, box) {
           e.preventDefault();
           problems.replaceChildren();
           try {
+            // Apply the very plan that was shown (its revisions), with the draft as edited:
+            // a note changed since the draft was made is refused (409), never merged away.
             let final = plan;
             if (summary.value !== plan.draft.summary || body.value !== plan.draft.body) {
-              final = await api("POST", "tidy/merge", {
-                ids: f.notes,
-                scope: f.scope,
-                summary: summary.value,
-                body: body.value,
-              });
+              final = {
+                ...plan,
+                source: "edited",
+                draft: { ...plan.draft, summary: summary.value, body: body.value },
+              };
             }
             const result = await api("POST", "tidy/apply", { plan: final });
             setStatus(`Merged into ${result.kept || final.keep}.`);
             location.hash = noteHref(result.kept || final.keep, final.scope);
           } catch (err) {
-            problems.replaceChildren(errorBox(err, "not merged"));
+            const stale = err.status === 409;
+            problems.replaceChildren(
+              errorBox(err, stale ? "not merged: a note changed since this draft" : "not merged"),
+              stale
+                ? h("button", {
+                    type: "button",
+                    class: "secondary redraft",
+                    text: "Draft again from the notes as they are now",
+                    onclick: () => mergeFlow(f, box),
+                  })
+                : null,
+            );
           }
         },
       },
