@@ -197,3 +197,56 @@ def test_a_link_to_a_note_of_the_other_scope_is_not_dangling(page: Page) -> None
     ], data["links"]
     back = page.request("GET", f"/api/notes/{user.note.id}", params={"scope": "user"}).json()
     assert [b["target"] for b in back["backlinks"]] == [project.note.id], back["backlinks"]
+
+
+# -- 5. opening the browser blocks the server until the browser exits ---------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: cli/ui.py calls webbrowser.open inside uvicorn's startup (serve.py "
+    "_Server.startup → on_ready), on the event loop; a browser that does not detach "
+    "(webbrowser's GenericBrowser waits: BROWSER=…, w3m/lynx without a display) blocks "
+    "the server, so the browser it opened can never load the page",
+)
+def test_the_browser_memdir_opens_can_load_the_page(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    outcome = tmp_path / "browser-outcome.txt"
+    browser = tmp_path / "text-browser"
+    # A browser that stays in the foreground while it loads the page (as w3m or lynx do).
+    browser.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, urllib.request\n"
+        "try:\n"
+        "    with urllib.request.urlopen(sys.argv[1].split('#')[0], timeout=5) as r:\n"
+        "        said = f'loaded {r.status}'\n"
+        "except Exception as exc:\n"
+        "    said = f'failed: {exc!r}'\n"
+        f"open({str(outcome)!r}, 'w').write(said)\n"
+    )
+    browser.chmod(0o755)
+    env = {**os.environ, "MEMDIR_HOME": str(home), "BROWSER": str(browser)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "ui", "--json", "--port", "0"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        json.loads(proc.stdout.readline())
+        deadline = time.monotonic() + 30
+        while not outcome.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert outcome.read_text() == "loaded 200", outcome.read_text()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
