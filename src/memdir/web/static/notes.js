@@ -175,12 +175,17 @@ export function linkList(items, emptyText, id) {
 export function diffView(text) {
   const pre = h("pre", { class: "diff", id: "diff" });
   const lines = (text || "").replace(/\n$/, "").split("\n");
+  let inHunk = false;
   for (const [i, line] of lines.entries()) {
+    const header = !inHunk && /^(---|\+\+\+) /.test(line);
     // A header line that kept its own newline leaves an empty line behind: not content.
-    if (line === "" && i > 0 && /^(---|\+\+\+) /.test(lines[i - 1])) continue;
+    if (line === "" && !inHunk && i > 0 && /^(---|\+\+\+) /.test(lines[i - 1])) continue;
     let cls = "";
-    if (line.startsWith("+++") || line.startsWith("---")) cls = "meta";
-    else if (line.startsWith("@@")) cls = "hunk";
+    if (header) cls = "head";
+    else if (line.startsWith("@@")) {
+      cls = "hunk";
+      inHunk = true;
+    }
     else if (line.startsWith("+")) cls = "add";
     else if (line.startsWith("-")) cls = "del";
     pre.append(h("span", { class: cls, text: line }), "\n");
