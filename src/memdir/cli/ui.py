@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 import click
@@ -33,7 +34,7 @@ def ui(port: int, no_open: bool, as_json: bool) -> None:
     no one without it. It serves until interrupted (Ctrl-C).
     """
     # The web stack (Starlette, uvicorn, markdown-it) is imported only here.
-    from memdir.web.serve import serve
+    from memdir.web.serve import open_page, serve
 
     memory: Memory = click.get_current_context().obj.memory()
 
@@ -45,9 +46,9 @@ def ui(port: int, no_open: bool, as_json: bool) -> None:
             click.echo("(stop it with Ctrl-C)")
         sys.stdout.flush()
         if not no_open:
-            import webbrowser
-
-            webbrowser.open(url)
+            # In a thread: a browser that runs in the foreground (w3m, $BROWSER) must not
+            # hold up the server it is about to ask for the page.
+            threading.Thread(target=open_page, args=(url,), daemon=True).start()
 
     try:
         serve(memory, port, ready)

@@ -157,7 +157,9 @@ class Api:
 
     def _view(self, note_id: str, scope: Scope | None) -> dict[str, Any]:
         current = self.memory.read_current(note_id, scope)
-        links = self.memory.links(current.note.id, scope=current.scope)
+        # Every scope shown: a project note's [[link]] may name a user note (§1.4), and ids
+        # are unique across scopes, so the note is found wherever it is.
+        links = self.memory.links(current.note.id)
         superseded_by = [
             n.id for n in self.memory.list(current.scope) if current.note.id in n.supersedes
         ]
@@ -591,7 +593,7 @@ def _opt_bool(data: Mapping[str, Any], key: str) -> bool | None:
 def _int(raw: str | None, key: str, low: int, high: int, default: int) -> int:
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise InvalidInput(f"{key}: expected an integer from {low} to {high}")
     return int(raw)
 

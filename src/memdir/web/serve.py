@@ -5,9 +5,12 @@ the caller once the socket listens."""
 from __future__ import annotations
 
 import errno
+import os
 import secrets
 import socket
+import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from memdir.errors import InvalidInput, MemdirError
 from memdir.memory import Memory
@@ -51,6 +54,38 @@ def bind(port: int, host: str = HOST) -> socket.socket:
             ) from None
         raise MemdirError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
     return sock
+
+
+def open_page(url: str, *, keep_seconds: float = 120.0) -> bool:
+    """Open the page in the browser without putting the token on any command line (where
+    `ps` shows it to every local user): the browser is given a private file (0600, in a
+    0700 folder) that forwards to `url`, removed `keep_seconds` later. False when no
+    browser could be started."""
+    import shutil
+    import tempfile
+    import webbrowser
+    from html import escape
+
+    folder = Path(tempfile.mkdtemp(prefix="memdir-ui-"))
+    page = folder / "open.html"
+    target = escape(url, quote=True)
+    text = (
+        '<!doctype html><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="0;url={target}">'
+        f'<title>memdir</title><p><a href="{target}">Open the memory page</a></p>\n'
+    )
+    descriptor = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    try:
+        opened = webbrowser.open(page.as_uri())
+    finally:
+        timer = threading.Timer(
+            keep_seconds, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}
+        )
+        timer.daemon = True
+        timer.start()
+    return bool(opened)
 
 
 def serve(memory: Memory, port: int = 0, on_ready: Callable[[str], None] | None = None) -> None:

@@ -153,7 +153,13 @@ function start() {
       $("#q").blur();
     }
   });
+  // The skip link moves focus to the content; it is no route (routes start with "#/").
+  $("#skip").addEventListener("click", (e) => {
+    e.preventDefault();
+    main().focus();
+  });
   window.addEventListener("hashchange", () => {
+    if (location.hash && !location.hash.startsWith("#/")) return; // an in-page anchor
     results.clear();
     render().then(() => {
       // Move focus to the new page (for keyboards and screen readers) unless the page
