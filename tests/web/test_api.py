@@ -450,3 +450,25 @@ def test_bind_refuses_another_host() -> None:
 
     with pytest.raises(InvalidInput, match=r"127\.0\.0\.1 only"):
         bind(0, "0.0.0.0")
+
+
+def test_save_with_an_empty_type_clears_it_and_null_keeps_it(page: AsgiPage) -> None:
+    note = make(page, "Deploys need a ticket", body="Always.", type="project")
+    kept = page.put(
+        f"/api/notes/{note['id']}",
+        json={
+            "revision": note["revision"],
+            "summary": "Deploys need a ticket",
+            "type": None,
+            "body": "Always, even on Fridays.",
+        },
+    )
+    assert kept.status_code == 200, kept.text
+    assert kept.json()["type"] == "project"
+    cleared = page.put(
+        f"/api/notes/{note['id']}",
+        json={"revision": kept.json()["revision"], "summary": "Deploys need a ticket", "type": ""},
+    )
+    assert cleared.status_code == 200, cleared.text
+    assert cleared.json()["type"] is None
+    assert page.memory.read(note["id"]).type is None

@@ -57,8 +57,8 @@ export async function viewEditor(route, current) {
   const type = h(
     "select",
     { id: "type", name: "type" },
-    // A saved type cannot be cleared through the API (null keeps it): no "(none)" then.
-    isNew || !note.type ? h("option", { value: "", text: "(none)" }) : null,
+    // "" clears a saved type (null would keep it).
+    h("option", { value: "", text: "(none)", selected: !note.type }),
     TYPES.map((t) => h("option", { value: t, text: t, selected: t === note.type })),
   );
   const tags = h("input", { id: "tags", name: "tags", value: (note.tags || []).join(", ") });
@@ -83,7 +83,7 @@ export async function viewEditor(route, current) {
   const values = () => ({
     summary: summary.value,
     body: body.value,
-    type: type.value || null,
+    type: type.value,
     tags: splitList(tags.value),
     supersedes: splitList(supersedes.value),
     private: priv.checked,
