@@ -262,6 +262,8 @@ class LinkReport:
     backlinks: tuple[Link, ...]
     #: Targets that exist but are not shown to this caller (listed without scope).
     hidden: tuple[str, ...] = ()
+    #: The notes shown to this caller that supersede this one (§1.1).
+    superseded_by: tuple[str, ...] = ()
 
     @property
     def dangling(self) -> tuple[str, ...]:

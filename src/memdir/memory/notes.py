@@ -398,7 +398,8 @@ class Notebook:
             for n in notes
             if id in n.links and n.id != id and shown(n)
         )
-        return LinkReport(id, tuple(outgoing), backlinks, hidden=tuple(hidden))
+        newer = tuple(n.id for n in notes if id in n.supersedes and n.id != id and shown(n))
+        return LinkReport(id, tuple(outgoing), backlinks, hidden=tuple(hidden), superseded_by=newer)
 
 
 def _added(ids: tuple[str, ...] | None, existing: Note | None) -> tuple[str, ...]:

@@ -160,10 +160,7 @@ class Api:
         # Every scope shown: a project note's [[link]] may name a user note (§1.4), and ids
         # are unique across scopes, so the note is found wherever it is.
         links = self.memory.links(current.note.id)
-        superseded_by = [
-            n.id for n in self.memory.list(current.scope) if current.note.id in n.supersedes
-        ]
-        return view_json(current, links, superseded_by)
+        return view_json(current, links, list(links.superseded_by))
 
     async def create_note(self, request: Request) -> Response:
         try:
