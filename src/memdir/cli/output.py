@@ -121,6 +121,7 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | No
         Progress,
         TextColumn,
         TimeElapsedColumn,
+        TimeRemainingColumn,
     )
 
     bar = Progress(
@@ -128,6 +129,8 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | No
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
         console=err_console,
         transient=True,
     )
