@@ -42,9 +42,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +53,7 @@ from memdir.errors import ParseError
 from memdir.index.chunking import chunk_body
 from memdir.index.query import SearchFilter, kept_sql
 from memdir.index.refusal import Behind, behind, mismatches, refusal
+from memdir.index.rows import ChunkRow, NoteSource, RefreshStats, Stamp, embed_text
 from memdir.index.schema import (
     damage_of,
     damage_record,
@@ -74,52 +74,8 @@ __all__ = [
 ]
 
 _RACY_NS = 2_000_000_000
-Stamp = tuple[int, int, int]
 #: note id → (size, mtime_ns, inode, indexed_ns, revision) as indexed.
 Known = dict[str, tuple[int, int, int, int, str]]
-
-
-class NoteSource(Protocol):
-    """What the index needs from a note directory (the store provides it)."""
-
-    def stamps(self) -> tuple[dict[str, Stamp], int]: ...
-
-    def read_bytes(self, note_id: str) -> bytes | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class RefreshStats:
-    """What a refresh did."""
-
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    over_limit: int = 0
-    #: (note id, file bytes, parsed note) of every note read because it changed
-    #: (empty when the caller took them one batch at a time through `observe`).
-    read: tuple[tuple[str, bytes, Note], ...] = field(default=(), repr=False)
-    #: Notes whose files could not be read: left out of the index (and so of results).
-    unreadable: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    """One indexed chunk with what search results report about it."""
-
-    chunk_id: int
-    note_id: str
-    ord: int
-    chunk_hash: str
-    start: int
-    end: int
-    text: str
-    rev: str
-    summary: str
-    updated_at: int
-    #: The note's type and tags (as written), so a hit can show them without a file read.
-    type: NoteType | None = None
-    tags: tuple[str, ...] = ()
 
 
 def _settled(known: Known) -> dict[str, Stamp] | None:
@@ -131,12 +87,6 @@ def _settled(known: Known) -> dict[str, Stamp] | None:
             return None
         out[note_id] = (size, mtime, ino)
     return out
-
-
-def embed_text(summary: str, text: str) -> str:
-    """What the embedder sees for a chunk: the note's summary gives every chunk its topic,
-    unless the chunk already holds it (repeating it skews the vector toward it)."""
-    return text if summary in text else f"{summary}\n{text}"
 
 
 def _sha(text: str) -> str:

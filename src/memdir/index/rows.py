@@ -1,0 +1,64 @@
+"""What the search index takes and gives, as plain values: the note source it reads,
+the stats of a refresh, a chunk row, and the text a chunk is embedded as. The SQL that
+makes them lives in `memdir.index.db` alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from memdir.core import Note, NoteType
+
+__all__ = ["ChunkRow", "NoteSource", "RefreshStats", "Stamp", "embed_text"]
+
+#: (size, mtime_ns, inode) of a note file.
+Stamp = tuple[int, int, int]
+
+
+class NoteSource(Protocol):
+    """What the index needs from a note directory (the store provides it)."""
+
+    def stamps(self) -> tuple[dict[str, Stamp], int]: ...
+
+    def read_bytes(self, note_id: str) -> bytes | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshStats:
+    """What a refresh did."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    over_limit: int = 0
+    #: (note id, file bytes, parsed note) of every note read because it changed
+    #: (empty when the caller took them one batch at a time through `observe`).
+    read: tuple[tuple[str, bytes, Note], ...] = field(default=(), repr=False)
+    #: Notes whose files could not be read: left out of the index (and so of results).
+    unreadable: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """One indexed chunk with what search results report about it."""
+
+    chunk_id: int
+    note_id: str
+    ord: int
+    chunk_hash: str
+    start: int
+    end: int
+    text: str
+    rev: str
+    summary: str
+    updated_at: int
+    #: The note's type and tags (as written), so a hit can show them without a file read.
+    type: NoteType | None = None
+    tags: tuple[str, ...] = ()
+
+
+def embed_text(summary: str, text: str) -> str:
+    """What the embedder sees for a chunk: the note's summary gives every chunk its topic,
+    unless the chunk already holds it (repeating it skews the vector toward it)."""
+    return text if summary in text else f"{summary}\n{text}"
