@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
@@ -49,6 +49,7 @@ __all__ = [
     "parse_file",
     "parse_frontmatter",
     "prose_lines",
+    "read_each",
     "read_source",
     "resolve_link",
     "sample_markdown",
@@ -119,6 +120,22 @@ def walk_markdown(
             elif entry.name.lower().endswith(suffixes) and not entry.name.startswith("."):
                 yield path
         stack.extend(reversed(subdirs))
+
+
+def read_each(
+    reading: base.Reading,
+    files: Iterable[Path],
+    to_item: Callable[[SourceFile, list[Problem]], base.Imported | None],
+) -> base.Reading:
+    """`reading` with an item from each file `to_item` makes one of (every file read with
+    `read_source`; what cannot be read or made an item is a Problem)."""
+    for file in files:
+        source = read_source(reading.root, file, reading.problems)
+        if source is not None:
+            item = to_item(source, reading.problems)
+            if item is not None:
+                reading.items.append(item)
+    return reading
 
 
 def read_source(root: Path, path: Path, problems: list[Problem]) -> SourceFile | None:

@@ -52,13 +52,7 @@ def read(path: Path) -> Reading:
     """Every note file of the project folder."""
     root = md.source_root(path, KIND)
     reading = Reading(kind=KIND, root=root)
-    for file in md.walk_markdown(root, reading.problems):
-        source = md.read_source(root, file, reading.problems)
-        if source is not None:
-            item = _note(source, reading.problems)
-            if item is not None:
-                reading.items.append(item)
-    return reading
+    return md.read_each(reading, md.walk_markdown(root, reading.problems), _note)
 
 
 def _note(source: md.SourceFile, problems: list[Problem]) -> Imported | None:

@@ -44,14 +44,7 @@ def read(path: Path) -> Reading:
         root = md.source_root(path, KIND)
         problems = []
         files = list(md.walk_markdown(root, problems))
-    reading = Reading(kind=KIND, root=root, problems=problems)
-    for file in files:
-        source = md.read_source(root, file, reading.problems)
-        if source is not None:
-            item = note_from_file(source, reading.problems)
-            if item is not None:
-                reading.items.append(item)
-    return reading
+    return md.read_each(Reading(kind=KIND, root=root, problems=problems), files, note_from_file)
 
 
 def note_from_file(source: md.SourceFile, problems: list[Problem]) -> Imported | None:
