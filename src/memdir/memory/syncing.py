@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import builtins
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -13,7 +12,7 @@ from memdir.core import Note, Scope
 from memdir.core.vocab import WriteEvent
 from memdir.errors import Conflict, InvalidInput, SyncRefused
 from memdir.memory.stores import Stores
-from memdir.store import BackupRecord, revision_of
+from memdir.store import revision_of
 
 if TYPE_CHECKING:
     from memdir.sync.batch import BatchResult
@@ -47,8 +46,7 @@ def commit_batch(
     in one durable step; through the server first, a note edited here after the check
     leaves the whole batch to the next sync pass (`skipped`).
     """
-    from memdir.core import render_note
-    from memdir.sync.batch import BatchResult
+    from memdir.sync.batch import BatchResult, write_all
 
     for note_id, note in writes.items():
         if note is not None and note.id != note_id:
@@ -69,18 +67,7 @@ def commit_batch(
         for note in writes.values():  # all checked before any is written
             if note is not None:
                 store.admit(note)
-        puts = [(n, render_note(n), revs[i]) for i, n in sorted(writes.items()) if n is not None]
-        removals = [(i, revs[i]) for i, n in sorted(writes.items()) if n is None and here[i]]
-        made: builtins.list[BackupRecord] = []
-        saved = store.save_many(
-            puts,
-            event=WriteEvent.CONSOLIDATE,
-            backup_reason=reason,
-            removals=removals,
-            all_or_nothing=True,
-            audit=audit,
-            backups=made,
-        )
+        saved, made = write_all(store, writes, reason, revs, audit=audit)
     out.written.extend(saved)
     out.deleted.extend(i for i, n in sorted(writes.items()) if n is None)
     out.backup_ids.extend(r.id for r in made)

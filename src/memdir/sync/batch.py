@@ -15,14 +15,14 @@ from memdir.core import Note, render_note
 from memdir.core.vocab import WriteEvent
 from memdir.errors import Conflict, DiskError, LimitExceeded, Remedy
 from memdir.results import BatchResult
-from memdir.store import BackupRecord
+from memdir.store import BackupRecord, ScopeStore
 from memdir.sync.baseline import RemoteEntry
 from memdir.sync.client import Stale
 from memdir.sync.comparison import ServerView
 from memdir.sync.protocol import Change, CommitRequest, rev_of
 from memdir.sync.scope_pass import ScopePass
 
-__all__ = ["BatchResult", "commit_first"]
+__all__ = ["BatchResult", "commit_first", "write_all"]
 
 
 def _check_in_sync(
@@ -120,6 +120,40 @@ def commit_first(
     return _write_here(scope_pass, writes, payload, local, version, server, reason, audit)
 
 
+def write_all(
+    store: ScopeStore,
+    writes: Mapping[str, Note | None],
+    reason: str,
+    revisions: Mapping[str, str],
+    *,
+    payload: Mapping[str, bytes] | None = None,
+    audit: Sequence[tuple[str, Mapping[str, str | int | None]]] = (),
+) -> tuple[list[str], list[BackupRecord]]:
+    """Write a batch here all or nothing: the puts (as `payload` bytes, else rendered), then
+    the removals, each checked against `revisions` (id -> revision on disk; absent or "":
+    no file), replaced and removed versions backed up with `reason`, the `audit` entries
+    recorded with it. The ids written and the backups made; Conflict (nothing written)
+    when a file is not as expected."""
+    items = sorted(writes.items())
+    puts = [
+        (n, payload[i] if payload is not None else render_note(n), revisions.get(i, ""))
+        for i, n in items
+        if n is not None
+    ]
+    removals = [(i, revisions[i]) for i, n in items if n is None and revisions.get(i)]
+    made: list[BackupRecord] = []
+    saved = store.save_many(
+        puts,
+        event=WriteEvent.CONSOLIDATE,
+        backup_reason=reason,
+        removals=removals,
+        all_or_nothing=True,
+        audit=audit,
+        backups=made,
+    )
+    return list(saved), made
+
+
 def _write_here(
     scope_pass: ScopePass,
     writes: Mapping[str, Note | None],
@@ -135,21 +169,9 @@ def _write_here(
     and the next sync pass merges it with the edit three ways, as any change from another
     machine. The baseline records only what was written here.
     """
-    store = scope_pass.store
     out = BatchResult(version=version)
-    puts = [(n, payload[i], local.get(i, "")) for i, n in sorted(writes.items()) if n is not None]
-    removals = [(i, local[i]) for i, n in sorted(writes.items()) if n is None and i in local]
-    made: list[BackupRecord] = []
     try:
-        store.save_many(
-            puts,
-            event=WriteEvent.CONSOLIDATE,
-            backup_reason=reason,
-            removals=removals,
-            all_or_nothing=True,
-            audit=audit,
-            backups=made,
-        )
+        _, made = write_all(scope_pass.store, writes, reason, local, payload=payload, audit=audit)
     except Conflict:
         out.skipped.extend(sorted(writes))
     except DiskError as exc:
@@ -159,7 +181,7 @@ def _write_here(
             hint=Remedy.SYNC_NOW,
         ) from exc
     else:
-        out.written.extend(n.id for n, _, _ in puts)
+        out.written.extend(i for i, n in sorted(writes.items()) if n is not None)
         out.deleted.extend(i for i, n in sorted(writes.items()) if n is None)
         out.backup_ids.extend(r.id for r in made)
     written = not out.skipped
