@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from memdir.index.db import SearchIndex, embed_text
 from memdir.index.query import analyse
 
 OLD = time.time_ns() - 3600 * 1_000_000_000  # a file at rest, long before it is indexed
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int]
 
 
 class DictSource:
@@ -33,7 +34,7 @@ class DictSource:
         if ino is None:
             self._ino += 1
             ino = self._ino
-        self.files[note_id] = ((len(data), mtime_ns, ino), data)
+        self.files[note_id] = ((len(data), mtime_ns, ino, mtime_ns), data)
 
     def note(self, note_id: str, summary: str, body: str = "", **fields: object) -> bytes:
         data = render_note(
@@ -47,6 +48,10 @@ class DictSource:
 
     def stamps(self) -> tuple[dict[str, Stamp], int]:
         return {k: v[0] for k, v in self.files.items()}, 0
+
+    def stamps_of(self, note_ids: Iterable[str]) -> dict[str, Stamp]:
+        now = self.stamps()[0]
+        return {i: now[i] for i in note_ids if i in now}
 
     def read_bytes(self, note_id: str) -> bytes | None:
         self.reads.append(note_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ from memdir.core import Note, NoteType, Scope, render_note
 from memdir.index.db import SearchIndex
 from memdir.index.query import SearchFilter, analyse
 
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int]
 
 NOTES = [
     Note(
@@ -35,7 +35,13 @@ class Source:
         self.tick = 1
 
     def stamps(self) -> tuple[dict[str, Stamp], int]:
-        return {n: (len(d), self.tick, i) for i, (n, d) in enumerate(self.data.items())}, 0
+        return {
+            n: (len(d), self.tick, i, self.tick) for i, (n, d) in enumerate(self.data.items())
+        }, 0
+
+    def stamps_of(self, note_ids: Iterable[str]) -> dict[str, Stamp]:
+        now = self.stamps()[0]
+        return {i: now[i] for i in note_ids if i in now}
 
     def read_bytes(self, note_id: str) -> bytes | None:
         return self.data.get(note_id)

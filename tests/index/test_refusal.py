@@ -16,7 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from memdir.index.refusal import refusal
 from memdir.index.schema import open_index
 
 OLD = time.time_ns() - 3600 * 1_000_000_000  # files at rest long before they are indexed
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int]
 _root_only = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
 )
@@ -46,13 +46,17 @@ class Source:
     def note(self, note_id: str, summary: str, body: str = "") -> None:
         data = render_note(Note(id=note_id, summary=summary, body=body, created_at=1, updated_at=2))
         self._ino += 1
-        self.files[note_id] = ((len(data), OLD + self._ino, self._ino), data)
+        self.files[note_id] = ((len(data), OLD + self._ino, self._ino, OLD + self._ino), data)
 
     def remove(self, note_id: str) -> None:
         del self.files[note_id]
 
     def stamps(self) -> tuple[dict[str, Stamp], int]:
         return {k: v[0] for k, v in self.files.items()}, 0
+
+    def stamps_of(self, note_ids: Iterable[str]) -> dict[str, Stamp]:
+        now = self.stamps()[0]
+        return {i: now[i] for i in note_ids if i in now}
 
     def read_bytes(self, note_id: str) -> bytes | None:
         item = self.files.get(note_id)

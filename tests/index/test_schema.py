@@ -10,9 +10,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memdir import Memory
+from memdir.core import Note, Scope, render_note
 from memdir.index.schema import SCHEMA_VERSION, open_index_db
 
 GARBAGE = b"this is not a database \x00\xff" * 300
@@ -208,3 +210,54 @@ def test_concurrent_first_opens_from_several_processes(tmp_path: Path, start: st
         finally:
             conn.close()
         assert outputs.count("True") == (0 if start == "missing" else 1)
+
+
+def test_an_index_of_version_4_is_converted_in_place_keeping_its_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Version 5 only adds the ctime to each file's stamp: nothing indexed (vectors above
+    all, which cost minutes to make) is lost, and each file is read once to stamp it."""
+    from memdir.index.db import SearchIndex
+    from memdir.store.notedir import NoteDirectory
+
+    monkeypatch.setattr("memdir.index.db._RACY_NS", 1_000_000)
+    notes = NoteDirectory(Scope.PROJECT, tmp_path / "notes", lock_timeout=5, max_notes=100)
+    notes.path.mkdir()
+    for i in range(3):
+        note = Note(id=f"n-{i}", summary=f"Walrus {i}", body="walrus", created_at=1, updated_at=1)
+        (notes.path / f"n-{i}.md").write_bytes(render_note(note))
+    path = tmp_path / "index.sqlite3"
+    index = SearchIndex(path)
+    index.refresh(notes)
+    pending = index.pending("fake", limit=10)
+    index.put_vectors("fake", [h for h, _ in pending], np.eye(len(pending), 4, dtype=np.float32))
+    index.close()
+    conn = sqlite3.connect(path)
+    old = "4" + SCHEMA_VERSION[1:]
+    with conn:
+        conn.execute("ALTER TABLE notes DROP COLUMN ctime_ns")
+        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (old,))
+    tables = ("notes", "chunks", "vectors", "fts")
+    before = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+    conn.close()
+
+    index = SearchIndex(path)
+    try:
+        assert not index.rebuilt
+        stats = index.refresh(notes)
+        assert (stats.added, stats.updated, stats.removed) == (0, 0, 0)  # re-stamped only
+        assert index.pending("fake", limit=10) == []  # every vector kept
+        time.sleep(0.01)
+        assert index.refresh(notes).unchanged == 3
+    finally:
+        index.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (
+            SCHEMA_VERSION,
+        )
+        after = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+        assert after == before
+        assert conn.execute("SELECT count(*) FROM notes WHERE ctime_ns = 0").fetchone() == (0,)
+    finally:
+        conn.close()

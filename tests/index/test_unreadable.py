@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from memdir.index.query import analyse
 from memdir.index.refusal import behind, refusal
 
 OLD = time.time_ns() - 3600 * 1_000_000_000
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int]
 
 
 class Source:
@@ -35,10 +36,14 @@ class Source:
     def note(self, note_id: str, summary: str, body: str = "", *, at: int = OLD) -> None:
         data = render_note(Note(id=note_id, summary=summary, body=body, created_at=1, updated_at=2))
         self._ino += 1
-        self.files[note_id] = ((len(data), at + self._ino, self._ino), data)
+        self.files[note_id] = ((len(data), at + self._ino, self._ino, at + self._ino), data)
 
     def stamps(self) -> tuple[dict[str, Stamp], int]:
         return {k: v[0] for k, v in self.files.items()}, 0
+
+    def stamps_of(self, note_ids: Iterable[str]) -> dict[str, Stamp]:
+        now = self.stamps()[0]
+        return {i: now[i] for i in note_ids if i in now}
 
     def read_bytes(self, note_id: str) -> bytes | None:
         if note_id in self.unreadable:
@@ -124,8 +129,9 @@ def test_a_note_indexed_then_unreadable_is_dropped_not_served_as_it_was(
 
 
 def test_behind_names_an_unreadable_note_it_holds() -> None:
-    known = {"a": (10, OLD, 1, OLD + 3 * 10**9, "rev-a"), "b": (10, OLD, 2, OLD, "rev-b")}
-    stamps = {"a": (10, OLD, 1), "b": (10, OLD, 2)}  # "b" was indexed too soon to trust
+    a, b = (10, OLD, 1, OLD), (10, OLD, 2, OLD)
+    known = {"a": (a, OLD + 3 * 10**9, "rev-a"), "b": (b, OLD, "rev-b")}
+    stamps = {"a": a, "b": b}  # "b" was indexed too soon to trust
 
     def read(note_id: str) -> bytes:
         raise denied(note_id)

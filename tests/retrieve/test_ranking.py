@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.ranking import RankedChunk, rank_chunks, superseding_first
 
 EMBEDDER = "hand@1/3"
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int]
 
 #: note id → (summary, body, vector of its one chunk).
 NOTES: dict[str, tuple[str, str, tuple[float, float, float]]] = {
@@ -40,7 +40,11 @@ class Source:
         }
 
     def stamps(self) -> tuple[dict[str, Stamp], int]:
-        return {n: (len(d), 1, i) for i, (n, d) in enumerate(self.data.items())}, 0
+        return {n: (len(d), 1, i, 1) for i, (n, d) in enumerate(self.data.items())}, 0
+
+    def stamps_of(self, note_ids: Iterable[str]) -> dict[str, Stamp]:
+        now = self.stamps()[0]
+        return {i: now[i] for i in note_ids if i in now}
 
     def read_bytes(self, note_id: str) -> bytes | None:
         return self.data.get(note_id)

@@ -13,7 +13,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -107,10 +107,19 @@ def _reopen(project: Path, home: Path, embedder: Embedder | None) -> Memory:
 
 
 def _age(*paths: Path) -> None:
-    """Make files look written long ago (outside the racy window of the index)."""
+    """Make files look written long ago (outside the racy window of the index, as far as
+    their mtime goes: setting it changes their ctime, see `quick_settle`)."""
     old = time.time_ns() - 3600 * 1_000_000_000
     for p in paths:
         os.utime(p, ns=(old, old))
+
+
+@pytest.fixture
+def quick_settle(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """A racy window of 20 ms (the real one is 2 s, for FAT's clock), and a call that
+    waits it out: files changed before that call are then trusted by their stamps."""
+    monkeypatch.setattr("memdir.index.db._RACY_NS", 20_000_000)
+    return lambda: time.sleep(0.04)
 
 
 def _rows(home: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
@@ -254,10 +263,13 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def test_a_no_change_refresh_reads_no_file(mem: Memory, reads: list[str]) -> None:
+def test_a_no_change_refresh_reads_no_file(
+    mem: Memory, reads: list[str], quick_settle: Callable[[], None]
+) -> None:
     for i in range(20):
         mem.remember(f"Note {i}", f"walrus {i}")
     _age(*mem.directory("project").iterdir())
+    quick_settle()
     mem.search("walrus", method="lexical")  # the new stamps are read once
     reads.clear()
     for method in METHODS:
@@ -270,11 +282,14 @@ def test_a_no_change_refresh_reads_no_file(mem: Memory, reads: list[str]) -> Non
     assert reads == []
 
 
-def test_unparseable_files_are_not_read_again(mem: Memory, reads: list[str]) -> None:
+def test_unparseable_files_are_not_read_again(
+    mem: Memory, reads: list[str], quick_settle: Callable[[], None]
+) -> None:
     mem.remember("Good note", "walrus")
     bad = mem.directory("project") / "broken-note.md"
     bad.write_bytes(b'---\n{"id": "broken-note", "summary": \n---\nwalrus\n')
     _age(*mem.directory("project").iterdir())
+    quick_settle()
     assert [h.note_id for h in mem.search("walrus", method="lexical")] != ["broken-note"]
     assert "broken-note" in reads
     reads.clear()

@@ -40,7 +40,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -50,10 +50,11 @@ import numpy.typing as npt
 
 from memdir.core import Note, NoteType, Scope, parse_note
 from memdir.errors import ParseError
+from memdir.index.ann import AnnIndexes
 from memdir.index.chunking import chunk_body
 from memdir.index.query import SearchFilter, kept_sql
 from memdir.index.refusal import Behind, behind, mismatches, refusal
-from memdir.index.rows import ChunkRow, NoteSource, RefreshStats, Stamp, embed_text
+from memdir.index.rows import ChunkRow, NoteSource, RefreshStats, Stamp, changed_ns, embed_text
 from memdir.index.schema import (
     damage_of,
     damage_record,
@@ -74,19 +75,26 @@ __all__ = [
 ]
 
 _RACY_NS = 2_000_000_000
-#: note id → (size, mtime_ns, inode, indexed_ns, revision) as indexed.
-Known = dict[str, tuple[int, int, int, int, str]]
+#: note id → (stamp, indexed_ns, revision) as indexed.
+Known = dict[str, tuple[Stamp, int, str]]
 
 
 def _settled(known: Known) -> dict[str, Stamp] | None:
     """Each note's indexed stamp, or None when one was indexed too soon after a write to
     trust its stamp alone (it must be read again)."""
     out: dict[str, Stamp] = {}
-    for note_id, (size, mtime, ino, indexed, _) in known.items():
-        if indexed - mtime < _RACY_NS:
+    for note_id, (stamp, indexed, _) in known.items():
+        if indexed - changed_ns(stamp) < _RACY_NS:
             return None
-        out[note_id] = (size, mtime, ino)
+        out[note_id] = stamp
     return out
+
+
+#: The notes table's columns in the order the INSERTs give them.
+_NOTE_COLUMNS = (
+    "note_id, size, mtime_ns, ino, ctime_ns, indexed_ns, state, rev, note_hash, summary, "
+    "type, tags, supersedes, updated_at"
+)
 
 
 def _sha(text: str) -> str:
@@ -147,10 +155,15 @@ class SearchIndex:
         #: The stamps of `_known` when no note in it is racy (compared in one step).
         self._settled: dict[str, Stamp] | None = None
         self._cache: dict[str, tuple[tuple[int, int], object]] = {}
+        #: `PRAGMA data_version` right after this connection's last refresh: when it
+        #: still holds, no other connection changed the index since (None: no refresh).
+        self._refreshed: int | None = None
         self._vectors: tuple[str, tuple[int, int], MatrixIndex] | None = None
+        self._ann = AnnIndexes(path)
 
     def close(self) -> None:
         """Close the database connection."""
+        self._ann.close()
         with self._lock:
             self._conn.close()
 
@@ -173,7 +186,7 @@ class SearchIndex:
             self._conn, self._inode, self.stand_in = opened.conn, opened.inode, opened.stand_in
             self.rebuilt = True
             self._generation += 1
-            self._known = self._settled = self._vectors = None
+            self._known = self._settled = self._vectors = self._refreshed = None
             self._cache = {}
             return opened.damage or reason
 
@@ -235,29 +248,41 @@ class SearchIndex:
         *,
         progress: Callable[[int, int], None] | None = None,
         observe: Callable[[str, bytes, Note], None] | None = None,
+        only: Collection[str] | None = None,
     ) -> RefreshStats:
         """Bring the index in line with the directory, reading only changed files.
 
         Notes read because they changed go to `observe` after each batch is committed
         (so a rebuild of many notes does not hold them all in memory), else they are
         returned in `RefreshStats.read`.
+
+        `only`: the notes that may have changed since the last refresh of this index
+        (a watch of the directory said so); only their files are looked at, and the
+        others are taken as they were. Counts in the result cover those notes only.
         """
-        stamps, over = source.stamps()
+        if only is not None:
+            stamps, over = source.stamps_of(only), 0
+        else:
+            stamps, over = source.stamps()
         with self._lock:
             known = self._known_rows()
-            if self._settled is None:
-                self._settled = _settled(known)
-            if self._settled is not None and self._settled == stamps:
-                return RefreshStats(unchanged=len(stamps), over_limit=over)
-            removed = [note_id for note_id in known if note_id not in stamps]
+            if only is None:
+                if self._settled is None:
+                    self._settled = _settled(known)
+                if self._settled is not None and self._settled == stamps:
+                    self._refreshed = self._stamp()[1]
+                    return RefreshStats(unchanged=len(stamps), over_limit=over)
+            looked_at = known if only is None else [i for i in only if i in known]
+            removed = [note_id for note_id in looked_at if note_id not in stamps]
             todo = [
                 note_id
                 for note_id, stamp in stamps.items()
                 if (seen := known.get(note_id)) is None
-                or seen[:3] != stamp
-                or seen[3] - seen[1] < _RACY_NS
+                or seen[0] != stamp
+                or seen[1] - changed_ns(stamp) < _RACY_NS
             ]
             if not todo and not removed:
+                self._refreshed = self._stamp()[1]
                 return RefreshStats(unchanged=len(stamps), over_limit=over)
             added = updated = 0
             read: list[tuple[str, bytes, Note]] = []
@@ -290,10 +315,17 @@ class SearchIndex:
                     del known[note_id]
             self._known = (self._stamp(), known)
             self._settled = None
+            self._refreshed = self._known[0][1]
         unchanged = len(stamps) - added - updated - len(unreadable)
         return RefreshStats(
             added, updated, len(removed), unchanged, over, tuple(read), tuple(unreadable)
         )
+
+    def in_step(self) -> bool:
+        """True when this connection refreshed the index and no other one has changed it
+        since (so what it last refreshed is what it holds)."""
+        with self._lock:
+            return self._refreshed is not None and self._refreshed == self._stamp()[1]
 
     def _known_rows(self) -> Known:
         """What is indexed, by note id; kept in memory (and in step with this connection's
@@ -302,9 +334,9 @@ class SearchIndex:
         if self._known is not None and self._known[0] == stamp:
             return self._known[1]
         known: Known = {
-            row[0]: (row[1], row[2], row[3], row[4], row[5])
+            row[0]: ((row[1], row[2], row[3], row[4]), row[5], row[6])
             for row in self._conn.execute(
-                "SELECT note_id, size, mtime_ns, ino, indexed_ns, rev FROM notes"
+                "SELECT note_id, size, mtime_ns, ino, ctime_ns, indexed_ns, rev FROM notes"
             )
         }
         self._known = (stamp, known)
@@ -339,11 +371,12 @@ class SearchIndex:
                     changes = True
                     continue
                 rev = hashlib.sha256(data).hexdigest()
-                done[note_id] = (*stamp, now, rev)
+                done[note_id] = (stamp, now, rev)
                 previous = known.get(note_id)
-                if previous is not None and previous[4] == rev:
+                if previous is not None and previous[2] == rev:
                     conn.execute(
-                        "UPDATE notes SET size=?, mtime_ns=?, ino=?, indexed_ns=? WHERE note_id=?",
+                        "UPDATE notes SET size=?, mtime_ns=?, ino=?, ctime_ns=?, indexed_ns=? "
+                        "WHERE note_id=?",
                         (*stamp, now, note_id),
                     )
                     continue
@@ -371,13 +404,14 @@ class SearchIndex:
             chunks = chunk_body(data)
         except ParseError:
             conn.execute(
-                "INSERT INTO notes VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
+                f"INSERT INTO notes({_NOTE_COLUMNS}) "
+                "VALUES (?,?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
                 (note_id, *stamp, now, rev),
             )
             return None
         state = "private" if note.private else "ok"
         conn.execute(
-            "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 note_id,
                 *stamp,
@@ -455,6 +489,8 @@ class SearchIndex:
     @_healing
     def clear(self) -> None:
         """Empty the index (vectors stay cached: they are keyed by content)."""
+        with self._lock:
+            self._refreshed = None  # a refresh of some files only would not refill it
         with self._write() as conn:
             conn.execute("DELETE FROM fts")
             conn.execute("DELETE FROM chunks")
@@ -750,7 +786,7 @@ class SearchIndex:
                 ids[n] = cid
                 mat[n] = np.frombuffer(vec, dtype=np.float32)
                 n += 1
-            index = MatrixIndex(ids[:n], mat[:n])
+            index = self._ann.index(embedder, ids[:n], mat[:n])
             self._vectors = (embedder, stamp, index)
             return index
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdir.index.rows import Stamp, changed_ns
+
 __all__ = ["Behind", "behind", "mismatches", "refusal"]
 
 #: SQLite's primary result codes that mean the disk (or its permissions) refused.
@@ -122,14 +124,14 @@ class Behind:
 
 
 def behind(
-    known: Mapping[str, tuple[int, int, int, int, str]],
-    stamps: Mapping[str, tuple[int, int, int]],
+    known: Mapping[str, tuple[Stamp, int, str]],
+    stamps: Mapping[str, Stamp],
     read_bytes: Callable[[str], bytes | None],
     *,
     racy_ns: int,
 ) -> Behind:
-    """Which notes an index holding `known` (note id → size, mtime, inode, indexed-at,
-    revision) is behind on, given the files' `stamps` now.
+    """Which notes an index holding `known` (note id → stamp, indexed-at, revision) is
+    behind on, given the files' `stamps` now.
 
     A file whose stamp matches (and was indexed more than `racy_ns` after it was
     written) is taken as indexed; any other is read and compared by revision (a file
@@ -143,7 +145,7 @@ def behind(
         if seen is None:
             changed.add(note_id)
             continue
-        if seen[:3] == stamp and seen[3] - seen[1] >= racy_ns:
+        if seen[0] == stamp and seen[1] - changed_ns(stamp) >= racy_ns:
             continue
         try:
             data = read_bytes(note_id)
@@ -152,14 +154,14 @@ def behind(
             continue
         if data is None:  # removed since the listing
             removed.add(note_id)
-        elif hashlib.sha256(data).hexdigest() != seen[4]:
+        elif hashlib.sha256(data).hexdigest() != seen[2]:
             changed.add(note_id)
     return Behind(frozenset(changed), frozenset(removed), frozenset(unreadable))
 
 
 def mismatches(
     indexed: Mapping[str, str],
-    stamps: Mapping[str, tuple[int, int, int]],
+    stamps: Mapping[str, Stamp],
     read_bytes: Callable[[str], bytes | None],
 ) -> list[str]:
     """Where an index holding `indexed` (note id → revision) does not hold what the files

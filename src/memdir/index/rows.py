@@ -4,21 +4,31 @@ makes them lives in `memdir.index.db` alone."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from memdir.core import Note, NoteType
 
-__all__ = ["ChunkRow", "NoteSource", "RefreshStats", "Stamp", "embed_text"]
+__all__ = ["ChunkRow", "NoteSource", "RefreshStats", "Stamp", "changed_ns", "embed_text"]
 
-#: (size, mtime_ns, inode) of a note file.
-Stamp = tuple[int, int, int]
+#: (size, mtime_ns, inode, ctime_ns) of a note file. The inode-change time is part of it
+#: because no user can set it: an edit that puts the old size and mtime back (``touch -r``,
+#: ``os.utime``, a tool preserving times) still changes it.
+Stamp = tuple[int, int, int, int]
+
+
+def changed_ns(stamp: Stamp) -> int:
+    """When the file last changed, as far as its stamp tells (mtime or ctime, the later)."""
+    return max(stamp[1], stamp[3])
 
 
 class NoteSource(Protocol):
     """What the index needs from a note directory (the store provides it)."""
 
     def stamps(self) -> tuple[dict[str, Stamp], int]: ...
+
+    def stamps_of(self, note_ids: Iterable[str]) -> dict[str, Stamp]: ...
 
     def read_bytes(self, note_id: str) -> bytes | None: ...
 

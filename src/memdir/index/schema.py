@@ -45,7 +45,14 @@ __all__ = [
 #: Bump on any change to the DDL or to what is stored: older databases are rebuilt.
 #: The tokenizer's version and the Unicode tables it uses are part of it, so a
 #: tokenizer change or a Python upgrade rebuilds the index instead of mixing terms.
-SCHEMA_VERSION = f"4/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
+_SUFFIX = f"/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
+SCHEMA_VERSION = f"5{_SUFFIX}"
+#: Versions converted in place (what they lack is added, nothing indexed is lost).
+_MIGRATIONS = {
+    # 5 adds each file's inode-change time to its stamp. Files get it on the next refresh:
+    # 0 matches no file, so each is read once, compared by revision and re-stamped.
+    f"4{_SUFFIX}": "ALTER TABLE notes ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0",
+}
 
 _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,6 +61,7 @@ CREATE TABLE notes(
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     ino INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
     indexed_ns INTEGER NOT NULL,
     state TEXT NOT NULL,            -- 'ok', 'private' or 'bad' (unparseable: kept to skip re-reads)
     rev TEXT NOT NULL,
@@ -191,6 +199,24 @@ def _create(conn: sqlite3.Connection) -> None:
         raise
 
 
+def _migrate(conn: sqlite3.Connection, version: str) -> str:
+    """Convert a database of `version` (one of `_MIGRATIONS`) in place; the version it
+    holds afterwards (another process may have converted it meanwhile)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _version(conn) == version:
+            conn.execute(_MIGRATIONS[version])
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return _version(conn) or ""
+
+
 def _remove(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
@@ -278,6 +304,8 @@ def open_index(path: Path, *, discard: tuple[int, str] | None = None) -> Opened:
             conn = _connect(path)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             version = _version(conn) if "meta" in tables else None
+            if version in _MIGRATIONS:
+                version = _migrate(conn, version)
             stale = bool(tables) and version != SCHEMA_VERSION
             if version == SCHEMA_VERSION:
                 damage = damage_of(conn)

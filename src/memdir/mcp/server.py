@@ -335,6 +335,9 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
     # A long-lived process: vectors are filled in a worker thread, so no query waits for
     # the embedder (a search answers from the lexical index while they are behind).
     filler = memory.embed_in_background()
+    # And it watches the note directories: a query looks at the files changed since the
+    # last one, not at every file (memdir.store.watch).
+    memory.watch_files()
     # Signed in to a sync server: this long-running process syncs in the background (§7.2).
     status = memory.sync_status()
     coordinator = memory.background_sync() if status.server and status.enabled else None

@@ -168,7 +168,9 @@ class Memory:
         return cls(settings, embedder=embedder, sync_transport=sync_transport, chat=chat)
 
     def close(self) -> None:
-        """Close the index and sync state databases."""
+        """Close the index and sync state databases, and end the watches."""
+        for store in self.stores.chosen(None):
+            store.directory.unwatch()
         if self._retriever is not None:
             self._retriever.close()
         if self._replica is not None:
@@ -248,11 +250,26 @@ class Memory:
 
     def file_stamps(
         self, scope: Scope | str | None = None
-    ) -> dict[Scope, dict[str, tuple[int, int, int]]]:
-        """(size, mtime_ns, inode) of every note file of `scope` (None: each open scope), by
-        id, without reading any file: what a long-lived page polls to see that a note
-        changed here, in another process or in an editor."""
+    ) -> dict[Scope, dict[str, tuple[int, int, int, int]]]:
+        """(size, mtime_ns, inode, ctime_ns) of every note file of `scope` (None: each
+        open scope), by id, without reading any file: what a long-lived page polls to see
+        that a note changed here, in another process or in an editor."""
         return {s.scope: s.directory.stamps()[0] for s in self.stores.chosen(scope)}
+
+    def watch_files(self) -> dict[Scope, str | None]:
+        """In a long-lived host: watch the note directories, so that a query looks only at
+        the files changed since the last one instead of every file (edits made outside
+        memdir are still never served stale; see `memdir.store.watch`). Returns, per
+        scope, why its directory is not watched (None: it is, or it will be once it
+        exists); such a directory is looked at whole before each query, as without a
+        watch. `close` ends the watches."""
+        out: dict[Scope, str | None] = {}
+        for store in self.stores.chosen(None):
+            store.directory.watch()
+            store.directory.changes()  # sets the watch up now, to tell why it cannot be
+            store.directory.forget_changes()  # the next refresh looks at every file
+            out[store.scope] = store.directory.watch_reason
+        return out
 
     def embed_in_background(self) -> VectorFiller[str] | None:
         """In a long-lived host: fill missing vectors in a worker thread from now on, so no

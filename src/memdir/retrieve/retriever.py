@@ -333,11 +333,21 @@ class Retriever:
         index = self.index(store)
         report = progress or current_progress()  # an observer of a query's refresh
         step = (lambda done, total: report("index", done, total)) if report else None
-        stats = index.refresh(
-            store.directory,
-            progress=step,
-            observe=lambda note_id, data, note: store.observe(note_id, data, note.hash),
-        )
+        # A watched directory names the files changed since the last refresh; they alone
+        # are looked at, unless another process changed the index meanwhile.
+        changed = store.directory.changes()
+        only = changed if changed is not None and index.in_step() else None
+        try:
+            stats = index.refresh(
+                store.directory,
+                progress=step,
+                observe=lambda note_id, data, note: store.observe(note_id, data, note.hash),
+                only=only,
+            )
+        except BaseException:
+            if changed:  # not taken in: the next refresh looks at every file
+                store.directory.forget_changes()
+            raise
         if stats.added or stats.updated:
             self._wake(store)  # new chunks: the background filler (if any) embeds them
         return stats

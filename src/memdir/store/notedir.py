@@ -26,6 +26,7 @@ import secrets
 import stat
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from memdir.store.atomic import (
 from memdir.store.history import revision_of
 from memdir.store.lock import DirLock
 from memdir.store.rollback import Rollback
+from memdir.store.watch import DirectoryWatch
 
 __all__ = ["FileProblem", "NoteDirectory", "Scan"]
 
@@ -65,7 +67,20 @@ class Scan:
     changed: tuple[str, ...] = ()
 
 
-_Stamp = tuple[int, int, int]
+#: (size, mtime_ns, inode, ctime_ns): the inode-change time catches an edit that puts
+#: the old size and mtime back, since no user can set it.
+_Stamp = tuple[int, int, int, int]
+
+
+def stamp_of(st: os.stat_result) -> _Stamp:
+    """The stamp of a file from its stat."""
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def _changed_at(stamp: _Stamp) -> int:
+    return max(stamp[1], stamp[3])
+
+
 _Parsed = tuple[Note, str] | FileProblem
 #: (stamp, parsed, revision of the bytes read or None, stamp trusted)
 _Cached = tuple[_Stamp, _Parsed, str | None, bool]
@@ -126,6 +141,7 @@ class NoteDirectory:
         self._cache_lock = threading.Lock()
         #: (listing, result, when) of the last scan, reused while nothing changed.
         self._last: tuple[dict[str, _Stamp], Scan, int] | None = None
+        self._watch: DirectoryWatch | None = None
 
     def file_for(self, note_id: str) -> Path:
         """The path of a note's file (the id must already be validated)."""
@@ -221,15 +237,15 @@ class NoteDirectory:
         """Parse every note file, re-reading only files whose stamp changed."""
         links: list[tuple[str, os.stat_result]] = []
         entries = self._entries(links)
-        listing = {name: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in entries}
+        listing = {name: stamp_of(st) for name, st in entries}
         # A link added or removed changes the listing too (size -1: it is never read).
-        listing.update({name: (-1, st.st_mtime_ns, st.st_ino) for name, st in links})
+        listing.update({name: (-1, *stamp_of(st)[1:]) for name, st in links})
         with self._cache_lock:
             last = self._last
         if (
             last is not None
             and last[0] == listing
-            and last[2] - max((stamp[1] for stamp in listing.values()), default=0) > _RACY_NS
+            and last[2] - max(map(_changed_at, listing.values()), default=0) > _RACY_NS
         ):
             # Nothing changed since the last scan, and every file was older than the
             # racy window then: the previous result stands (nothing was re-read).
@@ -260,7 +276,7 @@ class NoteDirectory:
             cache = dict(self._cache)
         now = time.time_ns()
         for name, st in entries:
-            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+            stamp = stamp_of(st)
             cached = cache.get(name)
             if cached is not None and cached[0] != stamp:
                 cached = None
@@ -272,7 +288,7 @@ class NoteDirectory:
                     continue
                 item, data_rev = parsed
                 reread = cached is None or cached[2] is None or cached[2] != data_rev
-            fresh[name] = (stamp, item, data_rev, now - st.st_mtime_ns > _RACY_NS)
+            fresh[name] = (stamp, item, data_rev, now - _changed_at(stamp) > _RACY_NS)
             if isinstance(item, FileProblem):
                 problems.append(item)
                 continue
@@ -292,17 +308,69 @@ class NoteDirectory:
             changed=tuple(changed),
         )
 
-    def stamps(self) -> tuple[dict[str, tuple[int, int, int]], int]:
-        """(size, mtime_ns, inode) of every file named like a note, by id, without reading
-        any file; and how many were left out above `max_notes` (least recently changed)."""
+    def stamps(self) -> tuple[dict[str, _Stamp], int]:
+        """The stamp of every file named like a note, by id, without reading any file; and
+        how many were left out above `max_notes` (least recently changed)."""
         entries = [(name, st) for name, st in self._entries() if is_valid_id(name[:-3])]
         over = 0
         if len(entries) > self.max_notes:
             entries.sort(key=lambda e: e[1].st_mtime_ns, reverse=True)
             over = len(entries) - self.max_notes
             entries = entries[: self.max_notes]
-        stamps = {name[:-3]: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in entries}
+        stamps = {name[:-3]: stamp_of(st) for name, st in entries}
         return stamps, over
+
+    def stamps_of(self, note_ids: Iterable[str]) -> dict[str, _Stamp]:
+        """The stamps of those of `note_ids` whose files are regular files now (as
+        `stamps` gives them, for these notes alone)."""
+        out: dict[str, _Stamp] = {}
+        for note_id in note_ids:
+            if not is_valid_id(note_id):
+                continue
+            try:
+                st = self.file_for(note_id).lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out[note_id] = stamp_of(st)
+        return out
+
+    def watch(self) -> None:
+        """Watch the directory from now on (see `memdir.store.watch`); idempotent."""
+        with self._cache_lock:
+            if self._watch is None:
+                self._watch = DirectoryWatch(self.path, self._is_note_name)
+
+    def unwatch(self) -> None:
+        """Stop watching."""
+        with self._cache_lock:
+            watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
+
+    @property
+    def watch_reason(self) -> str | None:
+        """Why the directory is not watched (None: it is, or watching was not asked for)."""
+        watch = self._watch
+        return None if watch is None else watch.reason
+
+    def forget_changes(self) -> None:
+        """Make the next `changes()` say None (unknown): what it gave was not taken in."""
+        watch = self._watch
+        if watch is not None:
+            watch.reset()
+
+    def changes(self) -> set[str] | None:
+        """Ids of notes whose files changed since the last call (created, written, removed,
+        renamed, their mode or times set); None when unknown: not watched, or the watch
+        cannot vouch for this stretch, so every file must be looked at."""
+        watch = self._watch
+        if watch is None:
+            return None
+        names = watch.changes()
+        if names is None:
+            return None
+        return {name[:-3] for name in names if is_valid_id(name[:-3])}
 
     def clear_leftovers(self) -> int:
         """Remove temp files of interrupted writes; the caller holds the lock, so no

@@ -32,7 +32,7 @@ from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, revision_of
 from memdir.store.lock import DirLock
-from memdir.store.notedir import FileProblem, NoteDirectory, Scan
+from memdir.store.notedir import FileProblem, NoteDirectory, Scan, stamp_of
 from memdir.store.rollback import Rollback
 
 __all__ = ["SaveOutcome", "ScopeStore", "check_secrets"]
@@ -88,7 +88,7 @@ class ScopeStore:
         self.max_note_bytes = max_note_bytes
         self._listeners: list[Callable[[str, WriteEvent], None]] = []
         #: note id -> (size, mtime_ns, inode) of unloaded files already observed (see scan)
-        self._unloaded_seen: dict[str, tuple[int, int, int]] = {}
+        self._unloaded_seen: dict[str, tuple[int, int, int, int]] = {}
 
     def on_change(self, listener: Callable[[str, WriteEvent], None]) -> None:
         """Call `listener(note_id, event)` after every write or removal (e.g. to schedule sync)."""
@@ -191,7 +191,7 @@ class ScopeStore:
                 st = self.directory.file_for(note_id).lstat()
             except OSError:
                 continue
-            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+            stamp = stamp_of(st)
             if seen.get(note_id) == stamp:
                 continue
             data = self.directory.read_bytes(note_id)

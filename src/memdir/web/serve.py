@@ -102,6 +102,7 @@ def serve(memory: Memory, port: int = 0, on_ready: Callable[[str], None] | None 
         token = new_token()
         app = build_app(memory, token=token, port=bound)
         memory.list()  # parse every note once now, not during the first request
+        memory.watch_files()  # a search looks at the files changed since the last one only
         url = page_url(bound, token)
 
         class _Server(uvicorn.Server):

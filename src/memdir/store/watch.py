@@ -1,0 +1,207 @@
+"""A watch of one note directory: which note files changed since the last look.
+
+Long-running hosts (the MCP server, the memory page) would otherwise stat every note
+file before every query to be sure no edit made outside memdir is served stale. A
+watch replaces that with the kernel's own record of changes: Linux's inotify queues
+an event in the very system call that changes a file (a write, a rename, a delete, a
+``chmod``, a ``touch``), before that call returns. So reading the queue without
+waiting, at the start of a query, yields every change that finished before the query
+began; nothing is debounced or batched in between. (That ordering is why this reads
+inotify directly, through `inotify_simple`, rather than through a debouncing watcher
+library: a change made a millisecond before a query must be seen by it.)
+
+Whenever the watch cannot vouch for the directory, `changes()` returns None and the
+caller looks at every file, as it would with no watch:
+
+- no inotify here (not Linux, the library missing, the per-user limit of watches or
+  instances reached);
+- a file system whose other clients' changes inotify does not see (NFS, SMB, FUSE
+  mounts such as sshfs, 9p, Ceph…), read off ``/proc/self/mountinfo``;
+- the kernel's event queue overflowed;
+- the directory was removed, renamed, replaced (``git checkout`` of another branch,
+  ``rm -r`` and a new one) or does not exist yet: the watch is set up again on the next
+  look, which returns None once more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DirectoryWatch", "unwatchable_reason"]
+
+#: File systems where inotify misses what other machines or the host change.
+_REMOTE = frozenset(
+    {
+        *("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs"),
+        *("lustre", "gpfs", "vboxsf", "vmhgfs", "davfs", "fuse", "fuseblk", "virtiofs"),
+    }
+)
+
+
+def _mount_type(path: Path, mountinfo: str) -> str | None:
+    """The file system type of the mount holding `path`, from mountinfo's text."""
+    best, fstype = -1, None
+    target = str(path)
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        fields = left.split()
+        if not sep or len(fields) < 5:
+            continue
+        point = fields[4].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best:
+            best, fstype = len(point), (right.split() or [""])[0]
+    return fstype
+
+
+def unwatchable_reason(path: Path, mountinfo: str | None = None) -> str | None:
+    """Why a watch of `path` could not vouch for it (None: it can)."""
+    if not sys.platform.startswith("linux"):
+        return "inotify is Linux's"
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "the mount table cannot be read"
+    fstype = _mount_type(path, mountinfo)
+    if fstype is None:
+        return "its file system is unknown"
+    if fstype in _REMOTE or fstype.startswith("fuse."):
+        return f"it is on {fstype}, where changes made elsewhere raise no event"
+    return None
+
+
+def _load_inotify() -> Any:
+    import inotify_simple  # type: ignore[import-untyped]  # ctypes wrapper; Linux only
+
+    return inotify_simple
+
+
+class DirectoryWatch:
+    """Which note files of one directory changed since the last `changes()` call.
+
+    `is_note_name` tells the note files from others (temp files, the lock). One
+    consumer takes the changes; calls from several threads are serialised.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        is_note_name: Callable[[str], bool],
+        *,
+        loader: Callable[[], Any] = _load_inotify,
+    ) -> None:
+        self.path = path
+        self._is_note = is_note_name
+        self._loader = loader
+        self._lock = threading.Lock()
+        self._ino: Any = None
+        self._wd: int | None = None
+        #: (st_dev, st_ino) of the directory watched, to notice it being replaced.
+        self._dir: tuple[int, int] | None = None
+        #: Why there is no watch (None: there is one, or none was tried yet).
+        self.reason: str | None = None
+        self._given_up = False
+        #: Set by `reset`: the next look returns None.
+        self._unknown = False
+
+    def close(self) -> None:
+        """Stop watching."""
+        with self._lock:
+            self._drop()
+            self._given_up = True
+
+    def reset(self) -> None:
+        """Make the next `changes()` return None (what it last gave was not used)."""
+        with self._lock:
+            self._unknown = True
+
+    def _drop(self) -> None:
+        if self._ino is not None:
+            with contextlib.suppress(OSError):
+                self._ino.close()
+        self._ino = self._wd = self._dir = None
+
+    def _attach(self) -> bool:
+        """Set the watch up; False (with `reason`) when it cannot be now."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            self.reason = "the directory does not exist yet"
+            return False
+        reason = unwatchable_reason(self.path.resolve())
+        if reason is not None:
+            self.reason, self._given_up = reason, True
+            return False
+        try:
+            lib = self._loader()
+            flags = lib.flags
+            mask = (
+                flags.CREATE | flags.DELETE | flags.MODIFY | flags.CLOSE_WRITE | flags.ATTRIB
+            ) | (flags.MOVED_FROM | flags.MOVED_TO | flags.DELETE_SELF | flags.MOVE_SELF)
+            ino = lib.INotify(nonblocking=True)
+        except (ImportError, OSError, AttributeError) as exc:
+            self.reason, self._given_up = f"inotify is not available ({exc})", True
+            return False
+        try:
+            wd = ino.add_watch(self.path, mask | flags.ONLYDIR)
+            after = self.path.stat()
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                ino.close()
+            self.reason = f"the directory cannot be watched ({exc.strerror or exc})"
+            # The per-user limits (watches, memory) do not lift by themselves: stop trying.
+            self._given_up = exc.errno in (errno.ENOSPC, errno.ENOMEM, errno.EMFILE)
+            return False
+        if (after.st_dev, after.st_ino) != (st.st_dev, st.st_ino):
+            with contextlib.suppress(OSError):
+                ino.close()
+            self.reason = "the directory was replaced while the watch was set up"
+            return False
+        self._ino, self._wd, self._dir = ino, wd, (after.st_dev, after.st_ino)
+        self.reason = None
+        return True
+
+    def changes(self) -> set[str] | None:
+        """File names of notes changed since the last call; None when any file may have
+        changed (no watch, overflow, the directory replaced): look at every file then.
+
+        Never waits: events of changes finished before this call are already queued.
+        """
+        with self._lock:
+            if self._given_up:
+                return None
+            if self._ino is None:
+                self._attach()
+                return None  # whatever happened before the watch began is unknown
+            try:
+                st = self.path.stat()
+                events = list(self._ino.read(timeout=0))
+            except OSError as exc:
+                self._drop()
+                self.reason = f"the watch failed ({exc.strerror or exc})"
+                return None
+            if self._unknown:
+                self._unknown = False
+                return None
+            if (st.st_dev, st.st_ino) != self._dir:
+                self._drop()  # replaced (or a link that now points elsewhere)
+                self._attach()
+                return None
+            flags = self._loader().flags
+            lost = flags.Q_OVERFLOW | flags.IGNORED | flags.DELETE_SELF | flags.MOVE_SELF
+            names: set[str] = set()
+            for event in events:
+                if event.mask & lost:
+                    self._drop()
+                    self._attach()
+                    return None
+                if event.name and self._is_note(event.name):
+                    names.add(event.name)
+            return names
