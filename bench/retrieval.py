@@ -108,14 +108,22 @@ def fts5_baseline(conv_notes: dict[str, str]) -> Callable[[str], list[str]]:
     return search
 
 
-def run_level(convs: list[Conversation], level: str, work: Path, methods: list[str]) -> None:
+#: The ranking constants before issue 14 (`--recipe before`), to print both from one tree.
+BEFORE = {"cosine_weight": 0.10, "coverage_weight": 0.05, "date_weight": 0.0, "when_weight": 0.0}
+
+
+def run_level(
+    convs: list[Conversation], level: str, work: Path, methods: list[str], recipe: str = "current"
+) -> None:
     totals: dict[str, list[dict[str, float]]] = {m: [] for m in ["fts5-porter", *methods]}
     latency: dict[str, list[float]] = {m: [] for m in totals}
     index_s = 0.0
     for conv in convs:
         project = work / level / conv.sample_id / "project"
         home = work / level / conv.sample_id / "home"
-        shutil.rmtree(project, ignore_errors=True)
+        # The notes are written anew; .memdir/project.json stays, so the project keeps its
+        # id and so its index, whose vectors (keyed by the embedded text) are reused.
+        shutil.rmtree(project / "MEMORY", ignore_errors=True)
         holds = write_notes(conv, project / "MEMORY", level)
         texts = {
             nid: (project / "MEMORY" / f"{nid}.md").read_text("utf-8").split("---\n", 2)[2]
@@ -123,6 +131,10 @@ def run_level(convs: list[Conversation], level: str, work: Path, methods: list[s
         }
         baseline = fts5_baseline(texts)
         memory = Memory.open(project, home=home)
+        if recipe == "before":
+            import dataclasses
+
+            memory.retrieval.params = dataclasses.replace(memory.retrieval.params, **BEFORE)
         t0 = time.perf_counter()
         memory.reindex()
         index_s += time.perf_counter() - t0
@@ -139,7 +151,8 @@ def run_level(convs: list[Conversation], level: str, work: Path, methods: list[s
         memory.close()
     n = len(totals["fts5-porter"])
     print(
-        f"\n{level} level — {len(convs)} conversations, {n} questions (categories 1–4); "
+        f"\n{level} level, {recipe} recipe — {len(convs)} conversations, {n} questions "
+        "(categories 1–4); "
         f"reindex total {index_s:.1f} s"
     )
     cols = ["R@1", "R@5", "R@10", "Hit@5", "MRR@10"]
@@ -152,17 +165,92 @@ def run_level(convs: list[Conversation], level: str, work: Path, methods: list[s
         print(f"{method:<14}" + "".join(f"{v:8.1f}" for v in means) + f"{p50:9.1f}{p95:9.1f}")
 
 
+def step_latency(n: int, queries: int = 300) -> None:
+    """What each ranking step adds per query at `n` notes (synthetic notes and random
+    vectors, as bench/scale.py makes them): hybrid `rank_chunks` with every step off, then
+    with each one on, on questions that name a date and ask "when"."""
+    import dataclasses
+    import random
+    import tempfile
+
+    import scale
+    from memdir.core.vocab import SearchMethod
+    from memdir.index.query import analyse
+    from memdir.retrieve.hybrid import FusionParams
+    from memdir.retrieve.ranking import DEFAULT_PARAMS, rank_chunks
+
+    rng = random.Random(7)
+    zipf = scale._Zipf(scale._vocabulary(rng, 4000), rng)
+    base = Path(tempfile.mkdtemp(prefix="memdir-steps-"))
+    try:
+        home, project = base / "home", base / "project"
+        home.mkdir()
+        (home / "config.toml").write_text(f"[memory]\nmaxNotes = {max(n, 5000)}\n", "utf-8")
+        scale._write_store(project / "MEMORY", n, rng, zipf)
+        embedder = scale._RandomEmbedder(7)
+        memory = Memory.open(project, home=home, embedder=embedder)
+        memory.reindex()
+        index = memory.retrieval.index(memory.stores.chosen(None)[0])
+        eid = embedder.info.id
+        day = "14 November 2023"  # the synthetic notes' day: every candidate is in it
+        texts = [f"When did {q} happen on {day}?" for q in scale._queries(zipf.words, rng, queries)]
+        prepared = [(analyse(t), embedder.embed_query(t)) for t in texts]
+        off = dataclasses.replace(
+            DEFAULT_PARAMS, date_weight=0.0, when_weight=0.0, strip_dates=False
+        )
+        variants: dict[str, FusionParams] = {"every step off": off}
+        for name in ("date_weight", "when_weight", "entity_weight", "bm25_weight"):
+            if getattr(DEFAULT_PARAMS, name) > 0:
+                variants[f"+ {name}"] = dataclasses.replace(
+                    off, **{name: getattr(DEFAULT_PARAMS, name)}
+                )
+        variants["defaults (all on)"] = DEFAULT_PARAMS
+        for params in variants.values():  # warm the caches (vector matrix, stemmer)
+            for q, v in prepared[:20]:
+                rank_chunks(index, q, method=SearchMethod.HYBRID, query_vector=v,
+                            embedder_id=eid, params=params)  # fmt: skip
+        print(f"\nranking steps at {n} notes, {queries} questions (hybrid, ms per query)")
+        print(f"{'variant':<28}{'p50':>8}{'p95':>8}")
+        for _ in range(2):  # interleaved rounds: a loaded machine drifts
+            timings: dict[str, list[float]] = {name: [] for name in variants}
+            for q, v in prepared:
+                for name, params in variants.items():
+                    t = time.perf_counter()
+                    rank_chunks(index, q, method=SearchMethod.HYBRID, query_vector=v,
+                                embedder_id=eid, params=params)  # fmt: skip
+                    timings[name].append(time.perf_counter() - t)
+        for name, samples in timings.items():
+            lat = sorted(samples)
+            p50, p95 = 1000 * lat[len(lat) // 2], 1000 * lat[int(len(lat) * 0.95) - 1]
+            print(f"{name:<28}{p50:8.2f}{p95:8.2f}")
+        memory.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--level", choices=["turn", "session", "both"], default="both")
     parser.add_argument("--work", type=Path, default=Path("/tmp/memdir-bench-retrieval"))
     parser.add_argument("--methods", default="lexical,vector,hybrid")
+    parser.add_argument(
+        "--recipe",
+        choices=["current", "before"],
+        default="current",
+        help="the ranking constants: the defaults, or those before issue 14",
+    )
+    parser.add_argument(
+        "--steps", type=int, metavar="N", help="only time each ranking step at N notes"
+    )
     args = parser.parse_args()
+    if args.steps:
+        step_latency(args.steps)
+        return
     convs = load()
     methods = args.methods.split(",")
     levels = ["turn", "session"] if args.level == "both" else [args.level]
     for level in levels:
-        run_level(convs, level, args.work, methods)
+        run_level(convs, level, args.work, methods, args.recipe)
 
 
 if __name__ == "__main__":

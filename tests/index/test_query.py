@@ -151,3 +151,18 @@ def test_filters_are_frozen_values() -> None:
     assert a == b and hash(a) == hash(b)
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.tags = frozenset()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("When did Melanie paint a sunrise?", True),
+        ("What year did John move?", True),
+        ("In welchem Jahr zog Anna um?", True),
+        ("Wann war das?", True),
+        ("What did Melanie paint?", False),
+        ("whenever", False),
+    ],
+)
+def test_a_question_asking_for_a_time(text: str, expected: bool) -> None:
+    assert analyse(text).asks_when is expected

@@ -149,8 +149,11 @@ def test_rerank_weights_change_hybrid_scores_only(index: SearchIndex) -> None:
     top = ranked[0]
     assert top.score == pytest.approx(2 / 61)
     default = _rank(index, "apple pie", query_vector=_q(1, 0, 0), limit=10)[0]
-    # Full coverage, the adjacent pair and a cosine of 1 add their weights.
-    assert default.score == pytest.approx(2 / 61 + 0.05 + 0.005 + 0.10, rel=1e-4)
+    # Full coverage, the adjacent pair and a cosine of 1 add their weights (no date is
+    # named and no time asked for, so those two add nothing).
+    d = FusionParams()
+    expected = 2 / 61 + d.coverage_weight + d.phrase_weight + d.cosine_weight
+    assert default.score == pytest.approx(expected, rel=1e-4)
 
 
 def test_a_query_with_no_terms(index: SearchIndex) -> None:

@@ -25,6 +25,14 @@ from memdir.index.tokenize import QueryTerm, QueryWord, query_words
 __all__ = ["AnalysedQuery", "SearchFilter", "analyse", "kept_sql", "match_expression"]
 
 
+#: A question asking for a time: "when …", "what year …", "wann …", "in welchem Jahr …".
+_ASKS_WHEN_RE = re.compile(
+    r"^\W*(?:when|wann|seit wann|(?:what|which|in welchem|welche[nms]?)\s+"
+    r"(?:year|month|day|date|time|jahr|monat|tag|datum)|how long ago|wie lange her)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class AnalysedQuery:
     """A query's text analysed once: its terms, the stems it looks for, its MATCH expression."""
@@ -41,6 +49,8 @@ class AnalysedQuery:
     groups: tuple[tuple[str, ...], ...]
     #: Distinct primary stems of the words that are not stop-words (snippet lines).
     stems: frozenset[str]
+    #: True when the text asks for a time ("When did …", "What year …").
+    asks_when: bool = False
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -66,6 +76,7 @@ def analyse(text: str, mode: SearchMode | str = SearchMode.ANY) -> AnalysedQuery
         match=match_expression(words, chosen),
         groups=tuple(dict.fromkeys(t.alternatives for t in kept)),
         stems=frozenset(t.alternatives[0] for t in terms if not t.is_stop),
+        asks_when=_ASKS_WHEN_RE.search(text) is not None,
     )
 
 

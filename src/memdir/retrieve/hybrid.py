@@ -2,12 +2,17 @@
 
 Pure functions over candidate lists, no I/O. The recipe and its constants were
 chosen by measurement on the LoCoMo development set with leave-one-conversation-
-out checks (docs/retrieval.md):
+out checks (docs/retrieval.md; `python bench/locomo.py --ablation` prints them):
 
     score(d) = Σ_side w_side / (k + rank_side(d))          RRF, k = 60
              + coverage_weight · idf-weighted share of the query's terms in d
              + phrase_weight   · [two consecutive query terms are adjacent in d]
              + cosine_weight   · cosine(query, d)
+             + date_weight     · [d's note was written in the date window the query names]
+             + when_weight     · [the query asks "when" and d holds a time expression]
+
+The cosine and coverage terms carry most of the order; the RRF terms mostly break
+their ties and let a candidate strong on one side only stay in the running.
 """
 
 from __future__ import annotations
@@ -17,7 +22,22 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["FusionParams", "coverage", "fuse", "has_adjacent_pair", "idf"]
+from memdir.index.tokenize import query_words
+
+__all__ = ["TIME_STEMS", "FusionParams", "coverage", "fuse", "has_adjacent_pair", "idf", "timed"]
+
+_TIME_WORDS = """
+    yesterday today tonight tomorrow ago last next week weekend weeks month months year years
+    recently earlier later lately morning evening night weekday
+    monday tuesday wednesday thursday friday saturday sunday
+    january february march april may june july august september october november december
+    gestern heute morgen vorgestern übermorgen letzte letzten letztes nächste nächsten woche
+    wochenende monat monate jahr jahre kürzlich neulich früher später abend nacht
+    montag dienstag mittwoch donnerstag freitag samstag sonntag
+    januar februar märz mai juni juli oktober dezember
+"""
+#: Stems (English and German) of words that place an event in time.
+TIME_STEMS = frozenset(a for w in query_words(_TIME_WORDS) for a in w.term.alternatives)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +49,15 @@ class FusionParams:
     vector_weight: float = 1.0
     lexical_depth: int = 100
     vector_depth: int = 100
-    coverage_weight: float = 0.05
+    coverage_weight: float = 0.15
     phrase_weight: float = 0.005
-    cosine_weight: float = 0.10
+    cosine_weight: float = 0.8
+    #: Added to a candidate whose note was written inside the date window the query
+    #: names ("on 9 November, 2022"; `memdir.retrieve.dates`); 0 turns it off.
+    date_weight: float = 0.1
+    #: Added to a candidate holding a time expression ("yesterday", "last week", a month,
+    #: a year) when the query asks for a time ("When did …").
+    when_weight: float = 0.04
 
 
 def fuse(
@@ -82,3 +108,10 @@ def has_adjacent_pair(terms: Sequence[tuple[str, ...]], sequences: Sequence[Sequ
         return False
     pairs = {(a, b) for left, right in itertools.pairwise(terms) for a in left for b in right}
     return any(not pairs.isdisjoint(itertools.pairwise(seq)) for seq in sequences)
+
+
+def timed(terms: set[str]) -> bool:
+    """True when a text's terms place something in time: a time word or a year."""
+    if not TIME_STEMS.isdisjoint(terms):
+        return True
+    return any(len(t) == 4 and t.isdigit() and t[:2] in ("19", "20") for t in terms)

@@ -2,7 +2,9 @@
 
 Hybrid = Reciprocal Rank Fusion of the lexical and vector candidate lists, then a
 light rerank of every candidate (query-term coverage, adjacent query terms, the
-raw cosine): see `hybrid`. The query mode (any / all / phrase) filters both
+raw cosine, a "when" question's time words) and, when the query names a date
+("on 9 November, 2022"; `memdir.retrieve.dates`), a bonus for the chunks of notes
+written in it: see `hybrid`. The query mode (any / all / phrase) filters both
 sides: for `all` and `phrase` a vector candidate must also satisfy the mode.
 Chunks with equal raw scores on a side (copies of one text) share their rank
 there, so they fuse to equal scores, which usage statistics may then order; what
@@ -30,12 +32,21 @@ from memdir.index.db import ChunkRow, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter
 from memdir.index.tokenize import index_terms
 from memdir.index.vectors import MatrixIndex
-from memdir.retrieve.hybrid import FusionParams, coverage, fuse, has_adjacent_pair, idf
+from memdir.retrieve.dates import DateWindow, find_dates
+from memdir.retrieve.hybrid import (
+    FusionParams,
+    coverage,
+    fuse,
+    has_adjacent_pair,
+    idf,
+    timed,
+)
 
 __all__ = [
     "DEFAULT_PARAMS",
     "NO_FILTER",
     "RankedChunk",
+    "dated",
     "distinctive_text",
     "match_label",
     "rank_chunks",
@@ -102,6 +113,9 @@ def rank_chunks(
     else:
         scores = fuse(lex_rank, vec_rank, params)
         scores = _reranked(index, query, scores, vectors, query_vector, params)
+        when = find_dates(query.text) if params.date_weight > 0 else None
+        if when is not None:
+            scores = dated(index, scores, when, params.date_weight)
     keys = index.keys(scores)
     best = sorted(keys, key=lambda c: (-scores[c], keys[c]))[:limit]
     rows = index.chunks(best)
@@ -151,8 +165,24 @@ def _reranked(
         if has_adjacent_pair(terms, (summary, body)):
             bonus += params.phrase_weight
         bonus += params.cosine_weight * cosines.get(cid, 0.0)
+        if query.asks_when and params.when_weight > 0 and timed({*summary, *body}):
+            bonus += params.when_weight
         out[cid] = scores[cid] + bonus
     return out
+
+
+def dated(
+    index: SearchIndex, scores: dict[int, float], when: DateWindow, weight: float
+) -> dict[int, float]:
+    """`scores` with `weight` added to each chunk whose note's time lies in `when` (the
+    note's last update, which for a note never edited is when it was written)."""
+    if weight <= 0 or not scores:
+        return scores
+    rows = index.chunks(scores)
+    return {
+        cid: score + (weight if cid in rows and rows[cid].updated_at in when else 0.0)
+        for cid, score in scores.items()
+    }
 
 
 def superseding_first(order: Sequence[K], superseded_by: Callable[[K], K | None]) -> list[K]:
