@@ -2,8 +2,9 @@
 
 Exact search is `matrix @ query` plus a partial sort, with BLAS held to one
 thread (threads cost more than they save at these sizes and the machine is
-shared). An approximate backend (e.g. usearch) can implement the same protocol
-for stores of a million chunks and more.
+shared). Above `memdir.index.ann.ANN_THRESHOLD` vectors, `memdir.index.ann` puts an
+approximate graph (usearch HNSW) in front of the same matrix: it only proposes
+candidate rows, which are then scored here exactly as this search scores them.
 """
 
 from __future__ import annotations
@@ -83,9 +84,15 @@ class MatrixIndex:
         near = np.flatnonzero(scores >= kth - _NOISE)  # every row that may make the top k
         if rows is not None:
             near = rows[near]
-        exact = _dots(self.matrix, near, query)
-        order = np.lexsort((near, -exact))[:k]
-        return [(int(self.ids[near[i]]), float(exact[i])) for i in order]
+        return self._best(near, query, k)
+
+    def _best(
+        self, rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32], k: int
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the k best of `rows`, scored in float64, ties in row order."""
+        exact = _dots(self.matrix, rows, query)
+        order = np.lexsort((rows, -exact))[:k]
+        return [(int(self.ids[rows[i]]), float(exact[i])) for i in order]
 
     def similarities(self, query: npt.NDArray[np.float32], ids: Iterable[int]) -> dict[int, float]:
         """Cosine of the query to each given chunk that has a vector (as `search` gives it)."""
