@@ -195,11 +195,9 @@ def step_latency(n: int, queries: int = 300) -> None:
         day = "14 November 2023"  # the synthetic notes' day: every candidate is in it
         texts = [f"When did {q} happen on {day}?" for q in scale._queries(zipf.words, rng, queries)]
         prepared = [(analyse(t), embedder.embed_query(t)) for t in texts]
-        off = dataclasses.replace(
-            DEFAULT_PARAMS, date_weight=0.0, when_weight=0.0, strip_dates=False
-        )
+        off = dataclasses.replace(DEFAULT_PARAMS, date_weight=0.0, when_weight=0.0)
         variants: dict[str, FusionParams] = {"every step off": off}
-        for name in ("date_weight", "when_weight", "entity_weight", "bm25_weight"):
+        for name in ("date_weight", "when_weight"):
             if getattr(DEFAULT_PARAMS, name) > 0:
                 variants[f"+ {name}"] = dataclasses.replace(
                     off, **{name: getattr(DEFAULT_PARAMS, name)}
