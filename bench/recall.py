@@ -172,14 +172,29 @@ def main() -> None:
             tokenise = _timed(lambda: recaller.score("warm up", notes))
             settings = memory.settings.recall
             scoring = [_timed(lambda t=t: recaller.recall(t, notes, settings)) for t in texts]
+            # A long-running host (MCP server): the directories are watched, so a call
+            # looks only at the files changed since the last one.
+            memory.watch_files()
+            memory.defer_usage_writes()
+            memory.recall(texts[0])
+            watched = [_timed(lambda t=t: memory.recall(t)) for t in texts[1:]]
+            watched_scans = [_timed(memory.list) for _ in range(30)]
         print(f"notes: {args.notes}  messages: {len(texts)}")
         print(
             f"cold first call: {cold:.0f} ms (every file read, recorded in history and "
             f"tokenised; tokenising alone: {tokenise:.0f} ms)"
         )
         print(
-            f"Memory.recall: p50 {statistics.median(times):.2f} ms  p95 {_p95(times):.2f} ms  "
-            f"max {max(times):.2f} ms  (target p95 < 15 ms)"
+            f"Memory.recall, directories watched (a host): p50 {statistics.median(watched):.2f} "
+            f"ms  p95 {_p95(watched):.2f} ms  max {max(watched):.2f} ms  (target p95 < 15 ms)"
+        )
+        print(
+            f"  of which reading the directories (Memory.list): p50 "
+            f"{statistics.median(watched_scans):.2f} ms  p95 {_p95(watched_scans):.2f} ms"
+        )
+        print(
+            f"Memory.recall, unwatched (every file stat'ed): p50 {statistics.median(times):.2f} "
+            f"ms  p95 {_p95(times):.2f} ms  max {max(times):.2f} ms"
         )
         print(
             f"  of which reading the directories (Memory.list): p50 "

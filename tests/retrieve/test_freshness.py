@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,7 +52,12 @@ def quick_settle(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _found(m: Memory, word: str) -> set[str]:
-    return {h.note_id for h in m.search(word, method="lexical")}
+    """The notes a search finds by `word`; the notes listed (the directory's own scan,
+    which recall reads) must agree."""
+    found = {h.note_id for h in m.search(word, method="lexical")}
+    listed = {n.id for n in m.list() if word in f"{n.summary} {n.body}".casefold()}
+    assert listed == found, (listed, found)
+    return found
 
 
 def _settle() -> None:
@@ -199,13 +205,13 @@ def test_a_note_written_by_another_memdir_process_is_seen(
 def listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The scopes whose every note file was stat'ed (a whole listing), one per listing."""
     calls: list[str] = []
-    real = NoteDirectory.stamps
+    real = NoteDirectory._entries
 
-    def counting(self: NoteDirectory) -> tuple[dict[str, tuple[int, int, int, int]], int]:
+    def counting(self: NoteDirectory, links: list[Any] | None = None) -> list[Any]:
         calls.append(self.scope.value)
-        return real(self)
+        return real(self, links)
 
-    monkeypatch.setattr(NoteDirectory, "stamps", counting)
+    monkeypatch.setattr(NoteDirectory, "_entries", counting)
     return calls
 
 
@@ -219,8 +225,11 @@ def test_a_watched_directory_is_not_listed_per_query(
         m.watch_files()
         m.search("walrus", method="lexical")  # the first query after the watch: a listing
         listings.clear()
+        m.list()  # and the first scan
+        listings.clear()
         for _ in range(5):
-            assert len(_found(m, "walrus")) == 10
+            assert len(m.search("walrus", method="lexical")) == 10
+            assert len(m.list()) == 30
         assert listings == []
         path = sorted(m.directory("project").glob("*.md"))[-1]
         path.write_bytes(path.read_bytes().replace(b"number", b"narwhal"))
@@ -257,7 +266,7 @@ def test_a_failed_refresh_makes_the_next_one_look_at_every_file(
         m.search("walrus", method="lexical")  # the disk refused: left out, not served
         monkeypatch.setattr(index_db.SearchIndex, "_apply", real)
         listings.clear()
-        assert len(_found(m, "narwhal")) == 1
+        assert len(m.search("narwhal", method="lexical")) == 1
         assert listings == ["project"]
     finally:
         m.close()

@@ -53,3 +53,41 @@ def test_a_damaged_file_reads_as_empty_and_bad_entries_are_skipped(tmp_path: Pat
     assert usage.counts("mixed") == {"ok": 3}
     usage.record("mixed", ["ok"])
     assert usage.counts("mixed") == {"ok": 4}
+
+
+def test_deferred_writes_count_at_once_and_land_by_close(tmp_path: Path) -> None:
+    root = tmp_path / "memory-usage"
+    usage = UsageStats(root)
+    usage.record("p", ["a"])  # written at once
+    usage.defer()
+    usage.record("p", ["a", "b"])
+    usage.record("p", ["b"])
+    assert usage.counts("p") == {"a": 2, "b": 2}  # what is not written yet counts too
+    assert usage.load("p")["b"]["recalled"] == 2
+    usage.close()
+    assert UsageStats(root).counts("p") == {"a": 2, "b": 2}
+
+
+def test_a_deferred_write_the_disk_refuses_is_kept_for_later(tmp_path: Path) -> None:
+    root = tmp_path / "memory-usage"
+    root.write_text("a file where the directory should be")
+    usage = UsageStats(root)
+    usage.defer()
+    usage.record("p", ["a"])
+    usage.flush()  # refused: kept
+    assert usage.counts("p") == {"a": 1}
+    root.unlink()
+    usage.record("p", ["a"])
+    usage.close()
+    assert UsageStats(root).counts("p") == {"a": 2}
+
+
+def test_a_file_changed_by_another_process_is_read_again(tmp_path: Path) -> None:
+    root = tmp_path / "memory-usage"
+    mine, other = UsageStats(root), UsageStats(root)
+    mine.record("p", ["a"])
+    assert mine.counts("p") == {"a": 1}
+    other.record("p", ["a", "b"])
+    assert mine.counts("p") == {"a": 2, "b": 1}
+    mine.forget("p", "a")
+    assert other.counts("p") == {"b": 1}

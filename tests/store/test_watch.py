@@ -60,6 +60,22 @@ def test_reset_makes_the_next_look_unknown(tmp_path: Path) -> None:
 
 
 @linux
+def test_each_consumer_takes_its_own_changes(tmp_path: Path) -> None:
+    watch = _watch(tmp_path)  # the index's first look
+    assert watch.changes("scan") is None  # the scan's first look
+    (tmp_path / "a.md").write_text("a")
+    assert watch.changes("index") == {"a.md"}
+    (tmp_path / "b.md").write_text("b")
+    assert watch.changes("scan") == {"a.md", "b.md"}
+    assert watch.changes("index") == {"b.md"}
+    watch.reset("scan")
+    assert watch.changes("index") == set()
+    assert watch.changes("scan") is None
+    assert watch.changes("scan") == set()
+    watch.close()
+
+
+@linux
 def test_a_replaced_or_removed_directory_is_unknown_and_watched_again(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()

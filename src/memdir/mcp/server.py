@@ -338,6 +338,7 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
     # And it watches the note directories: a query looks at the files changed since the
     # last one, not at every file (memdir.store.watch).
     memory.watch_files()
+    memory.defer_usage_writes()  # a recall never waits for its statistics to be written
     # Signed in to a sync server: this long-running process syncs in the background (§7.2).
     status = memory.sync_status()
     coordinator = memory.background_sync() if status.server and status.enabled else None

@@ -168,9 +168,11 @@ class Memory:
         return cls(settings, embedder=embedder, sync_transport=sync_transport, chat=chat)
 
     def close(self) -> None:
-        """Close the index and sync state databases, and end the watches."""
+        """Close the index and sync state databases, end the watches and write the
+        recall statistics not written yet."""
         for store in self.stores.chosen(None):
             store.directory.unwatch()
+        self.usage.close()
         if self._retriever is not None:
             self._retriever.close()
         if self._replica is not None:
@@ -270,6 +272,11 @@ class Memory:
             store.directory.forget_changes()  # the next refresh looks at every file
             out[store.scope] = store.directory.watch_reason
         return out
+
+    def defer_usage_writes(self) -> None:
+        """In a long-lived host: recall statistics are written by a worker thread within
+        about a second, so no recall waits for the disk; `close` writes what is left."""
+        self.usage.defer()
 
     def embed_in_background(self) -> VectorFiller[str] | None:
         """In a long-lived host: fill missing vectors in a worker thread from now on, so no

@@ -41,7 +41,8 @@ class AgentView:
     def notes(self) -> builtins.list[Note]:
         """Notes an agent may be shown unasked: not those held back by a sync conflict (§3)."""
         held = self._held()
-        return [n for n in self.stores.all_notes() if (n.scope, n.id) not in held]
+        notes = self.stores.all_notes()
+        return [n for n in notes if (n.scope, n.id) not in held] if held else notes
 
     def prompt_index(self) -> str:
         """§4.1: one line per note, newest first, within `memory.indexChars`; rest counted."""

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from memdir.core.vocab import SearchMethod, SearchMode
     from memdir.index.query import AnalysedQuery, SearchFilter, analyse
     from memdir.results import Chunk, Hit, Neighbour, Recall, ReindexStats
+    from memdir.retrieve.arguments import usage_bonus
     from memdir.retrieve.recall import (
         Recaller,
         prompt_index,
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
         QUERY_EMBED_BUDGET,
         Progress,
         Retriever,
-        usage_bonus,
     )
     from memdir.retrieve.similar import DUPLICATE_THRESHOLD
 
@@ -74,7 +74,7 @@ _EXPORTS: dict[str, str] = {
     "recalled_ids": "memdir.retrieve.recall",
     "render_recall": "memdir.retrieve.recall",
     "superseded_ids": "memdir.retrieve.recall",
-    "usage_bonus": "memdir.retrieve.retriever",
+    "usage_bonus": "memdir.retrieve.arguments",
 }
 
 

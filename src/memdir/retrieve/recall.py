@@ -27,6 +27,7 @@ two distinctive terms in summary or tags (2 × ~1.0), or one very distinctive te
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -222,6 +223,8 @@ class Recaller:
 
     def __init__(self) -> None:
         self._entries: dict[_Key, _Entry] = {}
+        #: The notes of the last `_sync`, in order: the same objects again need no look.
+        self._synced: list[Note] = []
         self._df: dict[str, int] = {}
         self._head_postings: dict[str, set[_Key]] = {}
         self._gone: frozenset[str] = frozenset()
@@ -252,6 +255,15 @@ class Recaller:
 
     def _sync(self, notes: Iterable[Note]) -> None:
         """Bring the cache in line with `notes`: only new or changed notes are tokenised."""
+        given = notes if isinstance(notes, list) else list(notes)
+        last = self._synced
+        if len(given) == len(last) and all(map(operator.is_, given, last)):
+            return  # the very notes of the last call (the store hands back the same objects)
+        self._synced = []
+        self._sync_all(given)
+        self._synced = given.copy()
+
+    def _sync_all(self, notes: list[Note]) -> None:
         seen: set[_Key] = set()
         gone: set[str] = set()
         entries = self._entries

@@ -47,14 +47,15 @@ import numpy.typing as npt
 
 from memdir.config import EmbedSettings
 from memdir.core import Note, Scope
-from memdir.core.vocab import SearchMethod, SearchMode, parse_choice
+from memdir.core.vocab import SearchMethod, SearchMode
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
-from memdir.errors import DiskError, IntegrityError, InvalidInput, Remedy
+from memdir.errors import DiskError, IntegrityError, Remedy
 from memdir.index.db import IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
 from memdir.index.refusal import refusal
 from memdir.index.schema import index_file
 from memdir.results import Chunk, Hit, ReindexStats
+from memdir.retrieve.arguments import checked_query, usage_bonus
 from memdir.retrieve.background import VectorFiller
 from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.ranking import (
@@ -91,34 +92,13 @@ STAND_IN_SECONDS = 30.0
 _BATCH = 32
 #: Disagreements between an index and its files listed one by one (the rest are counted).
 _SHOWN = 20
-#: Score added per natural-log unit of recalls, and its ceiling (reached at ~22,000 uses).
-USAGE_STEP = 0.00002
-USAGE_MAX_BONUS = 0.0002
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
-
-
-def _checked(
-    query: str, limit: int, mode: SearchMode | str, method: SearchMethod | str
-) -> tuple[AnalysedQuery, SearchMethod]:
-    """The query analysed for `mode`, and the method; InvalidInput for bad arguments."""
-    chosen_mode = parse_choice(SearchMode, mode, "mode")
-    chosen_method = parse_choice(SearchMethod, method, "method")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInput("limit must be a positive integer")
-    if not isinstance(query, str):
-        raise InvalidInput("query must be a string")
-    return analyse(query, chosen_mode), chosen_method
 
 
 def _elapsed(since: float | None) -> float:
     """Seconds since a `time.monotonic()` reading (infinite for None: never)."""
     return math.inf if since is None else time.monotonic() - since
-
-
-def usage_bonus(uses: int) -> float:
-    """What `uses` recalls add to a score: logarithmic, at most USAGE_MAX_BONUS."""
-    return min(USAGE_STEP * math.log1p(max(uses, 0)), USAGE_MAX_BONUS)
 
 
 class Retriever:
@@ -152,6 +132,8 @@ class Retriever:
         self._filler: VectorFiller[str] | None = None
         #: The scopes the filler was woken for, by state key.
         self._filling: dict[str, ScopeStore] = {}
+        #: One refresh of each scope at a time, by state key.
+        self._refreshing: dict[str, threading.Lock] = {}
         #: Warnings of the filler's thread, said by the next query (in the caller's thread).
         self._deferred: list[str] = []
 
@@ -334,20 +316,22 @@ class Retriever:
         report = progress or current_progress()  # an observer of a query's refresh
         step = (lambda done, total: report("index", done, total)) if report else None
         # A watched directory names the files changed since the last refresh; they alone
-        # are looked at, unless another process changed the index meanwhile.
-        changed = store.directory.changes()
-        only = changed if changed is not None and index.in_step() else None
-        try:
-            stats = index.refresh(
-                store.directory,
-                progress=step,
-                observe=lambda note_id, data, note: store.observe(note_id, data, note.hash),
-                only=only,
-            )
-        except BaseException:
-            if changed:  # not taken in: the next refresh looks at every file
-                store.directory.forget_changes()
-            raise
+        # are looked at, unless another process changed the index meanwhile. Taking the
+        # changes and applying them is one step, so no thread answers before they are in.
+        with self._refreshing.setdefault(store.state_key, threading.Lock()):
+            changed = store.directory.changes()
+            only = changed if changed is not None and index.in_step() else None
+            try:
+                stats = index.refresh(
+                    store.directory,
+                    progress=step,
+                    observe=lambda note_id, data, note: store.observe(note_id, data, note.hash),
+                    only=only,
+                )
+            except BaseException:
+                if changed:  # not taken in: the next refresh looks at every file
+                    store.directory.forget_changes()
+                raise
         if stats.added or stats.updated:
             self._wake(store)  # new chunks: the background filler (if any) embeds them
         return stats
@@ -596,7 +580,7 @@ class Retriever:
         """Notes best matching `query` among those `filter` keeps; each note appears once,
         with its best chunk. A superseded note is marked (`superseded_by`) and ranks right
         below the note superseding it when both match."""
-        analysed, chosen = _checked(query, limit, mode, method)
+        analysed, chosen = checked_query(query, limit, mode, method)
         return self._healed(lambda: self._search(stores, analysed, limit, chosen, filter))
 
     def _search(
@@ -666,7 +650,7 @@ class Retriever:
     ) -> list[Chunk]:
         """Chunks best matching `query` among the notes `filter` keeps, with note id,
         revision, hashes and byte offsets."""
-        analysed, chosen = _checked(query, limit, mode, method)
+        analysed, chosen = checked_query(query, limit, mode, method)
         return self._healed(lambda: self._retrieve(stores, analysed, limit, chosen, filter))
 
     def _retrieve(
@@ -782,6 +766,7 @@ class Retriever:
         if deep:
 
             def compare() -> tuple[str | None, list[str]]:
+                store.directory.forget_changes()  # a deep check looks at every file
                 try:
                     self._refresh(store, None)
                 except Exception as exc:  # the disk refusing is told apart by `refusal`

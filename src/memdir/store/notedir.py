@@ -142,6 +142,7 @@ class NoteDirectory:
         #: (listing, result, when) of the last scan, reused while nothing changed.
         self._last: tuple[dict[str, _Stamp], Scan, int] | None = None
         self._watch: DirectoryWatch | None = None
+        self._scan_lock = threading.Lock()
 
     def file_for(self, note_id: str) -> Path:
         """The path of a note's file (the id must already be validated)."""
@@ -234,7 +235,78 @@ class NoteDirectory:
         return (note.located(self.scope, path), rev), rev
 
     def scan(self) -> Scan:
-        """Parse every note file, re-reading only files whose stamp changed."""
+        """Parse every note file, re-reading only files whose stamp changed; in a watched
+        directory, looking only at the files the watch says changed since the last scan."""
+        watch = self._watch
+        if watch is None:
+            return self._full_scan()
+        with self._scan_lock:  # taking the changes and applying them is one step
+            names = watch.changes("scan")
+            if names is not None:
+                quick = self._rescan(names)
+                if quick is not None:
+                    return quick
+            return self._full_scan()
+
+    def _rescan(self, names: set[str]) -> Scan | None:
+        """The last scan with the files `names` looked at again (None: a full scan is
+        needed: there was none yet, or some notes are left out above `max_notes`)."""
+        with self._cache_lock:
+            last, cache = self._last, dict(self._cache)
+        if last is None or last[1].over_limit:
+            return None
+        if not names:
+            return last[1]
+        listing, result = dict(last[0]), last[1]
+        notes, revisions = dict(result.notes), dict(result.revisions)
+        problems = {p.path.name: p for p in result.problems}
+        changed: list[str] = []
+        now = time.time_ns()
+        for name in sorted(names):
+            stem, path = name[:-3], self.path / name
+            known = cache.get(name)
+            for held in (listing, problems, cache):
+                held.pop(name, None)
+            notes.pop(stem, None)
+            revisions.pop(stem, None)
+            try:
+                st = path.lstat()
+            except OSError:
+                continue  # gone (a file the disk will not even stat is not listed either)
+            if stat.S_ISLNK(st.st_mode):
+                listing[name] = (-1, *stamp_of(st)[1:])
+                problems[name] = FileProblem(self.scope, path, _LINK)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            previous = last[0].get(name)
+            parsed = self._parse(name, path, st, known)
+            if parsed is None:
+                continue
+            item, data_rev = parsed
+            stamp = stamp_of(st)
+            listing[name] = stamp
+            cache[name] = (stamp, item, data_rev, now - _changed_at(stamp) > _RACY_NS)
+            if isinstance(item, FileProblem):
+                problems[name] = item
+                continue
+            note, rev = item
+            notes[note.id], revisions[note.id] = note, rev
+            if previous is None or known is None or known[2] != data_rev:
+                changed.append(note.id)
+        if len(listing) > self.max_notes:
+            return None
+        fresh = Scan(
+            notes=notes,
+            problems=tuple(sorted(problems.values(), key=lambda p: p.path.name)),
+            revisions=revisions,
+        )
+        with self._cache_lock:
+            self._cache = cache
+            self._last = (listing, fresh, now)
+        return dataclasses.replace(fresh, changed=tuple(changed))
+
+    def _full_scan(self) -> Scan:
         links: list[tuple[str, os.stat_result]] = []
         entries = self._entries(links)
         listing = {name: stamp_of(st) for name, st in entries}
@@ -355,19 +427,20 @@ class NoteDirectory:
         return None if watch is None else watch.reason
 
     def forget_changes(self) -> None:
-        """Make the next `changes()` say None (unknown): what it gave was not taken in."""
+        """Make the index's next `changes()` say None: what it gave was not taken in."""
         watch = self._watch
         if watch is not None:
             watch.reset()
 
     def changes(self) -> set[str] | None:
-        """Ids of notes whose files changed since the last call (created, written, removed,
-        renamed, their mode or times set); None when unknown: not watched, or the watch
-        cannot vouch for this stretch, so every file must be looked at."""
+        """Ids of notes whose files changed since the search index last asked (created,
+        written, removed, renamed, their mode or times set); None when unknown: not
+        watched, or the watch cannot vouch for this stretch, so every file must be
+        looked at."""
         watch = self._watch
         if watch is None:
             return None
-        names = watch.changes()
+        names = watch.changes("index")
         if names is None:
             return None
         return {name[:-3] for name in names if is_valid_id(name[:-3])}

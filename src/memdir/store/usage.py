@@ -2,12 +2,20 @@
 
 Kept in ``$MEMDIR_HOME/memory-usage/<state-key>.json``, outside the notes, so
 recording a recall never changes a note file and never triggers a sync upload.
+
+Reads are cached by the file's stamp: a search that ranks by usage stats the file
+instead of parsing it again. A long-running host may `defer` writes: a recall then
+counts in memory (reads include what is not written yet) and a worker thread writes
+the counts within a second, so no recall waits for the disk; `close` writes what is
+left. Statistics are worth an fsync, not a wait.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +25,11 @@ from memdir.store.lock import DirLock
 
 __all__ = ["UsageStats"]
 
+_log = logging.getLogger(__name__)
+_Data = dict[str, dict[str, int]]
+#: How long a deferred write waits for more recalls to join it.
+_COALESCE_S = 0.5
+
 
 class UsageStats:
     """Recall counts per note, per scope state key."""
@@ -24,50 +37,151 @@ class UsageStats:
     def __init__(self, root: Path, *, lock_timeout: float = 10.0) -> None:
         self.root = root
         self.lock_timeout = lock_timeout
+        self._lock = threading.Lock()
+        #: key → (stamp of the file, what it held), for reads.
+        self._read: dict[str, tuple[tuple[int, int, int, int], _Data]] = {}
+        #: key → note id → (recalls not written yet, last recall in Unix ms).
+        self._pending: dict[str, dict[str, tuple[int, int]]] = {}
+        self._writer: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._closing = False
 
     def _path(self, key: str) -> Path:
         return self.root / f"{key}.json"
 
-    def load(self, key: str) -> dict[str, dict[str, int]]:
-        """note id → {"recalled": count, "last": Unix ms}; {} when nothing was recorded."""
+    def _file(self, key: str) -> _Data:
+        """What the file holds (cached by its stamp); {} when nothing was recorded."""
+        path = self._path(key)
+        try:
+            st = path.stat()
+        except OSError:
+            return {}
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+        with self._lock:
+            cached = self._read.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        data: _Data = {}
         with contextlib.suppress(OSError, ValueError):
-            data = json.loads(self._path(key).read_text("utf-8"))
-            if isinstance(data, dict):
-                return {
+            raw = json.loads(path.read_text("utf-8"))
+            if isinstance(raw, dict):
+                data = {
                     k: v
-                    for k, v in data.items()
+                    for k, v in raw.items()
                     if isinstance(v, dict) and isinstance(v.get("recalled"), int)
                 }
-        return {}
+        with self._lock:
+            self._read[key] = (stamp, data)
+        return data
+
+    def load(self, key: str) -> dict[str, dict[str, int]]:
+        """note id → {"recalled": count, "last": Unix ms}; {} when nothing was recorded.
+        Counts not written yet (deferred) are included."""
+        data = {k: dict(v) for k, v in self._file(key).items()}
+        with self._lock:
+            pending = dict(self._pending.get(key, {}))
+        for note_id, (count, last) in pending.items():
+            entry = data.setdefault(note_id, {"recalled": 0, "last": 0})
+            entry["recalled"] += count
+            entry["last"] = max(entry.get("last", 0), last)
+        return data
 
     def counts(self, key: str) -> dict[str, int]:
         """note id → how often it was recalled."""
+        with self._lock:
+            pending = bool(self._pending.get(key))
+        if not pending:
+            return {k: v["recalled"] for k, v in self._file(key).items()}
         return {k: v["recalled"] for k, v in self.load(key).items()}
 
     def record(self, key: str, note_ids: Iterable[str]) -> None:
-        """Count one recall of each note."""
+        """Count one recall of each note (in memory first when writes are deferred)."""
         ids = list(note_ids)
         if not ids:
             return
+        now = int(time.time() * 1000)
+        with self._lock:
+            if self._writer is not None:
+                pending = self._pending.setdefault(key, {})
+                for note_id in ids:
+                    count, _ = pending.get(note_id, (0, 0))
+                    pending[note_id] = (count + 1, now)
+                self._wake.set()
+                return
+        self._write(key, {note_id: (1, now) for note_id in ids})
+
+    def _write(self, key: str, counts: dict[str, tuple[int, int]]) -> None:
         ensure_private_dir(self.root)
         with DirLock(
             self.root / f".{key}.lock", timeout=self.lock_timeout, label="usage statistics"
         ):
-            data = self.load(key)
-            now = int(time.time() * 1000)
-            for note_id in ids:
+            data = {k: dict(v) for k, v in self._file(key).items()}
+            for note_id, (count, last) in counts.items():
                 entry = data.setdefault(note_id, {"recalled": 0, "last": 0})
-                entry["recalled"] += 1
-                entry["last"] = now
+                entry["recalled"] += count
+                entry["last"] = max(entry.get("last", 0), last)
             atomic_write(self._path(key), json.dumps(data, sort_keys=True).encode(), mode=0o600)
 
     def forget(self, key: str, note_id: str) -> None:
         """Drop a forgotten note's statistics."""
-        data = self.load(key)
+        with self._lock:
+            self._pending.get(key, {}).pop(note_id, None)
+        data = self._file(key)
         if note_id in data:
             with DirLock(
                 self.root / f".{key}.lock", timeout=self.lock_timeout, label="usage statistics"
             ):
-                data = self.load(key)
-                data.pop(note_id, None)
+                data = {k: v for k, v in self._file(key).items() if k != note_id}
                 atomic_write(self._path(key), json.dumps(data, sort_keys=True).encode(), mode=0o600)
+
+    # -- deferred writes (a long-running host)
+
+    def defer(self) -> None:
+        """From now on, write recalls from a worker thread (within about a second)."""
+        with self._lock:
+            if self._writer is not None or self._closing:
+                return
+            self._writer = threading.Thread(
+                target=self._run, name="memdir-usage-writer", daemon=True
+            )
+            self._writer.start()
+
+    def flush(self) -> None:
+        """Write every count not written yet; a disk that refuses keeps them for later."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for key, counts in pending.items():
+            try:
+                self._write(key, counts)
+            except Exception as exc:
+                with self._lock:  # kept, merged with what came meanwhile
+                    mine = self._pending.setdefault(key, {})
+                    for note_id, (count, last) in counts.items():
+                        more, later = mine.get(note_id, (0, 0))
+                        mine[note_id] = (count + more, max(last, later))
+                strerror = exc.strerror if isinstance(exc, OSError) else None
+                _log.warning("cannot record recall statistics: %s", strerror or exc)
+
+    def _run(self) -> None:
+        while not self._closing:
+            self._wake.wait()
+            if self._closing:
+                return
+            self._stop.wait(_COALESCE_S)  # let more recalls join; `close` cuts it short
+            self._wake.clear()
+            self.flush()
+
+    def close(self) -> None:
+        """Stop the writer (if any) and write what is left."""
+        with self._lock:
+            writer, self._writer = self._writer, None
+            self._closing = True
+        if writer is not None:
+            self._stop.set()
+            self._wake.set()
+            writer.join(timeout=10)
+        self.flush()
+        with self._lock:
+            self._closing = False
+            self._stop.clear()

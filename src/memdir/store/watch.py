@@ -84,10 +84,10 @@ def _load_inotify() -> Any:
 
 
 class DirectoryWatch:
-    """Which note files of one directory changed since the last `changes()` call.
+    """Which note files of one directory changed since each consumer's last look.
 
-    `is_note_name` tells the note files from others (temp files, the lock). One
-    consumer takes the changes; calls from several threads are serialised.
+    `is_note_name` tells the note files from others (temp files, the lock). Calls from
+    several threads are serialised.
     """
 
     def __init__(
@@ -108,8 +108,8 @@ class DirectoryWatch:
         #: Why there is no watch (None: there is one, or none was tried yet).
         self.reason: str | None = None
         self._given_up = False
-        #: Set by `reset`: the next look returns None.
-        self._unknown = False
+        #: What each consumer has not taken yet (None: unknown, it must look at every file).
+        self._pending: dict[str, set[str] | None] = {}
 
     def close(self) -> None:
         """Stop watching."""
@@ -117,10 +117,10 @@ class DirectoryWatch:
             self._drop()
             self._given_up = True
 
-    def reset(self) -> None:
-        """Make the next `changes()` return None (what it last gave was not used)."""
+    def reset(self, consumer: str = "index") -> None:
+        """Make `consumer`'s next `changes()` return None (what it last gave was unused)."""
         with self._lock:
-            self._unknown = True
+            self._pending[consumer] = None
 
     def _drop(self) -> None:
         if self._ino is not None:
@@ -168,40 +168,60 @@ class DirectoryWatch:
         self.reason = None
         return True
 
-    def changes(self) -> set[str] | None:
-        """File names of notes changed since the last call; None when any file may have
-        changed (no watch, overflow, the directory replaced): look at every file then.
+    def changes(self, consumer: str = "index") -> set[str] | None:
+        """File names of notes changed since `consumer`'s last call; None when any file
+        may have changed (no watch, overflow, the directory replaced, or the consumer's
+        first call): look at every file then.
 
-        Never waits: events of changes finished before this call are already queued.
+        Each consumer (the search index, the directory's own scan…) has its own record:
+        one taking its changes leaves the others' in place. Never waits: events of
+        changes finished before this call are already queued.
         """
         with self._lock:
-            if self._given_up:
-                return None
+            self._drain()
             if self._ino is None:
-                self._attach()
-                return None  # whatever happened before the watch began is unknown
-            try:
-                st = self.path.stat()
-                events = list(self._ino.read(timeout=0))
-            except OSError as exc:
-                self._drop()
-                self.reason = f"the watch failed ({exc.strerror or exc})"
+                self._pending.clear()
                 return None
-            if self._unknown:
-                self._unknown = False
-                return None
-            if (st.st_dev, st.st_ino) != self._dir:
-                self._drop()  # replaced (or a link that now points elsewhere)
-                self._attach()
-                return None
-            flags = self._loader().flags
-            lost = flags.Q_OVERFLOW | flags.IGNORED | flags.DELETE_SELF | flags.MOVE_SELF
-            names: set[str] = set()
-            for event in events:
-                if event.mask & lost:
-                    self._drop()
-                    self._attach()
-                    return None
-                if event.name and self._is_note(event.name):
-                    names.add(event.name)
+            names = self._pending.get(consumer)
+            self._pending[consumer] = set()
             return names
+
+    def _drain(self) -> None:
+        """Move what the kernel queued into every consumer's record (None: unknown)."""
+        if self._given_up:
+            return
+        if self._ino is None:
+            self._attach()  # whatever happened before the watch began is unknown
+            self._unknown_all()
+            return
+        try:
+            st = self.path.stat()
+            events = list(self._ino.read(timeout=0))
+        except OSError as exc:
+            self._drop()
+            self.reason = f"the watch failed ({exc.strerror or exc})"
+            return
+        if (st.st_dev, st.st_ino) != self._dir:
+            self._drop()  # replaced (or a link that now points elsewhere)
+            self._attach()
+            self._unknown_all()
+            return
+        flags = self._loader().flags
+        lost = flags.Q_OVERFLOW | flags.IGNORED | flags.DELETE_SELF | flags.MOVE_SELF
+        names: set[str] = set()
+        for event in events:
+            if event.mask & lost:
+                self._drop()
+                self._attach()
+                self._unknown_all()
+                return
+            if event.name and self._is_note(event.name):
+                names.add(event.name)
+        if names:
+            for pending in self._pending.values():
+                if pending is not None:
+                    pending |= names
+
+    def _unknown_all(self) -> None:
+        for consumer in self._pending:
+            self._pending[consumer] = None
