@@ -38,6 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -212,9 +213,27 @@ def main() -> None:
 
         recall, p50, p95, _ = _measure(index, queries, truth)
         rows += [
-            ("ANN recall@10 (vs exact numpy)", f"{recall:.4f}"),
+            (
+                f"ANN recall@10 (vs exact numpy), ef_search={params.expansion_search}",
+                f"{recall:.4f}",
+            ),
             ("ANN search(q, 10) p50 / p95", f"{p50:.2f} / {p95:.2f} ms"),
         ]
+        # The same saved graph searched with other beam widths (recall against latency).
+        for ef in (64, 256, 512):
+            if ef == params.expansion_search:
+                continue
+            wider = AnnIndexes(db, replace(params, expansion_search=ef)).index("bench", ids, matrix)
+            assert isinstance(wider, ApproximateIndex)
+            if wider.prepare():
+                w_recall, w50, w95, _ = _measure(wider, queries, truth)
+                rows.append(
+                    (
+                        f"  at ef_search={ef}: recall@10, p50 / p95",
+                        f"{w_recall:.4f}, {w50:.2f} / {w95:.2f} ms",
+                    )
+                )
+            del wider
         exact = MatrixIndex(ids, matrix)
         few = queries[: args.exact_queries]
         e_recall, e50, e95, _ = _measure(exact, few, truth[: args.exact_queries])
