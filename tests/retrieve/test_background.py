@@ -227,3 +227,33 @@ def test_a_short_lived_process_keeps_embedding_a_few_chunks_per_query(
         ids, method = _search(m)
         assert method is SearchMethod.HYBRID and ids
         assert "embedded" in events
+
+
+class _SlowEmbedder(GatedEmbedder):
+    """A model that takes a quarter of a second per batch, whatever its size."""
+
+    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        threading.Event().wait(0.25)
+        self.gate.set()
+        return super().embed_documents(texts)
+
+
+def test_a_query_of_a_short_lived_process_begins_no_batch_after_its_deadline(
+    project: Path, home: Path, events: list[str]
+) -> None:
+    """With a slow model and a backlog, a query does not embed QUERY_EMBED_BUDGET chunks:
+    it begins no new batch after QUERY_EMBED_SECONDS (here one batch takes longer than
+    that), answers, and the rest waits for the next query."""
+    from memdir.retrieve.retriever import _QUERY_BATCH, QUERY_EMBED_BUDGET, QUERY_EMBED_SECONDS
+
+    assert QUERY_EMBED_SECONDS < 0.25
+    embedder = _SlowEmbedder(events)
+    (home / "config.toml").write_text('[embed]\nprovider = "local"\n')
+    with Memory.open(project, home=home, embedder=embedder) as m:
+        _plant(m.directory("project"), QUERY_EMBED_BUDGET)
+        ids, _ = _search(m)
+        assert ids
+        assert events.count("embedded") == 1
+        assert len(embedder.embedded) == _QUERY_BATCH
+        _search(m)
+        assert len(embedder.embedded) == 2 * _QUERY_BATCH  # the next query goes on

@@ -84,8 +84,11 @@ __all__ = [
     "usage_bonus",
 ]
 
-#: Chunks a query may embed before it runs (the rest waits for the next query or reindex).
+#: Chunks a query may embed before it runs, and for how long it may (no new batch is begun
+#: after that): the rest waits for the next query, a long-running host or `reindex`.
 QUERY_EMBED_BUDGET = 64
+QUERY_EMBED_SECONDS = 0.2
+_QUERY_BATCH = 8
 #: How long a stand-in index (or one whose vectors the disk refused) is used before the
 #: index file is tried again.
 STAND_IN_SECONDS = 30.0
@@ -337,13 +340,23 @@ class Retriever:
         return stats
 
     def embed_pending(
-        self, store: ScopeStore, *, budget: int | None, progress: Progress | None = None
+        self,
+        store: ScopeStore,
+        *,
+        budget: int | None,
+        progress: Progress | None = None,
+        seconds: float | None = None,
     ) -> int:
-        """Embed chunks that have no vector yet (at most `budget`); return how many."""
-        return self._healed(lambda: self._embed_pending(store, budget, progress))
+        """Embed chunks that have no vector yet (at most `budget`, and no new batch after
+        `seconds`); return how many."""
+        return self._healed(lambda: self._embed_pending(store, budget, progress, seconds))
 
     def _embed_pending(
-        self, store: ScopeStore, budget: int | None, progress: Progress | None
+        self,
+        store: ScopeStore,
+        budget: int | None,
+        progress: Progress | None,
+        seconds: float | None = None,
     ) -> int:
         usable = self._usable_embedder()
         if usable is None:
@@ -352,8 +365,13 @@ class Retriever:
         index = self.index(store)
         pending = index.pending(embedder_id, limit=budget)
         done = 0
-        for start in range(0, len(pending), _BATCH):
-            batch = pending[start : start + _BATCH]
+        # Against a deadline, small batches: the query waits for one at most past it.
+        size = _BATCH if seconds is None else _QUERY_BATCH
+        until = None if seconds is None else time.monotonic() + seconds
+        for start in range(0, len(pending), size):
+            if until is not None and start and time.monotonic() >= until:
+                break
+            batch = pending[start : start + size]
             try:
                 vectors = embedder.embed_documents([text for _, text in batch])
             except EmbedderUnavailable as exc:
@@ -478,7 +496,7 @@ class Retriever:
         ):
             return 0
         try:
-            return self.embed_pending(store, budget=budget)
+            return self.embed_pending(store, budget=budget, seconds=QUERY_EMBED_SECONDS)
         except Exception as exc:  # the disk refusing is told apart by `refusal`
             reason = refusal(exc, index.path)
             if reason is None:
