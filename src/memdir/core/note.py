@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -230,8 +231,13 @@ class Note:
         return len(self.body.encode("utf-8"))
 
     def located(self, scope: Scope, path: Path) -> Note:
-        """This note, marked as living at `path` in `scope`."""
-        return replace(self, scope=scope, path=path)
+        """This note, marked as living at `path` in `scope` (a copy: the fields are
+        already valid, so they are not checked again, which a scan of thousands of notes
+        would pay for)."""
+        out = copy.copy(self)
+        object.__setattr__(out, "scope", scope)
+        object.__setattr__(out, "path", path)
+        return out
 
     def same_content(self, other: Note) -> bool:
         """True when both notes would produce identical files apart from timestamps."""
