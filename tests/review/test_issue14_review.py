@@ -1,0 +1,341 @@
+"""Hostile review of issue 14's freshness work: watched note directories (inotify), the
+partial index refresh, the incremental scan, the recall shortcut and the usage write-behind.
+
+Every test here is a bug, proven: it fails today (xfail strict) for the reason it names.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir import Memory
+from memdir.index import db as index_db
+from memdir.store import UsageStats
+from memdir.store.notedir import NoteDirectory
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/mountinfo").exists(), reason="the watch is Linux's (inotify)"
+)
+
+
+def _note(note_id: str, summary: str, body: str) -> bytes:
+    head = f'{{"id":"{note_id}","summary":"{summary}","tags":[],"createdAt":1,"updatedAt":1}}'
+    return f"---\n{head}\n---\n{body}\n".encode()
+
+
+@pytest.fixture
+def quick_settle(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_db, "_RACY_NS", 1_000_000)
+
+
+def _settle() -> None:
+    time.sleep(0.01)
+
+
+def _searched(m: Memory, word: str) -> set[str]:
+    return {h.note_id for h in m.search(word, method="lexical")}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "a refused full refresh (changes() was None) does not forget_changes and leaves "
+        "_refreshed/in_step() True, so the next refresh is partial with only=set() and "
+        "serves the edit stale"
+    ),
+)
+def test_a_refresh_the_disk_refused_twice_is_taken_in_by_a_later_one(
+    project: Path, home: Path, quick_settle: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
+    m = Memory.open(project, home=home)
+    try:
+        directory = m.directory("project")
+        directory.mkdir(parents=True, exist_ok=True)
+        assert m.watch_files()[m.scopes[0]] is None
+        path = directory / "walrus-a1.md"
+        path.write_bytes(_note("walrus-a1", "Animal", "The walrus sings at dawn."))
+        assert _searched(m, "walrus") == {"walrus-a1"}
+        _settle()
+        assert _searched(m, "walrus") == {"walrus-a1"}
+        path.write_bytes(_note("walrus-a1", "Animal", "The narwhal hums at dusk."))
+        real = index_db.SearchIndex._apply
+
+        def refused(*args: object, **kwargs: object) -> object:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(index_db.SearchIndex, "_apply", refused)
+        # The disk stays full for two queries: the first refused refresh was partial, the
+        # second one full (the first forgot the changes); both are left out, not served.
+        assert _searched(m, "walrus") == set()
+        assert _searched(m, "walrus") == set()
+        monkeypatch.setattr(index_db.SearchIndex, "_apply", real)
+        assert _searched(m, "walrus") == set()
+        assert _searched(m, "narwhal") == {"walrus-a1"}
+    finally:
+        m.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "refresh(only=...) uses stamps_of() with no maxNotes cut and over=0: a watched "
+        "index keeps notes the directory's scan leaves out"
+    ),
+)
+def test_a_watched_directory_above_max_notes_searches_what_it_lists(
+    project: Path, home: Path, quick_settle: None
+) -> None:
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n[memory]\nmaxNotes = 3\n')
+    m = Memory.open(project, home=home)
+    try:
+        directory = m.directory("project")
+        directory.mkdir(parents=True, exist_ok=True)
+        base = time.time_ns() - 3600 * 10**9
+        for i in range(4):
+            path = directory / f"walrus-b{i}.md"
+            path.write_bytes(_note(f"walrus-b{i}", f"Walrus {i}", f"walrus number {i}"))
+            os.utime(path, ns=(base + i * 10**9, base + i * 10**9))
+        assert m.watch_files()[m.scopes[0]] is None
+        listed = {n.id for n in m.list()}
+        assert listed == {"walrus-b1", "walrus-b2", "walrus-b3"}  # the oldest is left out
+        assert _searched(m, "walrus") == listed
+        _settle()
+        # A new note: now walrus-b1 is among the least recently changed, left out.
+        (directory / "walrus-b9.md").write_bytes(_note("walrus-b9", "Walrus 9", "walrus new"))
+        listed = {n.id for n in m.list()}
+        assert listed == {"walrus-b2", "walrus-b3", "walrus-b9"}
+        assert _searched(m, "walrus") == listed
+    finally:
+        m.close()
+
+
+@pytest.fixture
+def watched(project: Path, home: Path) -> Iterator[Memory]:
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
+    m = Memory.open(project, home=home)
+    m.directory("project").mkdir(parents=True, exist_ok=True)
+    assert m.watch_files()[m.scopes[0]] is None
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "inotify reports a write through another directory's hard link only to that "
+        "directory: the watch says nothing changed though the stamp did"
+    ),
+)
+def test_an_edit_through_a_hard_link_outside_the_directory_is_seen(
+    watched: Memory, quick_settle: None, tmp_path: Path
+) -> None:
+    path = watched.directory("project") / "walrus-c1.md"
+    path.write_bytes(_note("walrus-c1", "Animal", "The walrus sings at dawn."))
+    outside = tmp_path / "shared-walrus.md"
+    os.link(path, outside)  # the same file, also reachable from another folder
+    assert _searched(watched, "walrus") == {"walrus-c1"}
+    _settle()
+    assert _searched(watched, "walrus") == {"walrus-c1"}
+    with outside.open("r+b") as handle:  # an editor saving in place, through the other name
+        handle.write(_note("walrus-c1", "Animal", "The narwhal hums at dusk, longer now."))
+    assert _searched(watched, "walrus") == set()
+    assert _searched(watched, "narwhal") == {"walrus-c1"}
+    assert {n.id for n in watched.list() if "narwhal" in n.body} == {"walrus-c1"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "inotify queues no event for writes through a shared mapping (only IN_CLOSE_WRITE"
+        " at munmap): mtime/ctime changed, the watch says nothing"
+    ),
+)
+def test_an_edit_through_mmap_is_seen(watched: Memory, quick_settle: None) -> None:
+    import mmap
+
+    path = watched.directory("project") / "walrus-c2.md"
+    path.write_bytes(_note("walrus-c2", "Animal", "The walrus sings at dawn."))
+    assert _searched(watched, "walrus") == {"walrus-c2"}
+    _settle()
+    assert _searched(watched, "walrus") == {"walrus-c2"}
+    with path.open("r+b") as handle:
+        mapped = mmap.mmap(handle.fileno(), 0)
+    try:
+        at = mapped.find(b"walrus sings")
+        mapped[at : at + 6] = b"narwhl"  # a writer of mapped memory: mtime and ctime change
+        mapped.flush()
+        # Still mapped (a long-lived writer): no event is queued until the mapping goes.
+        assert b"narwhl" in path.read_bytes()
+        assert _searched(watched, "walrus") == set()
+        assert _searched(watched, "narwhl") == {"walrus-c2"}
+    finally:
+        mapped.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "_rescan passes the cache entry to _parse regardless of stamp, so same bytes "
+        "reuse the old parse and its mtime-derived updatedAt (_scan re-parses)"
+    ),
+)
+def test_a_touch_of_a_note_without_timestamps_updates_it_in_a_watched_list(
+    watched: Memory, quick_settle: None, project: Path, home: Path
+) -> None:
+    path = watched.directory("project") / "walrus-d1.md"
+    path.write_bytes(b'---\n{"id":"walrus-d1","summary":"Walrus"}\n---\nThe walrus sings.\n')
+    old = (time.time_ns() // 10**9 - 3600) * 10**9
+    os.utime(path, ns=(old, old))
+    assert [n.updated_at for n in watched.list()] == [old // 10**6]
+    new = old + 1800 * 10**9
+    os.utime(path, ns=(new, new))  # touch: the file's time is its notes' time
+    plain = Memory.open(project, home=home)
+    try:
+        assert [n.updated_at for n in plain.list()] == [new // 10**6]  # unwatched: re-parsed
+    finally:
+        plain.close()
+    assert [n.updated_at for n in watched.list()] == [new // 10**6]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "refresh() sets _refreshed = data_version at its end, absorbing commits other "
+        "processes made during it (a reindex's clear): in_step() stays True over an "
+        "emptied index"
+    ),
+)
+def test_an_index_cleared_by_another_process_during_a_refresh_is_refilled(
+    watched: Memory, quick_settle: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = watched.directory("project")
+    for i in range(3):
+        (directory / f"walrus-e{i}.md").write_bytes(
+            _note(f"walrus-e{i}", f"Walrus {i}", f"walrus number {i}")
+        )
+    assert len(_searched(watched, "walrus")) == 3
+    _settle()
+    store = watched.stores.chosen("project")[0]
+    path = watched._retriever.index_path(store)  # type: ignore[union-attr]
+    real = NoteDirectory.read_bytes
+    cleared: list[bool] = []
+
+    def meanwhile(self: NoteDirectory, note_id: str) -> bytes | None:
+        if not cleared:  # another process's reindex empties the index, and stops there
+            cleared.append(True)
+            other = index_db.SearchIndex(path)
+            other.clear()
+            other.close()
+        return real(self, note_id)
+
+    (directory / "walrus-e0.md").write_bytes(_note("walrus-e0", "Walrus 0", "walrus zero"))
+    monkeypatch.setattr(NoteDirectory, "read_bytes", meanwhile)
+    _searched(watched, "walrus")  # its refresh reads walrus-e0 while the other clears
+    monkeypatch.setattr(NoteDirectory, "read_bytes", real)
+    assert cleared
+    assert _searched(watched, "walrus") == {"walrus-e0", "walrus-e1", "walrus-e2"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "deferred recall counts are merged into the file after another process's forget "
+        "removed the note: its statistics come back"
+    ),
+)
+def test_a_recall_counted_before_another_process_forgot_the_note_is_not_written_after(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "memory-usage"
+    host = UsageStats(root)
+    host.record("project-k", ["walrus-f1", "heron-f2"])
+    host.defer()  # a long-lived host: recalls are written behind
+    host.record("project-k", ["walrus-f1"])
+    UsageStats(root).forget("project-k", "walrus-f1")  # `memdir forget`, another process
+    assert "walrus-f1" not in UsageStats(root).counts("project-k")
+    host.close()  # writes what was counted before the note was forgotten
+    assert UsageStats(root).counts("project-k") == {"heron-f2": 1}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "forget() pops only _pending; counts the writer thread already swapped out are "
+        "written after forget rewrote the file"
+    ),
+)
+def test_a_note_forgotten_while_the_writer_thread_flushes_stays_forgotten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from memdir.store import usage as usage_module
+
+    monkeypatch.setattr(usage_module, "_COALESCE_S", 0.0)
+    root = tmp_path / "memory-usage"
+    host = UsageStats(root)
+    host.record("project-k", ["walrus-g1", "heron-g2"])
+    entered, go = threading.Event(), threading.Event()
+    real = UsageStats._write
+
+    def slow(self: UsageStats, key: str, counts: dict[str, tuple[int, int]]) -> None:
+        if threading.current_thread().name == "memdir-usage-writer":
+            entered.set()  # it took the pending counts and is about to write them
+            go.wait(5)
+        real(self, key, counts)
+
+    monkeypatch.setattr(UsageStats, "_write", slow)
+    host.defer()
+    host.record("project-k", ["walrus-g1"])
+    assert entered.wait(5)
+    host.forget("project-k", "walrus-g1")  # the MCP server's forget, in another thread
+    go.set()
+    host.close()
+    assert UsageStats(root).counts("project-k") == {"heron-g2": 1}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "ALTER TABLE ADD COLUMN in place breaks a running v4 process's positional "
+        "13-value INSERT INTO notes VALUES (table has 14 columns)"
+    ),
+)
+def test_converting_a_version_4_index_in_place_keeps_a_running_version_4_process_working(
+    tmp_path: Path,
+) -> None:
+    """A version-4 memdir (an MCP server started before the upgrade) keeps its connection to
+    the index and writes rows as version 4 did: 13 values, no column list."""
+    import sqlite3
+
+    from memdir.core import Note, Scope, render_note
+    from memdir.index.schema import SCHEMA_VERSION
+
+    notes = NoteDirectory(Scope.PROJECT, tmp_path / "notes", lock_timeout=5, max_notes=100)
+    notes.path.mkdir()
+    note = Note(id="n-1", summary="Walrus", body="walrus", created_at=1, updated_at=1)
+    (notes.path / "n-1.md").write_bytes(render_note(note))
+    path = tmp_path / "index.sqlite3"
+    index = index_db.SearchIndex(path)
+    index.refresh(notes)
+    index.close()
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("ALTER TABLE notes DROP COLUMN ctime_ns")
+    old.execute("DROP TABLE IF EXISTS recall_terms")  # what version 4 did not have either
+    old.execute("UPDATE meta SET value=? WHERE key='schema_version'", ("4" + SCHEMA_VERSION[1:],))
+    index = index_db.SearchIndex(path)  # this version opens it: converted in place
+    index.close()
+    # The version-4 process indexes a note it cannot parse, as its code did.
+    old.execute(
+        "INSERT INTO notes VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
+        ("n-2", 10, 1, 2, 3, "rev"),
+    )
+    old.close()
