@@ -339,3 +339,71 @@ def test_converting_a_version_4_index_in_place_keeps_a_running_version_4_process
         ("n-2", 10, 1, 2, 3, "rev"),
     )
     old.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "mcp.server.serve() (and the CLI after it) never calls "
+        "memory.close()/usage.flush(): counts held by the daemon write-behind thread die "
+        "with the process"
+    ),
+)
+def test_recalls_counted_by_the_mcp_server_are_on_disk_once_it_has_served(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memdir mcp serve` returns from `serve` and the process exits (the CLI never closes
+    its Memory): the write-behind thread is a daemon, so what it holds then is lost."""
+    from types import SimpleNamespace
+
+    from memdir.mcp import server as mcp_server
+    from memdir.store import usage as usage_module
+
+    monkeypatch.setattr(usage_module, "_COALESCE_S", 60.0)  # the writer has not run yet
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
+    m = Memory.open(project, home=home)
+    try:
+        written = m.remember("Walrus migration", "The walrus migration starts in spring.")
+        recalled: list[str] = []
+
+        async def run_stdio_async() -> None:  # the client asks once, then hangs up
+            recalled.extend(m.recall("when does the walrus migration start?").note_ids)
+
+        fake = SimpleNamespace(run_stdio_async=run_stdio_async)
+        monkeypatch.setattr(mcp_server, "build_server", lambda memory, gate: fake)
+        mcp_server.serve(m)
+        assert recalled == [written.note.id]
+        key = m.stores.chosen("project")[0].state_key
+        assert UsageStats(home / "memory-usage").counts(key) == {written.note.id: 1}
+    finally:
+        m.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "refresh(only=...) looks only at notes the watch names, so a note dropped as "
+        "unreadable (EIO) is never tried again until its file changes"
+    ),
+)
+def test_a_note_the_disk_would_not_read_once_is_tried_again_in_a_watched_host(
+    watched: Memory, quick_settle: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """db.py: an unreadable note is left out and "tried again on the next refresh, since
+    making it readable need not change its stamp"."""
+    import errno
+
+    path = watched.directory("project") / "walrus-h1.md"
+    path.write_bytes(_note("walrus-h1", "Animal", "The walrus sings at dawn."))
+    assert _searched(watched, "walrus") == {"walrus-h1"}
+    _settle()
+    path.write_bytes(_note("walrus-h1", "Animal", "The walrus hums at dusk."))
+    real = NoteDirectory.read_bytes
+
+    def flaky(self: NoteDirectory, note_id: str) -> bytes | None:
+        raise OSError(errno.EIO, "Input/output error", str(self.file_for(note_id)))
+
+    monkeypatch.setattr(NoteDirectory, "read_bytes", flaky)
+    assert _searched(watched, "walrus") == set()  # left out, not served as it was
+    monkeypatch.setattr(NoteDirectory, "read_bytes", real)  # the disk reads it again
+    assert _searched(watched, "hums") == {"walrus-h1"}
