@@ -407,3 +407,53 @@ def test_a_note_the_disk_would_not_read_once_is_tried_again_in_a_watched_host(
     assert _searched(watched, "walrus") == set()  # left out, not served as it was
     monkeypatch.setattr(NoteDirectory, "read_bytes", real)  # the disk reads it again
     assert _searched(watched, "hums") == {"walrus-h1"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "_mount_type keeps the FIRST mountinfo line of the longest point (len > best), so"
+        " an NFS mount stacked on autofs at the same point reads as autofs: watched"
+    ),
+)
+def test_a_mount_over_another_on_the_same_point_is_the_one_that_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """autofs (systemd's automount of NFS homes) sits on /home/me and the NFS mount made
+    on demand over it, at the same point: later lines of mountinfo hide earlier ones."""
+    import sys
+
+    from memdir.store.watch import unwatchable_reason
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    mountinfo = (
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        "40 22 0:50 / /home/me rw,relatime shared:20 - autofs systemd-1 rw,fd=50\n"
+        "41 40 0:51 / /home/me rw,relatime shared:21 - nfs4 server:/home/me rw\n"
+    )
+    assert unwatchable_reason(Path("/home/me/project/.memdir"), mountinfo) is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "_REMOTE lacks cluster/host file systems (gfs2, ocfs2, WSL1 drvfs) whose other "
+        "writers raise no inotify event"
+    ),
+)
+@pytest.mark.parametrize("fstype", ["gfs2", "ocfs2", "drvfs"])
+def test_shared_and_host_file_systems_are_not_watched(
+    fstype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GFS2/OCFS2 (one disk, several machines) and WSL1's drvfs (the Windows side): inotify
+    hears only what this kernel did there."""
+    import sys
+
+    from memdir.store.watch import unwatchable_reason
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    mountinfo = (
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        f"40 22 0:50 / /shared rw,relatime shared:20 - {fstype} /dev/sdc1 rw\n"
+    )
+    assert unwatchable_reason(Path("/shared/project/.memdir"), mountinfo) is not None
