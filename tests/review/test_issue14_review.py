@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -457,3 +458,48 @@ def test_shared_and_host_file_systems_are_not_watched(
         f"40 22 0:50 / /shared rw,relatime shared:20 - {fstype} /dev/sdc1 rw\n"
     )
     assert unwatchable_reason(Path("/shared/project/.memdir"), mountinfo) is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "SearchIndex.clear() resets _refreshed in one lock section and DELETEs in "
+        "another: a concurrent full refresh between them makes in_step() True over the "
+        "emptied index"
+    ),
+)
+def test_a_query_of_another_thread_during_a_reindex_does_not_leave_the_index_empty(
+    watched: Memory, quick_settle: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`clear` sets `_refreshed = None` under the lock, lets go of it, then empties the
+    index: a query's full refresh in between puts `_refreshed` back, and the reindex's own
+    refresh is then partial (nothing changed) over the emptied index."""
+    import threading
+
+    directory = watched.directory("project")
+    for i in range(3):
+        (directory / f"walrus-i{i}.md").write_bytes(
+            _note(f"walrus-i{i}", f"Walrus {i}", f"walrus number {i}")
+        )
+    assert len(_searched(watched, "walrus")) == 3
+    _settle()
+    real_clear, real_write = index_db.SearchIndex.clear, index_db.SearchIndex._write
+    armed: list[bool] = []
+
+    def clear(self: index_db.SearchIndex) -> None:
+        armed.append(True)
+        real_clear(self)
+
+    def write(self: index_db.SearchIndex, *, changes: bool = True) -> Any:
+        if armed:  # clear's DELETE is next: the web page's search, in its own thread
+            armed.clear()
+            query = threading.Thread(target=_searched, args=(watched, "walrus"))
+            query.start()
+            query.join(10)
+        return real_write(self, changes=changes)
+
+    monkeypatch.setattr(index_db.SearchIndex, "clear", clear)
+    monkeypatch.setattr(index_db.SearchIndex, "_write", write)
+    watched.reindex()
+    monkeypatch.setattr(index_db.SearchIndex, "_write", real_write)
+    assert _searched(watched, "walrus") == {"walrus-i0", "walrus-i1", "walrus-i2"}
