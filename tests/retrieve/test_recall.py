@@ -253,12 +253,14 @@ def test_recall_never_raises(
         raise RuntimeError("scoring exploded")
 
     monkeypatch.setattr(Recaller, "recall", boom)
+    monkeypatch.setattr(Recaller, "recall_stored", boom)
     with caplog.at_level(logging.ERROR, logger="memdir.recall"):
         r = mem.recall("Should I install this dependency with npm or pnpm?")
     assert r == Recall()
     assert any("scoring exploded" in (rec.exc_text or "") for rec in caplog.records)
     monkeypatch.undo()
     monkeypatch.setattr(mem.stores, "all_notes", boom)
+    monkeypatch.setattr("memdir.index.stored.read_stored", boom)
     assert mem.recall("npm or pnpm?") == Recall()
     assert mem.recall(None, history=[{"metadata": 5}]) == Recall()  # type: ignore[arg-type]
 

@@ -48,13 +48,20 @@ from typing import Concatenate, ParamSpec, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from memdir.core import Note, NoteType, Scope, parse_note
-from memdir.errors import ParseError
+from memdir.core import Note, NoteType, Scope
 from memdir.index.ann import AnnIndexes
-from memdir.index.chunking import chunk_body
+from memdir.index.note_rows import delete_note, index_note
 from memdir.index.query import SearchFilter, kept_sql
 from memdir.index.refusal import Behind, behind, mismatches, refusal
-from memdir.index.rows import ChunkRow, NoteSource, RefreshStats, Stamp, changed_ns, embed_text
+from memdir.index.rows import (
+    RACY_NS,
+    ChunkRow,
+    NoteSource,
+    RefreshStats,
+    Stamp,
+    changed_ns,
+    embed_text,
+)
 from memdir.index.schema import (
     damage_of,
     damage_record,
@@ -62,7 +69,7 @@ from memdir.index.schema import (
     open_index,
     open_stand_in,
 )
-from memdir.index.tokenize import index_terms
+from memdir.index.stored import fill_recall_terms
 from memdir.index.vectors import MatrixIndex
 
 __all__ = [
@@ -74,7 +81,7 @@ __all__ = [
     "embed_text",
 ]
 
-_RACY_NS = 2_000_000_000
+_RACY_NS = RACY_NS
 #: note id → (stamp, indexed_ns, revision) as indexed.
 Known = dict[str, tuple[Stamp, int, str]]
 
@@ -88,17 +95,6 @@ def _settled(known: Known) -> dict[str, Stamp] | None:
             return None
         out[note_id] = stamp
     return out
-
-
-#: The notes table's columns in the order the INSERTs give them.
-_NOTE_COLUMNS = (
-    "note_id, size, mtime_ns, ino, ctime_ns, indexed_ns, state, rev, note_hash, summary, "
-    "type, tags, supersedes, updated_at"
-)
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class IndexDamaged(Exception):
@@ -310,7 +306,7 @@ class SearchIndex:
             if dropped:
                 with self._write() as conn:
                     for note_id in dropped:
-                        self._delete_note(conn, note_id)
+                        delete_note(conn, note_id)
                 for note_id in dropped:  # once committed: a refused write changes nothing
                     del known[note_id]
             self._known = (self._stamp(), known)
@@ -366,7 +362,7 @@ class SearchIndex:
         with self._write(changes=False) as conn:
             for note_id, stamp, data in batch:
                 if data is None:  # removed since the listing
-                    self._delete_note(conn, note_id)
+                    delete_note(conn, note_id)
                     gone.append(note_id)
                     changes = True
                     continue
@@ -379,10 +375,11 @@ class SearchIndex:
                         "WHERE note_id=?",
                         (*stamp, now, note_id),
                     )
+                    fill_recall_terms(conn, note_id, data)  # an index older than them
                     continue
                 changes = True
-                self._delete_note(conn, note_id)
-                note = self._index_note(conn, note_id, stamp, data, rev, now)
+                delete_note(conn, note_id)
+                note = index_note(conn, note_id, stamp, data, rev, now)
                 if note is not None:
                     read.append((note_id, data, note))
                 if previous is None:
@@ -395,73 +392,6 @@ class SearchIndex:
         for note_id in gone:
             known.pop(note_id, None)
         return added, updated, read
-
-    def _index_note(
-        self, conn: sqlite3.Connection, note_id: str, stamp: Stamp, data: bytes, rev: str, now: int
-    ) -> Note | None:
-        try:
-            note = parse_note(data, file_id=note_id, mtime_ms=stamp[1] // 1_000_000)
-            chunks = chunk_body(data)
-        except ParseError:
-            conn.execute(
-                f"INSERT INTO notes({_NOTE_COLUMNS}) "
-                "VALUES (?,?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
-                (note_id, *stamp, now, rev),
-            )
-            return None
-        state = "private" if note.private else "ok"
-        conn.execute(
-            f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                note_id,
-                *stamp,
-                now,
-                state,
-                rev,
-                note.hash,
-                note.summary,
-                note.type.value if note.type else None,
-                json.dumps(list(note.tags), ensure_ascii=False),
-                json.dumps(list(note.supersedes)),
-                note.updated_at,
-            ),
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO note_tags(note_id, tag) VALUES (?,?)",
-            [(note_id, tag.casefold()) for tag in note.tags],
-        )
-        if note.private:
-            return note
-        summary_terms = " ".join(index_terms(note.summary))
-        meta_terms = " ".join(index_terms(" ".join((*note.tags, note.type or ""))))
-        # A note with an empty body still needs one row so its summary is searchable.
-        spans = chunks or []
-        rows = [
-            (c.ord, c.hash, _sha(embed_text(note.summary, c.text)), c.start, c.end, c.text)
-            for c in spans
-        ]
-        if not rows:
-            rows = [(0, _sha(""), _sha(note.summary), 0, 0, "")]
-        for ordinal, chunk_hash, ehash, start, end, text in rows:
-            cur = conn.execute(
-                "INSERT INTO chunks(note_id, ord, chunk_hash, embed_hash, start, end_, text) "
-                "VALUES (?,?,?,?,?,?,?)",
-                (note_id, ordinal, chunk_hash, ehash, start, end, text),
-            )
-            conn.execute(
-                "INSERT INTO fts(rowid, summary, body, meta) VALUES (?,?,?,?)",
-                (cur.lastrowid, summary_terms, " ".join(index_terms(text)), meta_terms),
-            )
-        return note
-
-    @staticmethod
-    def _delete_note(conn: sqlite3.Connection, note_id: str) -> None:
-        conn.execute(
-            "DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id=?)", (note_id,)
-        )
-        conn.execute("DELETE FROM chunks WHERE note_id=?", (note_id,))
-        conn.execute("DELETE FROM note_tags WHERE note_id=?", (note_id,))
-        conn.execute("DELETE FROM notes WHERE note_id=?", (note_id,))
 
     @_healing
     def forget(self, note_id: str, *, scrub: bool = False) -> None:
@@ -476,7 +406,7 @@ class SearchIndex:
                 r[0]
                 for r in conn.execute("SELECT embed_hash FROM chunks WHERE note_id=?", (note_id,))
             ]
-            self._delete_note(conn, note_id)
+            delete_note(conn, note_id)
             for h in hashes:
                 if conn.execute("SELECT 1 FROM chunks WHERE embed_hash=?", (h,)).fetchone() is None:
                     conn.execute("DELETE FROM vectors WHERE embed_hash=?", (h,))
@@ -495,6 +425,7 @@ class SearchIndex:
             conn.execute("DELETE FROM fts")
             conn.execute("DELETE FROM chunks")
             conn.execute("DELETE FROM note_tags")
+            conn.execute("DELETE FROM recall_terms")
             conn.execute("DELETE FROM notes")
             conn.execute("DELETE FROM meta WHERE key='damaged'")
 

@@ -10,12 +10,25 @@ from typing import Protocol
 
 from memdir.core import Note, NoteType
 
-__all__ = ["ChunkRow", "NoteSource", "RefreshStats", "Stamp", "changed_ns", "embed_text"]
+__all__ = [
+    "RACY_NS",
+    "ChunkRow",
+    "NoteSource",
+    "RefreshStats",
+    "Stamp",
+    "changed_ns",
+    "embed_text",
+]
 
 #: (size, mtime_ns, inode, ctime_ns) of a note file. The inode-change time is part of it
 #: because no user can set it: an edit that puts the old size and mtime back (``touch -r``,
 #: ``os.utime``, a tool preserving times) still changes it.
 Stamp = tuple[int, int, int, int]
+
+
+#: Coarsest file system timestamp granularity allowed for (FAT: 2 s): a file indexed
+#: sooner than this after it changed is read again, not trusted by its stamp.
+RACY_NS = 2_000_000_000
 
 
 def changed_ns(stamp: Stamp) -> int:

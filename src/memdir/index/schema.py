@@ -49,9 +49,14 @@ _SUFFIX = f"/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}
 SCHEMA_VERSION = f"5{_SUFFIX}"
 #: Versions converted in place (what they lack is added, nothing indexed is lost).
 _MIGRATIONS = {
-    # 5 adds each file's inode-change time to its stamp. Files get it on the next refresh:
-    # 0 matches no file, so each is read once, compared by revision and re-stamped.
-    f"4{_SUFFIX}": "ALTER TABLE notes ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0",
+    # 5 adds each file's inode-change time to its stamp, and recall's terms. Files get
+    # both on the next refresh: 0 matches no file, so each is read once, compared by
+    # revision and re-stamped (its recall terms filled in then).
+    f"4{_SUFFIX}": (
+        "ALTER TABLE notes ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0",
+        "CREATE TABLE IF NOT EXISTS recall_terms(note_id TEXT PRIMARY KEY, head TEXT NOT NULL,"
+        " body TEXT NOT NULL)",
+    ),
 }
 
 _DDL = """
@@ -81,6 +86,13 @@ CREATE TABLE chunks(
     start INTEGER NOT NULL,
     end_ INTEGER NOT NULL,
     text TEXT NOT NULL
+);
+-- What recall matches each searchable note by, so a short-lived process recalls without
+-- reading every note file: its head (summary, tags) and body terms, one per line.
+CREATE TABLE recall_terms(
+    note_id TEXT PRIMARY KEY,
+    head TEXT NOT NULL,
+    body TEXT NOT NULL
 );
 -- A note's tags, case-folded, so a search can require tags inside its SQL.
 CREATE TABLE note_tags(
@@ -205,7 +217,8 @@ def _migrate(conn: sqlite3.Connection, version: str) -> str:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _version(conn) == version:
-            conn.execute(_MIGRATIONS[version])
+            for statement in _MIGRATIONS[version]:
+                conn.execute(statement)
             conn.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
             )

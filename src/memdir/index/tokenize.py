@@ -37,6 +37,8 @@ from typing import Literal
 
 import Stemmer
 
+from memdir.core.links import LINK_PATTERN
+
 __all__ = [
     "DE_STOP_WORDS",
     "EN_STOP_WORDS",
@@ -46,8 +48,10 @@ __all__ = [
     "QueryWord",
     "detect_language",
     "index_terms",
+    "note_recall_terms",
     "query_terms",
     "query_words",
+    "recall_terms",
     "stemmer",
 ]
 
@@ -338,3 +342,23 @@ def query_words(text: str) -> list[QueryWord]:
 def query_terms(text: str) -> list[QueryTerm]:
     """The QueryTerms of `query_words` (for texts that need no phrase variants: notes, recall)."""
     return [w.term for w in query_words(text)]
+
+
+def recall_terms(text: str) -> frozenset[str]:
+    """The terms recall matches a note's text by: every stem alternative of its words,
+    stop words and lone ASCII characters left out."""
+    return frozenset(
+        alt
+        for q in query_terms(text)
+        if not q.is_stop and (len(q.surface) > 1 or not q.surface.isascii())
+        for alt in q.alternatives
+    )
+
+
+def note_recall_terms(
+    summary: str, tags: Sequence[str], body: str
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(head, body) terms of a note for recall: the head holds the summary and the tags,
+    the body its text with `[[links]]` left out, less what the head holds."""
+    head = recall_terms(summary + "\n" + "\n".join(tags))
+    return head, recall_terms(LINK_PATTERN.sub(" ", body)) - head

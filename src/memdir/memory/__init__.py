@@ -132,7 +132,7 @@ class Memory:
             warn=self._warn,
             warnings=self.warnings,
         )
-        self.agent = AgentView(settings, self.stores, self.usage, held=self._held)
+        self.agent = AgentView(settings, self.stores, self.usage, held=self._held, home=home)
         self.tidying = Tidying(
             settings,
             self.stores,

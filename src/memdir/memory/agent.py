@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import Settings
@@ -14,6 +15,7 @@ from memdir.memory.stores import Stores
 from memdir.store import UsageStats
 
 if TYPE_CHECKING:
+    from memdir.index.stored import StoredTerms
     from memdir.retrieve import Recall, Recaller
 
 __all__ = ["AgentView"]
@@ -31,8 +33,10 @@ class AgentView:
         usage: UsageStats,
         *,
         held: Callable[[], set[tuple[Scope, str]]],
+        home: Path,
     ) -> None:
         self.settings = settings
+        self.home = home  # where the search indexes live (memdir.index.schema.index_file)
         self.stores = stores
         self.usage = usage
         self._held = held
@@ -43,6 +47,48 @@ class AgentView:
         held = self._held()
         notes = self.stores.all_notes()
         return [n for n in notes if (n.scope, n.id) not in held] if held else notes
+
+    def _stored(
+        self,
+    ) -> tuple[list[StoredTerms], list[Note], Callable[[Scope | None, str], Note | None]] | None:
+        """For a first recall in an unwatched process: the notes whose files are as the
+        index holds them, by their stored terms, and the others read from their files;
+        None when the notes must all be read (a watched host keeps them in memory, a scope
+        above maxNotes or without a usable index)."""
+        from memdir.index.rows import RACY_NS
+        from memdir.index.schema import index_file
+        from memdir.index.stored import read_stored
+
+        held = self._held()
+        stored: list[StoredTerms] = []
+        read: list[Note] = []
+        for store in self.stores.chosen(None):
+            if store.directory.watched:
+                return None
+            stamps, over = store.directory.stamps()
+            if over:
+                return None
+            path = index_file(self.home, store.state_key)
+            got = read_stored(path, store.scope, stamps, racy_ns=RACY_NS)
+            if got is None:
+                return None
+            stored += [t for t in got[0] if (store.scope, t.note_id) not in held]
+            for note_id in sorted(got[1]):
+                item = store.directory.read(note_id)
+                if isinstance(item, Note) and (store.scope, note_id) not in held:
+                    read.append(item)
+
+        def load(scope: Scope | None, note_id: str) -> Note | None:
+            store = self.stores.by_scope.get(scope) if scope is not None else None
+            if store is None or (scope, note_id) in held:
+                return None
+            try:
+                item = store.directory.read(note_id)
+            except OSError:
+                return None
+            return item if isinstance(item, Note) else None
+
+        return stored, read, load
 
     def prompt_index(self) -> str:
         """§4.1: one line per note, newest first, within `memory.indexChars`; rest counted."""
@@ -59,20 +105,27 @@ class AgentView:
         if is_subagent or not self.settings.recall.enabled:
             return Recall()
         try:
-            notes = self.notes()
             if self._recaller is None:
                 self._recaller = Recaller()
-            found = self._recaller.recall(
-                message, notes, self.settings.recall, exclude=recalled_ids(history)
-            )
+            exclude = recalled_ids(history)
+            cold = self._stored() if self._recaller.is_empty() else None
+            if cold is not None:  # a short-lived process: most notes by their stored terms
+                stored, read, load = cold
+                found = self._recaller.recall_stored(
+                    message, stored, read, load, self.settings.recall, exclude=exclude
+                )
+                scopes = {(t.scope, t.note_id) for t in stored} | {(n.scope, n.id) for n in read}
+            else:
+                notes = self.notes()
+                found = self._recaller.recall(message, notes, self.settings.recall, exclude=exclude)
+                scopes = {(n.scope, n.id) for n in notes}
         except Exception:
             _recall_log.exception("recall failed; the message goes on without recalled notes")
             return Recall()
         if not found.count:
             return found
-        attached = [n for n in notes if n.id in found.note_ids]
         for store in self.stores.chosen(None):
-            ids = [n.id for n in attached if n.scope is store.scope]
+            ids = [i for i in found.note_ids if (store.scope, i) in scopes]
             try:
                 self.usage.record(store.state_key, ids)
             except OSError as exc:  # a full or read-only disk: recall goes on, unrecorded

@@ -36,10 +36,10 @@ from typing import Any
 
 from memdir.config import RecallSettings
 from memdir.core import Note, Scope
-from memdir.core.links import LINK_PATTERN
 from memdir.guidance import EMPTY_INDEX
 from memdir.index.query import AnalysedQuery, analyse
-from memdir.index.tokenize import query_terms
+from memdir.index.stored import StoredTerms
+from memdir.index.tokenize import note_recall_terms, query_terms
 from memdir.results import Recall
 
 __all__ = [
@@ -171,10 +171,17 @@ class Scored:
 
 @dataclass(slots=True)
 class _Entry:
-    note: Note
+    #: None for a note known by its stored terms only (read from its file if chosen).
+    note: Note | None
     hash: str
     head: frozenset[str]
     body: frozenset[str]
+    note_id: str = ""
+    updated_at: int = 0
+
+    def __post_init__(self) -> None:
+        if self.note is not None:
+            self.note_id, self.updated_at = self.note.id, self.note.updated_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,15 +190,6 @@ class _Term:
     weak: bool
     #: True for a CJK pair that overlaps the pair before it in the message.
     continues: bool
-
-
-def _terms(text: str) -> frozenset[str]:
-    return frozenset(
-        alt
-        for q in query_terms(text)
-        if not q.is_stop and (len(q.surface) > 1 or not q.surface.isascii())
-        for alt in q.alternatives
-    )
 
 
 def _message_terms(message: AnalysedQuery) -> list[_Term]:
@@ -213,6 +211,8 @@ def _message_terms(message: AnalysedQuery) -> list[_Term]:
 
 
 _Key = tuple[Scope | None, str]
+#: Scored notes read (from their files, when stored) for one block: more never fit it.
+_MATERIALISED = 50
 
 
 class Recaller:
@@ -223,6 +223,8 @@ class Recaller:
 
     def __init__(self) -> None:
         self._entries: dict[_Key, _Entry] = {}
+        #: Reads a stored entry's note from its file (see `recall_stored`).
+        self._loader: Callable[[Scope | None, str], Note | None] | None = None
         #: The notes of the last `_sync`, in order: the same objects again need no look.
         self._synced: list[Note] = []
         self._df: dict[str, int] = {}
@@ -280,13 +282,12 @@ class Recaller:
                     continue
                 note_hash = note.hash
                 if entry.hash == note_hash:
-                    entry.note = note
+                    entry.note, entry.updated_at = note, note.updated_at
                     continue
                 self._remove(key)
             else:
                 note_hash = note.hash
-            head = _terms(note.summary + "\n" + "\n".join(note.tags))
-            body = _terms(LINK_PATTERN.sub(" ", note.body)) - head
+            head, body = note_recall_terms(note.summary, note.tags, note.body)
             self._add(key, _Entry(note, note_hash, head, body))
         if len(seen) != len(entries):
             for key in [k for k in entries if k not in seen]:
@@ -300,8 +301,21 @@ class Recaller:
         for scope in (Scope.PROJECT, Scope.USER, None):
             entry = self._entries.get((scope, note_id))
             if entry is not None:
-                return entry.note
+                return entry.note if entry.note is not None else self._load((scope, note_id))
         return None
+
+    def _load(self, key: _Key) -> Note | None:
+        """The note of a stored entry, read from its file (None: gone, or no longer the
+        note whose terms were stored: changed, now private)."""
+        entry = self._entries.get(key)
+        loader = self._loader
+        if entry is None or loader is None:
+            return None
+        note = loader(key[0], key[1])
+        if note is None or note.private or note.hash != entry.hash:
+            return None
+        entry.note = note
+        return note
 
     # -- scoring
 
@@ -313,7 +327,7 @@ class Recaller:
 
     def _score_locked(
         self, message: str, min_score: float, exclude: Collection[str]
-    ) -> list[Scored]:
+    ) -> list[tuple[float, _Key, _Entry]]:
         terms = _message_terms(analyse(message))
         if not terms:
             return []
@@ -323,16 +337,26 @@ class Recaller:
         for term in terms:
             for alt in term.alternatives:
                 candidates |= self._head_postings.get(alt, set())
-        found: list[Scored] = []
+        found: list[tuple[float, _Key, _Entry]] = []
         for key in candidates:
             entry = self._entries[key]
-            if entry.note.id in self._gone or entry.note.id in exclude:
+            if entry.note_id in self._gone or entry.note_id in exclude:
                 continue
             score = _score(entry, terms, weights)
             if score >= min_score:
-                found.append(Scored(entry.note, score))
-        found.sort(key=lambda s: (-s.score, -s.note.updated_at, s.note.id))
+                found.append((score, key, entry))
+        found.sort(key=lambda f: (-f[0], -f[2].updated_at, f[2].note_id))
         return found
+
+    def _notes_of(self, found: Sequence[tuple[float, _Key, _Entry]]) -> list[tuple[Note, float]]:
+        """The notes of scored entries, stored ones read from their files (at most
+        `_MATERIALISED` of them: more never fit one block)."""
+        out: list[tuple[Note, float]] = []
+        for score, key, entry in found[:_MATERIALISED]:
+            note = entry.note if entry.note is not None else self._load(key)
+            if note is not None:
+                out.append((note, score))
+        return out
 
     def score(
         self,
@@ -348,7 +372,8 @@ class Recaller:
         """
         with self._lock:
             self._sync(notes)
-            return self._score_locked(message, min_score, frozenset(exclude))
+            found = self._score_locked(message, min_score, frozenset(exclude))
+            return [Scored(n, score) for n, score in self._notes_of(found)]
 
     def recall(
         self,
@@ -364,7 +389,48 @@ class Recaller:
             if settings.per_turn <= 0:
                 return Recall()
             scored = self._score_locked(message, settings.min_score, frozenset(exclude))
-            return render_recall([s.note for s in scored], self._resolve, settings)
+            return render_recall([n for n, _ in self._notes_of(scored)], self._resolve, settings)
+
+    def is_empty(self) -> bool:
+        """True when no note has been taken in yet (a first recall)."""
+        with self._lock:
+            return not self._entries
+
+    def recall_stored(
+        self,
+        message: str,
+        stored: Iterable[StoredTerms],
+        notes: Iterable[Note],
+        load: Callable[[Scope | None, str], Note | None],
+        settings: RecallSettings,
+        *,
+        exclude: Collection[str] = (),
+    ) -> Recall:
+        """The recall for one message over notes known by their stored terms (read from
+        their files only when chosen or linked: a short-lived process need not read every
+        note) and `notes` read whole; gives what `recall` gives over the same notes.
+        Only for a Recaller that holds nothing yet."""
+        with self._lock:
+            if self._entries:
+                raise RuntimeError("recall_stored needs a Recaller that holds nothing yet")
+            self._loader = load
+            gone: set[str] = set()
+            for item in stored:
+                if item.supersedes:
+                    gone.update(s for s in item.supersedes if s != item.note_id)
+                entry = _Entry(None, item.note_hash, item.head, item.body)
+                entry.note_id, entry.updated_at = item.note_id, item.updated_at
+                self._add((item.scope, item.note_id), entry)
+            for note in notes:  # those read whole
+                gone.update(s for s in note.supersedes if s != note.id)
+                if not note.private:
+                    head, body = note_recall_terms(note.summary, note.tags, note.body)
+                    self._add((note.scope, note.id), _Entry(note, note.hash, head, body))
+            self._gone = frozenset(gone)
+            if settings.per_turn <= 0:
+                return Recall()
+            scored = self._score_locked(message, settings.min_score, frozenset(exclude))
+            return render_recall([n for n, _ in self._notes_of(scored)], self._resolve, settings)
 
 
 def _score(entry: _Entry, terms: Sequence[_Term], weights: Sequence[float]) -> float:

@@ -421,6 +421,11 @@ class NoteDirectory:
             watch.close()
 
     @property
+    def watched(self) -> bool:
+        """True when watching was asked for (`watch`), whether or not it works here."""
+        return self._watch is not None
+
+    @property
     def watch_reason(self) -> str | None:
         """Why the directory is not watched (None: it is, or watching was not asked for)."""
         watch = self._watch
