@@ -212,15 +212,18 @@ def test_concurrent_first_opens_from_several_processes(tmp_path: Path, start: st
         assert outputs.count("True") == (0 if start == "missing" else 1)
 
 
-def test_an_index_of_version_4_is_converted_in_place_keeping_its_vectors(
+def test_an_index_without_the_added_tables_gets_them_keeping_its_vectors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Version 5 only adds the ctime to each file's stamp: nothing indexed (vectors above
-    all, which cost minutes to make) is lost, and each file is read once to stamp it."""
+    """An index written by a memdir that predates the ctime and recall-terms tables is
+    not rebuilt: they are added, nothing indexed (vectors above all, which cost minutes to
+    make) is lost, and each file is read once to fill them in. A process of that older
+    memdir, still running, goes on writing notes as it did."""
     from memdir.index.db import SearchIndex
     from memdir.store.notedir import NoteDirectory
 
     monkeypatch.setattr("memdir.index.db._RACY_NS", 1_000_000)
+    monkeypatch.setattr("memdir.index.rows.RACY_NS", 1_000_000)
     notes = NoteDirectory(Scope.PROJECT, tmp_path / "notes", lock_timeout=5, max_notes=100)
     notes.path.mkdir()
     for i in range(3):
@@ -232,14 +235,11 @@ def test_an_index_of_version_4_is_converted_in_place_keeping_its_vectors(
     pending = index.pending("fake", limit=10)
     index.put_vectors("fake", [h for h, _ in pending], np.eye(len(pending), 4, dtype=np.float32))
     index.close()
-    conn = sqlite3.connect(path)
-    old = "4" + SCHEMA_VERSION[1:]
-    with conn:
-        conn.execute("ALTER TABLE notes DROP COLUMN ctime_ns")
-        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (old,))
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("DROP TABLE note_ctimes")
+    old.execute("DROP TABLE recall_terms")
     tables = ("notes", "chunks", "vectors", "fts")
-    before = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
-    conn.close()
+    before = {t: old.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
 
     index = SearchIndex(path)
     try:
@@ -249,15 +249,17 @@ def test_an_index_of_version_4_is_converted_in_place_keeping_its_vectors(
         assert index.pending("fake", limit=10) == []  # every vector kept
         time.sleep(0.01)
         assert index.refresh(notes).unchanged == 3
+        # The older process writes a note as it did: 13 values, no column list.
+        old.execute(
+            "INSERT INTO notes VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
+            ("n-9", 10, 1, 2, 3, "rev"),
+        )
+        after = {t: old.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+        assert after == {**before, "notes": before["notes"] + 1}
+        assert old.execute("SELECT count(*) FROM note_ctimes").fetchone() == (3,)
+        assert old.execute("SELECT count(*) FROM recall_terms").fetchone() == (3,)
+        version = old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        assert version == (SCHEMA_VERSION,)
     finally:
         index.close()
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (
-            SCHEMA_VERSION,
-        )
-        after = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
-        assert after == before
-        assert conn.execute("SELECT count(*) FROM notes WHERE ctime_ns = 0").fetchone() == (0,)
-    finally:
-        conn.close()
+        old.close()

@@ -1,7 +1,8 @@
 """Hostile review of issue 14's freshness work: watched note directories (inotify), the
 partial index refresh, the incremental scan, the recall shortcut and the usage write-behind.
 
-Every test here is a bug, proven: it fails today (xfail strict) for the reason it names.
+Every test here was a bug, proven by a failing test, and is fixed; the two still marked
+xfail (strict) are limits of inotify, bounded by the watch's periodic full look.
 """
 
 from __future__ import annotations
@@ -42,14 +43,6 @@ def _searched(m: Memory, word: str) -> set[str]:
     return {h.note_id for h in m.search(word, method="lexical")}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a refused full refresh (changes() was None) does not forget_changes and leaves "
-        "_refreshed/in_step() True, so the next refresh is partial with only=set() and "
-        "serves the edit stale"
-    ),
-)
 def test_a_refresh_the_disk_refused_twice_is_taken_in_by_a_later_one(
     project: Path, home: Path, quick_settle: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -82,13 +75,6 @@ def test_a_refresh_the_disk_refused_twice_is_taken_in_by_a_later_one(
         m.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "refresh(only=...) uses stamps_of() with no maxNotes cut and over=0: a watched "
-        "index keeps notes the directory's scan leaves out"
-    ),
-)
 def test_a_watched_directory_above_max_notes_searches_what_it_lists(
     project: Path, home: Path, quick_settle: None
 ) -> None:
@@ -181,13 +167,6 @@ def test_an_edit_through_mmap_is_seen(watched: Memory, quick_settle: None) -> No
         mapped.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "_rescan passes the cache entry to _parse regardless of stamp, so same bytes "
-        "reuse the old parse and its mtime-derived updatedAt (_scan re-parses)"
-    ),
-)
 def test_a_touch_of_a_note_without_timestamps_updates_it_in_a_watched_list(
     watched: Memory, quick_settle: None, project: Path, home: Path
 ) -> None:
@@ -206,14 +185,6 @@ def test_a_touch_of_a_note_without_timestamps_updates_it_in_a_watched_list(
     assert [n.updated_at for n in watched.list()] == [new // 10**6]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "refresh() stamps _known (and, watched, _refreshed) with the data_version read "
-        "at its end, absorbing another process's commit made meanwhile (a reindex's "
-        "clear): the index is taken to hold rows it no longer holds"
-    ),
-)
 @pytest.mark.parametrize("mode", ["watched", "plain"])
 def test_an_index_cleared_by_another_process_during_a_refresh_is_refilled(
     project: Path, home: Path, quick_settle: None, monkeypatch: pytest.MonkeyPatch, mode: str
@@ -253,13 +224,6 @@ def test_an_index_cleared_by_another_process_during_a_refresh_is_refilled(
         m.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "deferred recall counts are merged into the file after another process's forget "
-        "removed the note: its statistics come back"
-    ),
-)
 def test_a_recall_counted_before_another_process_forgot_the_note_is_not_written_after(
     tmp_path: Path,
 ) -> None:
@@ -274,13 +238,6 @@ def test_a_recall_counted_before_another_process_forgot_the_note_is_not_written_
     assert UsageStats(root).counts("project-k") == {"heron-f2": 1}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "forget() pops only _pending; counts the writer thread already swapped out are "
-        "written after forget rewrote the file"
-    ),
-)
 def test_a_note_forgotten_while_the_writer_thread_flushes_stays_forgotten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -295,7 +252,7 @@ def test_a_note_forgotten_while_the_writer_thread_flushes_stays_forgotten(
     entered, go = threading.Event(), threading.Event()
     real = UsageStats._write
 
-    def slow(self: UsageStats, key: str, counts: dict[str, tuple[int, int]]) -> None:
+    def slow(self: UsageStats, key: str, counts: dict[str, tuple[int, int, bool]]) -> None:
         if threading.current_thread().name == "memdir-usage-writer":
             entered.set()  # it took the pending counts and is about to write them
             go.wait(5)
@@ -311,22 +268,15 @@ def test_a_note_forgotten_while_the_writer_thread_flushes_stays_forgotten(
     assert UsageStats(root).counts("project-k") == {"heron-g2": 1}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "ALTER TABLE ADD COLUMN in place breaks a running v4 process's positional "
-        "13-value INSERT INTO notes VALUES (table has 14 columns)"
-    ),
-)
 def test_converting_a_version_4_index_in_place_keeps_a_running_version_4_process_working(
     tmp_path: Path,
 ) -> None:
-    """A version-4 memdir (an MCP server started before the upgrade) keeps its connection to
-    the index and writes rows as version 4 did: 13 values, no column list."""
+    """A memdir that predates the added tables (an MCP server started before the upgrade)
+    keeps its connection to the index and writes rows as it did: 13 values, no column
+    list. The tables are added beside the notes table, whose layout is unchanged."""
     import sqlite3
 
     from memdir.core import Note, Scope, render_note
-    from memdir.index.schema import SCHEMA_VERSION
 
     notes = NoteDirectory(Scope.PROJECT, tmp_path / "notes", lock_timeout=5, max_notes=100)
     notes.path.mkdir()
@@ -337,12 +287,11 @@ def test_converting_a_version_4_index_in_place_keeps_a_running_version_4_process
     index.refresh(notes)
     index.close()
     old = sqlite3.connect(path, isolation_level=None)
-    old.execute("ALTER TABLE notes DROP COLUMN ctime_ns")
-    old.execute("DROP TABLE IF EXISTS recall_terms")  # what version 4 did not have either
-    old.execute("UPDATE meta SET value=? WHERE key='schema_version'", ("4" + SCHEMA_VERSION[1:],))
-    index = index_db.SearchIndex(path)  # this version opens it: converted in place
+    old.execute("DROP TABLE note_ctimes")  # what the older memdir did not have
+    old.execute("DROP TABLE recall_terms")
+    index = index_db.SearchIndex(path)  # this version opens it: the tables are added
     index.close()
-    # The version-4 process indexes a note it cannot parse, as its code did.
+    # The older process indexes a note it cannot parse, as its code did.
     old.execute(
         "INSERT INTO notes VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
         ("n-2", 10, 1, 2, 3, "rev"),
@@ -350,14 +299,6 @@ def test_converting_a_version_4_index_in_place_keeps_a_running_version_4_process
     old.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "mcp.server.serve() (and the CLI after it) never calls "
-        "memory.close()/usage.flush(): counts held by the daemon write-behind thread die "
-        "with the process"
-    ),
-)
 def test_recalls_counted_by_the_mcp_server_are_on_disk_once_it_has_served(
     project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -388,13 +329,6 @@ def test_recalls_counted_by_the_mcp_server_are_on_disk_once_it_has_served(
         m.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "refresh(only=...) looks only at notes the watch names, so a note dropped as "
-        "unreadable (EIO) is never tried again until its file changes"
-    ),
-)
 def test_a_note_the_disk_would_not_read_once_is_tried_again_in_a_watched_host(
     watched: Memory, quick_settle: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -418,13 +352,6 @@ def test_a_note_the_disk_would_not_read_once_is_tried_again_in_a_watched_host(
     assert _searched(watched, "hums") == {"walrus-h1"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "_mount_type keeps the FIRST mountinfo line of the longest point (len > best), so"
-        " an NFS mount stacked on autofs at the same point reads as autofs: watched"
-    ),
-)
 def test_a_mount_over_another_on_the_same_point_is_the_one_that_counts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -443,13 +370,6 @@ def test_a_mount_over_another_on_the_same_point_is_the_one_that_counts(
     assert unwatchable_reason(Path("/home/me/project/.memdir"), mountinfo) is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "_REMOTE lacks cluster/host file systems (gfs2, ocfs2, WSL1 drvfs) whose other "
-        "writers raise no inotify event"
-    ),
-)
 @pytest.mark.parametrize("fstype", ["gfs2", "ocfs2", "drvfs"])
 def test_shared_and_host_file_systems_are_not_watched(
     fstype: str, monkeypatch: pytest.MonkeyPatch
@@ -468,14 +388,6 @@ def test_shared_and_host_file_systems_are_not_watched(
     assert unwatchable_reason(Path("/shared/project/.memdir"), mountinfo) is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "SearchIndex.clear() resets _refreshed in one lock section and DELETEs in "
-        "another: a concurrent full refresh between them makes in_step() True over the "
-        "emptied index"
-    ),
-)
 def test_a_query_of_another_thread_during_a_reindex_does_not_leave_the_index_empty(
     watched: Memory, quick_settle: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -202,3 +202,21 @@ def test_file_systems_whose_remote_changes_raise_no_event_are_not_watched(
     monkeypatch.setattr(sys, "platform", "linux")
     reason = unwatchable_reason(Path(path), _MOUNTINFO)
     assert (reason is None) is watchable, reason
+
+
+@linux
+def test_each_consumer_looks_at_every_file_now_and_then(tmp_path: Path) -> None:
+    """What inotify never reports (a write through a hard link from elsewhere, through a
+    shared memory map) is bounded: every FULL_LOOK_SECONDS a consumer is told to look at
+    every file, however quiet the watch."""
+    from memdir.store.watch import FULL_LOOK_SECONDS
+
+    now = [1000.0]
+    watch = DirectoryWatch(tmp_path, _is_note, clock=lambda: now[0])
+    assert watch.changes() is None
+    now[0] += FULL_LOOK_SECONDS - 1
+    assert watch.changes() == set()
+    now[0] += 1
+    assert watch.changes() is None
+    assert watch.changes() == set()
+    watch.close()

@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from memdir.core import Note, NoteType, Scope
 from memdir.index.ann import AnnIndexes
-from memdir.index.note_rows import delete_note, index_note
+from memdir.index.note_rows import delete_note, index_note, put_ctime
 from memdir.index.query import SearchFilter, kept_sql
 from memdir.index.refusal import Behind, behind, mismatches, refusal
 from memdir.index.rows import (
@@ -151,9 +151,14 @@ class SearchIndex:
         #: The stamps of `_known` when no note in it is racy (compared in one step).
         self._settled: dict[str, Stamp] | None = None
         self._cache: dict[str, tuple[tuple[int, int], object]] = {}
-        #: `PRAGMA data_version` right after this connection's last refresh: when it
-        #: still holds, no other connection changed the index since (None: no refresh).
+        #: `PRAGMA data_version` when this connection's last refresh began: when it
+        #: still holds, no other connection changed the index since (None: no refresh,
+        #: or the last one failed).
         self._refreshed: int | None = None
+        #: Notes above maxNotes at the last full refresh, and the notes the disk would
+        #: not read at the last refresh (looked at again by every refresh).
+        self._over = 0
+        self._unreadable: set[str] = set()
         self._vectors: tuple[str, tuple[int, int], MatrixIndex] | None = None
         self._ann = AnnIndexes(path)
 
@@ -256,17 +261,29 @@ class SearchIndex:
         (a watch of the directory said so); only their files are looked at, and the
         others are taken as they were. Counts in the result cover those notes only.
         """
-        if only is not None:
-            stamps, over = source.stamps_of(only), 0
-        else:
-            stamps, over = source.stamps()
         with self._lock:
+            # What this refresh began from: a commit of another connection meanwhile
+            # (a reindex's clear, say) is then noticed by the next call, not absorbed.
+            start = self._stamp()[1]
+            self._refreshed = None  # set again once this refresh is through
             known = self._known_rows()
+            limit = getattr(source, "max_notes", None)
+            if only is not None and (
+                self._over or (limit is not None and len(known) + len(only) > limit)
+            ):
+                only = None  # near or above maxNotes: which files count needs them all
+            if only is not None:
+                # A note the disk would not read is tried again each time, as in full.
+                only = {*only, *self._unreadable}
+                stamps, over = source.stamps_of(only), 0
+            else:
+                stamps, over = source.stamps()
+                self._over = over
             if only is None:
                 if self._settled is None:
                     self._settled = _settled(known)
                 if self._settled is not None and self._settled == stamps:
-                    self._refreshed = self._stamp()[1]
+                    self._refreshed, self._unreadable = start, set()
                     return RefreshStats(unchanged=len(stamps), over_limit=over)
             looked_at = known if only is None else [i for i in only if i in known]
             removed = [note_id for note_id in looked_at if note_id not in stamps]
@@ -278,7 +295,7 @@ class SearchIndex:
                 or seen[1] - changed_ns(stamp) < _RACY_NS
             ]
             if not todo and not removed:
-                self._refreshed = self._stamp()[1]
+                self._refreshed = start
                 return RefreshStats(unchanged=len(stamps), over_limit=over)
             added = updated = 0
             read: list[tuple[str, bytes, Note]] = []
@@ -309,9 +326,10 @@ class SearchIndex:
                         delete_note(conn, note_id)
                 for note_id in dropped:  # once committed: a refused write changes nothing
                     del known[note_id]
-            self._known = (self._stamp(), known)
+            self._known = ((self._generation, start), known)
             self._settled = None
-            self._refreshed = self._known[0][1]
+            self._refreshed = start
+            self._unreadable = set(unreadable)
         unchanged = len(stamps) - added - updated - len(unreadable)
         return RefreshStats(
             added, updated, len(removed), unchanged, over, tuple(read), tuple(unreadable)
@@ -332,7 +350,9 @@ class SearchIndex:
         known: Known = {
             row[0]: ((row[1], row[2], row[3], row[4]), row[5], row[6])
             for row in self._conn.execute(
-                "SELECT note_id, size, mtime_ns, ino, ctime_ns, indexed_ns, rev FROM notes"
+                "SELECT n.note_id, n.size, n.mtime_ns, n.ino, coalesce(c.ctime_ns, 0), "
+                "n.indexed_ns, n.rev FROM notes n "
+                "LEFT JOIN note_ctimes c ON c.note_id = n.note_id"
             )
         }
         self._known = (stamp, known)
@@ -371,11 +391,11 @@ class SearchIndex:
                 previous = known.get(note_id)
                 if previous is not None and previous[2] == rev:
                     conn.execute(
-                        "UPDATE notes SET size=?, mtime_ns=?, ino=?, ctime_ns=?, indexed_ns=? "
-                        "WHERE note_id=?",
-                        (*stamp, now, note_id),
+                        "UPDATE notes SET size=?, mtime_ns=?, ino=?, indexed_ns=? WHERE note_id=?",
+                        (*stamp[:3], now, note_id),
                     )
-                    fill_recall_terms(conn, note_id, data)  # an index older than them
+                    put_ctime(conn, note_id, stamp)
+                    fill_recall_terms(conn, note_id, data, rev)  # one older than them
                     continue
                 changes = True
                 delete_note(conn, note_id)
@@ -419,13 +439,13 @@ class SearchIndex:
     @_healing
     def clear(self) -> None:
         """Empty the index (vectors stay cached: they are keyed by content)."""
-        with self._lock:
+        with self._write() as conn:  # holds the lock: no refresh runs in between
             self._refreshed = None  # a refresh of some files only would not refill it
-        with self._write() as conn:
             conn.execute("DELETE FROM fts")
             conn.execute("DELETE FROM chunks")
             conn.execute("DELETE FROM note_tags")
             conn.execute("DELETE FROM recall_terms")
+            conn.execute("DELETE FROM note_ctimes")
             conn.execute("DELETE FROM notes")
             conn.execute("DELETE FROM meta WHERE key='damaged'")
 

@@ -15,13 +15,21 @@ from memdir.index.rows import Stamp, embed_text
 from memdir.index.stored import put_recall_terms
 from memdir.index.tokenize import index_terms
 
-__all__ = ["NOTE_COLUMNS", "delete_note", "index_note", "sha"]
+__all__ = ["NOTE_COLUMNS", "delete_note", "index_note", "put_ctime", "sha"]
 
 #: The notes table's columns in the order the INSERTs give them.
 NOTE_COLUMNS = (
-    "note_id, size, mtime_ns, ino, ctime_ns, indexed_ns, state, rev, note_hash, summary, "
+    "note_id, size, mtime_ns, ino, indexed_ns, state, rev, note_hash, summary, "
     "type, tags, supersedes, updated_at"
 )
+
+
+def put_ctime(conn: sqlite3.Connection, note_id: str, stamp: Stamp) -> None:
+    """Store the ctime part of a file's stamp (kept beside the notes table, whose layout
+    an older memdir still writes to)."""
+    conn.execute(
+        "INSERT OR REPLACE INTO note_ctimes(note_id, ctime_ns) VALUES (?,?)", (note_id, stamp[3])
+    )
 
 
 def sha(text: str) -> str:
@@ -37,17 +45,17 @@ def index_note(
         chunks = chunk_body(data)
     except ParseError:
         conn.execute(
-            f"INSERT INTO notes({NOTE_COLUMNS}) "
-            "VALUES (?,?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
-            (note_id, *stamp, now, rev),
+            f"INSERT INTO notes({NOTE_COLUMNS}) VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
+            (note_id, *stamp[:3], now, rev),
         )
+        put_ctime(conn, note_id, stamp)
         return None
     state = "private" if note.private else "ok"
     conn.execute(
-        f"INSERT INTO notes({NOTE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        f"INSERT INTO notes({NOTE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             note_id,
-            *stamp,
+            *stamp[:3],
             now,
             state,
             rev,
@@ -59,13 +67,14 @@ def index_note(
             note.updated_at,
         ),
     )
+    put_ctime(conn, note_id, stamp)
     conn.executemany(
         "INSERT OR IGNORE INTO note_tags(note_id, tag) VALUES (?,?)",
         [(note_id, tag.casefold()) for tag in note.tags],
     )
     if note.private:
         return note
-    put_recall_terms(conn, note)
+    put_recall_terms(conn, note, rev)
     summary_terms = " ".join(index_terms(note.summary))
     meta_terms = " ".join(index_terms(" ".join((*note.tags, note.type or ""))))
     # A note with an empty body still needs one row so its summary is searchable.
@@ -96,4 +105,5 @@ def delete_note(conn: sqlite3.Connection, note_id: str) -> None:
     conn.execute("DELETE FROM chunks WHERE note_id=?", (note_id,))
     conn.execute("DELETE FROM note_tags WHERE note_id=?", (note_id,))
     conn.execute("DELETE FROM recall_terms WHERE note_id=?", (note_id,))
+    conn.execute("DELETE FROM note_ctimes WHERE note_id=?", (note_id,))
     conn.execute("DELETE FROM notes WHERE note_id=?", (note_id,))

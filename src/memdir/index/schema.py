@@ -46,16 +46,20 @@ __all__ = [
 #: The tokenizer's version and the Unicode tables it uses are part of it, so a
 #: tokenizer change or a Python upgrade rebuilds the index instead of mixing terms.
 _SUFFIX = f"/tokenizer-{TOKENIZER_VERSION}/unicode-{unicodedata.unidata_version}"
-SCHEMA_VERSION = f"5{_SUFFIX}"
-#: Versions converted in place (what they lack is added, nothing indexed is lost).
-_MIGRATIONS = {
-    # 5 adds each file's inode-change time to its stamp, and recall's terms. Files get
-    # both on the next refresh: 0 matches no file, so each is read once, compared by
-    # revision and re-stamped (its recall terms filled in then).
-    f"4{_SUFFIX}": (
-        "ALTER TABLE notes ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0",
-        "CREATE TABLE IF NOT EXISTS recall_terms(note_id TEXT PRIMARY KEY, head TEXT NOT NULL,"
-        " body TEXT NOT NULL)",
+SCHEMA_VERSION = f"4{_SUFFIX}"
+#: Tables added within this version: created when missing, never a reason to rebuild.
+#: A memdir that predates them still reads and writes the rest as it did (a server
+#: started before an upgrade keeps working); what it leaves out of them — a note's
+#: ctime, its recall terms at its revision — reads as unknown and is filled in by the
+#: next refresh that reads the file.
+_ADDED = {
+    "note_ctimes": (
+        "CREATE TABLE IF NOT EXISTS note_ctimes("
+        "note_id TEXT PRIMARY KEY, ctime_ns INTEGER NOT NULL) WITHOUT ROWID"
+    ),
+    "recall_terms": (
+        "CREATE TABLE IF NOT EXISTS recall_terms("
+        "note_id TEXT PRIMARY KEY, rev TEXT NOT NULL, head TEXT NOT NULL, body TEXT NOT NULL)"
     ),
 }
 
@@ -66,7 +70,6 @@ CREATE TABLE notes(
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     ino INTEGER NOT NULL,
-    ctime_ns INTEGER NOT NULL,
     indexed_ns INTEGER NOT NULL,
     state TEXT NOT NULL,            -- 'ok', 'private' or 'bad' (unparseable: kept to skip re-reads)
     rev TEXT NOT NULL,
@@ -86,13 +89,6 @@ CREATE TABLE chunks(
     start INTEGER NOT NULL,
     end_ INTEGER NOT NULL,
     text TEXT NOT NULL
-);
--- What recall matches each searchable note by, so a short-lived process recalls without
--- reading every note file: its head (summary, tags) and body terms, one per line.
-CREATE TABLE recall_terms(
-    note_id TEXT PRIMARY KEY,
-    head TEXT NOT NULL,
-    body TEXT NOT NULL
 );
 -- A note's tags, case-folded, so a search can require tags inside its SQL.
 CREATE TABLE note_tags(
@@ -201,6 +197,8 @@ def _create(conn: sqlite3.Connection) -> None:
             for statement in _DDL.split(";\n"):
                 if statement.strip():
                     conn.execute(statement)
+            for ddl in _ADDED.values():
+                conn.execute(ddl)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
             )
@@ -211,23 +209,22 @@ def _create(conn: sqlite3.Connection) -> None:
         raise
 
 
-def _migrate(conn: sqlite3.Connection, version: str) -> str:
-    """Convert a database of `version` (one of `_MIGRATIONS`) in place; the version it
-    holds afterwards (another process may have converted it meanwhile)."""
+def _add_missing(conn: sqlite3.Connection) -> None:
+    """Create the tables of `_ADDED` a database of this version lacks (no write when it
+    has them all)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    missing = [ddl for name, ddl in _ADDED.items() if name not in tables]
+    if not missing:
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if _version(conn) == version:
-            for statement in _MIGRATIONS[version]:
-                conn.execute(statement)
-            conn.execute(
-                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
-            )
+        for ddl in missing:
+            conn.execute(ddl)
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
         raise
-    return _version(conn) or ""
 
 
 def _remove(path: Path) -> None:
@@ -317,8 +314,6 @@ def open_index(path: Path, *, discard: tuple[int, str] | None = None) -> Opened:
             conn = _connect(path)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             version = _version(conn) if "meta" in tables else None
-            if version in _MIGRATIONS:
-                version = _migrate(conn, version)
             stale = bool(tables) and version != SCHEMA_VERSION
             if version == SCHEMA_VERSION:
                 damage = damage_of(conn)
@@ -332,6 +327,8 @@ def open_index(path: Path, *, discard: tuple[int, str] | None = None) -> Opened:
             try:
                 if version != SCHEMA_VERSION:
                     _create(conn)  # an empty file: create the tables
+                else:
+                    _add_missing(conn)
             except BaseException:
                 conn.close()
                 raise

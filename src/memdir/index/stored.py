@@ -42,30 +42,31 @@ class StoredTerms:
     body: frozenset[str]
 
 
-def put_recall_terms(conn: sqlite3.Connection, note: Note) -> None:
-    """Store a searchable note's recall terms (inside the caller's transaction)."""
+def put_recall_terms(conn: sqlite3.Connection, note: Note, rev: str) -> None:
+    """Store a searchable note's recall terms at revision `rev` (inside the caller's
+    transaction)."""
     head, body = note_recall_terms(note.summary, note.tags, note.body)
     conn.execute(
-        "INSERT OR REPLACE INTO recall_terms(note_id, head, body) VALUES (?,?,?)",
-        (note.id, "\n".join(sorted(head)), "\n".join(sorted(body))),
+        "INSERT OR REPLACE INTO recall_terms(note_id, rev, head, body) VALUES (?,?,?,?)",
+        (note.id, rev, "\n".join(sorted(head)), "\n".join(sorted(body))),
     )
 
 
-def fill_recall_terms(conn: sqlite3.Connection, note_id: str, data: bytes) -> None:
-    """Store the recall terms of a searchable note that has none yet (indexed by an
-    older schema), from its file's bytes."""
+def fill_recall_terms(conn: sqlite3.Connection, note_id: str, data: bytes, rev: str) -> None:
+    """Store the recall terms of a searchable note at `rev` (its file's bytes: `data`)
+    unless they are there: an older memdir indexed it without them."""
     row = conn.execute(
-        "SELECT state, (SELECT 1 FROM recall_terms r WHERE r.note_id = n.note_id) "
+        "SELECT state, (SELECT rev FROM recall_terms r WHERE r.note_id = n.note_id) "
         "FROM notes n WHERE note_id=?",
         (note_id,),
     ).fetchone()
-    if row is None or row[0] != "ok" or row[1] is not None:
+    if row is None or row[0] != "ok" or row[1] == rev:
         return
     try:
         note = parse_note(data, file_id=note_id)
     except ParseError:
         return
-    put_recall_terms(conn, note)
+    put_recall_terms(conn, note, rev)
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -92,9 +93,11 @@ def read_stored(
         if version is None or version[0] != SCHEMA_VERSION:
             return None
         rows = conn.execute(
-            "SELECT n.note_id, n.size, n.mtime_ns, n.ino, n.ctime_ns, n.indexed_ns, n.state, "
-            "n.note_hash, n.updated_at, n.supersedes, r.head, r.body "
-            "FROM notes n LEFT JOIN recall_terms r ON r.note_id = n.note_id"
+            "SELECT n.note_id, n.size, n.mtime_ns, n.ino, coalesce(c.ctime_ns, 0), "
+            "n.indexed_ns, n.state, n.note_hash, n.updated_at, n.supersedes, r.head, r.body, "
+            "r.rev = n.rev FROM notes n "
+            "LEFT JOIN note_ctimes c ON c.note_id = n.note_id "
+            "LEFT JOIN recall_terms r ON r.note_id = n.note_id"
         ).fetchall()
     except sqlite3.Error:
         return None
@@ -115,8 +118,8 @@ def read_stored(
         state = row[6]
         if state != "ok":
             continue  # private or unparseable, as the file still is
-        if row[10] is None:
-            others.add(note_id)  # indexed before the index kept recall's terms
+        if row[10] is None or not row[12]:
+            others.add(note_id)  # none stored at this revision (an older memdir wrote it)
             continue
         try:
             supersedes = tuple(str(s) for s in json.loads(row[9]))

@@ -360,3 +360,4 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
             consolidator.stop()
         if coordinator is not None:
             coordinator.stop()
+        memory.usage.flush()  # recall statistics held back by the writer thread

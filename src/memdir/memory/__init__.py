@@ -275,8 +275,15 @@ class Memory:
 
     def defer_usage_writes(self) -> None:
         """In a long-lived host: recall statistics are written by a worker thread within
-        about a second, so no recall waits for the disk; `close` writes what is left."""
-        self.usage.defer()
+        about a second, so no recall waits for the disk; `close` writes what is left.
+        Counts of a note forgotten meanwhile are dropped."""
+        stores = {s.state_key: s for s in self.stores.chosen(None)}
+
+        def exists(key: str, note_id: str) -> bool:
+            store = stores.get(key)
+            return store is not None and store.directory.file_for(note_id).exists()
+
+        self.usage.defer(exists)
 
     def embed_in_background(self) -> VectorFiller[str] | None:
         """In a long-lived host: fill missing vectors in a worker thread from now on, so no

@@ -332,8 +332,7 @@ class Retriever:
                     only=only,
                 )
             except BaseException:
-                if changed:  # not taken in: the next refresh looks at every file
-                    store.directory.forget_changes()
+                store.directory.forget_changes()  # not taken in: the next looks at every file
                 raise
         if stats.added or stats.updated:
             self._wake(store)  # new chunks: the background filler (if any) embeds them

@@ -280,11 +280,13 @@ class NoteDirectory:
             if not stat.S_ISREG(st.st_mode):
                 continue
             previous = last[0].get(name)
+            stamp = stamp_of(st)
+            if known is not None and known[0] != stamp:
+                known = None  # parsed again: a note without times takes them from the file
             parsed = self._parse(name, path, st, known)
             if parsed is None:
                 continue
             item, data_rev = parsed
-            stamp = stamp_of(st)
             listing[name] = stamp
             cache[name] = (stamp, item, data_rev, now - _changed_at(stamp) > _RACY_NS)
             if isinstance(item, FileProblem):

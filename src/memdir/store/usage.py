@@ -17,7 +17,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from memdir.store.atomic import atomic_write, ensure_private_dir
@@ -27,6 +27,7 @@ __all__ = ["UsageStats"]
 
 _log = logging.getLogger(__name__)
 _Data = dict[str, dict[str, int]]
+_Held = tuple[int, int, bool]
 #: How long a deferred write waits for more recalls to join it.
 _COALESCE_S = 0.5
 
@@ -40,9 +41,14 @@ class UsageStats:
         self._lock = threading.Lock()
         #: key → (stamp of the file, what it held), for reads.
         self._read: dict[str, tuple[tuple[int, int, int, int], _Data]] = {}
-        #: key → note id → (recalls not written yet, last recall in Unix ms).
-        self._pending: dict[str, dict[str, tuple[int, int]]] = {}
+        #: key → note id → (recalls not written yet, last recall in Unix ms, whether the
+        #: file held the note when it was first counted: if it no longer does when the
+        #: counts are written, another process forgot it meanwhile).
+        self._pending: dict[str, dict[str, _Held]] = {}
+        #: key → notes forgotten here since counts of them were held (not written back).
+        self._dropped: dict[str, set[str]] = {}
         self._writer: threading.Thread | None = None
+        self._exists: Callable[[str, str], bool] | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._closing = False
@@ -81,7 +87,7 @@ class UsageStats:
         data = {k: dict(v) for k, v in self._file(key).items()}
         with self._lock:
             pending = dict(self._pending.get(key, {}))
-        for note_id, (count, last) in pending.items():
+        for note_id, (count, last, _) in pending.items():
             entry = data.setdefault(note_id, {"recalled": 0, "last": 0})
             entry["recalled"] += count
             entry["last"] = max(entry.get("last", 0), last)
@@ -101,23 +107,41 @@ class UsageStats:
         if not ids:
             return
         now = int(time.time() * 1000)
-        with self._lock:
-            if self._writer is not None:
-                pending = self._pending.setdefault(key, {})
-                for note_id in ids:
-                    count, _ = pending.get(note_id, (0, 0))
-                    pending[note_id] = (count + 1, now)
-                self._wake.set()
-                return
-        self._write(key, {note_id: (1, now) for note_id in ids})
+        if self._writer is not None:
+            in_file = self._file(key)
+            with self._lock:
+                if self._writer is not None:
+                    pending = self._pending.setdefault(key, {})
+                    dropped = self._dropped.setdefault(key, set())
+                    for note_id in ids:
+                        count, _, was = pending.get(note_id, (0, 0, note_id in in_file))
+                        pending[note_id] = (count + 1, now, was)
+                        dropped.discard(note_id)  # recalled again: it is there again
+                    self._wake.set()
+                    return
+        self._write(key, {note_id: (1, now, False) for note_id in ids})
 
-    def _write(self, key: str, counts: dict[str, tuple[int, int]]) -> None:
+    def _write(self, key: str, counts: dict[str, _Held]) -> None:
         ensure_private_dir(self.root)
         with DirLock(
             self.root / f".{key}.lock", timeout=self.lock_timeout, label="usage statistics"
         ):
             data = {k: dict(v) for k, v in self._file(key).items()}
-            for note_id, (count, last) in counts.items():
+            with self._lock:
+                dropped = set(self._dropped.get(key, ()))
+            exists = self._exists  # set by `defer`
+            # Counts held while the note was forgotten (here, by another process — the file
+            # lost it — or its file is gone) are not written back.
+            counts = {
+                i: c
+                for i, c in counts.items()
+                if i not in dropped
+                and not (c[2] and i not in data)
+                and (exists is None or exists(key, i))
+            }
+            if not counts:
+                return
+            for note_id, (count, last, _) in counts.items():
                 entry = data.setdefault(note_id, {"recalled": 0, "last": 0})
                 entry["recalled"] += count
                 entry["last"] = max(entry.get("last", 0), last)
@@ -127,6 +151,8 @@ class UsageStats:
         """Drop a forgotten note's statistics."""
         with self._lock:
             self._pending.get(key, {}).pop(note_id, None)
+            if self._writer is not None or self._pending:
+                self._dropped.setdefault(key, set()).add(note_id)  # the writer may hold some
         data = self._file(key)
         if note_id in data:
             with DirLock(
@@ -137,9 +163,14 @@ class UsageStats:
 
     # -- deferred writes (a long-running host)
 
-    def defer(self) -> None:
-        """From now on, write recalls from a worker thread (within about a second)."""
+    def defer(self, exists: Callable[[str, str], bool] | None = None) -> None:
+        """From now on, write recalls from a worker thread (within about a second).
+
+        `exists(key, note_id)` tells whether a note is still there when its counts are
+        written: the counts of a note forgotten meanwhile (here or by another process)
+        are dropped, never written back after the forget."""
         with self._lock:
+            self._exists = exists
             if self._writer is not None or self._closing:
                 return
             self._writer = threading.Thread(
@@ -157,9 +188,9 @@ class UsageStats:
             except Exception as exc:
                 with self._lock:  # kept, merged with what came meanwhile
                     mine = self._pending.setdefault(key, {})
-                    for note_id, (count, last) in counts.items():
-                        more, later = mine.get(note_id, (0, 0))
-                        mine[note_id] = (count + more, max(last, later))
+                    for note_id, (count, last, was) in counts.items():
+                        more, later, _ = mine.get(note_id, (0, 0, was))
+                        mine[note_id] = (count + more, max(last, later), was)
                 strerror = exc.strerror if isinstance(exc, OSError) else None
                 _log.warning("cannot record recall statistics: %s", strerror or exc)
 

@@ -20,7 +20,10 @@ caller looks at every file, as it would with no watch:
 - the kernel's event queue overflowed;
 - the directory was removed, renamed, replaced (``git checkout`` of another branch,
   ``rm -r`` and a new one) or does not exist yet: the watch is set up again on the next
-  look, which returns None once more.
+  look, which returns None once more;
+- every `FULL_LOOK_SECONDS`, for what inotify never reports: a write through a hard link
+  from outside the directory (the event goes to the directory of the name written
+  through), or through a shared memory map (no event until it is unmapped).
 """
 
 from __future__ import annotations
@@ -29,17 +32,25 @@ import contextlib
 import errno
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DirectoryWatch", "unwatchable_reason"]
+__all__ = ["FULL_LOOK_SECONDS", "DirectoryWatch", "unwatchable_reason"]
+
+#: However quiet the watch, each consumer looks at every file this often: a bound on what
+#: inotify never reports (a write through a hard link from outside the directory, or
+#: through a shared memory map before it is unmapped).
+FULL_LOOK_SECONDS = 300.0
 
 #: File systems where inotify misses what other machines or the host change.
 _REMOTE = frozenset(
     {
         *("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs"),
         *("lustre", "gpfs", "vboxsf", "vmhgfs", "davfs", "fuse", "fuseblk", "virtiofs"),
+        # Cluster file systems (other nodes' writes) and WSL 1's view of Windows drives.
+        *("gfs2", "ocfs2", "drvfs", "beegfs", "orangefs", "cephfs"),
     }
 )
 
@@ -55,7 +66,8 @@ def _mount_type(path: Path, mountinfo: str) -> str | None:
             continue
         point = fields[4].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
         inside = target == point or target.startswith(point.rstrip("/") + "/")
-        if inside and len(point) > best:
+        # Of mounts on one point, the last listed is on top: that is the one seen.
+        if inside and len(point) >= best:
             best, fstype = len(point), (right.split() or [""])[0]
     return fstype
 
@@ -96,6 +108,7 @@ class DirectoryWatch:
         is_note_name: Callable[[str], bool],
         *,
         loader: Callable[[], Any] = _load_inotify,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.path = path
         self._is_note = is_note_name
@@ -110,6 +123,9 @@ class DirectoryWatch:
         self._given_up = False
         #: What each consumer has not taken yet (None: unknown, it must look at every file).
         self._pending: dict[str, set[str] | None] = {}
+        #: When each consumer was last told to look at every file.
+        self._full_at: dict[str, float] = {}
+        self._clock = clock
 
     def close(self) -> None:
         """Stop watching."""
@@ -184,6 +200,10 @@ class DirectoryWatch:
                 return None
             names = self._pending.get(consumer)
             self._pending[consumer] = set()
+            now = self._clock()
+            if names is None or now - self._full_at.get(consumer, now) >= FULL_LOOK_SECONDS:
+                self._full_at[consumer] = now
+                return None
             return names
 
     def _drain(self) -> None:
