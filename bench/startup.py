@@ -124,6 +124,11 @@ def main() -> None:
         home.mkdir()
         env = {**os.environ, "MEMDIR_HOME": str(home), "COLUMNS": "120"}
         memdir = _memdir()
+        # As in use: some search (or the MCP server) has built the lexical index, which a
+        # fresh `recall` reads recall's terms from instead of every note file.
+        _run([*memdir, "--project", str(large), "search", "--method", "lexical", "x"], env)
+        time.sleep(2.5)  # past the index's racy window, as a store at rest
+        _run([*memdir, "--project", str(large), "search", "--method", "lexical", "x"], env)
         message = "how do we separate the pricing cards in the layout grid?"
         rows: list[tuple[str, Callable[[], float], float | None]] = [
             ("python -c pass", lambda: _run([sys.executable, "-c", "pass"], env), None),

@@ -268,10 +268,11 @@ class SearchIndex:
             self._refreshed = None  # set again once this refresh is through
             known = self._known_rows()
             limit = getattr(source, "max_notes", None)
+            new = 0 if only is None else sum(1 for i in only if i not in known)
             if only is not None and (
-                self._over or (limit is not None and len(known) + len(only) > limit)
+                self._over or (limit is not None and len(known) + new > limit)
             ):
-                only = None  # near or above maxNotes: which files count needs them all
+                only = None  # above maxNotes: which files count needs them all
             if only is not None:
                 # A note the disk would not read is tried again each time, as in full.
                 only = {*only, *self._unreadable}

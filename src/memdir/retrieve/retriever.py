@@ -272,8 +272,8 @@ class Retriever:
                 batch_size=s.batch_size,
             )
         if s.provider == "local":
-            # One engine thread: steadier latency on small, shared machines, and about
-            # the same throughput as two (see docs/retrieval.md).
+            # One OpenMP thread per engine call, one worker per core (memdir.embed._local):
+            # no OpenMP barrier waits, both cores busy (see docs/retrieval.md).
             return make_embedder("local", verified_cache=self.home / "models", threads=1)
         return make_embedder(s.provider)
 
