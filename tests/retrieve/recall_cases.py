@@ -7,8 +7,12 @@ nothing (small talk, unrelated tasks, messages that share only common words with
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["CASES", "NOTES", "PRIVATE_ID", "SUPERSEDED_ID", "FixtureNote"]
+if TYPE_CHECKING:
+    from memdir import Memory
+
+__all__ = ["CASES", "NOTES", "PRIVATE_ID", "SUPERSEDED_ID", "FixtureNote", "remember_all"]
 
 
 @dataclass(frozen=True)
@@ -299,3 +303,17 @@ CASES: tuple[tuple[str, str | None], ...] = (
     ("我们下周五开会讨论这个问题", None),
     ("这个函数的名字不太好，换一个", None),
 )
+
+
+def remember_all(memory: Memory) -> None:
+    """Write every fixture note through `memory`, in order."""
+    for note in NOTES:
+        memory.remember(
+            note.summary,
+            note.body,
+            type=note.type,
+            tags=note.tags,
+            id=note.id,
+            supersedes=note.supersedes or None,
+            private=note.private or None,
+        )

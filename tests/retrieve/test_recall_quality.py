@@ -13,7 +13,7 @@ import pytest
 
 from memdir import Memory
 
-from .recall_cases import CASES, NOTES, PRIVATE_ID, SUPERSEDED_ID
+from .recall_cases import CASES, NOTES, PRIVATE_ID, SUPERSEDED_ID, remember_all
 
 #: Measured: precision 0.97, recall 0.94 (2 of 34 missed, 1 wrong note attached).
 MIN_PRECISION = 0.93
@@ -25,16 +25,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     root = tmp_path_factory.mktemp("recall-quality")
     (root / "project").mkdir()
     memory = Memory.open(root / "project", home=root / "home")
-    for note in NOTES:
-        memory.remember(
-            note.summary,
-            note.body,
-            type=note.type,
-            tags=note.tags,
-            id=note.id,
-            supersedes=note.supersedes or None,
-            private=note.private or None,
-        )
+    remember_all(memory)
     try:
         yield memory
     finally:

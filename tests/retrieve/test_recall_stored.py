@@ -14,7 +14,7 @@ import pytest
 from memdir import Memory
 from memdir.store.notedir import NoteDirectory
 
-from .recall_cases import CASES, NOTES
+from .recall_cases import CASES, NOTES, remember_all
 
 
 @pytest.fixture(autouse=True)
@@ -33,16 +33,7 @@ def filled(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     with Memory.open(project, home=home) as memory:
-        for note in NOTES:
-            memory.remember(
-                note.summary,
-                note.body,
-                type=note.type,
-                tags=note.tags,
-                id=note.id,
-                supersedes=note.supersedes or None,
-                private=note.private or None,
-            )
+        remember_all(memory)
         memory.search("anything", method="lexical")  # the index holds every note now
         _settle()
         memory.search("anything", method="lexical")  # and trusts their stamps
