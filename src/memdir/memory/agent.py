@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ class AgentView:
     ) -> None:
         self.settings = settings
         self.home = home  # where the search indexes live (memdir.index.schema.index_file)
+        self._first = threading.Lock()
         self.stores = stores
         self.usage = usage
         self._held = held
@@ -108,14 +110,16 @@ class AgentView:
             if self._recaller is None:
                 self._recaller = Recaller()
             exclude = recalled_ids(history)
-            cold = self._stored() if self._recaller.is_empty() else None
-            if cold is not None:  # a short-lived process: most notes by their stored terms
-                stored, read, load = cold
-                found = self._recaller.recall_stored(
-                    message, stored, read, load, self.settings.recall, exclude=exclude
-                )
-                scopes = {(t.scope, t.note_id) for t in stored} | {(n.scope, n.id) for n in read}
-            else:
+            with self._first:  # one first recall at a time: the others find notes taken in
+                cold = self._stored() if self._recaller.is_empty() else None
+                if cold is not None:  # a short-lived process: most notes by stored terms
+                    stored, read, load = cold
+                    found = self._recaller.recall_stored(
+                        message, stored, read, load, self.settings.recall, exclude=exclude
+                    )
+                    scopes = {(t.scope, t.note_id) for t in stored}
+                    scopes |= {(n.scope, n.id) for n in read}
+            if cold is None:
                 notes = self.notes()
                 found = self._recaller.recall(message, notes, self.settings.recall, exclude=exclude)
                 scopes = {(n.scope, n.id) for n in notes}

@@ -242,11 +242,15 @@ class NoteDirectory:
             return self._full_scan()
         with self._scan_lock:  # taking the changes and applying them is one step
             names = watch.changes("scan")
-            if names is not None:
-                quick = self._rescan(names)
-                if quick is not None:
-                    return quick
-            return self._full_scan()
+            try:
+                if names is not None:
+                    quick = self._rescan(names)
+                    if quick is not None:
+                        return quick
+                return self._full_scan()
+            except BaseException:
+                watch.reset("scan")  # what it took was not taken in: the next looks at all
+                raise
 
     def _rescan(self, names: set[str]) -> Scan | None:
         """The last scan with the files `names` looked at again (None: a full scan is
