@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         SyncStatus,
         WriteResult,
     )
+    from memdir.state import State
 
 __all__ = [
     "AuditHead",
@@ -111,6 +112,7 @@ __all__ = [
     "RestoreResult",
     "Scope",
     "SecretRefused",
+    "State",
     "SupersedeResult",
     "SyncFailed",
     "SyncRefused",
@@ -168,6 +170,7 @@ _EXPORTS: dict[str, str] = {
     "RestoreResult": "memdir.results",
     "Scope": "memdir.core",
     "SecretRefused": "memdir.errors",
+    "State": "memdir.state",
     "SupersedeResult": "memdir.results",
     "SyncFailed": "memdir.errors",
     "SyncRefused": "memdir.errors",

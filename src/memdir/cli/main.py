@@ -115,6 +115,11 @@ COMMANDS: dict[str, CommandSpec] = {
             "Run a memdir sync server and manage its accounts (§7.3).",
         ),
         (
+            "state",
+            "state:state",
+            "The agent state store: tasks, goals, sessions, audit, meta and verified backups.",
+        ),
+        (
             "supersede",
             "notes:supersede",
             "Mark note OLD_ID as replaced by NEW_ID (both of one scope).",

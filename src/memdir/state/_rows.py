@@ -1,0 +1,116 @@
+"""The state store's rows: frozen dataclasses the API returns and the CLI prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+__all__ = [
+    "AuditEntry",
+    "BackupInfo",
+    "Goal",
+    "ItemStatus",
+    "MetaEntry",
+    "RestoreInfo",
+    "Session",
+    "Task",
+]
+
+
+class ItemStatus(StrEnum):
+    """Where a task or goal stands; ``done`` and ``dropped`` are closed."""
+
+    OPEN = "open"
+    ACTIVE = "active"
+    BLOCKED = "blocked"
+    DONE = "done"
+    DROPPED = "dropped"
+
+    @property
+    def closed(self) -> bool:
+        """True for the statuses `close` sets."""
+        return self in (ItemStatus.DONE, ItemStatus.DROPPED)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One task: a title, a status, a priority, free-text notes and named string fields."""
+
+    id: str
+    title: str
+    status: ItemStatus
+    priority: int
+    notes: str
+    goal_id: str | None
+    fields: dict[str, str] = field(default_factory=dict)
+    created_at: int = 0
+    updated_at: int = 0
+    closed_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Goal:
+    """One goal: the same shape as a task, without a parent goal."""
+
+    id: str
+    title: str
+    status: ItemStatus
+    priority: int
+    notes: str
+    fields: dict[str, str] = field(default_factory=dict)
+    created_at: int = 0
+    updated_at: int = 0
+    closed_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One recorded agent session: who, when, and a summary of what it did."""
+
+    id: str
+    agent: str
+    started_at: int
+    ended_at: int | None
+    summary: str
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One write: when, by whom, what kind, on which object; never the values written."""
+
+    seq: int
+    ts: int
+    actor: str
+    action: str
+    object_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetaEntry:
+    """One meta key and its value."""
+
+    key: str
+    value: str
+    updated_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class BackupInfo:
+    """A backup written: its directory, the database file's SHA-256 and the row counts."""
+
+    directory: Path
+    sha256: str
+    size: int
+    created_at: int
+    rows: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreInfo:
+    """A restore done: what was restored, and where the store as it was before now lies."""
+
+    source: Path
+    pre_restore: Path
+    rows: dict[str, int]
