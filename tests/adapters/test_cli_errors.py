@@ -177,7 +177,15 @@ def _argv(command: click.Command, tmp: Path) -> list[str]:
 # Commands that never open the project's Memory: the sync server's and the demo's own, and
 # the MCP client tools that read or write a client's config or a bundle (they work while
 # memdir's own config is broken: that is when one checks a setup).
-NO_MEMORY = {("demo",), ("server",), ("mcp", "bundle"), ("mcp", "check"), ("mcp", "install")}
+# Commands that open no project Memory (the state store lives in the memdir home).
+NO_MEMORY = {
+    ("demo",),
+    ("server",),
+    ("state",),
+    ("mcp", "bundle"),
+    ("mcp", "check"),
+    ("mcp", "install"),
+}
 LEAVES = [
     (path, command)
     for path, command in _leaves(main, ())
