@@ -704,15 +704,13 @@ def test_vectors_survive_a_reindex_but_not_the_deleted_index(project: Path, home
 def test_writes_never_wait_for_the_embedder(
     project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir.retrieve import Retriever
-
     loads: list[str] = []
 
-    def no_model(self: Retriever, settings: object) -> Embedder:
+    def no_model(settings: object, home: Path) -> Embedder:
         loads.append("load")
         raise EmbedderUnavailable("not in this test")
 
-    monkeypatch.setattr(Retriever, "_make_embedder", no_model)
+    monkeypatch.setattr("memdir.retrieve.retriever.configured_embedder", no_model)
     with Memory.open(project, home=home) as m:
         for i in range(5):
             r = m.remember(f"Quokka note {i}", f"quokka fact {i}")

@@ -48,7 +48,7 @@ import numpy.typing as npt
 from memdir.config import EmbedSettings
 from memdir.core import Note, Scope
 from memdir.core.vocab import SearchMethod, SearchMode
-from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed, make_embedder
+from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed
 from memdir.errors import DiskError, IntegrityError, Remedy
 from memdir.index.db import IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
@@ -57,6 +57,7 @@ from memdir.index.schema import index_file
 from memdir.results import Chunk, Hit, ReindexStats
 from memdir.retrieve.arguments import checked_query, usage_bonus
 from memdir.retrieve.background import VectorFiller
+from memdir.retrieve.embedding import configured_embedder
 from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.ranking import (
     DEFAULT_PARAMS,
@@ -236,7 +237,7 @@ class Retriever:
                 s = self.embed_settings
                 if s.provider != "none":
                     try:
-                        self._embedder = self._make_embedder(s)
+                        self._embedder = configured_embedder(s, self.home)
                     except EmbedderUnavailable as exc:
                         self._off(exc)
                 self._embedder_loaded = True
@@ -259,23 +260,6 @@ class Retriever:
         except EmbeddingFailed as exc:
             self._warn(f"embedding failed, search is lexical for now: {exc}")
         return None
-
-    def _make_embedder(self, s: EmbedSettings) -> Embedder:
-        if s.provider == "http":
-            if not s.url or not s.model:
-                raise EmbedderUnavailable("embed.provider 'http' needs embed.url and embed.model")
-            return make_embedder(
-                "http",
-                base_url=s.url,
-                model=s.model,
-                api_key_env=s.api_key_env,
-                batch_size=s.batch_size,
-            )
-        if s.provider == "local":
-            # One OpenMP thread per engine call, one worker per core (memdir.embed._local):
-            # no OpenMP barrier waits, both cores busy (see docs/retrieval.md).
-            return make_embedder("local", verified_cache=self.home / "models", threads=1)
-        return make_embedder(s.provider)
 
     def use_embedder(self, embedder: Embedder | None) -> None:
         """Replace the configured embedder (tests, benchmarks, long-running hosts)."""

@@ -256,11 +256,12 @@ class NoteDirectory:
         """The last scan with the files `names` looked at again (None: a full scan is
         needed: there was none yet, or some notes are left out above `max_notes`)."""
         with self._cache_lock:
-            last, cache = self._last, dict(self._cache)
-        if last is None or last[1].over_limit:
-            return None
-        if not names:
-            return last[1]
+            last = self._last
+            if last is None or last[1].over_limit:
+                return None
+            if not names:
+                return last[1]  # nothing changed: nothing copied either
+            cache = dict(self._cache)
         listing, result = dict(last[0]), last[1]
         notes, revisions = dict(result.notes), dict(result.revisions)
         problems = {p.path.name: p for p in result.problems}

@@ -1,0 +1,31 @@
+"""The embedder the `[embed]` settings name, built (the model is loaded by the caller's
+first use of it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memdir.config import EmbedSettings
+from memdir.embed import Embedder, EmbedderUnavailable, make_embedder
+
+__all__ = ["configured_embedder"]
+
+
+def configured_embedder(s: EmbedSettings, home: Path) -> Embedder:
+    """The embedder of settings `s` (provider other than "none"); EmbedderUnavailable
+    when it cannot be made. The local model's checked files are cached under `home`."""
+    if s.provider == "http":
+        if not s.url or not s.model:
+            raise EmbedderUnavailable("embed.provider 'http' needs embed.url and embed.model")
+        return make_embedder(
+            "http",
+            base_url=s.url,
+            model=s.model,
+            api_key_env=s.api_key_env,
+            batch_size=s.batch_size,
+        )
+    if s.provider == "local":
+        # One OpenMP thread per engine call, one worker per core (memdir.embed._local):
+        # no OpenMP barrier waits, both cores busy (see docs/retrieval.md).
+        return make_embedder("local", verified_cache=home / "models", threads=1)
+    return make_embedder(s.provider)
