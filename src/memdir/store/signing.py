@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from memdir.errors import IntegrityError, InvalidInput
+from memdir.errors import IntegrityError, InvalidInput, disk_error
 from memdir.results import AuditHead, key_id
 from memdir.store.atomic import TEMP_MARKER, atomic_write, fsync_dir
 
@@ -163,6 +163,8 @@ class MachineKey:
         except FileNotFoundError:
             return None
         except OSError as exc:
+            if disk_error(exc) is not None:
+                raise  # the disk refused (an I/O error, no access): a disk error, not tampering
             reason = exc.strerror or type(exc).__name__
             raise IntegrityError(f"cannot read the audit key {path}: {reason}") from None
         try:
