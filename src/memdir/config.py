@@ -125,6 +125,8 @@ class Settings:
     home: Path
     project_root: Path | None
     memory_dir: Path | None
+    #: $XDG_RUNTIME_DIR (None: unset), where the unlock agent's socket lives (§8.2).
+    runtime_dir: Path | None = None
     max_notes: int = 5000
     max_note_bytes: int = 131072
     index_chars: int = 4000
@@ -344,10 +346,13 @@ def load_settings(
         chosen = values["memory.dir"]
         memory_dir = chosen if isinstance(chosen, Path) else root / DEFAULT_MEMORY_DIR
 
+    environ: Mapping[str, str] = os.environ if env is None else env
+    runtime = environ.get("XDG_RUNTIME_DIR", "").strip()
     return Settings(
         home=home_dir,
         project_root=root,
         memory_dir=memory_dir,
+        runtime_dir=Path(runtime) if runtime else None,
         max_notes=_get(values, "memory.maxNotes", int),
         max_note_bytes=_get(values, "memory.maxNoteBytes", int),
         index_chars=_get(values, "memory.indexChars", int),

@@ -9,6 +9,8 @@
     ├── Refused                 the request is understood but not allowed exit 4
     │   ├── SecretRefused       the credential guard found a secret       exit 4
     │   ├── LimitExceeded       a §1.5 limit would be exceeded            exit 4
+    │   ├── Locked              an encrypted store is locked (unlock it)  exit 4
+    │   ├── WrongPassword       the password does not open the keyring    exit 4
     │   └── SyncRefused         sync cannot run: off, signed out, wrong   exit 4
     │       │                   account, erased account, bad token
     │       └── IncompatibleVersion  client and server protocols differ   exit 4
@@ -60,6 +62,7 @@ __all__ = [
     "IntegrityError",
     "InvalidInput",
     "LimitExceeded",
+    "Locked",
     "MemdirError",
     "NotFound",
     "ParseError",
@@ -69,6 +72,7 @@ __all__ = [
     "SecretRefused",
     "SyncFailed",
     "SyncRefused",
+    "WrongPassword",
     "describe",
     "disk_error",
     "exit_code_for",
@@ -131,6 +135,8 @@ class Remedy(StrEnum):
     OTHER_PROJECT = "other-project"
     #: Upgrade memdir.
     UPGRADE = "upgrade"
+    #: Unlock the encrypted store (the user enters the password).
+    UNLOCK = "unlock"
 
 
 #: Each remedy in plain words, for where an error becomes text no adapter renders (a
@@ -145,6 +151,7 @@ _PLAIN: dict[Remedy, str] = {
     Remedy.MCP_GRANT: "a new MCP grant is needed",
     Remedy.OTHER_PROJECT: "do it from the project it belongs to",
     Remedy.UPGRADE: "a newer memdir is needed",
+    Remedy.UNLOCK: "the store must be unlocked first (by its password)",
 }
 
 
@@ -202,6 +209,15 @@ class SecretRefused(Refused):
 
 class LimitExceeded(Refused):
     """Raised when a write would exceed a §1.5 limit (note count, note size)."""
+
+
+class Locked(Refused):
+    """Raised when an encrypted store is locked (no unlock agent holds its key); nothing
+    was read or written."""
+
+
+class WrongPassword(Refused):
+    """Raised when a password or recovery key does not open the store's keyring."""
 
 
 class Conflict(MemdirError):

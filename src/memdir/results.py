@@ -31,6 +31,8 @@ __all__ = [
     "CurrentNote",
     "DismissResult",
     "DoctorReport",
+    "EncryptReport",
+    "EncryptionStatus",
     "ExportReport",
     "FileProblem",
     "Finding",
@@ -53,6 +55,7 @@ __all__ = [
     "ReindexStats",
     "Resolution",
     "RestoreResult",
+    "ScopeEncryption",
     "ScopeStatus",
     "SignatureState",
     "SupersedeResult",
@@ -638,3 +641,41 @@ def plain(
     if isinstance(value, list | tuple | set | frozenset):
         return [again(v) for v in value]
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeEncryption:
+    """Whether one scope's notes are encrypted: ``plain``, ``encrypting`` (a conversion
+    under way or killed: run encrypt again), ``encrypted`` or ``decrypting``."""
+
+    scope: Scope
+    path: Path
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class EncryptionStatus:
+    """The encryption of a memdir home (§8.2)."""
+
+    #: Whether this home has a keyring (was ever encrypted here).
+    keyring: bool
+    #: The key id (16 hex digits) of the keyring's master key.
+    key_id: str | None
+    #: Whether the unlock agent holds the key now.
+    unlocked: bool
+    #: Seconds of inactivity left before the agent locks (None: locked).
+    idle_left: float | None
+    scopes: tuple[ScopeEncryption, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EncryptReport:
+    """What `encrypt` or `decrypt` converted."""
+
+    scopes: tuple[ScopeEncryption, ...]
+    notes: int
+    objects: int
+    backups: int
+    seconds: float
+    #: The recovery key of a keyring made by this call: shown once, never stored.
+    recovery_key: str | None = None

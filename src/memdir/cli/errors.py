@@ -69,6 +69,8 @@ def render_hint(hint: Remedy) -> str:
             return "run it from that project (`memdir --project DIR …`)"
         case Remedy.UPGRADE:
             return "upgrade memdir"
+        case Remedy.UNLOCK:
+            return "run `memdir unlock`"
         case _:
             assert_never(hint)
 

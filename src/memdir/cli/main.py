@@ -38,6 +38,11 @@ COMMANDS: dict[str, CommandSpec] = {
             "Remember a few notes in a temporary project, recall them, show a backup and a forget.",
         ),
         (
+            "decrypt",
+            "crypto:decrypt",
+            "Convert encrypted notes, history and backups back to plain files.",
+        ),
+        (
             "diff",
             "notes:diff",
             "Differences between two revisions (default: previous → current).",
@@ -46,6 +51,12 @@ COMMANDS: dict[str, CommandSpec] = {
             "doctor",
             "doctor:doctor",
             "Check the note directories; exit 1 when something needs attention.",
+        ),
+        (
+            "encrypt",
+            "crypto:encrypt",
+            "Encrypt the notes, their history and backups at rest (resumes one that was "
+            "stopped).",
         ),
         (
             "export",
@@ -79,9 +90,19 @@ COMMANDS: dict[str, CommandSpec] = {
         ("links", "notes:links", "A note's links, backlinks and dangling links."),
         ("list", "notes:list_notes", "List notes, most recently updated first."),
         (
+            "lock",
+            "crypto:lock",
+            "Lock the encrypted notes now: the key and the in-memory index are wiped.",
+        ),
+        (
             "mcp",
             "mcp:mcp_group",
             "The MCP server for agents: serve it, grant access, set up clients.",
+        ),
+        (
+            "passwd",
+            "crypto:passwd",
+            "Change the password (the notes are not re-encrypted: it wraps the same key).",
         ),
         ("read", "notes:read", "Show a note, or one of its past revisions."),
         (
@@ -139,6 +160,12 @@ COMMANDS: dict[str, CommandSpec] = {
             "ui",
             "ui:ui",
             "Serve the memory page on 127.0.0.1 and open it (read, search, edit, tidy, sync).",
+        ),
+        (
+            "unlock",
+            "crypto:unlock",
+            "Unlock the encrypted notes until IDLE seconds pass without use (default 15 "
+            "minutes).",
         ),
     )
 }

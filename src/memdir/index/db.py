@@ -67,6 +67,7 @@ from memdir.index.schema import (
     damage_record,
     is_damage,
     open_index,
+    open_memory,
     open_stand_in,
 )
 from memdir.index.stored import fill_recall_terms
@@ -133,11 +134,25 @@ def _healing(
 class SearchIndex:
     """The index database of one note directory. Only this class runs SQL on it."""
 
-    def __init__(self, path: Path, *, stand_in: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        stand_in: bool = False,
+        memory: bool = False,
+        image: bytes | None = None,
+    ) -> None:
         """Open the index at `path`; with `stand_in`, a stand-in for it that needs no
-        write to the disk (see `memdir.index.schema.open_stand_in`)."""
+        write to the disk (see `memdir.index.schema.open_stand_in`). With `memory`, an
+        index held in memory only, never written to `path` (an encrypted store's), empty
+        or from the `image` an earlier one gave (`image()`)."""
         self.path = path
-        opened = open_stand_in(path) if stand_in else open_index(path)
+        #: Whether this index lives in memory only (an encrypted store's).
+        self.memory = memory
+        if memory:
+            opened = open_memory(image)
+        else:
+            opened = open_stand_in(path) if stand_in else open_index(path)
         self._conn, self.rebuilt, self._inode = opened.conn, opened.rebuilt, opened.inode
         #: What was wrong with a damaged database replaced on open (None: nothing was).
         self.damage = opened.damage
@@ -147,6 +162,8 @@ class SearchIndex:
         # Bumped after every commit of this connection that changes what queries see
         # (not after a refresh that only re-stamps unchanged files).
         self._generation = 0
+        #: Commits of this connection (re-stamps too): an in-memory image is kept when it grew.
+        self.writes = 0
         self._known: tuple[tuple[int, int], Known] | None = None
         #: The stamps of `_known` when no note in it is racy (compared in one step).
         self._settled: dict[str, Stamp] | None = None
@@ -160,7 +177,7 @@ class SearchIndex:
         self._over = 0
         self._unreadable: set[str] = set()
         self._vectors: tuple[str, tuple[int, int], MatrixIndex] | None = None
-        self._ann = AnnIndexes(path)
+        self._ann = AnnIndexes(None if memory else path)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -178,7 +195,12 @@ class SearchIndex:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             try:  # a stand-in is never written to disk: one in memory replaces it
-                opened = open_stand_in(self.path, in_memory=True) if self.stand_in else None
+                if self.memory:
+                    opened = open_memory()
+                elif self.stand_in:
+                    opened = open_stand_in(self.path, in_memory=True)
+                else:
+                    opened = None
                 opened = opened or open_index(self.path, discard=(self._inode, reason))
             except (OSError, sqlite3.Error) as exc:
                 if refusal(exc, self.path) is None:
@@ -190,6 +212,12 @@ class SearchIndex:
             self._known = self._settled = self._vectors = self._refreshed = None
             self._cache = {}
             return opened.damage or reason
+
+    def image(self) -> bytes:
+        """The whole database as bytes (for an in-memory index to be kept in memory
+        elsewhere: the unlock agent)."""
+        with self._lock:
+            return self._conn.serialize()
 
     @_healing
     def check(self, *, full: bool = False) -> str | None:
@@ -222,6 +250,7 @@ class SearchIndex:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
                 raise
+            self.writes += 1
             if changes:
                 self._generation += 1
 

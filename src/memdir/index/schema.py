@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import json
 import os
 import sqlite3
@@ -233,6 +234,16 @@ def _remove(path: Path) -> None:
             Path(f"{path}{suffix}").unlink()
 
 
+def remove_index(path: Path) -> None:
+    """Remove the index at `path` with its journal files and approximate graphs (an
+    encrypted scope's plaintext must not stay on disk; it is rebuilt in memory)."""
+    _remove(path)
+    with contextlib.suppress(OSError):
+        for extra in path.parent.glob(f"{glob.escape(path.name)}.ann-*"):
+            with contextlib.suppress(FileNotFoundError):
+                extra.unlink()
+
+
 @contextlib.contextmanager
 def _opening(path: Path, *, required: bool = True) -> Iterator[None]:
     """Hold the exclusive lock that serialises opening this index across processes
@@ -416,6 +427,30 @@ def _read_only(path: Path) -> sqlite3.Connection | None:
         conn.close()
         return None  # another schema, or damaged: of no use until it can be rebuilt
     return None
+
+
+def open_memory(image: bytes | None = None) -> Opened:
+    """An index held in memory only (an encrypted store's: nothing of it touches the disk,
+    temp tables included): empty, or from the `image` an earlier one serialized. An image
+    of another schema or a damaged one is dropped for an empty index (rebuilt: True)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA temp_store=MEMORY")
+    if image is not None:
+        try:
+            conn.deserialize(image)
+            conn.execute("PRAGMA temp_store=MEMORY")
+            if _version(conn) == SCHEMA_VERSION and damage_of(conn) is None:
+                _add_missing(conn)
+                return Opened(conn, False, None, -1)
+        except sqlite3.DatabaseError:
+            pass
+        conn.close()
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA temp_store=MEMORY")
+        _create(conn)
+        return Opened(conn, True, None, -1)
+    _create(conn)
+    return Opened(conn, False, None, -1)
 
 
 def open_stand_in(path: Path, *, in_memory: bool = False) -> Opened:

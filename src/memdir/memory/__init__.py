@@ -10,6 +10,7 @@ public method is a short delegation to one of them.
 - `tidying` (`Tidying`): the tidy-up list (§6) and this machine's dismissals;
 - `merging` (`Merging`): merge plans and applying them (§6);
 - `consolidation` (`Consolidation`): the opt-in automatic merging pass (§6);
+- `encryption` (`Encryption`): encryption at rest, unlock and lock (§8.2);
 - `retrieval` (`memdir.retrieve.Retriever`): the search indexes and the embedder;
 - `replica` (`memdir.sync.replica.Replica`): this machine's sync state and passes.
 
@@ -33,6 +34,7 @@ from memdir.core.vocab import KeepSide, SearchMethod, SearchMode
 from memdir.guidance import GUIDANCE
 from memdir.memory.agent import AgentView
 from memdir.memory.consolidating import AutoConsolidator, Consolidation
+from memdir.memory.encryption import Encryption
 from memdir.memory.maintenance import Maintenance
 from memdir.memory.merging import Merging
 from memdir.memory.notes import Notebook
@@ -122,6 +124,9 @@ class Memory:
         home = state_home(settings, self._warn)
         self.home = home
         self.stores = Stores(settings, home, self._warn)
+        self.encryption = Encryption(
+            settings, self.stores, home, lambda: self.retrieval, clock, self._retriever_built
+        )
         self.usage = UsageStats(home / "memory-usage", lock_timeout=settings.lock_timeout)
         self.notebook = Notebook(self.stores, clock=clock, nearest=self._nearest)
         self.maintenance = Maintenance(
@@ -172,6 +177,7 @@ class Memory:
         recall statistics not written yet."""
         for store in self.stores.chosen(None):
             store.directory.unwatch()
+        self.encryption.close()
         self.usage.close()
         if self._retriever is not None:
             self._retriever.close()
@@ -204,7 +210,11 @@ class Memory:
                 from memdir.retrieve import Retriever
 
                 retriever = Retriever(
-                    self.home, self.settings.embed, usage=self.usage, warn=self._warn
+                    self.home,
+                    self.settings.embed,
+                    usage=self.usage,
+                    warn=self._warn,
+                    images=self.encryption,
                 )
                 if self._embedder is not _CONFIGURED:
                     retriever.use_embedder(self._embedder)
@@ -238,6 +248,9 @@ class Memory:
 
         return client_from_settings(self.settings.llm)
 
+    def _retriever_built(self) -> bool:
+        return self._retriever is not None
+
     def _held(self) -> set[tuple[Scope, str]]:
         return self.replica.held()
 
@@ -260,18 +273,12 @@ class Memory:
 
     def watch_files(self) -> dict[Scope, str | None]:
         """In a long-lived host: watch the note directories, so that a query looks only at
-        the files changed since the last one instead of every file (edits made outside
-        memdir are still never served stale; see `memdir.store.watch`). Returns, per
-        scope, why its directory is not watched (None: it is, or it will be once it
-        exists); such a directory is looked at whole before each query, as without a
-        watch. `close` ends the watches."""
-        out: dict[Scope, str | None] = {}
-        for store in self.stores.chosen(None):
-            store.directory.watch()
-            store.directory.changes()  # sets the watch up now, to tell why it cannot be
-            store.directory.forget_changes()  # the next refresh looks at every file
-            out[store.scope] = store.directory.watch_reason
-        return out
+        the files changed since the last one (edits made outside memdir are still never
+        served stale; see `memdir.store.watch`), and wipe what it holds of encrypted notes
+        as soon as they are locked. Returns, per scope, why its directory is not watched
+        (None: it is, or will be once it exists). `close` ends the watches."""
+        self.encryption.watch_lock()
+        return self.stores.watch()
 
     def defer_usage_writes(self) -> None:
         """In a long-lived host: recall statistics are written by a worker thread within

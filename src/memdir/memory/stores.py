@@ -25,6 +25,7 @@ from memdir.results import Link
 from memdir.store import AuditLog, Backups, History, NoteDirectory, ScopeStore, ensure_project_id
 from memdir.store.atomic import atomic_write, ensure_private_dir
 from memdir.store.project import peek_project_id, refused_root
+from memdir.store.sealing import Sealer
 
 __all__ = ["MAX_CANDIDATES", "Stores", "state_home"]
 
@@ -109,6 +110,27 @@ class Stores:
             self.by_scope[Scope.USER] = self._make(
                 Scope.USER, user_dir, lambda: History(home / "memory-history" / "user")
             )
+
+    def watch(self) -> dict[Scope, str | None]:
+        """Watch every open scope's directory (see `Memory.watch_files`); why each is not."""
+        out: dict[Scope, str | None] = {}
+        for store in self.chosen(None):
+            store.directory.watch()
+            store.directory.changes()  # sets the watch up now, to tell why it cannot be
+            store.directory.forget_changes()  # the next refresh looks at every file
+            out[store.scope] = store.directory.watch_reason
+        return out
+
+    def attach_sealer(self, sealer: Sealer) -> None:
+        """Open and seal the files of encrypted scopes with the home's `sealer` (§8.2)."""
+        for store in self.by_scope.values():
+            store.directory.sealer = sealer
+        self.backups.opener = lambda: sealer
+        self.backups.sealing = self._backup_sealer
+
+    def _backup_sealer(self, scope: str) -> Sealer | None:
+        store = self.by_scope.get(Scope(scope)) if scope in {s.value for s in Scope} else None
+        return store.directory.sealer_for_writes() if store is not None else None
 
     def _record_project(self, root: Path) -> None:
         if not self._project_recorded:

@@ -49,16 +49,16 @@ from memdir.config import EmbedSettings
 from memdir.core import Note, Scope
 from memdir.core.vocab import SearchMethod, SearchMode
 from memdir.embed import Embedder, EmbedderUnavailable, EmbeddingFailed
-from memdir.errors import DiskError, IntegrityError, Remedy
+from memdir.errors import IntegrityError, Remedy
 from memdir.index.db import IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
 from memdir.index.refusal import refusal
-from memdir.index.schema import index_file
 from memdir.results import Chunk, Hit, ReindexStats
 from memdir.retrieve.arguments import checked_query, usage_bonus
 from memdir.retrieve.background import VectorFiller
 from memdir.retrieve.embedding import configured_embedder
 from memdir.retrieve.hybrid import FusionParams
+from memdir.retrieve.indexes import IndexImages, IndexPool
 from memdir.retrieve.ranking import (
     DEFAULT_PARAMS,
     NO_FILTER,
@@ -116,20 +116,20 @@ class Retriever:
         usage: UsageStats,
         warn: Callable[[str], None],
         params: FusionParams = DEFAULT_PARAMS,
+        images: IndexImages | None = None,
     ) -> None:
         self.home = home
         self.embed_settings = embed
         self.usage = usage
         self.params = params
         self._sink = warn
-        self._indexes: dict[str, SearchIndex] = {}
-        #: The scope of each index file, for warnings about it.
-        self._scopes: dict[Path, Scope] = {}
+        self._pool = IndexPool(home, warn)
+        #: Where encrypted scopes' in-memory indexes are kept between processes.
+        self.images = images
+        self._pool.images = images
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
         self._loading = threading.Lock()
-        #: Why each scope's index is a stand-in, and since when, by state key.
-        self._stand_ins: dict[str, tuple[str, float]] = {}
         #: When the disk last refused each scope's vectors, by state key.
         self._vectors_refused: dict[str, float] = {}
         #: The background vector filler (None: queries embed a few chunks themselves).
@@ -152,9 +152,7 @@ class Retriever:
         """Stop the background filler and close every index database."""
         if self._filler is not None:
             self._filler.stop()
-        for index in self._indexes.values():
-            index.close()
-        self._indexes.clear()
+        self._pool.close()
 
     # -- parts --------------------------------------------------------------------------
 
@@ -168,48 +166,25 @@ class Retriever:
     ) -> SearchIndex:
         """The index of a scope; damage found opening it is warned about unless `quiet`
         (doctor reports it itself). When the disk refuses to open it for writing, a
-        stand-in — unless `writing`, which raises the disk's error instead."""
-        key = store.state_key
-        index = self._indexes.get(key)
-        if index is not None and index.stand_in is not None:
-            since = self._stand_ins.get(key, ("", None))[1]
-            if writing or _elapsed(since) >= STAND_IN_SECONDS:
-                # Try the index file again. The stand-in is not closed: a query of another
-                # thread may still be reading it (its connection closes once unreferenced).
-                del self._indexes[key]
-                index = None
-        if index is not None:
-            return index
-        path = self.index_path(store)
-        self._scopes[path] = store.scope
-        try:
-            index = SearchIndex(path)
-            self._stand_ins.pop(key, None)
-        except Exception as exc:  # the disk refusing is told apart by `refusal`
-            reason = refusal(exc, path)
-            if reason is None:
-                raise
-            if writing:
-                raise DiskError(
-                    f"{reason}: the search index {path} cannot be written", hint=Remedy.DOCTOR
-                ) from exc
-            index = SearchIndex(path, stand_in=True)
-            self._stand_ins[key] = (reason, time.monotonic())
-        self._indexes[key] = index
-        if index.damage is not None and not quiet:
-            self._damaged(path, index.damage)
-        return index
+        stand-in — unless `writing`, which raises the disk's error instead. An encrypted
+        scope's index is in memory only (`memdir.retrieve.indexes`)."""
+        return self._pool.open(store, quiet=quiet, writing=writing, retry_after=STAND_IN_SECONDS)
 
     def index_path(self, store: ScopeStore) -> Path:
         """Where a scope's index database lives."""
-        return index_file(self.home, store.state_key)
+        return self._pool.path(store)
 
-    def _damaged(self, path: Path, reason: str) -> None:
-        scope = self._scopes.get(path)
-        whose = f"of the {scope.value} notes " if scope is not None else ""
-        self._warn(
-            f"the search index {whose}was damaged ({reason}); it was rebuilt from the note files"
-        )
+    def discard_index(self, store: ScopeStore) -> None:
+        """Close a scope's index and remove its file from the disk."""
+        self._pool.discard(store)
+
+    def drop_memory_indexes(self) -> None:
+        """Forget encrypted scopes' in-memory indexes (the store was locked)."""
+        self._pool.drop_memory()
+
+    def keep_indexes(self) -> None:
+        """Give encrypted scopes' changed in-memory indexes to the unlock agent."""
+        self._pool.keep_all()
 
     def _healed(self, run: Callable[[], _T]) -> _T:
         """`run()`, run once more after an index it used turned out damaged (and was
@@ -217,7 +192,7 @@ class Retriever:
         try:
             return run()
         except IndexDamaged as exc:
-            self._damaged(exc.path, exc.reason)
+            self._pool.damaged(exc.path, exc.reason)
         try:
             return run()
         except IndexDamaged as exc:
@@ -438,7 +413,7 @@ class Retriever:
 
     def _in_memory(self, store: ScopeStore) -> str | None:
         """What to say when a scope's index is one built in memory (None: it is not)."""
-        reason = self._stand_ins.get(store.state_key, (None,))[0]
+        reason = self._pool.stand_ins.get(store.state_key, (None,))[0]
         if self.index(store).stand_in != "memory" or reason is None:
             return None
         return (
@@ -745,9 +720,9 @@ class Retriever:
         A scope that has no index yet has nothing to check unless `deep`.
         """
         path = self.index_path(store)
-        if not deep and store.state_key not in self._indexes and not path.exists():
+        if not deep and not self._pool.is_open(store.state_key) and not path.exists():
             return []
-        opening = store.state_key not in self._indexes
+        opening = not self._pool.is_open(store.state_key)
         index = self._open(store, quiet=True)
         damaged = opening and index.damage is not None
         try:

@@ -85,7 +85,7 @@ __all__ = [
 ]
 ACTIONS = frozenset({
     "write", "delete", "forget", "purge", "restore", "backup", "import", "grant", "revoke",
-    "sync-commit", "merge",
+    "sync-commit", "merge", "encrypt", "decrypt",
 })
 #: The only keys an entry may carry. ``detail`` is free text: never put content or secrets in it.
 FIELDS = frozenset({

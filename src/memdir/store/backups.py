@@ -10,6 +10,10 @@ bytes no longer match it (edited or damaged on disk) is still listed, under its
 recorded revision, but is refused with `IntegrityError` when read to be restored;
 `verify` checks them all (doctor --deep). A backup with no recorded revision
 (before sidecars existed) cannot be checked and is trusted as it is.
+
+A backup of an encrypted scope is sealed (kind ``backup``, bound to its backup id and the
+revision in its sidecar); listing needs no key (the sidecar has what a list shows),
+reading one to restore it does.
 """
 
 from __future__ import annotations
@@ -20,15 +24,18 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.core import content_hash, is_valid_id, parse_note
+from memdir.crypto.seal import Kind, is_sealed
 from memdir.errors import IntegrityError, InvalidInput, NotFound, ParseError, Remedy
 from memdir.results import BackupRecord
 from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably, remove_quietly
 from memdir.store.history import revision_of
 from memdir.store.rollback import Rollback
+from memdir.store.sealing import Sealer
 
 __all__ = ["BackupRecord", "Backups"]
 
@@ -41,6 +48,35 @@ class Backups:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        #: The sealer for new backups of a scope (by its name) when it is encrypted.
+        self.sealing: Callable[[str], Sealer | None] = lambda _scope: None
+        #: The sealer that opens sealed backups (None: this home has no keyring).
+        self.opener: Callable[[], Sealer | None] = lambda: None
+
+    def _open(self, backup_id: str, raw: bytes, revision: str | None, md: Path) -> bytes:
+        if not is_sealed(raw):
+            return raw
+        sealer = self.opener()
+        where = f"backup {backup_id} ({md})"
+        if sealer is None:
+            raise IntegrityError(f"{where} is sealed, but this memdir home has no keyring")
+        return sealer.open(Kind.BACKUP, backup_id, raw, where=where, revision=revision)
+
+    def convert(self, scope: str) -> int:
+        """Seal (or open) every backup of `scope` as that scope now says; how many changed."""
+        if not self.root.is_dir():
+            return 0
+        sealer = self.sealing(scope)
+        changed = 0
+        for md in sorted(self.root.glob("*.md")):
+            record, raw = self._read(md, open_data=False)
+            if record.scope != scope or (sealer is not None) == is_sealed(raw):
+                continue
+            plain = self._open(record.id, raw, record.revision, md)
+            data = sealer.seal(Kind.BACKUP, record.id, plain) if sealer is not None else plain
+            atomic_write(md, data, mode=0o600)
+            changed += 1
+        return changed
 
     def add(
         self,
@@ -66,6 +102,7 @@ class Backups:
         with contextlib.suppress(ParseError):
             n = parse_note(data, file_id=note_id)
             note_hash = content_hash(n.summary, n.tags, n.body, n.type, n.supersedes)
+        sealer = self.sealing(scope)
         record = BackupRecord(
             id=backup_id,
             note_id=note_id,
@@ -85,7 +122,8 @@ class Backups:
                 remove_quietly(record.path)
 
             rollback.on_undo(f"backing up {note_id}", drop)
-        atomic_write(record.path, data, mode=0o600)
+        stored = sealer.seal(Kind.BACKUP, backup_id, data) if sealer is not None else data
+        atomic_write(record.path, stored, mode=0o600)
         meta = {
             "id": backup_id,
             "noteId": note_id,
@@ -100,10 +138,11 @@ class Backups:
         return record
 
     def _load(self, md: Path) -> BackupRecord:
-        return self._read(md)[0]
+        return self._read(md, open_data=False)[0]
 
-    def _read(self, md: Path) -> tuple[BackupRecord, bytes]:
-        """The record (with the revision its sidecar recorded, if any) and the bytes."""
+    def _read(self, md: Path, *, open_data: bool = True) -> tuple[BackupRecord, bytes]:
+        """The record (with the revision its sidecar recorded, if any) and the bytes (a
+        sealed backup's opened, unless not `open_data`: then as they are on disk)."""
         backup_id = md.name[:-3]
         data = md.read_bytes()
         meta: dict[str, object] = {}
@@ -111,6 +150,10 @@ class Backups:
             loaded = json.loads((self.root / f"{backup_id}.json").read_text("utf-8"))
             if isinstance(loaded, dict):
                 meta = loaded
+        sealed_rev = meta.get("revision")
+        if is_sealed(data) and open_data:
+            rev = sealed_rev if isinstance(sealed_rev, str) else None
+            data = self._open(backup_id, data, rev, md)
         note_id = meta.get("noteId")
         if not isinstance(note_id, str):
             note_id = None
@@ -178,6 +221,8 @@ class Backups:
                 mismatch = self._mismatch(*self._read(md))
             except OSError as exc:
                 mismatch = f"backup {md.name[:-3]} ({md}) cannot be read: {exc.strerror}"
+            except IntegrityError as exc:
+                mismatch = str(exc)
             if mismatch is not None:
                 problems.append(mismatch)
         return problems

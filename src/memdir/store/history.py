@@ -10,6 +10,10 @@ construction. Log lines are appended with one ``O_APPEND`` write; duplicate
 lines from two observers of the same external edit are collapsed on read.
 A revision is named by its full rev or any unique prefix of at least 4 hex digits.
 
+In an encrypted scope each object is sealed (`memdir.store.sealing`, kind ``history
+object``, bound to its revision): its name stays the revision, so deduplication works
+as before, and opening it checks the revision too.
+
 An object is checked against its name whenever it is read: one edited or damaged on
 disk is refused with `IntegrityError` (naming the object, never quoting it) rather
 than served as that version. `verify` checks every object (doctor --deep).
@@ -25,13 +29,16 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core.vocab import WriteEvent
+from memdir.crypto.seal import Kind, is_sealed
 from memdir.errors import IntegrityError, InvalidInput, NotFound, Remedy
 from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir, remove_quietly
 from memdir.store.rollback import Rollback
+from memdir.store.sealing import Sealer
 
 __all__ = ["History", "Revision", "revision_of"]
 
@@ -127,6 +134,46 @@ class History:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        #: The sealer when new objects are sealed (the scope is encrypted), else None.
+        self.sealing: Callable[[], Sealer | None] = lambda: None
+        #: The sealer that opens sealed objects (None: this home has no keyring).
+        self.opener: Callable[[], Sealer | None] = lambda: None
+
+    def _open(self, rev: str, raw: bytes, path: Path) -> bytes:
+        """The plaintext of an object's bytes (plain ones as they are)."""
+        if not is_sealed(raw):
+            return raw
+        sealer = self.opener()
+        if sealer is None:
+            raise IntegrityError(
+                f"history object {path} is sealed, but this memdir home has no keyring to open it"
+            )
+        return sealer.open(Kind.OBJECT, rev, raw, where=f"history object {path}", revision=rev)
+
+    def convert(self, rev: str) -> bool:
+        """Seal (or open) one stored object in place as the scope says; False when it is
+        already in that form or gone."""
+        path = self._object(rev)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return False
+        sealer = self.sealing()
+        if (sealer is not None) == is_sealed(raw):
+            return False
+        plain = self._open(rev, raw, path)
+        if revision_of(plain) != rev:
+            raise IntegrityError(f"history object {path} does not match its name")
+        data = sealer.seal(Kind.OBJECT, rev, plain) if sealer is not None else plain
+        atomic_write(path, data, mode=0o600)
+        return True
+
+    def stored(self) -> list[str]:
+        """The revisions of every stored object."""
+        objects = self.root / "objects"
+        if not objects.is_dir():
+            return []
+        return sorted(p.name[:-3] for p in objects.rglob("*.md") if _REV.fullmatch(p.name[:-3]))
 
     def _object(self, rev: str) -> Path:
         return self.root / "objects" / rev[:2] / f"{rev}.md"
@@ -183,6 +230,9 @@ class History:
             obj = self._object(rev)
             if not obj.exists():
                 ensure_private_dir(obj.parent)
+                sealer = self.sealing()
+                if sealer is not None:
+                    data = sealer.seal(Kind.OBJECT, rev, data)
                 if rollback is not None:
                     rollback.on_undo(f"storing {obj}", lambda: _unstore(obj))
                 atomic_write(obj, data, mode=0o600, sync_dir=defer_dirs is None)
@@ -271,7 +321,7 @@ class History:
         """The bytes of a stored revision; IntegrityError when they no longer hash to it."""
         path = self._object(rev)
         try:
-            data = path.read_bytes()
+            data = self._open(rev, path.read_bytes(), path)
         except FileNotFoundError:
             raise NotFound(f"revision {rev[:12]} is not stored on this machine") from None
         if revision_of(data) != rev:
@@ -298,9 +348,12 @@ class History:
                 problems.append(f"history object {path} is not named after a revision")
                 continue
             try:
-                data = path.read_bytes()
+                data = self._open(rev, path.read_bytes(), path)
             except OSError as exc:
                 problems.append(f"history object {path} cannot be read: {exc.strerror}")
+                continue
+            except IntegrityError as exc:
+                problems.append(str(exc))
                 continue
             if revision_of(data) != rev:
                 problems.append(
@@ -345,7 +398,10 @@ class History:
         objects = self.root / "objects"
         if objects.is_dir():
             for path in objects.rglob("*.md"):
-                with contextlib.suppress(OSError):
-                    if needle.search(path.read_bytes()[:4096]):
+                with contextlib.suppress(OSError, IntegrityError):
+                    raw = path.read_bytes()
+                    if is_sealed(raw):
+                        raw = self._open(path.name[:-3], raw, path)
+                    if needle.search(raw[:4096]):
                         found.append(path)
         return found

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.core import Note, Scope, is_valid_id, parse_note, render_note
-from memdir.errors import ParseError, Refused, Remedy
+from memdir.crypto.seal import Kind, is_sealed
+from memdir.errors import IntegrityError, Locked, ParseError, Refused, Remedy
 from memdir.results import FileProblem
 from memdir.store.atomic import (
     TEMP_MARKER,
@@ -43,6 +44,7 @@ from memdir.store.atomic import (
 from memdir.store.history import revision_of
 from memdir.store.lock import DirLock
 from memdir.store.rollback import Rollback
+from memdir.store.sealing import Marker, Sealer, read_marker
 from memdir.store.watch import DirectoryWatch
 
 __all__ = ["FileProblem", "NoteDirectory", "Scan"]
@@ -143,6 +145,70 @@ class NoteDirectory:
         self._last: tuple[dict[str, _Stamp], Scan, int] | None = None
         self._watch: DirectoryWatch | None = None
         self._scan_lock = threading.Lock()
+        #: Opens and seals the files of an encrypted directory (the home's; None: the home
+        #: has no keyring, so a sealed file here is a problem, not a note).
+        self.sealer: Sealer | None = None
+
+    def forget_cache(self) -> None:
+        """Drop every note parsed and kept in memory (an encrypted store was locked)."""
+        with self._cache_lock:
+            self._cache.clear()
+            self._last = None
+
+    def marker(self) -> Marker | None:
+        """The directory's encryption marker (None: a plain directory)."""
+        return read_marker(self.path)
+
+    def encrypted(self) -> bool:
+        """Whether this directory is (being) encrypted: its index then lives in memory."""
+        try:
+            return self.marker() is not None
+        except IntegrityError:
+            return True  # a damaged marker: treated as sealed, never indexed to disk
+
+    def sealer_for_writes(self) -> Sealer | None:
+        """The sealer when writes here are sealed; Refused/IntegrityError when they must be
+        but cannot be (no keyring in this home, another key)."""
+        marker = self.marker()
+        if marker is None or not marker.seals:
+            return None
+        if self.sealer is None:
+            raise Locked(
+                f"{self.path} is encrypted, but this memdir home has no keyring to seal "
+                "notes with (it was encrypted on another machine)",
+                hint=Remedy.UNLOCK,
+            )
+        self.sealer.check(marker, self.path)
+        return self.sealer
+
+    def unseal(self, note_id: str, data: bytes, path: Path | None = None) -> bytes:
+        """The plaintext of a note file's bytes (plain bytes as they are). `Locked` when
+        the store is locked; IntegrityError when a sealed file does not open."""
+        if not is_sealed(data):
+            return data
+        where = str(path or self.file_for(note_id))
+        if self.sealer is None:
+            raise IntegrityError(
+                f"{where} is sealed (encrypted), but this memdir home has no keyring to open it"
+            )
+        return self.sealer.open(Kind.NOTE, note_id, data, where=where)
+
+    def convert(self, note_id: str) -> bool:
+        """Seal (or, while decrypting, open) one note file in place as the marker says;
+        the caller holds the lock. False when the file is already in that form or gone."""
+        path = self._replaceable(note_id)
+        try:
+            raw = _read_file(path)
+        except FileNotFoundError:
+            return False
+        except _Link:
+            raise Refused(f"{path} {_LINK}; it is left as it is", hint=Remedy.DOCTOR) from None
+        sealer = self.sealer_for_writes()
+        if (sealer is not None) == is_sealed(raw):
+            return False
+        plain = self.unseal(note_id, raw, path)
+        atomic_write(path, sealer.seal(Kind.NOTE, note_id, plain) if sealer else plain)
+        return True
 
     def file_for(self, note_id: str) -> Path:
         """The path of a note's file (the id must already be validated)."""
@@ -225,6 +291,10 @@ class NoteDirectory:
             if raise_os:
                 raise
             return FileProblem(self.scope, path, f"cannot read: {exc.strerror}"), None
+        try:
+            data = self.unseal(stem, data, path)  # a locked store raises Locked: no scan
+        except IntegrityError as exc:
+            return FileProblem(self.scope, path, str(exc)), None
         rev = revision_of(data)
         if known is not None and known[2] == rev:
             return known[1], rev
@@ -514,7 +584,7 @@ class NoteDirectory:
         """
         path = self.file_for(note_id)
         try:
-            return _read_file(path)
+            return self.unseal(note_id, _read_file(path), path)
         except FileNotFoundError:
             return None
         except _Link:
@@ -558,6 +628,9 @@ class NoteDirectory:
         """
         self.ensure()
         path = self._replaceable(note_id)
+        sealer = self.sealer_for_writes()
+        if sealer is not None:
+            data = sealer.seal(Kind.NOTE, note_id, data)
         if rollback is not None:
             self._keep_for_undo(path, data, rollback)
         atomic_write(path, data, sync_dir=sync_dir)

@@ -115,7 +115,11 @@ class ScopeStore:
     def history(self) -> History:
         """This scope's history (created on first use: the project id may be written then)."""
         if self._history is None:
-            self._history = self._history_factory()
+            history = self._history_factory()
+            # An encrypted scope's history objects are sealed as its notes are.
+            history.sealing = self.directory.sealer_for_writes
+            history.opener = lambda: self.directory.sealer
+            self._history = history
         return self._history
 
     @property

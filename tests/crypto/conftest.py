@@ -1,0 +1,84 @@
+"""Fixtures for encrypted stores: a short runtime directory for the unlock agent's socket
+(AF_UNIX paths are short), and every agent a test started locked at teardown."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir import Memory
+
+#: Words that appear in the test notes and nowhere else: a plaintext scan looks for them.
+SECRET_WORDS = ("quokkaviolet", "marmaladeheliotrope", "zanzibarcobalt", "fjordpistachio")
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private XDG_RUNTIME_DIR of a few characters."""
+    path = Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
+    path.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
+    yield path
+    for sock in path.rglob("*.sock"):
+        from memdir.crypto.agent import AgentClient, AgentUnavailable
+
+        with contextlib.suppress(AgentUnavailable):
+            AgentClient(sock).lock()
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def enc_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    monkeypatch.setenv("MEMDIR_HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def enc_project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    (path / ".git").mkdir(parents=True)
+    return path
+
+
+def open_memory(project: Path, home: Path) -> Memory:
+    return Memory.open(project, home=home, embedder=None)
+
+
+def seed(memory: Memory) -> None:
+    """Notes in both scopes, with history (an edit) and a backup (a forget)."""
+    memory.remember(
+        "Deploy checklist", body=f"The {SECRET_WORDS[0]} protocol uses port 7431.", id="deploy"
+    )
+    memory.remember(
+        "Deploy checklist",
+        body=f"The {SECRET_WORDS[0]} protocol uses port 7432 since March.",
+        id="deploy",
+    )
+    memory.remember("Theme", body=f"Prefers {SECRET_WORDS[1]} colours.", id="theme", scope="user")
+    memory.remember("Old plan", body=f"The {SECRET_WORDS[2]} plan was dropped.", id="old-plan")
+    memory.forget("old-plan")
+
+
+def plaintext_hits(*roots: Path) -> list[str]:
+    """Files under `roots` holding any of the secret words (as bytes, any case)."""
+    hits = []
+    words = [w.encode() for w in SECRET_WORDS]
+    for root in roots:
+        for dirpath, _dirs, files in os.walk(root):
+            for name in files:
+                path = Path(dirpath) / name
+                try:
+                    data = path.read_bytes().lower()
+                except OSError:
+                    continue
+                if any(w in data for w in words):
+                    hits.append(str(path))
+    return hits
