@@ -1,4 +1,5 @@
-"""What an MCP caller may do: the access level and scope of the current request."""
+"""What an MCP caller may do: the access level and scope of the current request, and its
+access to the agent state store."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ __all__ = ["CURRENT", "Access", "Gate", "bearer_token"]
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """The effective rights of one request: level, scope, delete right, and the grant behind it."""
+    """The effective rights of one request: level, scope, delete right, the grant behind
+    it, and the agent state store access that grant gives (None: none; read; read_write)."""
 
     level: AccessLevel
     scope: str = "both"
     can_delete: bool = False
     grant_id: str | None = None
+    state: AccessLevel | None = None
 
     def require_write(self) -> None:
         """Refuse unless writes are allowed."""
@@ -47,6 +50,25 @@ class Access:
                 f"deleting notes is not allowed on this MCP connection ({self._source()}); "
                 "nothing was removed",
                 hint=self._wider(),
+            )
+
+    def require_state(self, write: bool) -> None:
+        """Refuse unless the agent state store may be read (and, with `write`, changed):
+        only a grant that names state access opens it, capped by the config."""
+        needed = AccessLevel.READ_WRITE if write else AccessLevel.READ
+        done = "nothing was written" if write else "nothing was read"
+        if self.state is None:
+            holder = f"grant {self.grant_id}" if self.grant_id else "this MCP connection (no grant)"
+            raise Refused(
+                f"{holder} gives no access to the agent state store; it needs a grant with "
+                f"state access {needed.value}; {done}",
+                hint=Remedy.MCP_GRANT,
+            )
+        if needed.rank > self.state.rank:
+            raise Refused(
+                f"the agent state store is read-only on this MCP connection ({self._source()}); "
+                f"changing it needs a grant with state access {needed.value}; {done}",
+                hint=Remedy.MCP_GRANT,
             )
 
     def scope_for(self, requested: str | None) -> str | None:
@@ -98,8 +120,9 @@ class Gate:
     Without a grant (a stdio server started by the user's own client) the config's
     `mcp.access` applies: read refuses writes; read_write and read_write_delete allow
     deletes with an explicit confirm. A grant narrows that: its level is capped by the
-    config, and deletes need a grant issued with --delete. Every call re-reads the
-    grants file, so revocation and expiry take effect on the next call.
+    config, and deletes need a grant issued with --delete. The agent state store is open
+    only to a grant that names state access (capped by the config as well). Every call
+    re-reads the grants file, so revocation and expiry take effect on the next call.
     """
 
     def __init__(
@@ -134,4 +157,5 @@ class Gate:
         granted = AccessLevel(grant.access)
         level = self.config_access.at_most(granted)
         delete = granted is AccessLevel.READ_WRITE_DELETE and level is not AccessLevel.READ
-        return Access(level, grant.scope, delete, grant.id)
+        state = self.config_access.at_most(AccessLevel(grant.state)) if grant.state else None
+        return Access(level, grant.scope, delete, grant.id, state)

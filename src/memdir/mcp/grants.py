@@ -1,7 +1,10 @@
 """Capability grants for the MCP server: issue, list, revoke and check bearer tokens.
 
 A grant is a random 256-bit bearer token with an access level (read, read_write,
-read_write_delete), a scope (project, user or both) and a lifetime of 1–60 minutes.
+read_write_delete), a scope (project, user or both), optionally an access level to the
+agent state store (read or read_write; none unless granted — a grant recorded before the
+state store had MCP tools carries no such key and gives none) and a lifetime of 1–60
+minutes.
 The token is written once, to a file the caller names (mode 0600); only its SHA-256
 is kept in ``$MEMDIR_HOME/mcp/grants.json`` (0600, atomic writes, under a lock).
 Every MCP call re-reads that file, so a revocation or an expiry takes effect on the
@@ -35,6 +38,7 @@ from memdir.store.lock import DirLock
 __all__ = [
     "GRANT_SCOPES",
     "MAX_MINUTES",
+    "STATE_ACCESS",
     "Grant",
     "GrantStore",
     "issue_grant",
@@ -46,6 +50,8 @@ __all__ = [
 #: A grant covers one scope or both.
 GRANT_SCOPES: tuple[str, ...] = (*choices(Scope), "both")
 MIN_MINUTES, MAX_MINUTES = 1, 60
+#: What a grant may give of the agent state store (besides nothing): it has no deletes.
+STATE_ACCESS: tuple[str, ...] = (AccessLevel.READ.value, AccessLevel.READ_WRITE.value)
 _FORMAT = "memdir-mcp-grant/1"
 _TOKEN_BYTES = 32
 
@@ -70,6 +76,8 @@ class Grant:
     created_at: int
     expires_at: int
     revoked_at: int | None = None
+    #: The agent state store access (`STATE_ACCESS`), or None: no state tools at all.
+    state: str | None = None
 
     def problem(self, now: int) -> str | None:
         """Why this grant cannot be used at `now` (Unix ms), or None when it can."""
@@ -89,7 +97,16 @@ class Grant:
             "expires_at": self.expires_at,
             "revoked": self.revoked_at is not None,
             "revoked_at": self.revoked_at,
+            "state": self.state,
         }
+
+    def stored(self) -> dict[str, object]:
+        """The grant as grants.json holds it; without `state` when it gives none, so a
+        memdir that predates the key still reads the file."""
+        doc = dataclasses.asdict(self)
+        if doc["state"] is None:
+            del doc["state"]
+        return doc
 
 
 class GrantStore:
@@ -119,19 +136,25 @@ class GrantStore:
             return []
         try:
             data = json.loads(raw)
-            return [Grant(**item) for item in data["grants"]]
+            grants = [Grant(**item) for item in data["grants"]]
+            if any(g.state is not None and g.state not in STATE_ACCESS for g in grants):
+                raise ValueError("a state access memdir does not know")
+            return grants
         except (ValueError, KeyError, TypeError) as exc:
             raise Refused(
                 f"{self.path} is damaged ({type(exc).__name__}); no grant is valid"
             ) from None
 
     def _save(self, grants: list[Grant]) -> None:
-        doc = {"format": _FORMAT, "grants": [dataclasses.asdict(g) for g in grants]}
+        doc = {"format": _FORMAT, "grants": [g.stored() for g in grants]}
         data = json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n"
         atomic_write(self.path, data, mode=0o600)
 
-    def create(self, minutes: int, access: str, scope: str) -> tuple[Grant, str]:
-        """Record a new grant and return it with its token (the only time the token exists)."""
+    def create(
+        self, minutes: int, access: str, scope: str, state: str | None = None
+    ) -> tuple[Grant, str]:
+        """Record a new grant and return it with its token (the only time the token exists);
+        `state` is its access to the agent state store (None: none)."""
         if isinstance(minutes, bool) or not MIN_MINUTES <= minutes <= MAX_MINUTES:
             raise InvalidInput(
                 f"a grant lives {MIN_MINUTES} to {MAX_MINUTES} minutes, not {minutes!r}"
@@ -140,6 +163,10 @@ class GrantStore:
             raise InvalidInput(f"access must be one of {', '.join(choices(AccessLevel))}")
         if scope not in GRANT_SCOPES:
             raise InvalidInput(f"scope must be one of {', '.join(GRANT_SCOPES)}")
+        if state is not None and state not in STATE_ACCESS:
+            raise InvalidInput(
+                f"state access must be one of {', '.join(STATE_ACCESS)} (or none), not {state!r}"
+            )
         token = secrets.token_urlsafe(_TOKEN_BYTES)
         now = self.now()
         grant = Grant(
@@ -149,6 +176,7 @@ class GrantStore:
             scope=scope,
             created_at=now,
             expires_at=now + minutes * 60_000,
+            state=state,
         )
         with self._lock():
             grants = self.load()
@@ -203,18 +231,21 @@ def issue_grant(
     write: bool = False,
     delete: bool = False,
     scope: str = "both",
+    state: str | None = None,
     out: Path,
     force: bool = False,
     store: GrantStore | None = None,
 ) -> Grant:
     """Create a grant, write its bearer capability to `out` (0600) and audit it.
 
-    Refuses to overwrite `out` unless `force`. The token is never returned or printed.
+    `state` (read or read_write) opens the agent state store's MCP tools to it; without
+    it the grant gives none. Refuses to overwrite `out` unless `force`. The token is
+    never returned or printed.
     """
     store = store or GrantStore(memory.settings.home, lock_timeout=memory.settings.lock_timeout)
     check_private_target(out, force=force)
     access = _access_for(write, delete)
-    grant, token = store.create(minutes, access, scope)
+    grant, token = store.create(minutes, access, scope, state)
     capability = {
         "format": _FORMAT,
         "grant_id": grant.id,
@@ -222,11 +253,13 @@ def issue_grant(
         "access": grant.access,
         "scope": grant.scope,
         "expires_at": grant.expires_at,
+        **({"state": grant.state} if grant.state is not None else {}),
         "header": "Authorization: Bearer <token>",
     }
     data = json.dumps(capability, indent=2).encode("utf-8") + b"\n"
     write_private(out, data, force=force)
-    memory.audit_record("grant", grant_id=grant.id, detail=f"{access} scope={scope}")
+    detail = f"{access} scope={scope}" + (f" state={state}" if state is not None else "")
+    memory.audit_record("grant", grant_id=grant.id, detail=detail)
     return grant
 
 

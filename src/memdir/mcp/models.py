@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, Field
 
 from memdir.core import Note
@@ -16,11 +18,16 @@ from memdir.results import (
 )
 from memdir.retrieve import Chunk, Hit
 
+if TYPE_CHECKING:  # the state store is imported when a state tool is first called
+    from memdir.state import Goal, Session, Task
+
 __all__ = [
     "ChunkOut",
     "DeleteOut",
     "DiffOut",
     "FindingOut",
+    "GoalListOut",
+    "GoalOut",
     "HistoryOut",
     "LinksOut",
     "MergeDraftOut",
@@ -29,6 +36,10 @@ __all__ = [
     "RetrieveOut",
     "SearchHitOut",
     "SearchOut",
+    "SessionListOut",
+    "SessionOut",
+    "TaskListOut",
+    "TaskOut",
     "TidyOut",
     "WriteOut",
 ]
@@ -351,3 +362,107 @@ class MergeOut(BaseModel):
         default=None, description="pass it back with confirm: true to apply this very plan"
     )
     message: str
+
+
+# -- the agent state store (memdir.mcp.state_tools) -------------------------------------
+
+
+class GoalOut(BaseModel):
+    """One goal of the agent state store."""
+
+    id: str
+    title: str
+    status: str = Field(description="open, active, blocked, done or dropped")
+    priority: int = Field(description="higher comes first")
+    notes: str
+    fields: dict[str, str] = Field(description="named text fields")
+    created_at: int = Field(description="Unix milliseconds")
+    updated_at: int = Field(description="Unix milliseconds")
+    closed_at: int | None = Field(description="Unix milliseconds; null while open")
+
+    @classmethod
+    def of(cls, goal: Goal) -> GoalOut:
+        return cls(
+            id=goal.id,
+            title=goal.title,
+            status=goal.status.value,
+            priority=goal.priority,
+            notes=goal.notes,
+            fields=dict(goal.fields),
+            created_at=goal.created_at,
+            updated_at=goal.updated_at,
+            closed_at=goal.closed_at,
+        )
+
+
+class TaskOut(BaseModel):
+    """One task of the agent state store (serving a goal, or none)."""
+
+    id: str
+    title: str
+    status: str = Field(description="open, active, blocked, done or dropped")
+    priority: int = Field(description="higher comes first")
+    notes: str
+    goal_id: str | None = Field(description="the goal this task serves")
+    fields: dict[str, str] = Field(description="named text fields")
+    created_at: int = Field(description="Unix milliseconds")
+    updated_at: int = Field(description="Unix milliseconds")
+    closed_at: int | None = Field(description="Unix milliseconds; null while open")
+
+    @classmethod
+    def of(cls, task: Task) -> TaskOut:
+        return cls(
+            id=task.id,
+            title=task.title,
+            status=task.status.value,
+            priority=task.priority,
+            notes=task.notes,
+            goal_id=task.goal_id,
+            fields=dict(task.fields),
+            created_at=task.created_at,
+            updated_at=task.updated_at,
+            closed_at=task.closed_at,
+        )
+
+
+class TaskListOut(BaseModel):
+    """Tasks, open ones first, then by priority (highest first), then oldest first."""
+
+    tasks: list[TaskOut]
+    truncated: bool = Field(description="true: more tasks match than `limit` returned")
+
+
+class GoalListOut(BaseModel):
+    """Goals, open ones first, then by priority (highest first), then oldest first."""
+
+    goals: list[GoalOut]
+    truncated: bool = Field(description="true: more goals match than `limit` returned")
+
+
+class SessionOut(BaseModel):
+    """One recorded agent session."""
+
+    id: str
+    agent: str
+    started_at: int = Field(description="Unix milliseconds")
+    ended_at: int | None = Field(description="Unix milliseconds; null if not given")
+    summary: str
+    fields: dict[str, str]
+
+    @classmethod
+    def of(cls, session: Session) -> SessionOut:
+        return cls(
+            id=session.id,
+            agent=session.agent,
+            started_at=session.started_at,
+            ended_at=session.ended_at,
+            summary=session.summary,
+            fields=dict(session.fields),
+        )
+
+
+class SessionListOut(BaseModel):
+    """Recorded sessions, most recent first."""
+
+    sessions: list[SessionOut]
+    truncated: bool = Field(description="true: more sessions match than `limit` returned")

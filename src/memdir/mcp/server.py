@@ -39,6 +39,12 @@ from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
 from memdir.mcp.failures import ToolArguments, error_result, error_text
 from memdir.mcp.grants import GrantStore, read_grant_file
+from memdir.mcp.state_tools import (
+    StateStores,
+    register_state_tools,
+    state_refusal,
+    usable_state_tools,
+)
 from memdir.mcp.tools import PROGRESS, register_tools, usable_tools
 from memdir.memory import Memory
 
@@ -96,7 +102,9 @@ _INSTRUCTIONS = (
     "memdir is the long-term memory of this project and user: one Markdown note per fact. "
     "Read the prompt index resource (memdir://prompt-index) for what is known; "
     "memory_search returns summaries and snippets, memory_read opens a note. "
-    "Write with memory_write only what a later conversation needs (see memdir://guidance)."
+    "Write with memory_write only what a later conversation needs (see memdir://guidance). "
+    "Under a grant with state access, the state_* tools read and update the agent's tasks, "
+    "goals and sessions."
 )
 
 
@@ -113,8 +121,8 @@ class _Guard:
 
     def __init__(self, gate: Gate) -> None:
         self.gate = gate
-        #: The tools' argument checker, set once the tools are registered.
-        self.arguments: ToolArguments | None = None
+        #: The tools' argument checkers, set once the tools are registered.
+        self.arguments: tuple[ToolArguments, ...] = ()
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -129,11 +137,15 @@ class _Guard:
             if ctx.method == "tools/call":
                 return error_result(message)
             raise MCPError(INVALID_REQUEST, message) from None
-        if ctx.method == "tools/call" and self.arguments is not None:
+        if ctx.method == "tools/call":
             params = ctx.params or {}
-            problem = self.arguments.problem(str(params.get("name")), params.get("arguments"))
-            if problem is not None:  # said in one line, before the SDK's own validation
-                return error_result(problem)
+            refusal = state_refusal(access, str(params.get("name")))
+            if refusal is not None:  # also for a server that registered no state tools
+                return error_result(refusal)
+            for checker in self.arguments:
+                problem = checker.problem(str(params.get("name")), params.get("arguments"))
+                if problem is not None:  # said in one line, before the SDK's own validation
+                    return error_result(problem)
         token = CURRENT.set(access)
         progress = PROGRESS.set(ctx.session.report_progress)  # no-op without a progressToken
         try:
@@ -142,7 +154,7 @@ class _Guard:
             PROGRESS.reset(progress)
             CURRENT.reset(token)
         if ctx.method == "tools/list":
-            result = _only_usable(result, usable_tools(access))
+            result = _only_usable(result, usable_tools(access) | usable_state_tools(access))
         return result
 
 
@@ -160,8 +172,14 @@ def _only_usable(result: HandlerResult, names: frozenset[str]) -> HandlerResult:
     return result.model_copy(update={"tools": [t for t in tools if t.name in names]})
 
 
-def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
-    """The MCP server: tools, the prompt index and guidance as resources and prompts."""
+def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) -> MCPServer[Any]:
+    """The MCP server: tools, the prompt index and guidance as resources and prompts.
+
+    `states` is the agent state store of the state tools (whoever passes it closes it);
+    None: no state tools, for a server whose access can never include the state store (a
+    stdio server without a grant, or with one that gives none) — registering them would
+    only slow its start-up.
+    """
     check_protocol_support()
     guard = _Guard(gate)
     server: MCPServer[Any] = MCPServer(
@@ -175,7 +193,11 @@ def build_server(memory: Memory, gate: Gate) -> MCPServer[Any]:
     )
     # One call into `memory` at a time, each in a worker thread (see mcp.tools._wrap).
     limiter = anyio.CapacityLimiter(1)
-    guard.arguments = register_tools(server, memory, limiter)
+    guard.arguments = (register_tools(server, memory, limiter),)
+    if states is not None:
+        # The state store is its own database: its calls need not wait for a note search.
+        state_limiter = anyio.CapacityLimiter(1)
+        guard.arguments += (register_state_tools(server, states, state_limiter),)
 
     async def prompt_index() -> str:
         access = CURRENT.get()
@@ -328,10 +350,14 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
     store = GrantStore(settings.home, lock_timeout=settings.lock_timeout)
     fixed = read_grant_file(grant_file) if grant_file is not None else None
     address = parse_http_address(http) if http is not None else None
-    if fixed is not None:
-        store.validate(fixed[1], fixed[0])  # refuse to start on an unusable grant
+    # Refuse to start on an unusable grant.
+    grant = store.validate(fixed[1], fixed[0]) if fixed is not None else None
     gate = Gate(settings.mcp_access, store, fixed=fixed, require_bearer=address is not None)
-    server = build_server(memory, gate)
+    # Over HTTP any grant may come; a fixed grant's state access never changes. The store
+    # itself is opened by the first state tool call, if any.
+    offers_state = address is not None or (grant is not None and grant.state is not None)
+    states = StateStores(settings.home) if offers_state else None
+    server = build_server(memory, gate, states)
     # A long-lived process: vectors are filled in a worker thread, so no query waits for
     # the embedder (a search answers from the lexical index while they are behind).
     filler = memory.embed_in_background()
@@ -360,4 +386,6 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
             consolidator.stop()
         if coordinator is not None:
             coordinator.stop()
+        if states is not None:
+            states.close()
         memory.usage.flush()  # recall statistics held back by the writer thread
