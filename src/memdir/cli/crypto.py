@@ -17,11 +17,12 @@ import click
 from memdir.cli.errors import ErrorWithDetails
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, progress_bar
+from memdir.core import Scope
+from memdir.core.vocab import choices
 from memdir.errors import InvalidInput, MemdirError
 
 if TYPE_CHECKING:
     from memdir import Memory
-    from memdir.core import Scope
     from memdir.results import EncryptionStatus, EncryptReport
 
 __all__ = ["decrypt", "encrypt", "lock", "passwd", "unlock"]
@@ -104,9 +105,8 @@ password_stdin = click.option(
 )
 scope_option = click.option(
     "--scope",
-    "scopes",
     multiple=True,
-    type=click.Choice(["project", "user"]),
+    type=click.Choice(choices(Scope)),
     help="Only this scope (repeatable; default: every open scope).",
 )
 
@@ -160,7 +160,7 @@ def _print_recovery(key: str) -> None:
 @click.option("--status", "show_status", is_flag=True, help="Only show what is encrypted.")
 @json_option
 def encrypt(
-    scopes: tuple[str, ...],
+    scope: tuple[str, ...],
     password_file: Path | None,
     password_stdin: bool,
     show_status: bool,
@@ -190,7 +190,7 @@ def encrypt(
         password = _password(password_file, stdin, "Password")
     try:
         with progress_bar(not as_json) as progress:
-            report = memory.encryption.encrypt(password, _scopes(scopes), progress=progress)
+            report = memory.encryption.encrypt(password, _scopes(scope), progress=progress)
     except MemdirError as error:
         if recovery is None or not as_json:
             raise
@@ -207,7 +207,7 @@ def encrypt(
 @password_stdin
 @json_option
 def decrypt(
-    scopes: tuple[str, ...], password_file: Path | None, password_stdin: bool, as_json: bool
+    scope: tuple[str, ...], password_file: Path | None, password_stdin: bool, as_json: bool
 ) -> None:
     """Convert encrypted notes, history and backups back to plain files."""
     memory = _memory()
@@ -215,7 +215,7 @@ def decrypt(
     if not memory.encryption.status().unlocked or password_file or stdin:
         memory.encryption.unlock(_password(password_file, stdin, "Password"))
     with progress_bar(not as_json) as progress:
-        report = memory.encryption.decrypt(_scopes(scopes), progress=progress)
+        report = memory.encryption.decrypt(_scopes(scope), progress=progress)
     emit_json(report) if as_json else _print_report(report, "decrypted")
 
 

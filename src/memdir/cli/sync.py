@@ -235,6 +235,19 @@ def conflicts(full: bool, as_json: bool) -> None:
     )
 
 
+def _edit(draft: str, scratch: Path | None) -> str | None:
+    """The draft as edited in $EDITOR; the editor's file goes in `scratch` (an encrypted
+    store's: the private runtime folder, in memory on most systems) instead of /tmp."""
+    import tempfile
+
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(scratch) if scratch is not None else saved
+    try:
+        return click.edit(draft, extension=".md", require_save=True)
+    finally:
+        tempfile.tempdir = saved
+
+
 @sync.command()
 @click.argument("note_id", metavar="ID")
 @click.option(
@@ -259,7 +272,7 @@ def resolve(note_id: str, keep: str | None, edit: bool, scope: str | None, as_js
     text: str | None = None
     if edit:
         draft = memory.sync_draft(note_id, scope)
-        edited = click.edit(draft, extension=".md", require_save=True)
+        edited = _edit(draft, memory.encryption.scratch_dir())
         if edited is None:
             raise InvalidInput("the editor was closed without saving; nothing was changed")
         text = edited

@@ -285,13 +285,23 @@ class Encryption:
             raise InvalidInput("a password or the recovery key is needed")
         return ring.open_with_password(password)
 
+    def scratch_dir(self) -> Path | None:
+        """Where a temporary file of note text may go (an editor's draft) when a scope is
+        encrypted: the private runtime folder (0700; in memory on most systems), not the
+        temp folder. None when nothing is encrypted."""
+        if not any(s.directory.encrypted() for s in self.stores.chosen(None)):
+            return None
+        from memdir.crypto.agent import runtime_dir
+
+        environ = {"XDG_RUNTIME_DIR": str(self.settings.runtime_dir)}
+        return runtime_dir(environ if self.settings.runtime_dir else {})
+
     def lock(self) -> bool:
         """End the unlock agent: the key and the in-memory indexes are wiped. False when
         it was not running."""
         from memdir.crypto.agent import AgentClient, AgentUnavailable
 
-        if self.keys is not None:
-            self.keys.forget()
+        self.wipe()
         try:
             return AgentClient(self.socket).lock()
         except AgentUnavailable:

@@ -306,7 +306,11 @@ class NoteDirectory:
 
     def scan(self) -> Scan:
         """Parse every note file, re-reading only files whose stamp changed; in a watched
-        directory, looking only at the files the watch says changed since the last scan."""
+        directory, looking only at the files the watch says changed since the last scan.
+        An encrypted directory's notes are served only while it is unlocked (`Locked`),
+        even those parsed before and unchanged since."""
+        if self.sealer is not None and self.encrypted():
+            self.sealer.keys()
         watch = self._watch
         if watch is None:
             return self._full_scan()
