@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         IntegrityError,
         InvalidInput,
         LimitExceeded,
+        Locked,
         MemdirError,
         NotFound,
         ParseError,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         SecretRefused,
         SyncFailed,
         SyncRefused,
+        WrongPassword,
     )
     from memdir.extract import ExtractionResult, ExtractionState
     from memdir.memory import Memory
@@ -96,6 +98,7 @@ __all__ = [
     "LimitExceeded",
     "Link",
     "LinkReport",
+    "Locked",
     "MemdirError",
     "Memory",
     "Neighbour",
@@ -119,6 +122,7 @@ __all__ = [
     "SyncRun",
     "SyncStatus",
     "WriteResult",
+    "WrongPassword",
     "__version__",
 ]
 
@@ -154,6 +158,7 @@ _EXPORTS: dict[str, str] = {
     "LimitExceeded": "memdir.errors",
     "Link": "memdir.results",
     "LinkReport": "memdir.results",
+    "Locked": "memdir.errors",
     "MemdirError": "memdir.errors",
     "Memory": "memdir.memory",
     "Neighbour": "memdir.results",
@@ -177,6 +182,7 @@ _EXPORTS: dict[str, str] = {
     "SyncRun": "memdir.results",
     "SyncStatus": "memdir.results",
     "WriteResult": "memdir.results",
+    "WrongPassword": "memdir.errors",
 }
 
 

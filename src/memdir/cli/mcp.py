@@ -75,6 +75,12 @@ def serve(grant_file: Path | None, address: str | None) -> None:
 @click.option("--write", is_flag=True, help="Allow writing notes.")
 @click.option("--delete", is_flag=True, help="Allow deleting notes (with confirm) and writing.")
 @click.option(
+    "--state",
+    type=click.Choice(grant_api.STATE_ACCESS),
+    default=None,
+    help="Open the agent state store's tools: read, or read_write (default: none).",
+)
+@click.option(
     "--scope",
     type=click.Choice(GRANT_SCOPES),
     default="both",
@@ -90,17 +96,33 @@ def serve(grant_file: Path | None, address: str | None) -> None:
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @json_option
 def grant(
-    minutes: int, write: bool, delete: bool, scope: str, out: Path, force: bool, as_json: bool
+    minutes: int,
+    write: bool,
+    delete: bool,
+    state: str | None,
+    scope: str,
+    out: Path,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Issue a capability grant; the token goes to --out only, never to the terminal."""
     issued = grant_api.issue_grant(
-        _memory(), minutes=minutes, write=write, delete=delete, scope=scope, out=out, force=force
+        _memory(),
+        minutes=minutes,
+        write=write,
+        delete=delete,
+        state=state,
+        scope=scope,
+        out=out,
+        force=force,
     )
     if as_json:
         emit_json({**issued.public(), "file": str(out)})
         return
     console.print(
-        f"grant [bold]{issued.id}[/] ({issued.access}, scope {issued.scope}) "
+        f"grant [bold]{issued.id}[/] ({issued.access}, scope {issued.scope}"
+        + (f", state {issued.state}" if issued.state else "")
+        + ") "
         f"until {fmt_ms(issued.expires_at)}"
     )
     console.print(f"  capability written to {out} (mode 0600)", markup=False)

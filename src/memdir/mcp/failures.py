@@ -44,7 +44,7 @@ _REMEDIES: dict[Remedy, str] = {
     Remedy.MCP_GRANT: "ask the user for a new grant (`memdir mcp grant`)",
     Remedy.OTHER_PROJECT: "it belongs to another project: ask the user to work there",
     Remedy.UPGRADE: "ask the user to upgrade memdir",
-    Remedy.UNLOCK: "the store is locked: ask the user to run `memdir unlock`, then call again",
+    Remedy.UNLOCK: "ask the user to unlock the encrypted notes (`memdir unlock`), then call again",
 }
 
 #: What to do next when the error carries no remedy of its own, by kind.
