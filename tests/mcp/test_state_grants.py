@@ -190,3 +190,26 @@ def test_a_fixed_grant_file_with_state_is_read_back(memory: Memory, tmp_path: Pa
     resolved = access.resolve(None)
     assert (resolved.grant_id, resolved.level, resolved.state) == (grant.id, WRITE, WRITE)
     assert usable_state_tools(resolved) == set(STATE_TOOL_NAMES)
+
+
+def test_the_cli_issues_a_grant_with_state_access(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from memdir.cli.main import main as cli
+
+    project, home = tmp_path / "p", tmp_path / "h"
+    project.mkdir()
+    out = tmp_path / "g.grant"
+    runner = CliRunner()
+    base = ["--project", str(project), "--home", str(home), "mcp", "grant", "--minutes", "5"]
+    made = runner.invoke(cli, [*base, "--state", "read_write", "--out", str(out), "--json"])
+    assert made.exit_code == 0, made.output
+    listed = runner.invoke(
+        cli, ["--project", str(project), "--home", str(home), "mcp", "grants", "--json"]
+    )
+    assert listed.exit_code == 0, listed.output
+    assert [g.get("state") for g in json.loads(listed.output)] == ["read_write"]
+    bad = runner.invoke(cli, [*base, "--state", "admin", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2
