@@ -41,12 +41,6 @@ import secrets
 from dataclasses import dataclass
 from enum import IntEnum
 
-import nacl.exceptions
-from nacl.bindings import (
-    crypto_aead_xchacha20poly1305_ietf_decrypt,
-    crypto_aead_xchacha20poly1305_ietf_encrypt,
-)
-
 from memdir.errors import IntegrityError
 
 __all__ = [
@@ -134,6 +128,8 @@ def _associated(header: bytes, context: str) -> bytes:
 
 def seal(keys: SealKeys, data: bytes, *, kind: Kind, context: str) -> bytes:
     """`data` sealed as a file of `kind` for `context` (a note id…), with a fresh nonce."""
+    from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_encrypt  # libsodium: on use
+
     revision = revision_of(data)
     nonce = secrets.token_bytes(NONCE_BYTES)
     header = MAGIC + bytes((VERSION, int(kind))) + keys.key_id + keys.revision_tag(revision) + nonce
@@ -210,6 +206,9 @@ def open_sealed(
     tag = header[14:30]
     if revision is not None and not secrets.compare_digest(tag, keys.revision_tag(revision)):
         raise IntegrityError(f"{where} does not hold revision {revision[:12]} (swapped)")
+    import nacl.exceptions
+    from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
+
     nonce = header[30:HEADER_BYTES]
     try:
         plain = crypto_aead_xchacha20poly1305_ietf_decrypt(

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING
 
 from memdir.config import Settings
 from memdir.core import Scope
-from memdir.crypto.keys import Keyring, subkeys
-from memdir.crypto.seal import SealKeys
 from memdir.errors import InvalidInput, Locked, NotFound, Refused, Remedy
 from memdir.memory.stores import Stores
 from memdir.results import EncryptionStatus, EncryptReport, ScopeEncryption
@@ -42,6 +40,8 @@ from memdir.store.sealing import (
 )
 
 if TYPE_CHECKING:
+    from memdir.crypto.keys import Keyring
+    from memdir.crypto.seal import SealKeys
     from memdir.retrieve import Retriever
 
 __all__ = ["KEY_REUSE_SECONDS", "AgentImages", "AgentKeys", "Encryption"]
@@ -97,6 +97,8 @@ class AgentKeys:
                 if had is not None:
                     self._on_locked()
                 raise Locked(_LOCKED, hint=Remedy.UNLOCK)
+            from memdir.crypto.keys import subkeys
+
             keys = subkeys(raw)
             self._cached = (keys, self._clock())
             return keys
@@ -271,9 +273,15 @@ class Encryption:
         idle_seconds: float | None = None,
     ) -> EncryptionStatus:
         """Open the keyring with the password (or the recovery key) and hand the master
-        key to the unlock agent (started if need be) until `idle_seconds` without use."""
-        ring = self._ring()
+        key to the unlock agent (started if need be) until `idle_seconds` without use.
+
+        A home without a keyring that is signed in to a sync server takes the account's
+        keyring from the server (a second machine joining), saved here once it opened."""
+        fetched = self._server_keyring() if load_keyring(self.home) is None else None
+        ring = fetched[0] if fetched is not None else self._ring()
         master = self._master(ring, password, recovery_key)
+        if fetched is not None:
+            self._joined(*fetched)
         self._hand_to_agent(ring, master, idle_seconds)
         return self.status()
 
@@ -295,6 +303,21 @@ class Encryption:
 
         environ = {"XDG_RUNTIME_DIR": str(self.settings.runtime_dir)}
         return runtime_dir(environ if self.settings.runtime_dir else {})
+
+    # -- the keyring through the sync server (end-to-end encrypted sync, §8.2) -------------
+
+    def _server_keyring(self) -> tuple[Keyring, int] | None:
+        """The account's keyring from the sync server (None: signed out, or it keeps none)."""
+        from memdir.sync.keyring import fetch_keyring
+
+        return fetch_keyring(self.home / "memory-sync")
+
+    def _joined(self, ring: Keyring, version: int) -> None:
+        """Keep the server's keyring here (it opened with the password or recovery key)."""
+        from memdir.sync.keyring import remember_keyring
+
+        save_keyring(self.home, ring)
+        remember_keyring(self.home / "memory-sync", version, ring)
 
     def lock(self) -> bool:
         """End the unlock agent: the key and the in-memory indexes are wiped. False when
@@ -338,6 +361,8 @@ class Encryption:
         home has a keyring already."""
         if load_keyring(self.home) is not None:
             raise Refused(f"this memdir home ({self.home}) has a keyring already")
+        from memdir.crypto.keys import Keyring
+
         ring, master, recovery = Keyring.create(password, self._clock())
         save_keyring(self.home, ring)
         self._hand_to_agent(ring, master, idle_seconds)

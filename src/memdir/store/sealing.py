@@ -22,12 +22,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from memdir.crypto.keys import Keyring
 from memdir.crypto.seal import Kind, SealKeys, is_sealed, open_sealed, seal
 from memdir.errors import IntegrityError, Remedy
 from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably
+
+if TYPE_CHECKING:
+    from memdir.crypto.keys import Keyring
 
 __all__ = [
     "MARKER",
@@ -106,6 +108,8 @@ def load_keyring(home: Path) -> Keyring | None:
         data = keyring_path(home).read_bytes()
     except FileNotFoundError:
         return None
+    from memdir.crypto.keys import Keyring  # libsodium's Argon2id: only for a keyring
+
     return Keyring.from_json(data)
 
 
