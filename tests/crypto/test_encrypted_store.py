@@ -252,3 +252,22 @@ def test_a_long_lived_host_wipes_what_it_holds_when_locked(
         assert not host.retrieval._pool.is_open(store.state_key)
         with pytest.raises(Locked):
             host.search(SECRET_WORDS[0])
+
+
+def test_a_host_opened_before_encrypt_takes_up_the_new_keyring(
+    enc_project: Path, enc_home: Path
+) -> None:
+    with open_memory(enc_project, enc_home) as host:
+        seed(host)
+        assert host.search(SECRET_WORDS[0])
+        with open_memory(enc_project, enc_home) as cli:
+            cli.encryption.encrypt(PASSWORD)
+        assert [h.note_id for h in host.search(SECRET_WORDS[0])] == ["deploy"]
+        store = host.stores.store(host.stores.scopes[0])
+        assert host.retrieval.index(store).memory
+        host.remember("After", body="written by the host", id="after")
+        assert is_sealed((enc_project / "MEMORY" / "after.md").read_bytes())
+        backup = next(b for b in host.backups() if b.note_id == "old-plan")
+        host.restore(backup.id)
+        assert SECRET_WORDS[2] in host.read("old-plan").body
+    assert not list((enc_home / "index").glob("*.sqlite3"))

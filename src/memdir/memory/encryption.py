@@ -156,6 +156,8 @@ class Encryption:
         ring = load_keyring(home)
         if ring is not None:
             self._attach(ring)
+        else:  # a keyring another process makes later is taken up when first needed
+            stores.find_sealer(self._late_sealer)
 
     @property
     def socket(self) -> Path:
@@ -177,6 +179,14 @@ class Encryption:
         key_id = ring.key_id.hex()
         self.keys = AgentKeys(self.socket, key_id, self.wipe)
         self.stores.attach_sealer(Sealer(key_id, self.keys))
+
+    def _late_sealer(self) -> Sealer | None:
+        if self.keys is None:
+            ring = load_keyring(self.home)
+            if ring is None:
+                return None
+            self._attach(ring)
+        return self.stores.sealer
 
     def wipe(self) -> None:
         """Forget what this process holds of the encrypted notes: the key, the parsed notes

@@ -80,6 +80,8 @@ class Stores:
         self.backups = Backups(home / "memory-backups")
         self.audit = AuditLog(home / "audit", lock_timeout=settings.lock_timeout)
         self.by_scope: dict[Scope, ScopeStore] = {}
+        #: The home's sealer once it has a keyring (§8.2).
+        self.sealer: Sealer | None = None
         self._project_recorded = False
         if settings.memory_dir is not None and settings.project_root is not None:
             root = settings.project_root
@@ -121,8 +123,15 @@ class Stores:
             out[store.scope] = store.directory.watch_reason
         return out
 
+    def find_sealer(self, find: Callable[[], Sealer | None]) -> None:
+        """Ask `find` for the home's sealer when a directory needs one and has none yet."""
+        for store in self.by_scope.values():
+            store.directory.find_sealer = find
+        self.backups.opener = find
+
     def attach_sealer(self, sealer: Sealer) -> None:
         """Open and seal the files of encrypted scopes with the home's `sealer` (§8.2)."""
+        self.sealer = sealer
         for store in self.by_scope.values():
             store.directory.sealer = sealer
         self.backups.opener = lambda: sealer

@@ -26,7 +26,7 @@ import secrets
 import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,7 +147,21 @@ class NoteDirectory:
         self._scan_lock = threading.Lock()
         #: Opens and seals the files of an encrypted directory (the home's; None: the home
         #: has no keyring, so a sealed file here is a problem, not a note).
-        self.sealer: Sealer | None = None
+        self._sealer: Sealer | None = None
+        #: Asked for the home's sealer when there is none yet (a keyring made by another
+        #: process since this one started: `memdir encrypt` beside a running server).
+        self.find_sealer: Callable[[], Sealer | None] = lambda: None
+
+    @property
+    def sealer(self) -> Sealer | None:
+        """The home's sealer (None: the home has no keyring)."""
+        if self._sealer is None:
+            self._sealer = self.find_sealer()
+        return self._sealer
+
+    @sealer.setter
+    def sealer(self, value: Sealer | None) -> None:
+        self._sealer = value
 
     def forget_cache(self) -> None:
         """Drop every note parsed and kept in memory (an encrypted store was locked)."""
@@ -172,14 +186,15 @@ class NoteDirectory:
         marker = self.marker()
         if marker is None or not marker.seals:
             return None
-        if self.sealer is None:
+        sealer = self.sealer
+        if sealer is None:
             raise Locked(
                 f"{self.path} is encrypted, but this memdir home has no keyring to seal "
                 "notes with (it was encrypted on another machine)",
                 hint=Remedy.UNLOCK,
             )
-        self.sealer.check(marker, self.path)
-        return self.sealer
+        sealer.check(marker, self.path)
+        return sealer
 
     def unseal(self, note_id: str, data: bytes, path: Path | None = None) -> bytes:
         """The plaintext of a note file's bytes (plain bytes as they are). `Locked` when
@@ -187,11 +202,12 @@ class NoteDirectory:
         if not is_sealed(data):
             return data
         where = str(path or self.file_for(note_id))
-        if self.sealer is None:
+        sealer = self.sealer
+        if sealer is None:
             raise IntegrityError(
                 f"{where} is sealed (encrypted), but this memdir home has no keyring to open it"
             )
-        return self.sealer.open(Kind.NOTE, note_id, data, where=where)
+        return sealer.open(Kind.NOTE, note_id, data, where=where)
 
     def convert(self, note_id: str) -> bool:
         """Seal (or, while decrypting, open) one note file in place as the marker says;
@@ -309,8 +325,8 @@ class NoteDirectory:
         directory, looking only at the files the watch says changed since the last scan.
         An encrypted directory's notes are served only while it is unlocked (`Locked`),
         even those parsed before and unchanged since."""
-        if self.sealer is not None and self.encrypted():
-            self.sealer.keys()
+        if self.encrypted() and (sealer := self.sealer) is not None:
+            sealer.keys()
         watch = self._watch
         if watch is None:
             return self._full_scan()
