@@ -130,7 +130,7 @@ def test_the_api_description_is_not_served_without_the_docs_flag(server: Server,
             assert_error(client.get(path), 404, "not_found")
 
 
-def test_with_docs_the_description_lists_the_four_endpoints(tmp_path: Path) -> None:
+def test_with_docs_the_description_lists_the_endpoints(tmp_path: Path) -> None:
     with (
         running_server(tmp_path, extra_args=["--docs"]) as running,
         httpx.Client(base_url=running.url, timeout=30) as client,
@@ -146,9 +146,11 @@ def test_with_docs_the_description_lists_the_four_endpoints(tmp_path: Path) -> N
         "/v1/memory/identity",
         "/v1/memory/snapshot",
         "/v1/memory/commit",
+        "/v1/keyring",
         "/v1/admin/erase",
     }
     assert "get" in doc["paths"]["/v1/memory/identity"]
+    assert {"get", "put"} <= set(doc["paths"]["/v1/keyring"])
     for path in ("/v1/memory/snapshot", "/v1/memory/commit", "/v1/admin/erase"):
         assert "post" in doc["paths"][path]
     assert all(p.status_code == 200 and "text/html" in p.headers["content-type"] for p in pages)

@@ -18,7 +18,13 @@ from memdir.server.storage import postgres as postgres_module  # noqa: E402
 from memdir.server.storage.postgres import SCHEMA_VERSION, PostgresStorage  # noqa: E402
 from memdir.sync.protocol import Entry, Manifest, rev_of  # noqa: E402
 
-TABLES = {"memdir_schema", "memdir_manifests", "memdir_revisions", "memdir_erased_users"}
+TABLES = {
+    "memdir_schema",
+    "memdir_manifests",
+    "memdir_revisions",
+    "memdir_erased_users",
+    "memdir_keyrings",
+}
 
 
 @pytest.fixture

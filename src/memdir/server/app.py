@@ -1,4 +1,4 @@
-"""The sync server's HTTP app (§7.3): four endpoints over `SyncRules`, with a gate in front.
+"""The sync server's HTTP app (§7.3): the endpoints over `SyncRules`, with a gate in front.
 
 The gate is one ASGI middleware. For every response it sets the `Memdir-Quotas` and
 `Memdir-Protocol` headers (404s and 500s included). For the four API routes it then
@@ -45,6 +45,8 @@ from memdir.sync.protocol import (
     EraseResult,
     ErrorBody,
     Identity,
+    KeyringDoc,
+    KeyringPut,
     Quotas,
     Snapshot,
     SnapshotRequest,
@@ -67,6 +69,7 @@ API_ROUTES = {
     "/v1/memory/identity": "user",
     "/v1/memory/snapshot": "user",
     "/v1/memory/commit": "user",
+    "/v1/keyring": "user",
     "/v1/admin/erase": "admin",
 }
 #: The API's description, served without a token and so only with `docs=True`.
@@ -328,7 +331,7 @@ def create_app(
         redoc_url=redoc,
     )
     errors: dict[int | str, dict[str, Any]] = {
-        code: {"model": ErrorBody} for code in (401, 403, 409, 410, 413, 422, 426, 429)
+        code: {"model": ErrorBody} for code in (401, 403, 404, 409, 410, 413, 422, 426, 429)
     }
     router = APIRouter(prefix="/v1", dependencies=[Security(_documented)], responses=errors)
 
@@ -346,6 +349,16 @@ def create_app(
     def commit(request: Request, body: CommitRequest) -> Response:
         """Apply every change or none."""
         return _json(rules.commit(_user(request), body))
+
+    @router.get("/keyring", response_model=KeyringDoc)
+    def keyring(request: Request) -> Response:
+        """The account's keyring document (404 when none is stored); opaque to the server."""
+        return _json(rules.keyring(_user(request)))
+
+    @router.put("/keyring", response_model=KeyringDoc)
+    def put_keyring(request: Request, body: KeyringPut) -> Response:
+        """Store the keyring document (compare-and-swap on its version; same key id only)."""
+        return _json(rules.put_keyring(_user(request), body))
 
     @router.post("/admin/erase", response_model=EraseResult)
     def erase(body: EraseRequest) -> Response:

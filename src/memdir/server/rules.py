@@ -10,6 +10,16 @@ quotas) is checked against the manifest that is about to be replaced; the new
 revisions are stored, then the manifest is swapped by compare-and-swap on its
 version. A lost race re-reads the manifest and checks again, so a commit is applied
 whole against exactly the manifest it was checked against, or not at all.
+
+A sealed text (an end-to-end encrypted scope, §8.2) is ciphertext: it is checked for
+its form (a ``memdir-sealed 1`` first line, then base64 lines) and its rev, never
+parsed; the credential guard cannot see into it (the client's guard ran before it was
+sealed); its manifest `hash` is its rev, and its size counts against
+`sealed_size_limit` of the body quota. Plain texts keep every check.
+
+The account's keyring document (`keyring`, `put_keyring`) is stored as it is, never
+read: a put is a compare-and-swap on its version, and one naming another key id than
+the stored one is refused, so two machines never replace each other's key silently.
 """
 
 from __future__ import annotations
@@ -36,12 +46,16 @@ from memdir.sync.protocol import (
     Entry,
     EraseResult,
     Identity,
+    KeyringDoc,
+    KeyringPut,
     Manifest,
     Quotas,
     Snapshot,
     SnapshotRequest,
     Tombstone,
+    is_sealed_text,
     rev_of,
+    sealed_size_limit,
 )
 
 __all__ = [
@@ -94,7 +108,17 @@ class _Put:
     base: str | None
     rev: str
     data: bytes
-    note: Note
+    #: The parsed note; None for a sealed text, which the server cannot read.
+    note: Note | None
+
+    @property
+    def hash(self) -> str:
+        """The manifest's content hash: the rev stands in for a sealed text's."""
+        return self.rev if self.note is None else self.note.hash
+
+
+#: A sealed text as a server can check it without a key: the first line, then base64.
+_SEALED_FORM = re.compile(rb"memdir-sealed 1 [\x20-\x7e]{1,200}\n(?:[A-Za-z0-9+/=]{1,76}\n)+")
 
 
 def _invalid(message: str, ids: Iterable[str] = ()) -> Rejection:
@@ -110,6 +134,10 @@ def _check_put(change: Change) -> _Put:
         raise _invalid(f"the text of {change.id} is not valid Unicode", [change.id]) from None
     if rev_of(data) != change.rev:
         raise _invalid(f"rev of {change.id} is not the SHA-256 of its text", [change.id])
+    if is_sealed_text(data):
+        if not _SEALED_FORM.fullmatch(data):
+            raise _invalid(f"the sealed text of {change.id} is not in the sealed form", [change.id])
+        return _Put(change.id, change.base, change.rev, data, None)
     try:
         note = parse_note(data, file_id=change.id)
     except (ParseError, InvalidInput) as exc:
@@ -133,6 +161,8 @@ def _check_secrets(puts: Sequence[_Put]) -> None:
     """
     found: dict[str, str] = {}
     for put in puts:
+        if put.note is None:
+            continue  # sealed: nothing the server could read (the client's guard ran)
         try:
             check_secrets(put.note)
         except SecretRefused as exc:
@@ -324,7 +354,7 @@ class SyncRules:
         set_notes: dict[str, Entry] = {}
         set_tombstones: dict[str, Tombstone] = {}
         for put in puts:
-            entry = Entry(rev=put.rev, hash=put.note.hash, size=len(put.data), updated_at=now)
+            entry = Entry(rev=put.rev, hash=put.hash, size=len(put.data), updated_at=now)
             notes[put.id] = set_notes[put.id] = entry
             tombstones.pop(put.id, None)
         for delete in deletes:
@@ -340,17 +370,29 @@ class SyncRules:
     def _check_bodies(self, user: str, key: str, current: Manifest, puts: Sequence[_Put]) -> None:
         """Refuse bodies over the quota, unless no larger than the server's version (no growth)."""
         limit = self.quotas.max_body_bytes
-        over = [p for p in puts if p.note.body_bytes > limit]
-        if not over:
+        sealed_limit = sealed_size_limit(limit)
+        too_big: list[str] = []
+        for put in puts:
+            if put.note is not None or len(put.data) <= sealed_limit:
+                continue
+            entry = current.notes.get(put.id)
+            if len(put.data) > (entry.size if entry is not None else 0):
+                too_big.append(put.id)  # a sealed text may shrink towards the quota
+        over = [p for p in puts if p.note is not None and p.note.body_bytes > limit]
+        if not over and not too_big:
             return
         wanted = {current.notes[p.id].rev: p.id for p in over if p.id in current.notes}
         old = self.storage.objects(user, key, wanted) if wanted else {}
-        too_big: list[str] = []
         for put in over:
+            assert put.note is not None
             entry = current.notes.get(put.id)
             data = old.get(entry.rev) if entry else None
             try:
-                previous = parse_note(data, file_id=put.id).body_bytes if data else 0
+                previous = (
+                    parse_note(data, file_id=put.id).body_bytes
+                    if data is not None and not is_sealed_text(data)
+                    else 0
+                )
             except ParseError:
                 previous = 0
             if put.note.body_bytes > previous:
@@ -362,6 +404,55 @@ class SyncRules:
                 f"note bodies over the quota of {limit} bytes (and larger than before)",
                 ids=too_big,
             )
+
+    # -- the keyring document ----------------------------------------------------------
+
+    def keyring(self, user: str) -> KeyringDoc:
+        """The account's keyring document; 404 `not_found` when none is stored."""
+        self._check_user(user)
+        found = self.storage.keyring(user)
+        if found is None:
+            raise Rejection(404, "not_found", "this account keeps no keyring on the server")
+        version, key_id, doc = found
+        return KeyringDoc(
+            version=version, key_id=key_id, keyring=doc.decode("utf-8"), quotas=self.quotas
+        )
+
+    def put_keyring(self, user: str, request: KeyringPut) -> KeyringDoc:
+        """Store the keyring if the stored version is still `request.expected`.
+
+        409 `key_mismatch` when a keyring of another key id is stored (never replaced);
+        409 `stale` when the version moved on (another machine changed it meanwhile)."""
+        self._check_user(user)
+        found = self.storage.keyring(user)
+        if found is not None and found[1] != request.key_id:
+            raise Rejection(
+                409,
+                "key_mismatch",
+                f"this account keeps the keyring of key {found[1]} on the server; a keyring "
+                f"of another key ({request.key_id}) is not stored over it",
+                version=found[0],
+            )
+        current = 0 if found is None else found[0]
+        if request.expected != current:
+            raise Rejection(
+                409,
+                "stale",
+                f"the stored keyring is at version {current}, not {request.expected}",
+                version=current,
+            )
+        doc = request.keyring.encode("utf-8")
+        if not self.storage.swap_keyring(user, current, request.key_id, doc):
+            raise Rejection(
+                409, "stale", "the keyring changed meanwhile", version=self._keyring_version(user)
+            )
+        return KeyringDoc(
+            version=current + 1, key_id=request.key_id, keyring=request.keyring, quotas=self.quotas
+        )
+
+    def _keyring_version(self, user: str) -> int:
+        found = self.storage.keyring(user)
+        return 0 if found is None else found[0]
 
     def erase(self, user: str) -> EraseResult:
         """Erase an account: the marker first (requests are refused from then on), then data."""

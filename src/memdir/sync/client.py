@@ -38,12 +38,14 @@ from memdir.sync.protocol import (
     CommitRequest,
     CommitResult,
     Identity,
+    KeyringDoc,
+    KeyringPut,
     Quotas,
     Snapshot,
     SnapshotRequest,
 )
 
-__all__ = ["SecretInCommit", "Stale", "SyncClient", "Transfer", "origin_of"]
+__all__ = ["Absent", "SecretInCommit", "Stale", "SyncClient", "Transfer", "origin_of"]
 
 _M = TypeVar("_M", bound=BaseModel)
 _TRIES = 2
@@ -66,6 +68,11 @@ class SecretInCommit(SecretRefused):
     def __init__(self, message: str, ids: tuple[str, ...]) -> None:
         super().__init__(message)
         self.ids = ids
+
+
+class Absent(SyncFailed):
+    """Raised when the server answered 404: no such document, or no such endpoint (an older
+    server)."""
 
 
 @dataclass(slots=True)
@@ -157,6 +164,19 @@ class SyncClient:
     def commit(self, request: CommitRequest) -> CommitResult:
         """Apply a batch of changes; `Stale` when the server moved on (nothing applied)."""
         return self._call("POST", "memory/commit", request, CommitResult)
+
+    def keyring(self) -> KeyringDoc | None:
+        """The account's keyring document; None when the server keeps none (or is too old
+        to keep one: it has no such endpoint)."""
+        try:
+            return self._call("GET", "keyring", None, KeyringDoc)
+        except Absent:
+            return None
+
+    def put_keyring(self, request: KeyringPut) -> KeyringDoc:
+        """Store the keyring document (`Stale` when its version moved on, `Refused` when
+        another key's keyring is stored, `Absent` when the server has no such endpoint)."""
+        return self._call("PUT", "keyring", request, KeyringDoc)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -254,6 +274,11 @@ class SyncClient:
             version = payload.get("version")
             if code == "case_collision":
                 raise Refused(f"the sync server refused the commit{text}")
+            if code == "key_mismatch":
+                raise Refused(
+                    f"the sync server at {self.origin} keeps another key's keyring for this "
+                    f"account{text}; it was not replaced"
+                )
             raise Stale(
                 f"the server changed meanwhile{text}",
                 ids,
@@ -261,6 +286,8 @@ class SyncClient:
             )
         if status == 413:
             raise LimitExceeded(f"the sync server's quota refused the request{text}")
+        if status == 404:
+            raise Absent(f"the sync server at {self.origin} answered HTTP 404{text}")
         if status in (301, 302, 303, 307, 308):
             raise SyncRefused(
                 f"the sync server at {self.origin} answered with a redirect; memdir does not "

@@ -9,6 +9,14 @@ the `Memdir-Quotas` header and, for JSON bodies, in a `quotas` field.
 Revisions are the SHA-256 of a note file's exact bytes (`rev`); `hash` is the §1.1
 content hash. Objects travel as UTF-8 text (note files are UTF-8 by definition).
 
+An encrypted scope (§8.2) sends *sealed* texts (`is_sealed_text`: the first line is
+``memdir-sealed 1 …``): ciphertext the server stores and returns without reading. Its
+`rev` is still the SHA-256 of the text the server stores; its `hash` is the rev itself
+(the server cannot compute a content hash), and its size counts against
+`sealed_size_limit` instead of the body quota. The account may keep one opaque keyring
+document (`GET`/`PUT /v1/keyring`, compare-and-swap on its version) so that a second
+machine can join with the password; a server without that endpoint answers 404.
+
 Errors are JSON bodies `{"error": CODE, "message": ..., ...}` with these codes:
 
     401 unauthorized          missing or wrong bearer token
@@ -17,6 +25,7 @@ Errors are JSON bodies `{"error": CODE, "message": ..., ...}` with these codes:
                               (`ids` names them), or `version` did not match (commit-first);
                               nothing of the commit was applied
     409 case_collision        a new id differs only in case from a live note (`ids`)
+    409 key_mismatch          a keyring of another key id is stored already (`PUT /v1/keyring`)
     410 account_erased        the account was erased; the server refuses it for good
     413 quota_exceeded        too many changes, notes, or a body over the size quota
     422 invalid               a malformed id, note text, or a rev that does not match its text
@@ -53,13 +62,17 @@ __all__ = [
     "EraseResult",
     "ErrorBody",
     "Identity",
+    "KeyringDoc",
+    "KeyringPut",
     "Manifest",
     "Quotas",
     "ScopeRef",
     "Snapshot",
     "SnapshotRequest",
     "Tombstone",
+    "is_sealed_text",
     "rev_of",
+    "sealed_size_limit",
 ]
 
 PROTOCOL_VERSION = 1
@@ -74,6 +87,7 @@ ERROR_CODES = (
     "forbidden",
     "stale",
     "case_collision",
+    "key_mismatch",
     "account_erased",
     "quota_exceeded",
     "invalid",
@@ -92,9 +106,32 @@ NoteId = Annotated[str, Field(min_length=1, max_length=80)]
 ProjectId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$")]
 
 
+#: The first bytes of a sealed text (`memdir.crypto.seal.FIRST_LINE`, repeated here so
+#: the server reads no crypto module).
+SEALED_PREFIX = b"memdir-sealed 1 "
+#: Bytes of frontmatter a sealed text is allowed beyond the body quota.
+_SEALED_ALLOWANCE = 16 * 1024
+#: The largest keyring document `PUT /v1/keyring` takes.
+MAX_KEYRING_BYTES = 64 * 1024
+
+
 def rev_of(data: bytes) -> str:
     """The revision id of a note file's bytes (same as the store's history)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def is_sealed_text(data: bytes) -> bool:
+    """Whether a note text is sealed (end-to-end encrypted): by its first line only."""
+    return data.startswith(SEALED_PREFIX)
+
+
+def sealed_size_limit(max_body_bytes: int) -> int:
+    """The largest sealed text the body quota allows: a note with a body of
+    `max_body_bytes` and 16 KiB of frontmatter, sealed (base64: 4/3, in lines of 76,
+    plus the header, tag and first line). Client and server check the same number."""
+    frame = max_body_bytes + _SEALED_ALLOWANCE + 54 + 16
+    encoded = 4 * ((frame + 2) // 3)
+    return encoded + encoded // 76 + 256
 
 
 class _Model(BaseModel):
@@ -266,6 +303,32 @@ class EraseResult(_Model):
     user: str
     erased: bool
     quotas: Quotas
+
+
+KeyId = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
+
+
+class KeyringDoc(_Model):
+    """`GET /v1/keyring` (and the answer to a `PUT`): the account's keyring document.
+
+    The document is the keyring JSON (`memdir.crypto.keys`): the master key wrapped by
+    a password key and by a recovery key, the salt and Argon2id parameters, the key id.
+    It holds no secret in clear; the server stores it as it is and never reads it."""
+
+    version: int = Field(ge=1, description="goes up by one with every accepted PUT")
+    key_id: KeyId
+    keyring: str = Field(description="the keyring JSON, opaque to the server")
+    quotas: Quotas
+
+
+class KeyringPut(_Model):
+    """`PUT /v1/keyring`: store the keyring if the stored version is still `expected`
+    (0: none stored). A keyring of another key id is refused (409 `key_mismatch`); the
+    same key id with a new password wrap replaces it."""
+
+    expected: int = Field(ge=0)
+    key_id: KeyId
+    keyring: str = Field(min_length=2, max_length=MAX_KEYRING_BYTES)
 
 
 class ErrorBody(_Model):

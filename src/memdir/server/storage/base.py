@@ -7,7 +7,9 @@ A backend stores, per user and scope key (`user` or `project/<id>`):
 - one `Manifest`, replaced atomically by compare-and-swap on its version: a swap from
   `expected` succeeds only if the stored version is still `expected` (0: no manifest yet);
 - an erase marker per user, written before any of the user's data is deleted, after
-  which every request of that user is refused.
+  which every request of that user is refused;
+- at most one keyring document per user (opaque bytes with the key id they name and a
+  version), replaced by compare-and-swap on that version, deleted with the account.
 
 Backends know nothing of quotas, tokens or validation: `memdir.server.rules` does that.
 """
@@ -19,10 +21,12 @@ from typing import Protocol
 
 from memdir.sync.protocol import Manifest
 
-__all__ = ["Storage", "StoredObject"]
+__all__ = ["Storage", "StoredKeyring", "StoredObject"]
 
 #: (note id, rev, bytes) of one revision to store.
 StoredObject = tuple[str, str, bytes]
+#: (version, key id, bytes) of a user's stored keyring document.
+StoredKeyring = tuple[int, str, bytes]
 
 
 class Storage(Protocol):
@@ -42,6 +46,15 @@ class Storage(Protocol):
 
     def swap_manifest(self, user: str, scope: str, expected: int, manifest: Manifest) -> bool:
         """Replace the manifest if its version is still `expected`; False when it moved on."""
+        ...
+
+    def keyring(self, user: str) -> StoredKeyring | None:
+        """The user's keyring document, None when none is stored."""
+        ...
+
+    def swap_keyring(self, user: str, expected: int, key_id: str, doc: bytes) -> bool:
+        """Store the keyring document as version `expected + 1` if the stored version is
+        still `expected` (0: none); False when it moved on, or the account is erased."""
         ...
 
     def mark_erased(self, user: str) -> None:

@@ -3,6 +3,7 @@
 Layout under `root` (§7.3)::
 
     users/<user>/ERASED                                   erase marker (written first)
+    users/<user>/keyring.json                             the keyring document (§8.2)
     users/<user>/.lock                                    writers share it, erase takes it alone
     users/<user>/memory/manifest.json                     scope `user`
     users/<user>/memory/objects/<note-id>/<rev>.md
@@ -28,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -37,7 +39,7 @@ from pathlib import Path
 
 from memdir.core import validate_id
 from memdir.errors import Busy, InvalidInput
-from memdir.server.storage.base import StoredObject
+from memdir.server.storage.base import StoredKeyring, StoredObject
 from memdir.store.atomic import atomic_write, fsync_dir
 from memdir.store.lock import DirLock
 from memdir.sync.protocol import Manifest, is_rev, rev_of
@@ -49,6 +51,7 @@ USER_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _PROJECT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{7,127}")
 _MARKER = "ERASED"
 _USER_LOCK = ".lock"
+_KEYRING = "keyring.json"
 _LOCK_TIMEOUT = 30.0
 _POLL_SECONDS = 0.01
 
@@ -210,6 +213,30 @@ class DirectoryStorage:
                 if self.manifest(user, scope).version != expected:
                     return False
                 atomic_write(scope_dir / "manifest.json", data, mode=0o600)
+                return True
+
+    def keyring(self, user: str) -> StoredKeyring | None:
+        """The user's keyring document (a JSON envelope: version, key id, the document)."""
+        try:
+            raw = (self._user_dir(user) / _KEYRING).read_bytes()
+        except FileNotFoundError:
+            return None
+        doc = json.loads(raw)
+        return int(doc["version"]), str(doc["keyId"]), str(doc["keyring"]).encode("utf-8")
+
+    def swap_keyring(self, user: str, expected: int, key_id: str, doc: bytes) -> bool:
+        """Write the keyring document atomically if its version is still `expected`."""
+        user_dir = self._user_dir(user)
+        envelope = {"version": expected + 1, "keyId": key_id, "keyring": doc.decode("utf-8")}
+        with self._writing(user) as allowed:
+            if not allowed:
+                return False
+            lock = DirLock(user_dir / ".keyring.lock", timeout=_LOCK_TIMEOUT, label=f"{user}")
+            with lock:
+                found = self.keyring(user)
+                if (0 if found is None else found[0]) != expected:
+                    return False
+                atomic_write(user_dir / _KEYRING, json.dumps(envelope).encode(), mode=0o600)
                 return True
 
     def mark_erased(self, user: str) -> None:

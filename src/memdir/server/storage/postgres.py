@@ -6,6 +6,7 @@ Schema, created and upgraded by `PostgresStorage` itself::
     memdir_manifests    (user_id, scope) -> version, body     one manifest per scope, CAS on version
     memdir_revisions    (user_id, scope, rev) -> note_id, body immutable note revisions (bytea)
     memdir_erased_users (user_id) -> erased_at                 erase markers, never deleted
+    memdir_keyrings     (user_id) -> version, key_id, body      the keyring document (§8.2)
 
 Migrations are an ordered list of SQL steps. Every server process that starts runs the
 missing ones in one transaction under a transaction-scoped advisory lock, so several
@@ -40,7 +41,7 @@ except ImportError as error:  # pragma: no cover - exercised only on the plain i
         "the PostgreSQL storage backend needs the postgres extra: pip install 'memdir[postgres]'"
     ) from error
 
-from memdir.server.storage.base import StoredObject
+from memdir.server.storage.base import StoredKeyring, StoredObject
 
 __all__ = ["SCHEMA_VERSION", "PostgresStorage"]
 
@@ -67,6 +68,15 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE memdir_erased_users (
         user_id   text        PRIMARY KEY,
         erased_at timestamptz NOT NULL DEFAULT now()
+    );
+    """,
+    """
+    CREATE TABLE memdir_keyrings (
+        user_id    text        PRIMARY KEY,
+        version    bigint      NOT NULL CHECK (version > 0),
+        key_id     text        NOT NULL,
+        body       bytea       NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
     );
     """,
 )
@@ -296,6 +306,35 @@ class PostgresStorage:
                 )
             return cursor.rowcount == 1
 
+    def keyring(self, user: str) -> StoredKeyring | None:
+        """The user's keyring document, None when none is stored."""
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT version, key_id, body FROM memdir_keyrings WHERE user_id = %s", (user,)
+            ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), bytes(row[2]))
+
+    def swap_keyring(self, user: str, expected: int, key_id: str, doc: bytes) -> bool:
+        """Store the keyring document if its version is still `expected` (0: none)."""
+        with self._conn() as conn, conn.transaction():
+            self._lock_user(conn, user, shared=True)
+            if expected == 0:
+                cursor = conn.execute(
+                    "INSERT INTO memdir_keyrings (user_id, version, key_id, body)"
+                    " SELECT %s, 1, %s, %s"
+                    " WHERE NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)"
+                    " ON CONFLICT (user_id) DO NOTHING",
+                    (user, key_id, doc, user),
+                )
+            else:
+                cursor = conn.execute(
+                    "UPDATE memdir_keyrings SET version = version + 1, key_id = %s, body = %s,"
+                    " updated_at = now() WHERE user_id = %s AND version = %s"
+                    " AND NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)",
+                    (key_id, doc, user, expected, user),
+                )
+            return cursor.rowcount == 1
+
     def mark_erased(self, user: str) -> None:
         """Write the user's erase marker (idempotent), after every write in flight ends."""
         with self._conn() as conn, conn.transaction():
@@ -319,6 +358,7 @@ class PostgresStorage:
         with self._conn() as conn, conn.transaction():
             conn.execute("DELETE FROM memdir_manifests WHERE user_id = %s", (user,))
             conn.execute("DELETE FROM memdir_revisions WHERE user_id = %s", (user,))
+            conn.execute("DELETE FROM memdir_keyrings WHERE user_id = %s", (user,))
 
     def close(self) -> None:
         """Close every pooled connection."""
