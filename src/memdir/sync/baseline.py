@@ -10,6 +10,15 @@ One SQLite file per scope in `$MEMDIR_HOME/memory-sync/` (machine-local, never s
 - `meta`: the manifest version last seen and the account + origin the scope is bound to.
 
 Every pass commits its updates in one transaction, so a crash leaves the previous state.
+
+For an end-to-end encrypted scope (§8.2, `memdir.sync.wire`) two revisions of a note
+differ: the plaintext's (`base.rev`, what the local store compares) and the sealed wire
+text's on the server (`base.server_rev`; NULL: the same as `rev`, a plain scope or a
+baseline written before encryption). `remote` and `conflicts.server_rev` hold server
+revisions. The copies of note text (`base.data`, `conflicts.server_data`) are sealed with
+kind STATE by the `sealing` a caller attaches while the directory is encrypted, and
+opened on read; plain copies written before are read as they are. The `server_rev`
+column is added to a baseline file that lacks it (no resync: NULL means plain).
 """
 
 from __future__ import annotations
@@ -21,16 +30,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from memdir.errors import IntegrityError, Remedy
 from memdir.store.atomic import ensure_private_dir
 
-__all__ = ["BaseCopy", "Baseline", "Binding", "HeldConflict", "RemoteEntry"]
+__all__ = ["BaseCopy", "Baseline", "Binding", "HeldConflict", "RemoteEntry", "Sealing"]
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS base (id TEXT PRIMARY KEY, rev TEXT NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS base (
+    id TEXT PRIMARY KEY, rev TEXT NOT NULL, data BLOB NOT NULL,
+    server_rev TEXT  -- NULL: the server's revision is `rev` (a plain text)
+);
 CREATE TABLE IF NOT EXISTS remote (
     id TEXT PRIMARY KEY, rev TEXT NOT NULL, deleted_at INTEGER  -- NULL: live
 );
@@ -45,12 +58,26 @@ CREATE TABLE IF NOT EXISTS conflicts (
 """
 
 
+class Sealing(Protocol):
+    """Seals the note text copies of an encrypted scope's sync state (`wire.StateSeal`)."""
+
+    def seal(self, context: str, data: bytes) -> bytes:
+        """The bytes to store for `data` (sealed while the scope is encrypted)."""
+        ...
+
+    def open(self, context: str, data: bytes) -> bytes:
+        """The plaintext of stored bytes (plain ones as they are)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class BaseCopy:
     """A note as both sides had it at the last sync."""
 
     rev: str
     data: bytes
+    #: The server's revision of it (differs from `rev` for a sealed wire text).
+    server_rev: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +132,15 @@ class Baseline:
         self._db.execute("PRAGMA synchronous=FULL")
         # Forgetting a note must not leave its text in free pages (forget --purge).
         self._db.execute("PRAGMA secure_delete=ON")
+        #: Seals the text copies while the scope is encrypted (None: stored as they are).
+        self.sealing: Sealing | None = None
         with self.transaction():
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
+            columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(base)")}
+            if "server_rev" not in columns:  # a baseline of before end-to-end encryption
+                self._db.execute("ALTER TABLE base ADD COLUMN server_rev TEXT")
             row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self._set("schema", str(_SCHEMA_VERSION))
@@ -188,22 +220,59 @@ class Baseline:
         """Revision of every baseline copy, by note id."""
         return {str(i): str(r) for i, r in self._db.execute("SELECT id, rev FROM base")}
 
+    def server_revs(self) -> dict[str, str]:
+        """The server's revision of every baseline copy, by note id."""
+        rows = self._db.execute("SELECT id, coalesce(server_rev, rev) FROM base")
+        return {str(i): str(r) for i, r in rows}
+
+    def has_plain_wire(self) -> bool:
+        """Whether a baseline copy was synced as a plain text (the server may hold it so)."""
+        row = self._db.execute(
+            "SELECT 1 FROM base WHERE server_rev IS NULL AND length(data) > 0 LIMIT 1"
+        ).fetchone()
+        return row is not None
+
+    def _seal(self, context: str, data: bytes) -> bytes:
+        return data if self.sealing is None else self.sealing.seal(context, data)
+
+    def _open(self, context: str, data: bytes) -> bytes:
+        if self.sealing is None:
+            return data
+        return self.sealing.open(context, data)
+
+    def _base_context(self, note_id: str) -> str:
+        return f"base/{self.path.stem}/{note_id}"
+
+    def _conflict_context(self, note_id: str) -> str:
+        return f"conflict/{self.path.stem}/{note_id}"
+
     def base(self, note_id: str) -> BaseCopy | None:
         """The baseline copy of a note."""
-        row = self._db.execute("SELECT rev, data FROM base WHERE id=?", (note_id,)).fetchone()
-        return None if row is None else BaseCopy(str(row[0]), bytes(row[1]))
+        row = self._db.execute(
+            "SELECT rev, data, server_rev FROM base WHERE id=?", (note_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        data = self._open(self._base_context(note_id), bytes(row[1]))
+        return BaseCopy(str(row[0]), data, None if row[2] is None else str(row[2]))
 
     def text_of(self, rev: str) -> bytes | None:
         """The bytes of a revision held as any note's baseline copy."""
         row = self._db.execute(
-            "SELECT data FROM base WHERE rev=? AND length(data) > 0 LIMIT 1", (rev,)
+            "SELECT id, data FROM base WHERE rev=? AND length(data) > 0 LIMIT 1", (rev,)
         ).fetchone()
-        return None if row is None else bytes(row[0])
+        return None if row is None else self._open(self._base_context(str(row[0])), bytes(row[1]))
 
-    def set_base(self, note_id: str, rev: str, data: bytes) -> None:
-        """Record the version both sides now agree on."""
+    def set_base(
+        self, note_id: str, rev: str, data: bytes, *, server_rev: str | None = None
+    ) -> None:
+        """Record the version both sides now agree on (`server_rev`: the server's revision
+        of it when that is not `rev`, a sealed wire text)."""
+        stored = self._seal(self._base_context(note_id), data)
+        wire = None if server_rev == rev else server_rev
         self._db.execute(
-            "INSERT OR REPLACE INTO base (id, rev, data) VALUES (?, ?, ?)", (note_id, rev, data)
+            "INSERT OR REPLACE INTO base (id, rev, data, server_rev) VALUES (?, ?, ?, ?)",
+            (note_id, rev, stored, wire),
         )
 
     def drop_base(self, note_id: str) -> None:
@@ -249,7 +318,7 @@ class Baseline:
             HeldConflict(
                 str(i),
                 None if sr is None else str(sr),
-                None if sd is None else bytes(sd),
+                None if sd is None else self._open(self._conflict_context(str(i)), bytes(sd)),
                 None if lr is None else str(lr),
                 tuple(json.loads(rs)),
                 int(at),
@@ -272,8 +341,10 @@ class Baseline:
         reasons: tuple[str, ...],
     ) -> None:
         """Record (or refresh) a conflict; keeps the first time it was found."""
-        found = self.conflict(note_id)
-        at = found.found_at if found is not None else int(time.time() * 1000)
+        row = self._db.execute("SELECT found_at FROM conflicts WHERE id=?", (note_id,)).fetchone()
+        at = int(row[0]) if row is not None else int(time.time() * 1000)
+        if server_data is not None:
+            server_data = self._seal(self._conflict_context(note_id), server_data)
         self._db.execute(
             "INSERT OR REPLACE INTO conflicts "
             "(id, server_rev, server_data, local_rev, reasons, found_at) VALUES (?,?,?,?,?,?)",

@@ -63,7 +63,7 @@ def commit_first(
     whose file differs now refuses the whole batch before anything is sent.
     """
     ids = sorted(writes)
-    server = scope_pass.snapshot(set(scope_pass.baseline.bases().values()), True, full=True)
+    server = scope_pass.snapshot(scope_pass.have(), True, full=True)
     assert server is not None  # a full listing is never `unchanged`
     remote, local = _check_in_sync(scope_pass, ids, server)
     for note_id, rev in (expected or {}).items():
@@ -106,10 +106,13 @@ def commit_first(
             "a commit-first batch must go in one piece — split it"
         )
     version = server.version
+    # An encrypted scope uploads the batch sealed (`memdir.sync.wire`).
+    sent = [s for _, s in scope_pass.wire_changes(changes, server)]
+    wires = {c.id: c.rev for c in sent if c.rev is not None}
     if changes:
         try:
             result = scope_pass.client.commit(
-                CommitRequest(scope=scope_pass.scope, version=version, changes=changes)
+                CommitRequest(scope=scope_pass.scope, version=version, changes=sent)
             )
         except Stale:
             raise Conflict(
@@ -117,7 +120,8 @@ def commit_first(
                 hint=Remedy.SYNC_NOW,
             ) from None
         version = result.version
-    return _write_here(scope_pass, writes, payload, local, version, server, reason, audit)
+        wires.update({i: e.rev for i, e in result.notes.items()})
+    return _write_here(scope_pass, writes, payload, local, (version, wires), server, reason, audit)
 
 
 def write_all(
@@ -159,7 +163,7 @@ def _write_here(
     writes: Mapping[str, Note | None],
     payload: dict[str, bytes],
     local: dict[str, str],
-    version: int | None,
+    committed: tuple[int | None, dict[str, str]],
     server: ServerView,
     reason: str,
     audit: Sequence[tuple[str, Mapping[str, str | int | None]]],
@@ -167,8 +171,11 @@ def _write_here(
     """Write the accepted batch here, all of it or — when a note was edited here meanwhile —
     none of it (never last-writer-wins, never half a batch): the server holds the batch
     and the next sync pass merges it with the edit three ways, as any change from another
-    machine. The baseline records only what was written here.
+    machine. The baseline records only what was written here. `committed`: the manifest
+    version after the commit and the server revision of each note put.
     """
+    version, wires = committed
+    sealed = scope_pass.wire.sealed
     out = BatchResult(version=version)
     try:
         _, made = write_all(scope_pass.store, writes, reason, local, payload=payload, audit=audit)
@@ -191,9 +198,12 @@ def _write_here(
         for note_id in writes:
             if note_id in payload:
                 data = payload[note_id]
-                remote[note_id] = RemoteEntry(rev_of(data))
+                wire = wires.get(note_id, rev_of(data))
+                remote[note_id] = RemoteEntry(wire)
                 if written:
-                    baseline.set_base(note_id, rev_of(data), data)
+                    baseline.set_base(
+                        note_id, rev_of(data), data, server_rev=wire if sealed else None
+                    )
             else:
                 remote.pop(note_id, None)
                 if written:

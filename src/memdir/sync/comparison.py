@@ -19,10 +19,17 @@ class ServerView:
     """The server's side as one snapshot (plus fetched texts) shows it."""
 
     version: int
+    #: note id -> revision (of the plaintext, for an encrypted scope: `memdir.sync.wire`)
     live: dict[str, str]
     tombstones: dict[str, str]
+    #: revision -> text (plaintext, for an encrypted scope)
     texts: dict[str, bytes]
+    #: the manifest as the server lists it (server revisions)
     remote: dict[str, RemoteEntry]
+    #: note id -> the server's revision of each live note (`live` for a plain scope)
+    wire: dict[str, str] = field(default_factory=dict)
+    #: live notes whose server text is plain (its `hash` is no stand-in for the rev)
+    plain: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from memdir.core.vocab import KeepSide, WriteEvent, choices, parse_choice
 from memdir.errors import (
     Conflict,
     InvalidInput,
+    Locked,
     MemdirError,
     NotFound,
     ParseError,
@@ -35,6 +36,7 @@ from memdir.store import ScopeStore, revision_of
 from memdir.store.lock import DirLock
 from memdir.sync.account import Credentials, SyncAccount, check_token
 from memdir.sync.baseline import Baseline, Binding, HeldConflict
+from memdir.sync.wire import StateSeal
 
 if TYPE_CHECKING:
     import httpx
@@ -88,6 +90,7 @@ class Replica:
         if baseline is None:
             store = self._stores[scope]
             baseline = Baseline(self.root / f"{store.state_key}.sqlite")
+            baseline.sealing = StateSeal(store.directory)  # an encrypted scope's copies
             self._baselines[scope] = baseline
         return baseline
 
@@ -192,6 +195,7 @@ class Replica:
         self, scopes: tuple[Scope, ...] | None = None, *, abort: threading.Event | None = None
     ) -> SyncRun:
         """One pass over each scope (both by default); raises when sync cannot run at all."""
+        from memdir.sync.keyring import publish_keyring
         from memdir.sync.scope_pass import ScopePass
 
         if not self.account.enabled:
@@ -203,6 +207,7 @@ class Replica:
             if scope not in self._stores:
                 raise InvalidInput(f"there are no {scope.value} notes here to sync")
         run = SyncRun()
+        locked: list[Locked] = []
         with self._client(credentials) as client:
             for scope in scopes or tuple(self._stores):
                 paused = self._paused(scope, credentials)
@@ -228,8 +233,19 @@ class Replica:
                         # Bound before the first pass writes anything: a pass that fails
                         # half-way still ties these notes to this account (§7.1).
                         baseline.bind(Binding(credentials.user, client.origin))
-                    report = scope_pass.run()
+                    try:
+                        report = scope_pass.run()
+                        if scope_pass.wire.sealed:
+                            publish_keyring(client, self.root.parent)
+                    except Locked as exc:
+                        # Encrypted and locked (or no keyring here): nothing of this scope
+                        # was read or written; the other scopes go on.
+                        locked.append(exc)
+                        run.paused[scope.value] = describe(exc)
+                        continue
                 run.reports.append(report)
+        if locked and not run.reports:
+            raise locked[0]
         return run
 
     def commit_first(
@@ -380,7 +396,10 @@ class Replica:
             # The server's version becomes the baseline: the next pass sees only this
             # machine's outcome as a change and uploads it against that exact revision.
             if held.server_rev is not None and held.server_data is not None:
-                baseline.set_base(note_id, held.server_rev, held.server_data)
+                rev = revision_of(held.server_data)  # of the plaintext; the server's differs
+                baseline.set_base(  # when the scope travels sealed (memdir.sync.wire)
+                    note_id, rev, held.server_data, server_rev=held.server_rev
+                )
             else:
                 baseline.drop_base(note_id)
             baseline.release(note_id)

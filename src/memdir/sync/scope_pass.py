@@ -17,6 +17,12 @@ Every upload passes the credential guard first (a file edited on disk never met 
 store's), so a note that looks like it holds a secret is held here, never sent; the
 server refuses one as well, and the pass then holds the notes it names.
 Nothing is ever last-writer-wins.
+
+An encrypted scope (§8.2) compares exactly the same way, on plaintext revisions:
+`memdir.sync.wire` seals every upload and opens every download, the server view is
+translated from the server's revisions of sealed texts to the plaintext revisions
+behind them (the baseline keeps both), and texts the server still holds in plain form
+(synced before the scope was encrypted) are uploaded again, sealed.
 """
 
 from __future__ import annotations
@@ -26,10 +32,11 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from memdir.core import Note, parse_note, render_note
 from memdir.core.vocab import WriteEvent
-from memdir.errors import MemdirError, ParseError, SecretRefused, SyncFailed
+from memdir.errors import LimitExceeded, MemdirError, ParseError, SecretRefused, SyncFailed
 from memdir.store import ScopeStore, check_secrets
 from memdir.sync.baseline import Baseline, RemoteEntry
 from memdir.sync.client import SecretInCommit, Stale, SyncClient
@@ -43,12 +50,16 @@ from memdir.sync.protocol import (
     ScopeRef,
     Snapshot,
     SnapshotRequest,
+    is_sealed_text,
     rev_of,
+    sealed_size_limit,
 )
+from memdir.sync.wire import StateSeal, WireForm
 
 __all__ = ["Aborted", "PassReport", "ScopePass"]
 
 _MAX_RESTARTS = 6
+_T = TypeVar("_T")
 log = logging.getLogger("memdir.sync")
 
 
@@ -85,6 +96,10 @@ class ScopePass:
         self._clock = clock
         #: the note files as this comparison read them (set by each comparison)
         self._files: dict[str, bytes] = {}
+        #: how this scope's texts travel: plain, or sealed end to end
+        self.wire = WireForm(store.directory, scope.key)
+        if baseline.sealing is None:
+            baseline.sealing = StateSeal(store.directory)
 
     def run(self) -> PassReport:
         """One pass; restarts from a fresh snapshot when the server moved on meanwhile."""
@@ -146,7 +161,7 @@ class ScopePass:
         list (a few hundred bytes each way when nothing changed); only when the manifest
         moved does it ask for the texts it lacks, naming the listed revisions it holds.
         """
-        known = None if full else self.baseline.version
+        known = None if full or self._plain_on_server() else self.baseline.version
         if known is not None:
             probe = self.client.snapshot(
                 SnapshotRequest(scope=self.scope, known_version=known, objects=False)
@@ -220,25 +235,122 @@ class ScopePass:
         # Tombstones past the server's window have dropped out of its manifest by now.
         cutoff = self._clock() - self.client.quotas.tombstone_days * 86_400_000
         remote = {i: e for i, e in remote.items() if e.deleted_at is None or e.deleted_at >= cutoff}
-        return ServerView(
+        view = ServerView(
             version=version,
             live={i: e.rev for i, e in remote.items() if e.live},
             tombstones={i: e.rev for i, e in remote.items() if not e.live},
             texts={},
             remote=remote,
         )
+        return self._translated(view)
 
-    @staticmethod
-    def _view(snap: Snapshot, texts: dict[str, bytes]) -> ServerView:
+    def _view(self, snap: Snapshot, texts: dict[str, bytes]) -> ServerView:
         remote = {i: RemoteEntry(e.rev) for i, e in snap.notes.items()}
         remote.update({i: RemoteEntry(t.rev, t.deleted_at) for i, t in snap.tombstones.items()})
-        return ServerView(
+        view = ServerView(
             version=snap.version,
             live={i: e.rev for i, e in snap.notes.items()},
             tombstones={i: t.rev for i, t in snap.tombstones.items()},
             texts=texts,
             remote=remote,
+            plain={i for i, e in snap.notes.items() if e.hash != e.rev},
         )
+        return self._translated(view)
+
+    # -- the wire form (end-to-end encryption) ---------------------------------------------
+
+    def have(self, revs: dict[str, str] | None = None) -> set[str]:
+        """The server revisions whose texts this machine holds (the request's `have`):
+        baselines and, for a plain scope, the note files' revisions `revs`."""
+        if not self.wire.sealed:
+            return set(self.baseline.bases().values()) | set((revs or {}).values())
+        held = {c.server_rev for c in self.baseline.conflicts() if c.server_rev is not None}
+        return set(self.baseline.server_revs().values()) | held
+
+    def _plain_on_server(self) -> bool:
+        """An encrypted scope whose baseline says the server may hold plain texts: the
+        manifest is listed in full, so they are found and uploaded again, sealed."""
+        return self.wire.sealed and self.baseline.has_plain_wire()
+
+    def _translated(self, view: ServerView) -> ServerView:
+        """For an encrypted scope, the view with plaintext revisions (`wire` keeps the
+        server's) and its texts opened; a plain scope's view as it is.
+
+        A sealed text arriving for a plain directory marks it encrypted first
+        (`WireForm.join`). Each text must open as the note that lists it (under every id
+        that lists it): a text replayed under another id is refused. A server revision is
+        translated only for the note id the baseline recorded it for."""
+        view.wire = dict(view.live)
+        listed: dict[str, list[str]] = {}
+        for note_id, rev in sorted(view.live.items()):
+            listed.setdefault(rev, []).append(note_id)
+        sealed = [t for r, t in view.texts.items() if r in listed and is_sealed_text(t)]
+        if sealed and not self.wire.sealed:
+            self.wire.join(sealed[0])  # before anything is written here
+        if not self.wire.sealed:
+            return view
+        raw, view.texts = view.texts, {}
+        opened: dict[tuple[str, str], str] = {}
+        for wire_rev, text in sorted(raw.items()):
+            for note_id in listed.get(wire_rev, ()):
+                plain = self.wire.decode(note_id, text)
+                opened[note_id, wire_rev] = rev_of(plain)
+                view.texts[rev_of(plain)] = plain
+        bases, wires = self.baseline.bases(), self.baseline.server_revs()
+        held = {
+            c.id: (c.server_rev, rev_of(c.server_data))
+            for c in self.baseline.conflicts()
+            if c.server_rev is not None and c.server_data is not None
+        }
+
+        def plain_of(note_id: str, wire_rev: str) -> str:
+            if (note_id, wire_rev) in opened:
+                return opened[note_id, wire_rev]
+            if wires.get(note_id) == wire_rev:
+                return bases[note_id]
+            if note_id in held and held[note_id][0] == wire_rev:
+                return held[note_id][1]
+            return wire_rev  # unknown here: matches no plaintext revision
+
+        view.live = {i: plain_of(i, r) for i, r in view.live.items()}
+        view.tombstones = {i: plain_of(i, r) for i, r in view.tombstones.items()}
+        return view
+
+    def _server_rev(self, server: ServerView, note_id: str) -> str | None:
+        """The server's revision of a live note as the baseline records it (None: plain)."""
+        return server.wire.get(note_id) if self.wire.sealed else None
+
+    def wire_changes(
+        self, changes: list[Change], server: ServerView, report: PassReport | None = None
+    ) -> list[tuple[Change, Change]]:
+        """(plaintext change, change as uploaded) for each change: sealed for an encrypted
+        scope, against the server's revisions. A sealed text over the server's size limit
+        is held (with `report`; without, LimitExceeded)."""
+        if not self.wire.sealed:
+            return [(c, c) for c in changes]
+        limit = sealed_size_limit(self.client.quotas.max_body_bytes)
+        out: list[tuple[Change, Change]] = []
+        for change in changes:
+            base = None if change.base is None else server.wire.get(change.id, change.base)
+            if change.op == "delete":
+                out.append((change, Change(id=change.id, op="delete", base=base)))
+                continue
+            assert change.text is not None
+            text = self.wire.encode(change.id, change.text.encode("utf-8"))
+            if len(text) > limit:
+                message = (
+                    f"sealed, note {change.id} is {len(text)} bytes, over the server's limit of "
+                    f"{limit}; it stays on this machine"
+                )
+                if report is None:
+                    raise LimitExceeded(message)
+                report.held[change.id] = message
+                continue
+            sealed = Change(
+                id=change.id, op="put", base=base, rev=rev_of(text), text=text.decode("ascii")
+            )
+            out.append((change, sealed))
+        return out
 
     def _texts(self, snap: Snapshot) -> dict[str, bytes]:
         texts: dict[str, bytes] = {}
@@ -259,14 +371,15 @@ class ScopePass:
         report.conflicts.clear()
         report.held.clear()
         self._check_abort()
+        self.wire.refresh()
         local = self.local_state()
         self._files = local.data
         revs, unknown = local.revs, local.unknown
         bases = self.baseline.bases()
         ids = (revs.keys() | bases.keys()) - unknown
         local_changed = any(revs.get(i) != bases.get(i) for i in ids)
-        have = set(bases.values()) | set(revs.values())
-        server = self.snapshot(have, local_changed, full=full)
+        legacy = self._plain_on_server()
+        server = self.snapshot(self.have(revs), local_changed or legacy, full=full or legacy)
         if server is None:
             report.unchanged = True
             report.version = self.baseline.version
@@ -280,7 +393,7 @@ class ScopePass:
             self._decide(note_id, sides, plan, report)
         for note_id in sorted(unknown & (server.live.keys() | bases.keys())):
             report.held[note_id] = "the local file cannot be read as a note (see `memdir doctor`)"
-        self._apply_pulls(plan, local, report)
+        self._apply_pulls(plan, local, server, report)
         self._push(plan, server, revs, report)
         if report.held:
             # Something was skipped: the next pass lists the manifest again rather than
@@ -291,7 +404,13 @@ class ScopePass:
         revs, server = sides.revs, sides.server
         local, base, remote = revs.get(note_id), sides.bases.get(note_id), server.live.get(note_id)
         if local == remote:
-            if local != base or note_id in plan.held:
+            if local is not None and note_id in server.plain and self.wire.sealed:
+                # Synced before this scope was encrypted: the server's copy is plaintext.
+                data = self._local_bytes(note_id, local)
+                plan.changes.append(
+                    Change(id=note_id, op="put", base=remote, rev=local, text=data.decode("utf-8"))
+                )
+            elif local != base or note_id in plan.held:
                 plan.agreed[note_id] = local
             return
         if local == base:
@@ -348,7 +467,7 @@ class ScopePass:
         if not outcome.clean:
             self.baseline.hold(
                 note_id,
-                server_rev=remote,
+                server_rev=server.wire.get(note_id),
                 server_data=server_data,
                 local_rev=revs.get(note_id),
                 reasons=outcome.conflicts,
@@ -393,7 +512,7 @@ class ScopePass:
         if base is not None and base.rev == rev:
             return base.data
         held = self.baseline.conflict(note_id)
-        if held is not None and held.server_rev == rev and held.server_data is not None:
+        if held is not None and held.server_data is not None and rev_of(held.server_data) == rev:
             return held.server_data
         # The same bytes under another id (a copied file): `have` named them, so the
         # server did not send them again.
@@ -418,17 +537,22 @@ class ScopePass:
 
     # -- applying ------------------------------------------------------------------
 
-    def _apply_pulls(self, plan: Plan, local: LocalFiles, report: PassReport) -> None:
+    def _apply_pulls(
+        self, plan: Plan, local: LocalFiles, server: ServerView, report: PassReport
+    ) -> None:
         revs = local.revs
         with self.baseline.transaction():
             for note_id, rev in plan.agreed.items():
                 if rev is None:
                     self.baseline.drop_base(note_id)
                 else:
-                    self.baseline.set_base(note_id, rev, self._local_bytes(note_id, rev))
+                    data = self._local_bytes(note_id, rev)
+                    wire = self._server_rev(server, note_id)
+                    self.baseline.set_base(note_id, rev, data, server_rev=wire)
                 self.baseline.release(note_id)
         self._check_abort()
-        for note_id in self._write_here(plan.pulls, revs, report):
+        wires = {i: self._server_rev(server, i) for i, _ in plan.pulls}
+        for note_id in self._write_here(plan.pulls, revs, report, wires):
             (report.merged if note_id in plan.merged else report.pulled).append(note_id)
         for note_id in plan.local_deletes:
             self._check_abort()
@@ -451,10 +575,15 @@ class ScopePass:
             report.deleted_here.append(note_id)
 
     def _write_here(
-        self, writes: list[tuple[str, bytes]], revs: dict[str, str], report: PassReport
+        self,
+        writes: list[tuple[str, bytes]],
+        revs: dict[str, str],
+        report: PassReport,
+        wires: dict[str, str | None],
     ) -> list[str]:
         """Write agreed bytes here in one batch (replaced versions backed up); the baseline
-        follows for each note written. Returns the ids written."""
+        follows for each note written (with `wires`, the server revision of each). Returns
+        the ids written."""
         items: list[tuple[Note, bytes, str]] = []
         for note_id, data in writes:
             try:
@@ -471,7 +600,8 @@ class ScopePass:
                 if isinstance(outcome, MemdirError):
                     report.held[note.id] = str(outcome)
                     continue
-                self.baseline.set_base(note.id, rev_of(data), data)
+                wire = wires.get(note.id)
+                self.baseline.set_base(note.id, rev_of(data), data, server_rev=wire)
                 self.baseline.release(note.id)
                 written.append(note.id)
         return written
@@ -479,7 +609,8 @@ class ScopePass:
     def _push(
         self, plan: Plan, server: ServerView, revs: dict[str, str], report: PassReport
     ) -> None:
-        changes = self._within_quota(_guarded(plan.changes, report), server, report)
+        checked = self._within_quota(_guarded(plan.changes, report), server, report)
+        changes = self.wire_changes(checked, server, report)
         version = server.version
         exact = True
         with self.baseline.transaction():
@@ -493,11 +624,14 @@ class ScopePass:
             exact = exact and result.version == version + 1
             version = result.version
             with self.baseline.transaction():
-                for change in chunk:
+                for change, sent in chunk:
                     # A merge's baseline moves only once it is written here as well: if
                     # that write fails, the next pass merges against the old baseline.
                     self._accepted(
-                        change, result.notes.get(change.id), set_base=change.id not in plan.after
+                        change,
+                        sent,
+                        result.notes.get(change.id),
+                        set_base=change.id not in plan.after,
                     )
                     (report.deleted_there if change.op == "delete" else report.pushed).append(
                         change.id
@@ -511,21 +645,28 @@ class ScopePass:
                 origin=self.client.origin,
                 count=len(chunk),
             )
-            after = [(c.id, plan.after.pop(c.id)) for c in chunk if c.id in plan.after]
-            self._write_here(after, revs, report)
-            report.merged.extend(c.id for c in chunk if c.id in plan.merged)
+            after = [(c.id, plan.after.pop(c.id)) for c, _ in chunk if c.id in plan.after]
+            wires: dict[str, str | None] = {
+                c.id: s.rev if self.wire.sealed else None for c, s in chunk
+            }
+            self._write_here(after, revs, report, wires)
+            report.merged.extend(c.id for c, _ in chunk if c.id in plan.merged)
         report.version = version if exact else server.version
         for note_id in plan.after:  # merges whose upload was held back: nothing written here
             report.held.setdefault(note_id, "the merged version was not uploaded")
 
-    def _commit(self, chunk: list[Change], report: PassReport) -> CommitResult | None:
-        """Commit a chunk; notes the server refuses as credentials are held and the rest
-        committed again (a refused commit stored nothing). None: nothing was left to send."""
+    def _commit(
+        self, chunk: list[tuple[Change, Change]], report: PassReport
+    ) -> CommitResult | None:
+        """Commit a chunk (the changes as uploaded); notes the server refuses as credentials
+        are held and the rest committed again (a refused commit stored nothing). None:
+        nothing was left to send."""
         while chunk:
             try:
-                return self.client.commit(CommitRequest(scope=self.scope, changes=chunk))
+                sent = [s for _, s in chunk]
+                return self.client.commit(CommitRequest(scope=self.scope, changes=sent))
             except SecretInCommit as exc:
-                refused = set(exc.ids) & {c.id for c in chunk}
+                refused = set(exc.ids) & {c.id for c, _ in chunk}
                 if not refused:
                     raise
                 for note_id in refused:
@@ -533,21 +674,27 @@ class ScopePass:
                         "not uploaded: the sync server refused it as holding what looks like a "
                         "credential; remove the secret and it syncs"
                     )
-                chunk[:] = [c for c in chunk if c.id not in refused]
+                chunk[:] = [(c, s) for c, s in chunk if c.id not in refused]
                 self._check_abort()
         return None
 
-    def _accepted(self, change: Change, entry: Entry | None, *, set_base: bool) -> None:
+    def _accepted(
+        self, change: Change, sent: Change, entry: Entry | None, *, set_base: bool
+    ) -> None:
+        """Record an accepted change: `change` in plaintext, `sent` as uploaded."""
         if change.op == "delete":
             self.baseline.drop_base(change.id)
             self.baseline.set_remote(
-                change.id, RemoteEntry(change.base or "", deleted_at=self._clock())
+                change.id, RemoteEntry(sent.base or "", deleted_at=self._clock())
             )
         else:
-            assert change.rev is not None and change.text is not None
+            assert change.rev is not None and change.text is not None and sent.rev is not None
+            wire = entry.rev if entry else sent.rev
             if set_base:
-                self.baseline.set_base(change.id, change.rev, change.text.encode("utf-8"))
-            self.baseline.set_remote(change.id, RemoteEntry(entry.rev if entry else change.rev))
+                data = change.text.encode("utf-8")
+                server_rev = wire if self.wire.sealed else None
+                self.baseline.set_base(change.id, change.rev, data, server_rev=server_rev)
+            self.baseline.set_remote(change.id, RemoteEntry(wire))
         self.baseline.release(change.id)
 
     def _server_body(self, change: Change, server: ServerView) -> int:
@@ -622,6 +769,6 @@ def _body_bytes(text: str) -> int:
         return len(text.encode("utf-8"))
 
 
-def _chunks(changes: list[Change], size: int) -> Iterator[list[Change]]:
+def _chunks(changes: list[_T], size: int) -> Iterator[list[_T]]:
     for start in range(0, len(changes), max(1, size)):
         yield changes[start : start + size]
