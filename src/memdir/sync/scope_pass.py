@@ -36,7 +36,7 @@ from typing import TypeVar
 
 from memdir.core import Note, parse_note, render_note
 from memdir.core.vocab import WriteEvent
-from memdir.errors import LimitExceeded, MemdirError, ParseError, SecretRefused, SyncFailed
+from memdir.errors import MemdirError, ParseError, SecretRefused, SyncFailed
 from memdir.store import ScopeStore, check_secrets
 from memdir.sync.baseline import Baseline, RemoteEntry
 from memdir.sync.client import SecretInCommit, Stale, SyncClient
@@ -50,7 +50,6 @@ from memdir.sync.protocol import (
     ScopeRef,
     Snapshot,
     SnapshotRequest,
-    is_sealed_text,
     rev_of,
     sealed_size_limit,
 )
@@ -273,48 +272,8 @@ class ScopePass:
         return self.wire.sealed and self.baseline.has_plain_wire()
 
     def _translated(self, view: ServerView) -> ServerView:
-        """For an encrypted scope, the view with plaintext revisions (`wire` keeps the
-        server's) and its texts opened; a plain scope's view as it is.
-
-        A sealed text arriving for a plain directory marks it encrypted first
-        (`WireForm.join`). Each text must open as the note that lists it (under every id
-        that lists it): a text replayed under another id is refused. A server revision is
-        translated only for the note id the baseline recorded it for."""
-        view.wire = dict(view.live)
-        listed: dict[str, list[str]] = {}
-        for note_id, rev in sorted(view.live.items()):
-            listed.setdefault(rev, []).append(note_id)
-        sealed = [t for r, t in view.texts.items() if r in listed and is_sealed_text(t)]
-        if sealed and not self.wire.sealed:
-            self.wire.join(sealed[0])  # before anything is written here
-        if not self.wire.sealed:
-            return view
-        raw, view.texts = view.texts, {}
-        opened: dict[tuple[str, str], str] = {}
-        for wire_rev, text in sorted(raw.items()):
-            for note_id in listed.get(wire_rev, ()):
-                plain = self.wire.decode(note_id, text)
-                opened[note_id, wire_rev] = rev_of(plain)
-                view.texts[rev_of(plain)] = plain
-        bases, wires = self.baseline.bases(), self.baseline.server_revs()
-        held = {
-            c.id: (c.server_rev, rev_of(c.server_data))
-            for c in self.baseline.conflicts()
-            if c.server_rev is not None and c.server_data is not None
-        }
-
-        def plain_of(note_id: str, wire_rev: str) -> str:
-            if (note_id, wire_rev) in opened:
-                return opened[note_id, wire_rev]
-            if wires.get(note_id) == wire_rev:
-                return bases[note_id]
-            if note_id in held and held[note_id][0] == wire_rev:
-                return held[note_id][1]
-            return wire_rev  # unknown here: matches no plaintext revision
-
-        view.live = {i: plain_of(i, r) for i, r in view.live.items()}
-        view.tombstones = {i: plain_of(i, r) for i, r in view.tombstones.items()}
-        return view
+        """The view in plaintext revisions for an encrypted scope (`WireForm.translate`)."""
+        return self.wire.translate(view, self.baseline)
 
     def _server_rev(self, server: ServerView, note_id: str) -> str | None:
         """The server's revision of a live note as the baseline records it (None: plain)."""
@@ -323,34 +282,9 @@ class ScopePass:
     def wire_changes(
         self, changes: list[Change], server: ServerView, report: PassReport | None = None
     ) -> list[tuple[Change, Change]]:
-        """(plaintext change, change as uploaded) for each change: sealed for an encrypted
-        scope, against the server's revisions. A sealed text over the server's size limit
-        is held (with `report`; without, LimitExceeded)."""
-        if not self.wire.sealed:
-            return [(c, c) for c in changes]
+        """(plaintext change, change as uploaded) for each change (`WireForm.changes`)."""
         limit = sealed_size_limit(self.client.quotas.max_body_bytes)
-        out: list[tuple[Change, Change]] = []
-        for change in changes:
-            base = None if change.base is None else server.wire.get(change.id, change.base)
-            if change.op == "delete":
-                out.append((change, Change(id=change.id, op="delete", base=base)))
-                continue
-            assert change.text is not None
-            text = self.wire.encode(change.id, change.text.encode("utf-8"))
-            if len(text) > limit:
-                message = (
-                    f"sealed, note {change.id} is {len(text)} bytes, over the server's limit of "
-                    f"{limit}; it stays on this machine"
-                )
-                if report is None:
-                    raise LimitExceeded(message)
-                report.held[change.id] = message
-                continue
-            sealed = Change(
-                id=change.id, op="put", base=base, rev=rev_of(text), text=text.decode("ascii")
-            )
-            out.append((change, sealed))
-        return out
+        return self.wire.changes(changes, server, limit, report)
 
     def _texts(self, snap: Snapshot) -> dict[str, bytes]:
         texts: dict[str, bytes] = {}

@@ -15,16 +15,22 @@ marked encrypted with the home's key id before any of them is written, so plaint
 never lands on its disk; without a keyring, or while locked, the scope stops with
 `Locked`.
 
-`StateSeal` seals the copies the sync state keeps on this machine (baselines, the
-server's side of a conflict) with kind STATE while the directory is encrypted.
+`WireForm.translate` turns the server's view of an encrypted scope into plaintext
+revisions (each server revision translated only for the note id the baseline recorded
+it under) and `WireForm.changes` seals the uploads. `StateSeal` seals the copies the
+sync state keeps on this machine (baselines, the server's side of a conflict) with kind
+STATE while the directory is encrypted.
 """
 
 from __future__ import annotations
 
 from memdir.crypto.seal import Kind, is_sealed, key_id_of, open_sealed, seal
-from memdir.errors import IntegrityError, Locked, Remedy, SyncFailed
+from memdir.errors import IntegrityError, LimitExceeded, Locked, Remedy, SyncFailed
 from memdir.store import NoteDirectory
 from memdir.store.sealing import Marker, Sealer, write_marker
+from memdir.sync.baseline import Baseline
+from memdir.sync.comparison import PassReport, ServerView
+from memdir.sync.protocol import Change, is_sealed_text, rev_of
 
 __all__ = ["StateSeal", "WireForm"]
 
@@ -143,3 +149,82 @@ class WireForm:
             if self.directory.marker() is None:
                 write_marker(self.directory.path, Marker(sealer.key_id, "encrypted"))
         self._sealed = True
+
+    def translate(self, view: ServerView, baseline: Baseline) -> ServerView:
+        """For an encrypted scope, the view with plaintext revisions (`wire` keeps the
+        server's) and its texts opened; a plain scope's view as it is.
+
+        A sealed text arriving for a plain directory marks it encrypted first
+        (`join`). Each text must open as the note that lists it (under every id
+        that lists it): a text replayed under another id is refused. A server revision is
+        translated only for the note id the baseline recorded it for."""
+        view.wire = dict(view.live)
+        listed: dict[str, list[str]] = {}
+        for note_id, rev in sorted(view.live.items()):
+            listed.setdefault(rev, []).append(note_id)
+        sealed = [t for r, t in view.texts.items() if r in listed and is_sealed_text(t)]
+        if sealed and not self.sealed:
+            self.join(sealed[0])  # before anything is written here
+        if not self.sealed:
+            return view
+        raw, view.texts = view.texts, {}
+        opened: dict[tuple[str, str], str] = {}
+        for wire_rev, text in sorted(raw.items()):
+            for note_id in listed.get(wire_rev, ()):
+                plain = self.decode(note_id, text)
+                opened[note_id, wire_rev] = rev_of(plain)
+                view.texts[rev_of(plain)] = plain
+        bases, wires = baseline.bases(), baseline.server_revs()
+        held = {
+            c.id: (c.server_rev, rev_of(c.server_data))
+            for c in baseline.conflicts()
+            if c.server_rev is not None and c.server_data is not None
+        }
+
+        def plain_of(note_id: str, wire_rev: str) -> str:
+            if (note_id, wire_rev) in opened:
+                return opened[note_id, wire_rev]
+            if wires.get(note_id) == wire_rev:
+                return bases[note_id]
+            if note_id in held and held[note_id][0] == wire_rev:
+                return held[note_id][1]
+            return wire_rev  # unknown here: matches no plaintext revision
+
+        view.live = {i: plain_of(i, r) for i, r in view.live.items()}
+        view.tombstones = {i: plain_of(i, r) for i, r in view.tombstones.items()}
+        return view
+
+    def changes(
+        self,
+        changes: list[Change],
+        server: ServerView,
+        limit: int,
+        report: PassReport | None = None,
+    ) -> list[tuple[Change, Change]]:
+        """(plaintext change, change as uploaded) for each change: sealed for an encrypted
+        scope, against the server's revisions. A sealed text over `limit` bytes (the
+        server's `sealed_size_limit`) is held (with `report`; without, LimitExceeded)."""
+        if not self.sealed:
+            return [(c, c) for c in changes]
+        out: list[tuple[Change, Change]] = []
+        for change in changes:
+            base = None if change.base is None else server.wire.get(change.id, change.base)
+            if change.op == "delete":
+                out.append((change, Change(id=change.id, op="delete", base=base)))
+                continue
+            assert change.text is not None
+            text = self.encode(change.id, change.text.encode("utf-8"))
+            if len(text) > limit:
+                message = (
+                    f"sealed, note {change.id} is {len(text)} bytes, over the server's limit of "
+                    f"{limit}; it stays on this machine"
+                )
+                if report is None:
+                    raise LimitExceeded(message)
+                report.held[change.id] = message
+                continue
+            sealed = Change(
+                id=change.id, op="put", base=base, rev=rev_of(text), text=text.decode("ascii")
+            )
+            out.append((change, sealed))
+        return out
