@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -574,8 +575,6 @@ def test_export_of_an_encrypted_store_writes_plain_notes(session: Session) -> No
     out = s.root / "export.tar.gz"
     proc = s.ok("export", str(out))
     assert "exported 2 notes" in proc.stdout
-    import tarfile
-
     with tarfile.open(out) as archive:
         texts = [
             archive.extractfile(m).read()  # type: ignore[union-attr]
@@ -626,12 +625,13 @@ def _content(project: Path, home: Path) -> _Content:
 
 
 def _renames(trace: Path) -> list[tuple[str, str]]:
+    """The traced command's renames: (the syscall's name, the destination path)."""
     out = []
     for line in trace.read_text(errors="replace").splitlines():
-        match = re.match(r'^\d+ +(rename\w*)\(.*?"([^"]+)"(?:, \d+)?\)? = ', line)
-        found = re.findall(r'"([^"]+)"', line)
-        if match and found:
-            out.append((match.group(1), found[-1]))
+        call = re.match(r"^\d+ +(rename\w*)\(", line)
+        paths = re.findall(r'"([^"]+)"', line)
+        if call and paths:
+            out.append((call.group(1), paths[-1]))
     return out
 
 
