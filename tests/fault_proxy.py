@@ -55,6 +55,7 @@ class _Rule:
     seconds: float
     before: Callable[[], None] | None
     after: Callable[[], None] | None
+    method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,11 @@ class Logged:
 class FaultProxy:
     """A threaded HTTP/1.0 proxy on 127.0.0.1 forwarding to `upstream` unless scripted."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, *, keep_host: bool = False) -> None:
         self.upstream = upstream
+        #: Forward the client's Host header as it was (a request signed over its Host, as
+        #: S3's Signature V4 is, stays valid through the proxy).
+        self.keep_host = keep_host
         self.log: list[Logged] = []
         self._rules: list[_Rule] = []
         self._lock = threading.Lock()
@@ -96,6 +100,9 @@ class FaultProxy:
                 proxy._handle(self)
 
             do_POST = do_GET  # noqa: N815 - the http.server naming convention
+            do_PUT = do_GET  # noqa: N815
+            do_DELETE = do_GET  # noqa: N815
+            do_HEAD = do_GET  # noqa: N815
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -134,6 +141,7 @@ class FaultProxy:
         seconds: float = 0.0,
         before: Callable[[], None] | None = None,
         after: Callable[[], None] | None = None,
+        method: str | None = None,
     ) -> None:
         """Answer the next `times` requests whose path contains `path` with `action`.
 
@@ -142,9 +150,11 @@ class FaultProxy:
         answer, then close the client connection without a word; delay: wait `seconds`,
         then forward; refuse: close the connection without forwarding. `before` runs
         before anything is forwarded, `after` once the server answered (or failed).
+        With `method`, only requests of that method match.
         """
+        rule = _Rule(path, action, times, str(retry_after), seconds, before, after, method)
         with self._lock:
-            self._rules.append(_Rule(path, action, times, str(retry_after), seconds, before, after))
+            self._rules.append(rule)
 
     def clear(self) -> None:
         """Drop every rule that is not used up yet."""
@@ -163,10 +173,10 @@ class FaultProxy:
 
     # -- serving -----------------------------------------------------------------------
 
-    def _take(self, path: str) -> _Rule | None:
+    def _take(self, path: str, method: str = "") -> _Rule | None:
         with self._lock:
             for rule in self._rules:
-                if rule.path in path:
+                if rule.path in path and rule.method in (None, method):
                     rule.times -= 1
                     if rule.times <= 0:
                         self._rules.remove(rule)
@@ -190,7 +200,7 @@ class FaultProxy:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
-        rule = self._take(handler.path)
+        rule = self._take(handler.path, handler.command)
         action: Action = rule.action if rule is not None else "pass"
         if rule is not None and rule.before is not None:
             rule.before()
@@ -233,7 +243,8 @@ class FaultProxy:
         target = urlsplit(self.upstream)
         conn = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=60)
         try:
-            headers = {k: v for k, v in handler.headers.items() if k.lower() not in _HOP_BY_HOP}
+            dropped = _HOP_BY_HOP - {"host"} if self.keep_host else _HOP_BY_HOP
+            headers = {k: v for k, v in handler.headers.items() if k.lower() not in dropped}
             headers["Content-Length"] = str(len(body))
             conn.request(handler.command, handler.path, body=body, headers=headers)
             response = conn.getresponse()
@@ -258,4 +269,5 @@ class FaultProxy:
             handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
-        handler.wfile.write(body)
+        if handler.command != "HEAD":
+            handler.wfile.write(body)

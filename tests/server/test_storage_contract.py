@@ -1,4 +1,4 @@
-"""The `Storage` contract, run against every backend: directory and PostgreSQL alike."""
+"""The `Storage` contract, run against every backend: directory, PostgreSQL and S3 alike."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ PROJECT_A = "project/proj-aaaa-0001"
 PROJECT_B = "project/proj-bbbb-0002"
 
 
-@pytest.fixture(params=["directory", "postgres"])
+@pytest.fixture(params=["directory", "postgres", "s3"])
 def open_storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenStorage]:
     """Opens a new instance on one shared backing store, as another server process would."""
     opened: list[Storage] = []
@@ -29,6 +29,10 @@ def open_storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ope
             from memdir.server.storage.directory import DirectoryStorage
 
             storage = DirectoryStorage(tmp_path / "server")
+        elif request.param == "s3":
+            from memdir.server.storage.s3 import S3Storage
+
+            storage = S3Storage(bucket[0], bucket[1], prefix=bucket[2])
         else:
             from memdir.server.storage.postgres import PostgresStorage
 
@@ -37,6 +41,7 @@ def open_storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ope
         return storage
 
     dsn = request.getfixturevalue("pg_database_dsn") if request.param == "postgres" else ""
+    bucket = request.getfixturevalue("s3_bucket") if request.param == "s3" else ("", "", "")
     try:
         yield open_one
     finally:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from memdir.server.storage.base import Storage
 
 __all__ = ["server_group"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # The server stack (pydantic, FastAPI, uvicorn) is imported inside the commands: every
 # other memdir command would pay for it at start-up.
@@ -30,10 +34,11 @@ _data_option = click.option(
 )
 _backend_option = click.option(
     "--backend",
-    type=click.Choice(["dir", "postgres"]),
+    type=click.Choice(["dir", "postgres", "s3"]),
     default="dir",
     show_default=True,
-    help="Where notes are stored: the data directory, or PostgreSQL (needs --dsn).",
+    help="Where notes are stored: the data directory, PostgreSQL (needs --dsn), or an "
+    "S3-compatible object store (needs --s3-endpoint and --bucket).",
 )
 _dsn_option = click.option(
     "--dsn",
@@ -42,15 +47,40 @@ _dsn_option = click.option(
     show_envvar=True,
     help="PostgreSQL connection string for --backend postgres (never printed).",
 )
+
+
+def _s3_options(func: Callable[P, R]) -> Callable[P, R]:
+    """--s3-endpoint, --bucket and --prefix for --backend s3. Its credentials come from the
+    standard AWS environment variables or the shared credentials file, never from here."""
+    func = click.option(
+        "--prefix", default="", help="A key prefix in the bucket for --backend s3."
+    )(func)
+    func = click.option("--bucket", default=None, help="The bucket for --backend s3.")(func)
+    return click.option(
+        "--s3-endpoint",
+        default=None,
+        help="The S3-compatible endpoint URL for --backend s3 (credentials: AWS_ACCESS_KEY_ID "
+        "and AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials).",
+    )(func)
+
+
 _force_option = click.option(
     "--force", is_flag=True, help="Overwrite the output file if it exists."
 )
 
 
-def _storage(backend: str, data: Path, dsn: str | None) -> Storage:
-    from memdir.server.rules import open_storage
+def _storage(
+    backend: str,
+    data: Path,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+) -> Storage:
+    from memdir.server.rules import S3Location, open_storage
 
-    return open_storage(backend, data, dsn)
+    s3 = S3Location(s3_endpoint, bucket, prefix) if backend == "s3" else None
+    return open_storage(backend, data, dsn, s3)
 
 
 @click.group(name="server")
@@ -62,6 +92,7 @@ def server_group() -> None:
 @_data_option
 @_backend_option
 @_dsn_option
+@_s3_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port",
@@ -107,6 +138,9 @@ def serve(
     data: Path,
     backend: str,
     dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
     host: str,
     port: int,
     rate_limit: int,
@@ -144,7 +178,7 @@ def serve(
     if warning is not None:
         click.echo(warning, err=True)
     ensure_private_dir(data)
-    storage = _storage(backend, data, dsn)
+    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
 
     def ready(url: str) -> None:
         if as_json:  # one line, so a supervisor can read it like the plain one
@@ -265,9 +299,20 @@ def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
 @_data_option
 @_backend_option
 @_dsn_option
+@_s3_options
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
-def erase(user: str, data: Path, backend: str, dsn: str | None, yes: bool, as_json: bool) -> None:
+def erase(
+    user: str,
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+    yes: bool,
+    as_json: bool,
+) -> None:
     """Erase an account's notes for good; the server refuses the account from then on."""
     from memdir.server.rules import SyncRules
     from memdir.server.storage.directory import validate_user
@@ -277,7 +322,7 @@ def erase(user: str, data: Path, backend: str, dsn: str | None, yes: bool, as_js
         if as_json:
             raise InvalidInput("erasing cannot be undone; pass --yes to confirm")
         click.confirm(f"Erase every note of {user} on this server for good?", abort=True)
-    storage = _storage(backend, data, dsn)
+    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
     try:
         result = SyncRules(storage).erase(user)
     finally:

@@ -470,14 +470,28 @@ def redact_dsn(dsn: str) -> str:
     return re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*:)[^@]*@", r"\1***@", redacted)
 
 
-def open_storage(backend: str, data_dir: Path, dsn: str | None = None) -> Storage:
-    """The storage backend by name: `dir` (under `data_dir`) or `postgres` (at `dsn`)."""
+@dataclass(frozen=True, slots=True)
+class S3Location:
+    """Where the S3 backend keeps a server's notes (credentials are not part of it)."""
+
+    endpoint: str | None
+    bucket: str | None
+    prefix: str = ""
+
+
+def open_storage(
+    backend: str, data_dir: Path, dsn: str | None = None, s3: S3Location | None = None
+) -> Storage:
+    """The storage backend by name: `dir` (under `data_dir`), `postgres` (at `dsn`) or `s3`
+    (the bucket `s3` names)."""
     if backend == "dir":
         from memdir.server.storage.directory import DirectoryStorage
 
         return DirectoryStorage(data_dir)
+    if backend == "s3":
+        return _open_s3(s3)
     if backend != "postgres":
-        raise InvalidInput(f"unknown storage backend {backend!r}; use dir or postgres")
+        raise InvalidInput(f"unknown storage backend {backend!r}; use dir, postgres or s3")
     if not dsn:
         raise InvalidInput("the postgres backend needs --dsn (or MEMDIR_SERVER_DSN)")
     try:
@@ -502,3 +516,21 @@ def open_storage(backend: str, data_dir: Path, dsn: str | None = None) -> Storag
             f"{type(exc).__name__}: {detail}"
         ) from None
     return storage
+
+
+def _open_s3(s3: S3Location | None) -> Storage:
+    if s3 is None or not s3.endpoint or not s3.bucket:
+        raise InvalidInput("the s3 backend needs --s3-endpoint URL and --bucket NAME")
+    if not re.match(r"^https?://[^/\s]+", s3.endpoint):
+        raise InvalidInput(f"--s3-endpoint must be an http(s) URL, not {s3.endpoint[:80]!r}")
+    from memdir.server.storage.s3 import S3Storage
+
+    try:
+        return S3Storage(s3.endpoint, s3.bucket, prefix=s3.prefix)
+    except MemdirError:
+        raise
+    except Exception as exc:  # botocore: a refused signature, no such bucket, no endpoint
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code") or type(exc).__name__
+        raise MemdirError(
+            f"cannot open the S3 storage {s3.bucket!r} at {s3.endpoint}: {code}"
+        ) from None
