@@ -1,0 +1,74 @@
+"""Helpers of the issue-15 (encryption at rest) review: a short runtime directory for the
+unlock agent's socket, a home, a git project, and a scan for distinctive plaintext."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir import Memory
+
+PASSWORD = b"review horse battery staple"
+#: Words in the review's notes and nowhere else.
+WORDS = ("ocelotvermilion", "gondolaturmeric", "yttriumlagoon", "pangolinsaffron")
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private XDG_RUNTIME_DIR of a few characters; every agent in it locked after."""
+    path = Path(tempfile.mkdtemp(prefix="rv-", dir="/tmp"))
+    path.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
+    yield path
+    from memdir.crypto.agent import AgentClient, AgentUnavailable
+
+    for sock in path.rglob("*.sock"):
+        with contextlib.suppress(AgentUnavailable):
+            AgentClient(sock).lock()
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def rhome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    monkeypatch.setenv("MEMDIR_HOME", str(path))
+    return path
+
+
+def make_project(tmp_path: Path, name: str = "project") -> Path:
+    path = tmp_path / name
+    (path / ".git").mkdir(parents=True)
+    return path
+
+
+@pytest.fixture
+def rproject(tmp_path: Path) -> Path:
+    return make_project(tmp_path)
+
+
+def open_memory(project: Path, home: Path) -> Memory:
+    return Memory.open(project, home=home, embedder=None)
+
+
+def hits(*roots: Path, words: tuple[str, ...] = WORDS) -> list[str]:
+    """Files under `roots` holding any of `words` (bytes, any case)."""
+    found = []
+    needles = [w.encode() for w in words]
+    for root in roots:
+        for dirpath, _dirs, files in os.walk(root):
+            for name in files:
+                path = Path(dirpath) / name
+                try:
+                    data = path.read_bytes().lower()
+                except OSError:
+                    continue
+                if any(n in data for n in needles):
+                    found.append(str(path))
+    return found

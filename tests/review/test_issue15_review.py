@@ -1,0 +1,385 @@
+"""Hostile review of issue 15's encryption at rest (§8.2): sealed notes, history and
+backups, the keyring, encrypt/decrypt, the unlock agent and locked stores.
+
+Each test marked xfail (strict) is a bug, proven by the test failing now; the others
+confirm something sound. Sync (end-to-end encrypted) is out of scope here.
+"""
+
+# ruff: noqa: F811  (the fixtures imported from issue15_helpers are test arguments)
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from memdir.crypto.agent import AgentClient
+from memdir.crypto.seal import is_sealed
+from memdir.errors import IntegrityError, Locked, MemdirError
+from memdir.store.sealing import MARKER, keyring_path
+
+from .issue15_helpers import (  # noqa: F401  (fixtures)
+    PASSWORD,
+    WORDS,
+    hits,
+    make_project,
+    open_memory,
+    rhome,
+    rproject,
+    runtime,
+)
+
+
+def _sealed_project(project: Path, home: Path) -> str:
+    """A project note and a user note, encrypted; the recovery key."""
+    with open_memory(project, home) as m:
+        m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
+        m.remember("Theme", body=f"Prefers {WORDS[1]}.", id="theme", scope="user")
+        report = m.encryption.encrypt(PASSWORD)
+    assert report.recovery_key is not None
+    assert is_sealed((project / "MEMORY" / "alpha.md").read_bytes())
+    return report.recovery_key
+
+
+# -- the lock -------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: the first key use after another process locks deadlocks "
+    "(AgentKeys.__call__ calls on_locked=wipe under its own lock; wipe→forget retakes it)",
+)
+def test_first_use_after_a_lock_elsewhere_refuses_instead_of_hanging(
+    rproject: Path, rhome: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memdir.memory.encryption as encryption
+
+    _sealed_project(rproject, rhome)
+    monkeypatch.setattr(encryption, "KEY_REUSE_SECONDS", 0.0)  # the 2 s reuse, elapsed
+    m = open_memory(rproject, rhome)  # left open: a hung thread would block its close
+    assert m.read("alpha").body.endswith("protocol.")  # this process now holds the key
+    AgentClient(m.encryption.socket).lock()  # `memdir lock` in another terminal
+    outcome: list[BaseException | None] = []
+
+    def use() -> None:
+        try:
+            m.read("alpha")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=use, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "reading after a lock hangs forever (deadlock)"
+    assert outcome and isinstance(outcome[0], Locked)
+
+
+def test_a_locked_store_refuses_history_diff_and_revisions(rproject: Path, rhome: Path) -> None:
+    with open_memory(rproject, rhome) as m:
+        m.remember("Alpha", body=f"The {WORDS[0]} protocol v1.", id="alpha")
+        m.remember("Alpha", body=f"The {WORDS[0]} protocol v2.", id="alpha")
+        m.encryption.encrypt(PASSWORD)
+        m.encryption.lock()
+        for call in (
+            lambda: m.history("alpha"),
+            lambda: m.diff("alpha"),
+            lambda: m.links("alpha"),
+            lambda: m.prompt_index(),
+            lambda: m.retrieve(WORDS[0]),
+            lambda: m.search(WORDS[0]),
+        ):
+            with pytest.raises(Locked):
+                call()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: recall on a locked store logs a full traceback (agent.py recall: "
+    "_recall_log.exception) instead of saying the notes are locked",
+)
+def test_recall_on_a_locked_store_logs_no_traceback(
+    rproject: Path, rhome: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _sealed_project(rproject, rhome)
+    with open_memory(rproject, rhome) as m:
+        m.encryption.lock()
+        with caplog.at_level(logging.DEBUG):
+            found = m.recall(f"what about {WORDS[0]}", [], is_subagent=False)
+    assert found.count == 0
+    assert not [r for r in caplog.records if r.exc_info], "a traceback on every prompt"
+
+
+# -- plaintext on disk ----------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: decrypt of one project unseals every project's backups "
+    "(Backups.convert filters by scope name only, not by origin)",
+)
+def test_decrypting_one_project_leaves_another_projects_backups_sealed(
+    tmp_path: Path, rhome: Path
+) -> None:
+    a, b = make_project(tmp_path, "a"), make_project(tmp_path, "b")
+    with open_memory(b, rhome) as m:
+        m.remember("Bee", body=f"The {WORDS[1]} plan.", id="bee")
+        m.forget("bee")  # a backup of project b
+        m.encryption.encrypt(PASSWORD)
+    assert hits(tmp_path) == []
+    with open_memory(a, rhome) as m:
+        m.remember("Ay", body=f"The {WORDS[0]} plan.", id="ay")
+        m.encryption.encrypt(PASSWORD)
+        m.encryption.decrypt()  # project a (and the user scope) back to plain
+    with open_memory(b, rhome) as m:
+        assert m.encryption.status().scopes[0].state == "encrypted"  # b still is
+    assert hits(tmp_path, words=(WORDS[1],)) == [], "project b's backup is plaintext now"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: encrypting one project seals a plain project's backups "
+    "(Backups.convert ignores origin); that plain project cannot restore them while locked",
+)
+def test_encrypting_one_project_leaves_a_plain_projects_backups_plain(
+    tmp_path: Path, rhome: Path
+) -> None:
+    a, b = make_project(tmp_path, "a"), make_project(tmp_path, "b")
+    with open_memory(b, rhome) as m:
+        m.remember("Bee", body=f"The {WORDS[1]} plan.", id="bee")
+        m.forget("bee")
+    with open_memory(a, rhome) as m:
+        m.remember("Ay", body=f"The {WORDS[0]} plan.", id="ay")
+        m.encryption.encrypt(PASSWORD)
+        m.encryption.lock()
+    with open_memory(b, rhome) as m:  # b was never encrypted
+        backup = next(r for r in m.backups() if r.note_id == "bee")
+        m.restore(backup.id)
+        assert WORDS[1] in m.read("bee").body
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: encrypt leaves a backup without its sidecar in plaintext "
+    "(Backups.convert skips record.scope None)",
+)
+def test_encrypt_seals_a_backup_that_has_no_sidecar(
+    rproject: Path, rhome: Path, tmp_path: Path
+) -> None:
+    with open_memory(rproject, rhome) as m:
+        m.remember("Old", body=f"The {WORDS[2]} plan.", id="old")
+        m.forget("old")
+        (backup,) = m.backups()
+        (rhome / "memory-backups" / f"{backup.id}.json").unlink()  # an older memdir's backup
+        m.encryption.encrypt(PASSWORD)
+    assert hits(tmp_path) == [], "a plaintext backup stayed after encrypt"
+
+
+def test_a_full_session_leaves_no_plaintext(rproject: Path, rhome: Path, tmp_path: Path) -> None:
+    with open_memory(rproject, rhome) as m:
+        m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
+        m.encryption.encrypt(PASSWORD)
+        m.remember("Bee", body=f"The {WORDS[1]} thing in detail.", id="bee", tags=["x"])
+        m.remember("Bee two", body=f"The {WORDS[1]} thing, again.", id="bee2", tags=["x"])
+        m.search(WORDS[1])
+        m.supersede("bee", by="bee2")
+        m.tidy()
+        m.prompt_index()
+        m.recall(f"about {WORDS[1]}", [], is_subagent=False)
+        m.forget("alpha")
+        m.restore(next(b.id for b in m.backups() if b.note_id == "alpha"))
+        m.forget("alpha", purge=True)
+        assert m.doctor(deep=True).ok
+        m.reindex()
+    assert hits(tmp_path) == []
+    plain = [p for p in tmp_path.rglob("*.md") if not is_sealed(p.read_bytes())]
+    assert plain == []
+
+
+# -- data loss ------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: the recovery key cannot open the notes without this home's keyring "
+    "(its wrapped slot lives only in $MEMDIR_HOME/crypto/keyring.json)",
+)
+def test_the_recovery_key_opens_a_project_on_a_new_machine(
+    rproject: Path, rhome: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recovery = _sealed_project(rproject, rhome)
+    with open_memory(rproject, rhome) as m:
+        m.encryption.lock()
+    # The laptop is lost; the project comes back from its git remote, a new home is made.
+    new_home = tmp_path / "new-home"
+    new_home.mkdir()
+    monkeypatch.setenv("MEMDIR_HOME", str(new_home))
+    with open_memory(rproject, new_home) as m:
+        m.encryption.unlock(recovery_key=recovery)
+        assert WORDS[0] in m.read("alpha").body
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: two first `encrypt`s at once: the second keyring overwrites the first "
+    "(create_keyring checks then saves, no lock, atomic_write replaces) — notes sealed "
+    "under a key no keyring holds",
+)
+def test_two_first_encrypts_at_once_lose_no_note(
+    tmp_path: Path, rhome: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.crypto.keys import Keyring
+
+    project = make_project(tmp_path)
+    with open_memory(project, rhome) as m:
+        m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
+    real = Keyring.create
+    raced: list[str] = []
+
+    def racing(password: bytes, now_ms: int):  # type: ignore[no-untyped-def]
+        if not raced:  # another `memdir encrypt` runs between the check and the save
+            raced.append("x")
+            with open_memory(project, rhome) as other:
+                raced.append(other.encryption.encrypt(PASSWORD).recovery_key or "")
+        return real(password, now_ms)
+
+    monkeypatch.setattr(Keyring, "create", staticmethod(racing))
+    with open_memory(project, rhome) as m, contextlib.suppress(MemdirError):
+        m.encryption.encrypt(PASSWORD)  # refused cleanly, or it went through
+    monkeypatch.setattr(Keyring, "create", real)
+    with open_memory(project, rhome) as m:
+        m.encryption.lock()
+        m.encryption.unlock(PASSWORD)
+        assert WORDS[0] in m.read("alpha").body
+
+
+def test_passwd_keeps_the_notes_and_the_old_password_stops_working(
+    rproject: Path, rhome: Path
+) -> None:
+    from memdir.errors import WrongPassword
+
+    recovery = _sealed_project(rproject, rhome)
+    with open_memory(rproject, rhome) as m:
+        m.encryption.passwd(b"a new password!", old_password=PASSWORD)
+        m.encryption.lock()
+        with pytest.raises(WrongPassword):
+            m.encryption.unlock(PASSWORD)
+        m.encryption.unlock(recovery_key=recovery.lower().replace("-", " "))
+        assert WORDS[0] in m.read("alpha").body
+
+
+# -- error handling -------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: with the keyring gone, `list` says there are no notes (exit 0) instead "
+    "of saying the encrypted notes cannot be opened",
+)
+def test_listing_sealed_notes_without_a_keyring_is_an_error_not_an_empty_store(
+    rproject: Path, rhome: Path
+) -> None:
+    _sealed_project(rproject, rhome)
+    keyring_path(rhome).unlink()
+    with open_memory(rproject, rhome) as m, pytest.raises(MemdirError):
+        m.list()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: doctor reports all notes healthy with a damaged encryption marker, "
+    "though the marker's error says 'see memdir doctor' and every write is refused",
+)
+def test_doctor_reports_a_damaged_marker(rproject: Path, rhome: Path) -> None:
+    _sealed_project(rproject, rhome)
+    (rproject / "MEMORY" / MARKER).write_text("{damaged\n")
+    with open_memory(rproject, rhome) as m:
+        with pytest.raises(IntegrityError):
+            m.remember("New", body="refused", id="new")
+        assert not m.doctor(deep=True).ok
+
+
+def _damage(path: Path) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = b"!!!" + lines[1][3:]  # not base64 any more
+    path.write_bytes(b"\n".join(lines))
+
+
+def test_a_damaged_sealed_note_is_reported_not_served(rproject: Path, rhome: Path) -> None:
+    _sealed_project(rproject, rhome)
+    _damage(rproject / "MEMORY" / "alpha.md")
+    with open_memory(rproject, rhome) as m:
+        assert [n.id for n in m.list()] == ["theme"]
+        assert not m.doctor().ok
+        with pytest.raises(MemdirError):
+            m.read("alpha")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: one damaged sealed note makes search and doctor --deep raise "
+    "IntegrityError (index refresh catches only OSError from read_bytes/unseal)",
+)
+def test_a_damaged_sealed_note_does_not_break_search_or_deep_doctor(
+    rproject: Path, rhome: Path
+) -> None:
+    _sealed_project(rproject, rhome)
+    with open_memory(rproject, rhome) as m:
+        m.remember("Beta", body=f"The {WORDS[2]} notes.", id="beta")
+    _damage(rproject / "MEMORY" / "alpha.md")
+    with open_memory(rproject, rhome) as m:
+        assert [h.note_id for h in m.search(WORDS[2])] == ["beta"]
+        assert not m.doctor(deep=True).ok
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Keyring.from_json accepts Argon2id memlimit up to 4 GiB and opslimit 64 "
+    "from the unauthenticated keyring file (keys.py from_json bounds): unlock then "
+    "allocates 4 GiB and runs 64 passes",
+)
+def test_a_keyring_asking_for_4_gib_of_argon2id_memory_is_refused_before_deriving(
+    rproject: Path, rhome: Path
+) -> None:
+    import json
+
+    from memdir.crypto.keys import Keyring
+
+    _sealed_project(rproject, rhome)
+    doc = json.loads(keyring_path(rhome).read_bytes())
+    doc["password"]["memlimit"] = 1 << 32
+    doc["password"]["opslimit"] = 64
+    with pytest.raises(IntegrityError):
+        Keyring.from_json(json.dumps(doc).encode())
+
+
+def test_a_tampered_keyring_kdf_cost_is_bounded(rproject: Path, rhome: Path) -> None:
+    import json
+
+    from memdir.crypto.keys import Keyring
+
+    _sealed_project(rproject, rhome)
+    doc = json.loads(keyring_path(rhome).read_bytes())
+    doc["password"]["memlimit"] = 1 << 40
+    with pytest.raises(IntegrityError):
+        Keyring.from_json(json.dumps(doc).encode())
+
+
+def test_a_sealed_file_from_another_home_is_refused(tmp_path: Path, rhome: Path) -> None:
+    project = make_project(tmp_path)
+    _sealed_project(project, rhome)
+    other = tmp_path / "other-home"
+    other.mkdir()
+    p2 = make_project(tmp_path, "p2")
+    with open_memory(p2, other) as m:
+        m.remember("Mine", body="mine", id="mine")
+        m.encryption.encrypt(b"another password")
+    shutil.copy(project / "MEMORY" / "alpha.md", p2 / "MEMORY" / "alpha.md")
+    with open_memory(p2, other) as m:
+        assert [n.id for n in m.list()] == ["mine"]
+        with pytest.raises(MemdirError):
+            m.read("alpha")
