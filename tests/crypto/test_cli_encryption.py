@@ -332,13 +332,6 @@ def test_backups_on_a_locked_store_lists_metadata_only(session: Session) -> None
     assert not any(w in proc.stdout.lower() for w in SECRET_WORDS)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: `memdir recall` on a locked store exits 0 ('nothing recalled') and logs a "
-    "Locked traceback on stderr (memory/agent.py recall: `except Exception: "
-    "_recall_log.exception(...)`), instead of saying the store is locked and naming "
-    "`memdir unlock`",
-)
 def test_recall_on_a_locked_store_says_it_is_locked(session: Session) -> None:
     s = session
     _seed_cli(s)

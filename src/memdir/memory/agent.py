@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.config import Settings
 from memdir.core import Note, Scope
+from memdir.errors import Locked
 from memdir.memory.stores import Stores
 from memdir.store import UsageStats
 
@@ -123,6 +124,8 @@ class AgentView:
                 notes = self.notes()
                 found = self._recaller.recall(message, notes, self.settings.recall, exclude=exclude)
                 scopes = {(n.scope, n.id) for n in notes}
+        except Locked:
+            raise  # an encrypted store is locked: say so (and how to unlock), never hide it
         except Exception:
             _recall_log.exception("recall failed; the message goes on without recalled notes")
             return Recall()
