@@ -26,6 +26,11 @@ __all__ = ["COMMANDS", "AppContext", "main"]
 COMMANDS: dict[str, CommandSpec] = {
     name: CommandSpec(f"memdir.cli.{target}", summary)
     for name, target, summary in (
+        (
+            "ask",
+            "ask:ask",
+            "Answer a question from the notes, each claim citing the passage it rests on.",
+        ),
         ("audit", "audit:audit", "The append-only, hash-chained audit log."),
         (
             "backups",

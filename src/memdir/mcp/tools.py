@@ -26,6 +26,7 @@ from memdir.core.vocab import SearchMethod
 from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Access
+from memdir.mcp.ask_tool import ASK_ANNOTATIONS, ASK_DESCRIPTION, AskTool
 from memdir.mcp.failures import ToolArguments, error_result, error_text
 from memdir.mcp.models import (
     ChunkOut,
@@ -129,6 +130,7 @@ class MemoryTools:
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
+        self.memory_ask = AskTool(memory).memory_ask  # its own module (memdir.mcp.ask_tool)
 
     # -- visibility ---------------------------------------------------------------------
 
@@ -545,6 +547,7 @@ _DESCRIPTIONS: dict[str, str] = {
         "chunk hash, byte offsets, score and source. Use when snippets are not enough but "
         "whole notes would be too much."
     ),
+    "memory_ask": ASK_DESCRIPTION,
     "memory_read": "Read one whole memory note by id (summary, type, tags, body, links).",
     "memory_read_revision": "Read a past revision of a note (revisions come from memory_history).",
     "memory_history": "Every version of a note recorded on this machine, oldest first.",
@@ -580,6 +583,7 @@ _DESCRIPTIONS: dict[str, str] = {
 }
 
 _ANNOTATIONS: dict[str, ToolAnnotations] = {
+    "memory_ask": ASK_ANNOTATIONS,
     "memory_write": _WRITE,
     "memory_delete": _DELETE,
     "memory_merge": _DELETE,

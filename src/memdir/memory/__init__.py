@@ -12,7 +12,8 @@ public method is a short delegation to one of them.
 - `consolidation` (`Consolidation`): the opt-in automatic merging pass (§6);
 - `encryption` (`Encryption`): encryption at rest, unlock and lock (§8.2);
 - `retrieval` (`memdir.retrieve.Retriever`): the search indexes and the embedder;
-- `replica` (`memdir.sync.replica.Replica`): this machine's sync state and passes.
+- `replica` (`memdir.sync.replica.Replica`): this machine's sync state and passes;
+- `Asking` (`memdir.memory.asking`, built per call): grounded answers (§10).
 
 The retriever and the replica are built on first use, so a command that only lists
 notes imports neither numpy nor the HTTP client. Injection points, the way httpx
@@ -42,6 +43,7 @@ from memdir.memory.stores import Stores, state_home
 from memdir.memory.syncing import background_sync, commit_batch
 from memdir.memory.tidying import Tidying
 from memdir.results import (
+    Answer,
     AuditHead,
     AuditVerification,
     ConsolidationReport,
@@ -163,18 +165,14 @@ class Memory:
         sync_transport: httpx.BaseTransport | None = None,
         chat: ChatClient | None = None,
     ) -> Memory:
-        """Open the memory of the project at `project_dir` (None: user notes only).
-
-        `home` defaults to `$MEMDIR_HOME` or `~/.memdir`. Config files are read and
-        validated here, before anything is touched.
-        """
+        """Open the memory of the project at `project_dir` (None: user notes only); `home`
+        defaults to `$MEMDIR_HOME` or `~/.memdir`. Config is read and validated here first."""
         root = Path(project_dir).resolve() if project_dir is not None else None
         settings = load_settings(home=Path(home) if home is not None else None, project_root=root)
         return cls(settings, embedder=embedder, sync_transport=sync_transport, chat=chat)
 
     def close(self) -> None:
-        """Close the index and sync state databases, end the watches and write the
-        recall statistics not written yet."""
+        """Close the index and sync databases, end the watches, write pending recall counts."""
         for store in self.stores.chosen(None):
             store.directory.unwatch()
         self.encryption.close()
@@ -397,11 +395,8 @@ class Memory:
         *,
         scope: Scope | str | None = None,
     ) -> str:
-        """A unified diff between two revisions (default: `b`'s previous version and `b`).
-
-        `b` defaults to the current version; `scope` (None: project, then user) is where
-        the note is looked up.
-        """
+        """A unified diff between two revisions (default: `b`'s previous version and `b`, by
+        default the current one); the note is looked up in `scope` (None: project, then user)."""
         return self.notebook.diff(id, a, b, scope)
 
     def links(
@@ -502,11 +497,9 @@ class Memory:
         scope: Scope | str | None = None,
         expect_hash: str | None = None,
     ) -> ForgetResult:
-        """Remove a note (the API call is the confirmation) and verify it is gone.
-
-        Without `purge` the removed version stays in the backups so a mistake can be
-        undone; with `purge` its history and backups are scrubbed as well.
-        """
+        """Remove a note (the API call is the confirmation) and verify it is gone. Without
+        `purge` the removed version stays in the backups so a mistake can be undone; with
+        `purge` its history and backups are scrubbed as well."""
         return self.maintenance.forget(id, purge, scope, expect_hash)
 
     def backups(self, limit: int | None = 50) -> builtins.list[BackupRecord]:
@@ -555,10 +548,8 @@ class Memory:
 
     def dismiss(self, finding_id: str) -> DismissResult:
         """Leave a finding out of `tidy` on this machine until one of its notes is edited.
-
-        Raises NotFound for an id `tidy` does not list now (unknown, or a note changed).
-        Dismissing a finding twice changes nothing (`changed` False).
-        """
+        NotFound for an id `tidy` does not list now (unknown, or a note changed); dismissing
+        a finding twice changes nothing (`changed` False)."""
         return self.tidying.dismiss(finding_id)
 
     def import_from(
@@ -667,6 +658,17 @@ class Memory:
         """Append an event that happened outside the note store (a grant, a revoke)."""
         self.stores.audit.append(action, grant_id=grant_id, detail=detail)
 
+    def ask(self, question: str, *, scope: Scope | str | None = None) -> Answer:
+        """§10: answer `question` from the notes of `scope` (None: both), every claim citing a
+        chunk sent to the `[llm]` model; without evidence no model is called. Audited."""
+        from memdir.memory.asking import Asking
+
+        def retrieve(q: str, n: int, s: Scope | str | None) -> builtins.list[Chunk]:
+            return self.retrieve(q, limit=n, scope=s)
+
+        asking = Asking(self.settings, self.stores.audit, retrieve=retrieve, chat=self._chat_client)
+        return asking.ask(question, scope)
+
     # -- agent integration (§4) ---------------------------------------------------------
 
     def guidance(self) -> str:
@@ -703,10 +705,8 @@ class Memory:
         force: bool = False,
         discard: int | None = None,
     ) -> ExtractionResult:
-        """One extraction pass (§4.3) over the unread part of `conversation`; see memdir.extract.
-
-        `llm` defaults to the chat client given to the constructor, else the `[llm]` endpoint.
-        """
+        """One extraction pass (§4.3) over the unread part of `conversation` (memdir.extract);
+        `llm` defaults to the chat client given to the constructor, else the `[llm]` endpoint."""
         from memdir.extract import extract
 
         return extract(
@@ -772,12 +772,10 @@ class Memory:
         scope: Scope | str,
         reason: str = "consolidation",
     ) -> BatchResult:
-        """Write a batch nobody reviews note by note (note id -> note, None: delete).
-
-        With sync on for the scope, the batch goes to the server first, checked against
-        the manifest version, and is written here only once accepted (§7.3); otherwise
-        it is written here directly. Replaced and deleted versions are backed up.
-        """
+        """Write a batch nobody reviews note by note (note id -> note, None: delete). With
+        sync on for the scope, the batch goes to the server first, checked against the
+        manifest version, and is written here only once accepted (§7.3); otherwise it is
+        written here directly. Replaced and deleted versions are backed up."""
         chosen = parse_scope(scope) or Scope.PROJECT
         return commit_batch(self.replica, self.stores, writes, chosen, reason)
 

@@ -85,12 +85,12 @@ __all__ = [
 ]
 ACTIONS = frozenset({
     "write", "delete", "forget", "purge", "restore", "backup", "import", "grant", "revoke",
-    "sync-commit", "merge", "encrypt", "decrypt",
+    "sync-commit", "merge", "encrypt", "decrypt", "ask",
 })
 #: The only keys an entry may carry. ``detail`` is free text: never put content or secrets in it.
 FIELDS = frozenset({
     "scope", "note_id", "revision", "note_hash", "backup_id", "reason", "origin", "count",
-    "grant_id", "detail",
+    "grant_id", "detail", "question_hash",
 })
 # fmt: on
 #: Refused with a pointed message: the audit log never holds note content.

@@ -1,0 +1,159 @@
+"""The model's answer checked as hostile: one JSON object of the exact shape, every claim
+citing a chunk that was sent, no credential — or no answer at all.
+
+Nothing is repaired. Prose around the JSON, an unknown key, a wrong type, a claim without
+citations, a citation naming a note, revision or byte range that was not sent (within one
+sent chunk: ``chunk.start <= start < end <= chunk.end``), or text the credential guard
+flags each refuse the whole answer, with a reason that names the rule broken and never
+repeats the model's text. One bad citation refuses every claim: a model that invents one
+source may have invented the rest, and a partial answer would read as a whole one.
+A credential refuses rather than being redacted for the same reason: the answer is already
+not what the notes say, and the user can read the cited notes themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memdir.guard import scan_text
+from memdir.results import Answer, AnswerStatus, Chunk, Citation, Claim
+
+__all__ = ["MAX_CITATIONS", "MAX_CLAIMS", "MAX_CLAIM_CHARS", "check_answer"]
+
+MAX_CLAIMS = 20
+MAX_CLAIM_CHARS = 2000
+MAX_CITATIONS = 10
+_ANSWER_KEYS = frozenset({"status", "claims"})
+_CLAIM_KEYS = frozenset({"text", "citations"})
+_CITATION_KEYS = frozenset({"note_id", "revision", "start", "end"})
+_KEPT_CONTROLS = frozenset("\n\t")
+#: A Markdown code fence around the whole answer, as models add despite JSON mode.
+_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
+
+
+class _Refusal(Exception):
+    """A rule the answer breaks (the message names it)."""
+
+
+def check_answer(text: str, sent: Sequence[Chunk], model: str | None) -> Answer:
+    """The answer that `text` (the model's reply to `sent`) makes once checked: answered,
+    insufficient_evidence (the model said so, citing nothing) or refused (with why)."""
+    try:
+        return _checked(text, sent, model)
+    except _Refusal as exc:
+        return Answer(AnswerStatus.REFUSED, "", (), len(sent), model, f"{exc}; no answer is given")
+
+
+def _checked(text: str, sent: Sequence[Chunk], model: str | None) -> Answer:
+    data = _decoded(text)
+    if not isinstance(data, dict):
+        raise _Refusal("the model's answer is not one JSON object")
+    _keys(data, _ANSWER_KEYS, "the answer", required=frozenset({"status"}))
+    status = data["status"]
+    claims = data.get("claims", [])
+    if not isinstance(claims, list):
+        raise _Refusal("the model's claims are not a list")
+    if status == AnswerStatus.INSUFFICIENT_EVIDENCE:
+        if claims:
+            raise _Refusal("the model said insufficient_evidence but made claims")
+        reason = f"the model found no answer in the {len(sent)} passages sent"
+        return Answer(AnswerStatus.INSUFFICIENT_EVIDENCE, "", (), len(sent), model, reason)
+    if status != AnswerStatus.ANSWERED:
+        raise _Refusal("the model's status is neither answered nor insufficient_evidence")
+    if not claims:
+        raise _Refusal("the model's answer has no claims, so nothing in it is cited")
+    if len(claims) > MAX_CLAIMS:
+        raise _Refusal(f"the model made more than {MAX_CLAIMS} claims")
+    checked = tuple(_claim(item, n, sent) for n, item in enumerate(claims))
+    for n, claim in enumerate(checked):
+        found = scan_text(claim.text)
+        if found:
+            kinds = ", ".join(dict.fromkeys(f.kind for f in found))
+            raise _Refusal(f"claims[{n}] holds what looks like a credential ({kinds})")
+    whole = " ".join(c.text for c in checked)
+    return Answer(AnswerStatus.ANSWERED, whole, checked, len(sent), model)
+
+
+def _keys(
+    item: Mapping[str, Any], allowed: frozenset[str], where: str, *, required: frozenset[str]
+) -> None:
+    extra = set(item) - allowed
+    if extra:
+        raise _Refusal(f"{where} has keys outside the answer's schema")
+    missing = required - set(item)
+    if missing:
+        raise _Refusal(f"{where} lacks {', '.join(sorted(missing))}")
+
+
+def _claim(item: Any, n: int, sent: Sequence[Chunk]) -> Claim:
+    where = f"claims[{n}]"
+    if not isinstance(item, dict):
+        raise _Refusal(f"{where} is not an object")
+    _keys(item, _CLAIM_KEYS, where, required=_CLAIM_KEYS)
+    text, citations = item["text"], item["citations"]
+    if not isinstance(text, str):
+        raise _Refusal(f"{where}.text is not text")
+    text = _clean(text)
+    if not text:
+        raise _Refusal(f"{where}.text is empty")
+    if len(text) > MAX_CLAIM_CHARS:
+        raise _Refusal(f"{where}.text is longer than {MAX_CLAIM_CHARS} characters")
+    if not isinstance(citations, list) or not citations:
+        raise _Refusal(f"{where} cites nothing")
+    if len(citations) > MAX_CITATIONS:
+        raise _Refusal(f"{where} has more than {MAX_CITATIONS} citations")
+    cited = tuple(_citation(c, f"{where}.citations[{i}]", sent) for i, c in enumerate(citations))
+    return Claim(text, tuple(dict.fromkeys(cited)))
+
+
+def _citation(item: Any, where: str, sent: Sequence[Chunk]) -> Citation:
+    if not isinstance(item, dict):
+        raise _Refusal(f"{where} is not an object")
+    _keys(item, _CITATION_KEYS, where, required=_CITATION_KEYS)
+    note_id, revision, start, end = (item[k] for k in ("note_id", "revision", "start", "end"))
+    if not isinstance(note_id, str) or not isinstance(revision, str):
+        raise _Refusal(f"{where}: note_id and revision must be text")
+    if not _is_int(start) or not _is_int(end) or not 0 <= start < end:
+        raise _Refusal(f"{where}: start and end must be byte offsets with start < end")
+    for chunk in sent:
+        if (
+            chunk.note_id == note_id
+            and chunk.revision == revision
+            and chunk.start <= start
+            and end <= chunk.end
+        ):
+            return Citation(note_id, revision, start, end)
+    if not any(c.note_id == note_id for c in sent):
+        raise _Refusal(f"{where} names a note that was not sent")
+    if not any(c.note_id == note_id and c.revision == revision for c in sent):
+        raise _Refusal(f"{where} names a revision of its note that was not sent")
+    raise _Refusal(f"{where} names bytes outside every passage sent of its note")
+
+
+def _decoded(text: str) -> Any:
+    """The JSON value of the whole answer (inside a code fence, at most); _Refusal else."""
+    if not isinstance(text, str):
+        raise _Refusal("the model's answer is not text")
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    try:
+        return json.loads(fenced.group(1) if fenced else stripped)
+    except (ValueError, RecursionError):
+        raise _Refusal("the model's answer is not one JSON object") from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _clean(text: str) -> str:
+    """`text` trimmed, without control characters (a terminal escape, a NUL) but for
+    line breaks and tabs."""
+    kept = (
+        ch for ch in text if ch in _KEPT_CONTROLS or unicodedata.category(ch) not in ("Cc", "Cf")
+    )
+    return "".join(kept).strip()
