@@ -97,20 +97,16 @@ def test_a_locked_store_refuses_history_diff_and_revisions(rproject: Path, rhome
                 call()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: recall on a locked store logs a full traceback (agent.py recall: "
-    "_recall_log.exception) instead of saying the notes are locked",
-)
 def test_recall_on_a_locked_store_logs_no_traceback(
     rproject: Path, rhome: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Was a bug (a traceback logged on every prompt while locked), fixed in cd7992e."""
     _sealed_project(rproject, rhome)
     with open_memory(rproject, rhome) as m:
         m.encryption.lock()
-        with caplog.at_level(logging.DEBUG):
+        with caplog.at_level(logging.DEBUG), contextlib.suppress(Locked):
             found = m.recall(f"what about {WORDS[0]}", [], is_subagent=False)
-    assert found.count == 0
+            assert found.count == 0  # (or Locked: said plainly)
     assert not [r for r in caplog.records if r.exc_info], "a traceback on every prompt"
 
 
@@ -177,6 +173,22 @@ def test_encrypt_seals_a_backup_that_has_no_sidecar(
         (rhome / "memory-backups" / f"{backup.id}.json").unlink()  # an older memdir's backup
         m.encryption.encrypt(PASSWORD)
     assert hits(tmp_path) == [], "a plaintext backup stayed after encrypt"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: encrypt leaves a plaintext temp file (.<id>.md.tmp-*, left by a write "
+    "killed before) in the note directory; only a later doctor removes it",
+)
+def test_encrypt_leaves_no_plaintext_temp_file_behind(rproject: Path, rhome: Path) -> None:
+    with open_memory(rproject, rhome) as m:
+        m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
+        memory_dir = rproject / "MEMORY"
+        # what a write killed between its temp file and its rename leaves (atomic_write)
+        shutil.copy(memory_dir / "alpha.md", memory_dir / ".alpha.md.tmp-0badf00d")
+        m.encryption.encrypt(PASSWORD)
+        m.search(WORDS[0])
+    assert hits(rproject) == [], "plaintext beside the sealed notes after encrypt"
 
 
 def test_a_full_session_leaves_no_plaintext(rproject: Path, rhome: Path, tmp_path: Path) -> None:
