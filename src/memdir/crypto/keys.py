@@ -57,6 +57,9 @@ KDF_MEMLIMIT = 64 * 1024 * 1024
 _FORMAT = "memdir-keyring"
 _VERSION = 1
 _RECOVERY_PREFIX = "MDRK"
+#: The most a keyring may ask of Argon2id (ours asks 3 and 64 MiB).
+MAX_OPSLIMIT = 16
+MAX_MEMLIMIT = 1 << 30
 #: Passwords longer than this are refused (a file of a gigabyte is not a password).
 MAX_PASSWORD_BYTES = 4096
 
@@ -257,8 +260,13 @@ class Keyring:
         ops, mem = pw.get("opslimit"), pw.get("memlimit")
         if pw.get("kdf") != "argon2id13" or not isinstance(ops, int) or not isinstance(mem, int):
             raise IntegrityError("the keyring's key derivation is not Argon2id")
-        if not (1 <= ops <= 64 and 8192 <= mem <= 1 << 32):
-            raise IntegrityError("the keyring's Argon2id parameters are out of range")
+        # The file is not authenticated before the key is derived: bound the cost it can
+        # ask for (a tampered file must not make unlock allocate gigabytes or run for long).
+        if not (1 <= ops <= MAX_OPSLIMIT and 8192 <= mem <= MAX_MEMLIMIT):
+            raise IntegrityError(
+                f"the keyring's Argon2id parameters are out of range (at most {MAX_OPSLIMIT} "
+                f"iterations and {MAX_MEMLIMIT >> 20} MiB)"
+            )
         try:
             key_id = bytes.fromhex(str(doc.get("keyId")))
         except ValueError:

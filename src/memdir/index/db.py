@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.core import Note, NoteType, Scope
+from memdir.errors import IntegrityError
 from memdir.index.ann import AnnIndexes
 from memdir.index.note_rows import delete_note, index_note, put_ctime
 from memdir.index.query import SearchFilter, kept_sql
@@ -334,8 +335,8 @@ class SearchIndex:
             for i, note_id in enumerate(todo, 1):
                 try:
                     batch.append((note_id, stamps[note_id], source.read_bytes(note_id)))
-                except OSError:  # the note file's problem: never a reason to roll back
-                    unreadable.append(note_id)
+                except (OSError, IntegrityError):  # the file's problem (a sealed one that
+                    unreadable.append(note_id)  # does not open too): never a roll-back
                 if len(batch) >= 200 or i == len(todo):
                     if batch:
                         a, u, r = self._apply(batch, known)

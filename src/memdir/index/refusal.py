@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdir.errors import IntegrityError
 from memdir.index.rows import Stamp, changed_ns
 
 __all__ = ["Behind", "behind", "mismatches", "refusal"]
@@ -149,7 +150,7 @@ def behind(
             continue
         try:
             data = read_bytes(note_id)
-        except OSError:  # the note file's problem, not the index's
+        except (OSError, IntegrityError):  # the note file's problem, not the index's
             unreadable.add(note_id)
             continue
         if data is None:  # removed since the listing
@@ -174,7 +175,7 @@ def mismatches(
     for note_id in sorted(stamps):
         try:
             data = read_bytes(note_id)
-        except OSError:
+        except (OSError, IntegrityError):  # unreadable, or a sealed file that does not open
             if note_id in indexed:
                 out.append(f"the index holds note {note_id}, whose file cannot be read")
             continue

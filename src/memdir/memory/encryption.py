@@ -18,6 +18,7 @@ when encryption starts and again when it ends.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,14 +27,24 @@ from typing import TYPE_CHECKING
 
 from memdir.config import Settings
 from memdir.core import Scope
-from memdir.errors import InvalidInput, Locked, NotFound, Refused, Remedy
+from memdir.errors import (
+    IntegrityError,
+    InvalidInput,
+    Locked,
+    MemdirError,
+    NotFound,
+    Refused,
+    Remedy,
+)
 from memdir.memory.stores import Stores
 from memdir.results import EncryptionStatus, EncryptReport, ScopeEncryption
 from memdir.store import ScopeStore
+from memdir.store.atomic import remove_stale_temps
 from memdir.store.sealing import (
     Marker,
     Sealer,
     load_keyring,
+    remove_keyring,
     remove_marker,
     save_keyring,
     write_marker,
@@ -92,16 +103,16 @@ class AgentKeys:
                 raw = AgentClient(self.socket).get_key(self.key_id)
             except AgentUnavailable:
                 raw = None
-            if raw is None:
-                had, self._cached = self._cached, None
-                if had is not None:
-                    self._on_locked()
-                raise Locked(_LOCKED, hint=Remedy.UNLOCK)
-            from memdir.crypto.keys import subkeys
+            if raw is not None:
+                from memdir.crypto.keys import subkeys
 
-            keys = subkeys(raw)
-            self._cached = (keys, self._clock())
-            return keys
+                keys = subkeys(raw)
+                self._cached = (keys, self._clock())
+                return keys
+            had, self._cached = self._cached, None
+        if had is not None:  # locked since this process last held the key: wipe its copies
+            self._on_locked()  # (outside the lock: wiping forgets the key through it)
+        raise Locked(_LOCKED, hint=Remedy.UNLOCK)
 
     def forget(self) -> None:
         """Drop the key this process holds (after a lock)."""
@@ -263,13 +274,18 @@ class Encryption:
         return ring
 
     def _hand_to_agent(self, ring: Keyring, master: bytes, idle_seconds: float | None) -> None:
-        from memdir.crypto.agent import DEFAULT_IDLE_SECONDS, start_agent
+        from memdir.crypto.agent import DEFAULT_IDLE_SECONDS, AgentUnavailable, start_agent
 
         idle = DEFAULT_IDLE_SECONDS if idle_seconds is None else idle_seconds
         if idle <= 0:
             raise InvalidInput("the inactivity limit must be a positive number of seconds")
-        client = start_agent(self.socket, idle_seconds=idle)
-        client.put_key(ring.key_id.hex(), master, idle_seconds=idle)
+        try:
+            client = start_agent(self.socket, idle_seconds=idle)
+            client.put_key(ring.key_id.hex(), master, idle_seconds=idle)
+        except AgentUnavailable as exc:
+            raise MemdirError(
+                f"cannot start the unlock agent at {self.socket}: {exc}; nothing was unlocked"
+            ) from None
         if self.keys is None:
             self._attach(ring)
         else:
@@ -287,13 +303,30 @@ class Encryption:
 
         A home without a keyring that is signed in to a sync server takes the account's
         keyring from the server (a second machine joining), saved here once it opened."""
-        fetched = self._server_keyring() if load_keyring(self.home) is None else None
-        ring = fetched[0] if fetched is not None else self._ring()
+        here = load_keyring(self.home)
+        fetched = self._server_keyring() if here is None else None
+        copied = self._marker_keyring() if here is None and fetched is None else None
+        ring = fetched[0] if fetched is not None else copied or self._ring()
         master = self._master(ring, password, recovery_key)
         if fetched is not None:
             self._joined(*fetched)
+        elif copied is not None:  # a folder encrypted in another home: its keyring comes along
+            save_keyring(self.home, copied, new=True)
         self._hand_to_agent(ring, master, idle_seconds)
         return self.status()
+
+    def _marker_keyring(self) -> Keyring | None:
+        """The keyring copy an open encrypted folder carries (a clone, a new machine)."""
+        from memdir.crypto.keys import Keyring
+
+        for store in self.stores.chosen(None):
+            with contextlib.suppress(IntegrityError):
+                marker = store.directory.marker()
+                if marker is not None and marker.keyring is not None:
+                    ring = Keyring.from_json(marker.keyring)
+                    if ring.key_id.hex() == marker.key_id:
+                        return ring
+        return None
 
     @staticmethod
     def _master(ring: Keyring, password: bytes | None, recovery_key: str | None) -> bytes:
@@ -350,7 +383,16 @@ class Encryption:
         """Wrap the master key with a new password (no content is re-encrypted)."""
         ring = self._ring()
         master = self._master(ring, old_password, recovery_key)
-        save_keyring(self.home, ring.with_password(master, new_password))
+        changed = ring.with_password(master, new_password)
+        save_keyring(self.home, changed)
+        for store in self.stores.chosen(None):  # the folders' copies follow
+            with contextlib.suppress(IntegrityError):
+                marker = store.directory.marker()
+                if marker is not None and marker.key_id == ring.key_id.hex():
+                    with store.directory.lock():
+                        write_marker(
+                            store.path, dataclasses.replace(marker, keyring=changed.to_json())
+                        )
 
     def _current_master(self, ring: Keyring, password: bytes | None) -> bytes:
         if password is not None:
@@ -374,8 +416,14 @@ class Encryption:
         from memdir.crypto.keys import Keyring
 
         ring, master, recovery = Keyring.create(password, self._clock())
-        save_keyring(self.home, ring)
-        self._hand_to_agent(ring, master, idle_seconds)
+        save_keyring(self.home, ring, new=True)
+        try:
+            self._hand_to_agent(ring, master, idle_seconds)
+        except BaseException:
+            # Nothing is sealed under it yet: take it back, so that the next try makes a
+            # keyring whose recovery key it shows (this one's would never be seen).
+            remove_keyring(self.home, ring.key_id)
+            raise
         return recovery
 
     # -- converting ---------------------------------------------------------------------
@@ -399,7 +447,11 @@ class Encryption:
         if ring is None:
             if password is None:
                 raise InvalidInput("encrypting needs a new password (it makes the keyring)")
-            recovery = self.create_keyring(password, idle_seconds=idle_seconds)
+            try:
+                recovery = self.create_keyring(password, idle_seconds=idle_seconds)
+            except Refused:  # another `encrypt` made one meanwhile: use it, with the password
+                ring = self._ring()
+                self._hand_to_agent(ring, ring.open_with_password(password), idle_seconds)
             ring = self._ring()
         else:
             self._hand_to_agent(ring, self._current_master(ring, password), idle_seconds)
@@ -415,11 +467,11 @@ class Encryption:
         counts = [0, 0, 0]
         for store in chosen:
             with store.directory.lock():
-                write_marker(store.path, Marker(key_id, "encrypting"))
+                write_marker(store.path, Marker(key_id, "encrypting", ring.to_json()))
             self._retriever().discard_index(store)
             self._convert(store, counts, progress, "encrypt")
             with store.directory.lock():
-                write_marker(store.path, Marker(key_id, "encrypted"))
+                write_marker(store.path, Marker(key_id, "encrypted", ring.to_json()))
             self._retriever().discard_index(store)
             self.stores.audit.append("encrypt", scope=store.scope.value, count=counts[0])
         return EncryptReport(
@@ -475,6 +527,10 @@ class Encryption:
         done = 0
         if progress is not None:
             progress(what, 0, total)
+        with directory.lock():  # temp files of writes killed earlier may hold plain notes
+            directory.clear_leftovers()
+        remove_stale_temps(history.root)
+        remove_stale_temps(self.stores.backups.root)
         for start in range(0, len(ids), _BATCH):
             with directory.lock():
                 for note_id in ids[start : start + _BATCH]:
@@ -487,6 +543,6 @@ class Encryption:
             done += 1
             if progress is not None and done % _BATCH == 0:
                 progress(what, done, total)
-        counts[2] += self.stores.backups.convert(store.scope.value)
+        counts[2] += self.stores.backups.convert(store.scope.value, store.path)
         if progress is not None:
             progress(what, total, total)

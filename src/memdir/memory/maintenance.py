@@ -42,6 +42,7 @@ from memdir.store import (
     revision_of,
 )
 from memdir.store.atomic import TEMP_MARKER
+from memdir.store.sealing import MARKER
 
 if TYPE_CHECKING:
     from memdir.retrieve import Retriever
@@ -364,6 +365,10 @@ class Maintenance:
             store = self.stores.store(scope)
             scan = store.scan()
             problems.extend(scan.problems)
+            try:
+                store.directory.marker()
+            except IntegrityError as exc:  # notes open, writes are refused until it is fixed
+                problems.append(FileProblem(scope, store.path / MARKER, str(exc)))
             counts[scope.value] = len(scan.notes) + scan.over_limit
             dirs[scope.value] = str(store.path)
             notes.extend(scan.notes.values())

@@ -7,6 +7,7 @@ import errno
 import os
 import secrets
 import stat
+import time
 from pathlib import Path
 
 from memdir.errors import InvalidInput, Refused
@@ -188,3 +189,19 @@ def write_private(path: Path, data: bytes, *, force: bool) -> None:
         atomic_write(path, data, mode=0o600)
     elif not atomic_create(path, data, mode=0o600):
         raise Refused(f"{path} exists; pass --force to overwrite it")
+
+
+def remove_stale_temps(root: Path, *, older_than: float = 60.0) -> int:
+    """Remove temp files of interrupted writes anywhere under `root` that are older than
+    `older_than` seconds (a writer still at work never keeps one that long); how many.
+    Used before encrypting, since such a file may hold a plain copy of a note."""
+    removed = 0
+    cutoff = time.time() - older_than
+    if not root.is_dir():
+        return 0
+    for path in root.rglob(f".*{TEMP_MARKER}*"):
+        with contextlib.suppress(OSError):
+            if path.is_file() and not path.is_symlink() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+    return removed

@@ -62,17 +62,21 @@ class Backups:
             raise IntegrityError(f"{where} is sealed, but this memdir home has no keyring")
         return sealer.open(Kind.BACKUP, backup_id, raw, where=where, revision=revision)
 
-    def convert(self, scope: str) -> int:
-        """Seal (or open) every backup of `scope` as that scope now says; how many changed."""
+    def convert(self, scope: str, origin: Path) -> int:
+        """Seal (or open) every backup of `scope` made from the directory `origin` as that
+        scope now says (other projects' backups are left as they are); how many changed.
+        A backup made before sidecars existed names no origin: it is sealed by any
+        encryption and opened by any decryption (never left plain beside sealed ones)."""
         if not self.root.is_dir():
             return 0
         sealer = self.sealing(scope)
         changed = 0
         for md in sorted(self.root.glob("*.md")):
             record, raw = self._read(md, open_data=False)
-            if record.scope != scope or (sealer is not None) == is_sealed(raw):
+            ours = record.scope == scope and record.origin == origin
+            if not (ours or record.scope is None) or (sealer is not None) == is_sealed(raw):
                 continue
-            plain = self._open(record.id, raw, record.revision, md)
+            plain = self._read(md)[1] if is_sealed(raw) else raw  # checked as when restored
             data = sealer.seal(Kind.BACKUP, record.id, plain) if sealer is not None else plain
             atomic_write(md, data, mode=0o600)
             changed += 1

@@ -325,7 +325,15 @@ class NoteDirectory:
         directory, looking only at the files the watch says changed since the last scan.
         An encrypted directory's notes are served only while it is unlocked (`Locked`),
         even those parsed before and unchanged since."""
-        if self.encrypted() and (sealer := self.sealer) is not None:
+        if self.encrypted():
+            sealer = self.sealer
+            if sealer is None:
+                raise Locked(
+                    f"the notes in {self.path} are encrypted and this memdir home has no "
+                    "keyring for them: unlocking with their password or recovery key takes "
+                    "up the keyring the folder carries",
+                    hint=Remedy.UNLOCK,
+                )
             sealer.keys()
         watch = self._watch
         if watch is None:

@@ -19,14 +19,16 @@ The keyring file itself is ``$MEMDIR_HOME/crypto/keyring.json`` (`keyring_path`)
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from memdir.crypto.seal import Kind, SealKeys, is_sealed, open_sealed, seal
-from memdir.errors import IntegrityError, Remedy
-from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably
+from memdir.errors import IntegrityError, Refused, Remedy
+from memdir.store.atomic import atomic_write, ensure_private_dir, fsync_dir, remove_durably
 
 if TYPE_CHECKING:
     from memdir.crypto.keys import Keyring
@@ -38,6 +40,7 @@ __all__ = [
     "keyring_path",
     "load_keyring",
     "read_marker",
+    "remove_keyring",
     "remove_marker",
     "save_keyring",
     "write_marker",
@@ -55,6 +58,10 @@ class Marker:
 
     key_id: str
     state: State
+    #: A copy of the keyring (the master key wrapped by the password and by the recovery
+    #: key; nothing in clear), so that the folder opens in another memdir home (a clone,
+    #: a new machine) with the password or the recovery key. None: the marker has none.
+    keyring: bytes | None = None
 
     @property
     def seals(self) -> bool:
@@ -83,13 +90,22 @@ def read_marker(directory: Path) -> Marker | None:
             "there are sealed",
             hint=Remedy.DOCTOR,
         )
-    return Marker(key_id, state)
+    ring = doc.get("keyring")
+    copy = json.dumps(ring).encode() if isinstance(ring, dict) else None
+    return Marker(key_id, state, copy)
 
 
 def write_marker(directory: Path, marker: Marker) -> None:
     """Write (or replace) the directory's marker durably."""
-    doc = {"format": _FORMAT, "version": 1, "keyId": marker.key_id, "state": marker.state}
-    atomic_write(directory / MARKER, json.dumps(doc).encode() + b"\n", mode=0o644)
+    doc: dict[str, object] = {
+        "format": _FORMAT,
+        "version": 1,
+        "keyId": marker.key_id,
+        "state": marker.state,
+    }
+    if marker.keyring is not None:
+        doc["keyring"] = json.loads(marker.keyring)
+    atomic_write(directory / MARKER, json.dumps(doc, indent=1).encode() + b"\n", mode=0o644)
 
 
 def remove_marker(directory: Path) -> None:
@@ -113,11 +129,31 @@ def load_keyring(home: Path) -> Keyring | None:
     return Keyring.from_json(data)
 
 
-def save_keyring(home: Path, ring: Keyring) -> None:
-    """Write the keyring durably, 0600 in a 0700 folder."""
+def save_keyring(home: Path, ring: Keyring, *, new: bool = False) -> None:
+    """Write the keyring durably, 0600 in a 0700 folder. With `new`, only if the home has
+    none yet (`Refused` when another process made one meanwhile): never replaced then."""
     path = keyring_path(home)
     ensure_private_dir(path.parent)
-    atomic_write(path, ring.to_json(), mode=0o600)
+    if not new:
+        atomic_write(path, ring.to_json(), mode=0o600)
+        return
+    staged = path.with_name(f".{path.name}.new-{secrets.token_hex(4)}")
+    atomic_write(staged, ring.to_json(), mode=0o600)
+    try:
+        os.link(staged, path)  # fails if one exists: two first `encrypt`s cannot both win
+    except FileExistsError:
+        raise Refused(f"this memdir home has a keyring already ({path})") from None
+    finally:
+        staged.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+def remove_keyring(home: Path, key_id: bytes) -> None:
+    """Remove the home's keyring if it is still the one of `key_id` (a first `encrypt`
+    that failed before sealing anything takes back the keyring it made)."""
+    ring = load_keyring(home)
+    if ring is not None and ring.key_id == key_id:
+        remove_durably(keyring_path(home))
 
 
 class Sealer:
