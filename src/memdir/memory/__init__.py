@@ -686,7 +686,7 @@ class Memory:
         *,
         is_subagent: bool = False,
     ) -> Recall:
-        """§4.2: the notes to attach to a user message; never raises (failures are logged).
+        """§4.2: the notes to attach to a user message; raises only `Locked` (logs the rest).
 
         `history` holds the conversation's earlier messages as dicts; ids recalled into
         them (``metadata["memdir"]["recalled"]``) are not attached again. Store the

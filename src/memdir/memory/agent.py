@@ -102,7 +102,7 @@ class AgentView:
     def recall(
         self, message: str, history: Sequence[Mapping[str, Any]], *, is_subagent: bool
     ) -> Recall:
-        """§4.2: the notes to attach to a user message; never raises (failures are logged)."""
+        """§4.2: the notes to attach to a user message; raises only `Locked` (logs the rest)."""
         from memdir.retrieve import Recall, Recaller, recalled_ids
 
         if is_subagent or not self.settings.recall.enabled:
