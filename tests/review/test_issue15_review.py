@@ -1,8 +1,9 @@
 """Hostile review of issue 15's encryption at rest (§8.2): sealed notes, history and
 backups, the keyring, encrypt/decrypt, the unlock agent and locked stores.
 
-Each test marked xfail (strict) is a bug, proven by the test failing now; the others
-confirm something sound. Sync (end-to-end encrypted) is out of scope here.
+Each test was a bug, proven by a failing test (xfail strict), unless it says it confirms
+something sound. All but one are fixed (cd7992e, a8bacb6); the one still marked xfail
+(strict) is a bug still open. Sync (end-to-end encrypted) is out of scope here.
 """
 
 # ruff: noqa: F811  (the fixtures imported from issue15_helpers are test arguments)
@@ -48,11 +49,6 @@ def _sealed_project(project: Path, home: Path) -> str:
 # -- the lock -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the first key use after another process locks deadlocks "
-    "(AgentKeys.__call__ calls on_locked=wipe under its own lock; wipe→forget retakes it)",
-)
 def test_first_use_after_a_lock_elsewhere_refuses_instead_of_hanging(
     rproject: Path, rhome: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,11 +109,6 @@ def test_recall_on_a_locked_store_logs_no_traceback(
 # -- plaintext on disk ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: decrypt of one project unseals every project's backups "
-    "(Backups.convert filters by scope name only, not by origin)",
-)
 def test_decrypting_one_project_leaves_another_projects_backups_sealed(
     tmp_path: Path, rhome: Path
 ) -> None:
@@ -136,11 +127,6 @@ def test_decrypting_one_project_leaves_another_projects_backups_sealed(
     assert hits(tmp_path, words=(WORDS[1],)) == [], "project b's backup is plaintext now"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: encrypting one project seals a plain project's backups "
-    "(Backups.convert ignores origin); that plain project cannot restore them while locked",
-)
 def test_encrypting_one_project_leaves_a_plain_projects_backups_plain(
     tmp_path: Path, rhome: Path
 ) -> None:
@@ -158,11 +144,6 @@ def test_encrypting_one_project_leaves_a_plain_projects_backups_plain(
         assert WORDS[1] in m.read("bee").body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: encrypt leaves a backup without its sidecar in plaintext "
-    "(Backups.convert skips record.scope None)",
-)
 def test_encrypt_seals_a_backup_that_has_no_sidecar(
     rproject: Path, rhome: Path, tmp_path: Path
 ) -> None:
@@ -175,11 +156,6 @@ def test_encrypt_seals_a_backup_that_has_no_sidecar(
     assert hits(tmp_path) == [], "a plaintext backup stayed after encrypt"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: encrypt leaves a plaintext temp file (.<id>.md.tmp-*, left by a write "
-    "killed before) in the note directory; only a later doctor removes it",
-)
 def test_encrypt_leaves_no_plaintext_temp_file_behind(rproject: Path, rhome: Path) -> None:
     with open_memory(rproject, rhome) as m:
         m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
@@ -237,11 +213,6 @@ def test_a_full_session_leaves_no_plaintext(rproject: Path, rhome: Path, tmp_pat
 # -- data loss ------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the recovery key cannot open the notes without this home's keyring "
-    "(its wrapped slot lives only in $MEMDIR_HOME/crypto/keyring.json)",
-)
 def test_the_recovery_key_opens_a_project_on_a_new_machine(
     rproject: Path, rhome: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -257,12 +228,6 @@ def test_the_recovery_key_opens_a_project_on_a_new_machine(
         assert WORDS[0] in m.read("alpha").body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: two first `encrypt`s at once: the second keyring overwrites the first "
-    "(create_keyring checks then saves, no lock, atomic_write replaces) — notes sealed "
-    "under a key no keyring holds",
-)
 def test_two_first_encrypts_at_once_lose_no_note(
     tmp_path: Path, rhome: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,11 +274,6 @@ def test_passwd_keeps_the_notes_and_the_old_password_stops_working(
 # -- error handling -------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with the keyring gone, `list` says there are no notes (exit 0) instead "
-    "of saying the encrypted notes cannot be opened",
-)
 def test_listing_sealed_notes_without_a_keyring_is_an_error_not_an_empty_store(
     rproject: Path, rhome: Path
 ) -> None:
@@ -323,11 +283,6 @@ def test_listing_sealed_notes_without_a_keyring_is_an_error_not_an_empty_store(
         m.list()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: doctor reports all notes healthy with a damaged encryption marker, "
-    "though the marker's error says 'see memdir doctor' and every write is refused",
-)
 def test_doctor_reports_a_damaged_marker(rproject: Path, rhome: Path) -> None:
     _sealed_project(rproject, rhome)
     (rproject / "MEMORY" / MARKER).write_text("{damaged\n")
@@ -353,11 +308,6 @@ def test_a_damaged_sealed_note_is_reported_not_served(rproject: Path, rhome: Pat
             m.read("alpha")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: one damaged sealed note makes search and doctor --deep raise "
-    "IntegrityError (index refresh catches only OSError from read_bytes/unseal)",
-)
 def test_a_damaged_sealed_note_does_not_break_search_or_deep_doctor(
     rproject: Path, rhome: Path
 ) -> None:
@@ -370,12 +320,6 @@ def test_a_damaged_sealed_note_does_not_break_search_or_deep_doctor(
         assert not m.doctor(deep=True).ok
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Keyring.from_json accepts Argon2id memlimit up to 4 GiB and opslimit 64 "
-    "from the unauthenticated keyring file (keys.py from_json bounds): unlock then "
-    "allocates 4 GiB and runs 64 passes",
-)
 def test_a_keyring_asking_for_4_gib_of_argon2id_memory_is_refused_before_deriving(
     rproject: Path, rhome: Path
 ) -> None:
@@ -430,11 +374,6 @@ def _long_runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an agent that cannot start raises AgentUnavailable, no MemdirError: "
-    "`memdir encrypt`/`unlock` print a traceback (and the agent's reason is discarded)",
-)
 def test_an_agent_that_cannot_start_is_a_clear_error(
     rproject: Path, rhome: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -446,11 +385,6 @@ def test_an_agent_that_cannot_start_is_a_clear_error(
         m.encryption.unlock(PASSWORD)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a first encrypt that fails after saving the keyring (agent start) loses "
-    "the recovery key: create_keyring saves, then fails; the rerun shows none",
-)
 def test_a_first_encrypt_that_fails_does_not_lose_the_recovery_key(
     rproject: Path, rhome: Path, runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
