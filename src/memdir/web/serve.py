@@ -4,6 +4,7 @@ the caller once the socket listens."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -12,7 +13,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from memdir.errors import InvalidInput, MemdirError
+from memdir.errors import InvalidInput, Locked, MemdirError
 from memdir.memory import Memory
 from memdir.web.app import build_app
 
@@ -101,7 +102,10 @@ def serve(memory: Memory, port: int = 0, on_ready: Callable[[str], None] | None 
         bound = sock.getsockname()[1]
         token = new_token()
         app = build_app(memory, token=token, port=bound)
-        memory.list()  # parse every note once now, not during the first request
+        # Parse every note once now, not during the first request (a locked encrypted
+        # store is parsed when unlocked: the page starts and says it is locked meanwhile).
+        with contextlib.suppress(Locked):
+            memory.list()
         memory.watch_files()  # a search looks at the files changed since the last one only
         url = page_url(bound, token)
 

@@ -79,6 +79,11 @@ const REMEDIES = {
   "audit-verify": () => ["Run ", h("code", { text: "memdir audit verify" }), "."],
   "other-project": () => ["Open memdir ui from the project this belongs to."],
   upgrade: () => ["Upgrade memdir."],
+  unlock: () => [
+    "Unlock the encrypted notes in a terminal: ",
+    h("code", { text: "memdir unlock" }),
+    ", then reload.",
+  ],
 };
 
 export function errorBox(err, what) {
