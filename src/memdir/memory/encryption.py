@@ -469,19 +469,12 @@ class Encryption:
             with store.directory.lock():
                 write_marker(store.path, Marker(key_id, "encrypting", ring.to_json()))
             self._retriever().discard_index(store)
-            self._convert(store, counts, progress, "encrypt")
+            notes = self._convert(store, counts, progress, "encrypt")
             with store.directory.lock():
                 write_marker(store.path, Marker(key_id, "encrypted", ring.to_json()))
             self._retriever().discard_index(store)
-            self.stores.audit.append("encrypt", scope=store.scope.value, count=counts[0])
-        return EncryptReport(
-            tuple(self._scope_state(s) for s in chosen),
-            notes=counts[0],
-            objects=counts[1],
-            backups=counts[2],
-            seconds=time.monotonic() - started,
-            recovery_key=recovery,
-        )
+            self.stores.audit.append("encrypt", scope=store.scope.value, count=notes)
+        return self._report(chosen, counts, started, recovery)
 
     def decrypt(
         self, scopes: Sequence[Scope] | None = None, *, progress: Progress | None = None
@@ -498,17 +491,27 @@ class Encryption:
         counts = [0, 0, 0]
         for store in chosen:
             with store.directory.lock():
-                write_marker(store.path, Marker(key_id, "decrypting"))
-            self._convert(store, counts, progress, "decrypt")
+                write_marker(store.path, Marker(key_id, "decrypting", ring.to_json()))
+            notes = self._convert(store, counts, progress, "decrypt")
             with store.directory.lock():
                 remove_marker(store.path)
-            self.stores.audit.append("decrypt", scope=store.scope.value, count=counts[0])
+            self.stores.audit.append("decrypt", scope=store.scope.value, count=notes)
+        return self._report(chosen, counts, started)
+
+    def _report(
+        self,
+        chosen: Sequence[ScopeStore],
+        counts: Sequence[int],
+        started: float,
+        recovery: str | None = None,
+    ) -> EncryptReport:
         return EncryptReport(
             tuple(self._scope_state(s) for s in chosen),
             notes=counts[0],
             objects=counts[1],
             backups=counts[2],
             seconds=time.monotonic() - started,
+            recovery_key=recovery,
         )
 
     def _chosen(self, scopes: Sequence[Scope] | None) -> list[ScopeStore]:
@@ -518,7 +521,9 @@ class Encryption:
 
     def _convert(
         self, store: ScopeStore, counts: list[int], progress: Progress | None, what: str
-    ) -> None:
+    ) -> int:
+        """Convert one scope's files, adding to `counts`; how many note files changed."""
+        before = counts[0]
         directory = store.directory
         ids = sorted(directory.ids_on_disk())
         history = store.history
@@ -546,3 +551,4 @@ class Encryption:
         counts[2] += self.stores.backups.convert(store.scope.value, store.path)
         if progress is not None:
             progress(what, total, total)
+        return counts[0] - before
