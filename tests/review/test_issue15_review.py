@@ -93,6 +93,32 @@ def test_a_locked_store_refuses_history_diff_and_revisions(rproject: Path, rhome
                 call()
 
 
+def test_a_lock_in_the_middle_of_a_write_leaves_the_old_note(
+    rproject: Path, rhome: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memdir.memory.encryption as encryption
+    from memdir.store.history import History
+
+    monkeypatch.setattr(encryption, "KEY_REUSE_SECONDS", 0.0)
+    with open_memory(rproject, rhome) as m:
+        m.remember("Alpha", body="version one", id="alpha")
+        m.encryption.encrypt(PASSWORD)
+        path = rproject / "MEMORY" / "alpha.md"
+        before = path.read_bytes()
+        record = History.record
+
+        def locking(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            AgentClient(m.encryption.socket).lock()  # `memdir lock` elsewhere, mid-write
+            return record(self, *args, **kwargs)
+
+        monkeypatch.setattr(History, "record", locking)
+        with pytest.raises(Locked):
+            m.remember("Alpha", body=f"version two {WORDS[0]}", id="alpha")
+    assert path.read_bytes() == before
+    assert hits(rproject, rhome) == []
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.endswith(".md")) == ["alpha.md"]
+
+
 def test_recall_on_a_locked_store_logs_no_traceback(
     rproject: Path, rhome: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
