@@ -194,12 +194,6 @@ def test_encrypt_leaves_no_plaintext_temp_file_behind(rproject: Path, rhome: Pat
     assert hits(rproject) == [], "plaintext beside the sealed notes after encrypt"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: one damaged plain history object aborts encrypt (History.convert raises "
-    "IntegrityError): the scope stays 'encrypting', the other objects and the backups "
-    "stay plaintext, the next scopes are never encrypted, and a rerun fails the same way",
-)
 def test_one_damaged_history_object_does_not_stop_encrypt(rproject: Path, rhome: Path) -> None:
     with open_memory(rproject, rhome) as m:
         m.remember("Alpha", body=f"The {WORDS[0]} protocol v1.", id="alpha")
@@ -216,12 +210,6 @@ def test_one_damaged_history_object_does_not_stop_encrypt(rproject: Path, rhome:
     assert [p for p in objects if p != damaged and not is_sealed(p.read_bytes())] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: encrypt seals only backups whose sidecar origin equals the folder's path "
-    "now (Backups.convert, a8bacb6): a project moved or renamed since keeps its backups "
-    "plaintext",
-)
 def test_encrypt_seals_the_backups_of_a_project_that_was_moved(tmp_path: Path, rhome: Path) -> None:
     before = make_project(tmp_path, "before")
     with open_memory(before, rhome) as m:
@@ -235,11 +223,6 @@ def test_encrypt_seals_the_backups_of_a_project_that_was_moved(tmp_path: Path, r
     assert hits(tmp_path) == [], "a plaintext backup stayed after encrypt"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: decrypt of one project opens every sidecar-less backup, also those another, "
-    "still encrypted project sealed (Backups.convert: record.scope None is 'ours' to all)",
-)
 def test_decrypting_one_project_leaves_another_projects_old_backups_sealed(
     tmp_path: Path, rhome: Path
 ) -> None:
@@ -470,12 +453,6 @@ def test_a_first_encrypt_that_fails_does_not_lose_the_recovery_key(
 # -- documented limits, confirmed -----------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (docs): a sealed note moved to another scope of the same home opens there "
-    "(AD context is the note id only), though docs/encryption.md says another store's file "
-    "does not open",
-)
 def test_a_sealed_note_swapped_in_from_another_scope_does_not_open(
     rproject: Path, rhome: Path
 ) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from memdir.retrieve import Retriever
 
 __all__ = ["KEY_REUSE_SECONDS", "AgentImages", "AgentKeys", "Encryption"]
+
+_log = logging.getLogger("memdir.encryption")
 
 #: How long one process reuses the key it fetched before asking the agent again.
 KEY_REUSE_SECONDS = 2.0
@@ -544,7 +547,12 @@ class Encryption:
             if progress is not None:
                 progress(what, done, total)
         for rev in revs:
-            counts[1] += history.convert(rev)
+            try:
+                counts[1] += history.convert(rev)
+            except IntegrityError:  # damaged and sealed already: doctor --deep names it
+                _log.warning(
+                    "history object %s of %s does not open; left as it is", rev[:12], store.path
+                )
             done += 1
             if progress is not None and done % _BATCH == 0:
                 progress(what, done, total)

@@ -65,16 +65,26 @@ class Backups:
     def convert(self, scope: str, origin: Path) -> int:
         """Seal (or open) every backup of `scope` made from the directory `origin` as that
         scope now says (other projects' backups are left as they are); how many changed.
-        A backup made before sidecars existed names no origin: it is sealed by any
-        encryption and opened by any decryption (never left plain beside sealed ones)."""
+
+        Sealing errs on the side of sealing: it also takes the backups of this scope whose
+        origin folder is gone (the project was moved or renamed) and the backups made
+        before sidecars existed (no scope, no origin). Opening takes only this folder's
+        own backups, so a backup another encrypted folder may own stays sealed."""
         if not self.root.is_dir():
             return 0
         sealer = self.sealing(scope)
         changed = 0
         for md in sorted(self.root.glob("*.md")):
             record, raw = self._read(md, open_data=False)
+            if (sealer is not None) == is_sealed(raw):
+                continue
             ours = record.scope == scope and record.origin == origin
-            if not (ours or record.scope is None) or (sealer is not None) == is_sealed(raw):
+            if sealer is not None and not ours:
+                moved = record.scope == scope and (
+                    record.origin is None or not record.origin.exists()
+                )
+                ours = moved or record.scope is None
+            if not ours:
                 continue
             plain = self._read(md)[1] if is_sealed(raw) else raw  # checked as when restored
             data = sealer.seal(Kind.BACKUP, record.id, plain) if sealer is not None else plain

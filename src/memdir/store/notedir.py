@@ -196,6 +196,11 @@ class NoteDirectory:
         sealer.check(marker, self.path)
         return sealer
 
+    def _context(self, note_id: str) -> str:
+        """What a sealed note file is bound to: its scope and its id (a file moved to
+        another note, or between the project and the user notes, does not open)."""
+        return f"{self.scope.value}/{note_id}"
+
     def unseal(self, note_id: str, data: bytes, path: Path | None = None) -> bytes:
         """The plaintext of a note file's bytes (plain bytes as they are). `Locked` when
         the store is locked; IntegrityError when a sealed file does not open."""
@@ -207,7 +212,7 @@ class NoteDirectory:
             raise IntegrityError(
                 f"{where} is sealed (encrypted), but this memdir home has no keyring to open it"
             )
-        return sealer.open(Kind.NOTE, note_id, data, where=where)
+        return sealer.open(Kind.NOTE, self._context(note_id), data, where=where)
 
     def convert(self, note_id: str) -> bool:
         """Seal (or, while decrypting, open) one note file in place as the marker says;
@@ -223,7 +228,8 @@ class NoteDirectory:
         if (sealer is not None) == is_sealed(raw):
             return False
         plain = self.unseal(note_id, raw, path)
-        atomic_write(path, sealer.seal(Kind.NOTE, note_id, plain) if sealer else plain)
+        sealed = sealer.seal(Kind.NOTE, self._context(note_id), plain) if sealer else plain
+        atomic_write(path, sealed)
         return True
 
     def file_for(self, note_id: str) -> Path:
@@ -658,7 +664,7 @@ class NoteDirectory:
         path = self._replaceable(note_id)
         sealer = self.sealer_for_writes()
         if sealer is not None:
-            data = sealer.seal(Kind.NOTE, note_id, data)
+            data = sealer.seal(Kind.NOTE, self._context(note_id), data)
         if rollback is not None:
             self._keep_for_undo(path, data, rollback)
         atomic_write(path, data, sync_dir=sync_dir)
