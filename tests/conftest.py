@@ -138,3 +138,23 @@ def s3_bucket(
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     return seaweed.endpoint, _s3_session_bucket, f"t-{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private XDG_RUNTIME_DIR of a few characters for the unlock agents (AF_UNIX socket
+    paths are short); every agent in it is locked at teardown, so none outlives a test."""
+    import contextlib
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
+    path.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
+    yield path
+    from memdir.crypto.agent import AgentClient, AgentUnavailable
+
+    for sock in path.rglob("*.sock"):
+        with contextlib.suppress(AgentUnavailable):
+            AgentClient(sock).lock()
+    shutil.rmtree(path, ignore_errors=True)

@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,21 +12,6 @@ from memdir import Memory
 
 #: Words that appear in the test notes and nowhere else: a plaintext scan looks for them.
 SECRET_WORDS = ("quokkaviolet", "marmaladeheliotrope", "zanzibarcobalt", "fjordpistachio")
-
-
-@pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private XDG_RUNTIME_DIR of a few characters."""
-    path = Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
-    path.chmod(0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
-    yield path
-    for sock in path.rglob("*.sock"):
-        from memdir.crypto.agent import AgentClient, AgentUnavailable
-
-        with contextlib.suppress(AgentUnavailable):
-            AgentClient(sock).lock()
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

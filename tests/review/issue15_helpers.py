@@ -3,11 +3,7 @@ unlock agent's socket, a home, a git project, and a scan for distinctive plainte
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,21 +13,6 @@ from memdir import Memory
 PASSWORD = b"review horse battery staple"
 #: Words in the review's notes and nowhere else.
 WORDS = ("ocelotvermilion", "gondolaturmeric", "yttriumlagoon", "pangolinsaffron")
-
-
-@pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private XDG_RUNTIME_DIR of a few characters; every agent in it locked after."""
-    path = Path(tempfile.mkdtemp(prefix="rv-", dir="/tmp"))
-    path.chmod(0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
-    yield path
-    from memdir.crypto.agent import AgentClient, AgentUnavailable
-
-    for sock in path.rglob("*.sock"):
-        with contextlib.suppress(AgentUnavailable):
-            AgentClient(sock).lock()
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

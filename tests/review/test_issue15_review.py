@@ -32,7 +32,6 @@ from .issue15_helpers import (  # noqa: F401  (fixtures)
     open_memory,
     rhome,
     rproject,
-    runtime,
 )
 
 

@@ -13,10 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import sqlite3
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,18 +40,9 @@ BODY = "\n".join(f"step {i}: check the {WORDS[0]} gauge" for i in range(8))
 
 
 @pytest.fixture(autouse=True)
-def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A short private XDG_RUNTIME_DIR for the unlock agents (one per machine's home)."""
-    path = Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
-    path.chmod(0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
-    yield path
-    from memdir.crypto.agent import AgentClient, AgentUnavailable
-
-    for sock in path.rglob("*.sock"):
-        with contextlib.suppress(AgentUnavailable):
-            AgentClient(sock).lock()
-    shutil.rmtree(path, ignore_errors=True)
+def _agents(runtime: Path) -> Path:
+    """Every test here: a short private XDG_RUNTIME_DIR (tests/conftest.py `runtime`)."""
+    return runtime
 
 
 def _hits(data: bytes) -> list[str]:
