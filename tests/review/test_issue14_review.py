@@ -320,7 +320,7 @@ def test_recalls_counted_by_the_mcp_server_are_on_disk_once_it_has_served(
             recalled.extend(m.recall("when does the walrus migration start?").note_ids)
 
         fake = SimpleNamespace(run_stdio_async=run_stdio_async)
-        monkeypatch.setattr(mcp_server, "build_server", lambda memory, gate: fake)
+        monkeypatch.setattr(mcp_server, "build_server", lambda memory, gate, states=None: fake)
         mcp_server.serve(m)
         assert recalled == [written.note.id]
         key = m.stores.chosen("project")[0].state_key
