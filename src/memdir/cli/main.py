@@ -60,8 +60,7 @@ COMMANDS: dict[str, CommandSpec] = {
         (
             "encrypt",
             "crypto:encrypt",
-            "Encrypt the notes, their history and backups at rest (resumes one that was "
-            "stopped).",
+            "Encrypt the notes, their history and backups at rest (resumes one that was stopped).",
         ),
         (
             "export",
@@ -169,8 +168,7 @@ COMMANDS: dict[str, CommandSpec] = {
         (
             "unlock",
             "crypto:unlock",
-            "Unlock the encrypted notes until IDLE seconds pass without use (default 15 "
-            "minutes).",
+            "Unlock the encrypted notes until IDLE seconds pass without use (default 15 minutes).",
         ),
     )
 }
