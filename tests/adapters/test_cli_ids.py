@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from collections.abc import Callable
 
 import pytest
@@ -131,16 +130,24 @@ def test_piped_columns_stay_whole(cli: Invoke) -> None:
     assert ("Wide " * 40).strip() in listed.stdout and LONG_B in listed.stdout
 
 
-def test_list_of_a_thousand_notes_is_quick(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_list_of_a_thousand_notes_is_laid_out_without_a_rich_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A rich Table took ~0.4 s for 1,000 rows; the columns are laid out by hand instead.
+    # (No timing is asserted: machines are shared. bench/startup.py measures it.)
+    import rich.table
+
+    def no_table(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("print_columns built a rich Table")
+
+    monkeypatch.setattr(rich.table.Table, "__init__", no_table)
     buffer = io.StringIO()
     out = Console(file=buffer, width=120, force_terminal=True, color_system=None)
     rows = [
         (f"note-{i:04d}-about-deploys", "project", "project", "Deploy step " * 6, "a, b", "t")
         for i in range(1000)
     ]
-    started = time.perf_counter()
     print_columns(
         ("id", "scope", "type", "summary", "tags", "updated"), rows, flexible=(3, 4), out=out
     )
-    assert time.perf_counter() - started < 0.2  # a rich Table took ~0.4 s here
     assert buffer.getvalue().count("\n") == 1001
