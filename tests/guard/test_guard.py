@@ -134,10 +134,10 @@ _PATHOLOGICAL = {
 @pytest.mark.parametrize("name", sorted(_PATHOLOGICAL))
 def test_pathological_128k_inputs_scan_quickly(name: str) -> None:
     text = _PATHOLOGICAL[name]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: load elsewhere does not count
     scan_text(text)
     redact(text)
-    assert time.perf_counter() - start < SANITY_SECONDS
+    assert time.process_time() - start < SANITY_SECONDS
 
 
 # Label-like runs in every language the lexicon knows: each label opens a window, so these
@@ -173,10 +173,10 @@ _LABEL_RUNS = {
 @pytest.mark.parametrize("name", sorted(_LABEL_RUNS))
 def test_label_like_runs_scan_quickly(name: str) -> None:
     text = _LABEL_RUNS[name]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: load elsewhere does not count
     scan_text(text)
     redact(text)
-    assert time.perf_counter() - start < SANITY_SECONDS
+    assert time.process_time() - start < SANITY_SECONDS
 
 
 _LABELS = st.sampled_from(

@@ -188,9 +188,9 @@ def test_a_large_graph_reads_fast(tmp_path: Path) -> None:
         for i in range(20_000)
     ]
     source.write_text("\n".join(lines), encoding="utf-8")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine does not fail a linear read
     reading = mcp_memory.read(source)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert len(reading.items) == 20_000 and reading.problems == []
     assert reading.items[-1].refs[0].target == "e20000"
 

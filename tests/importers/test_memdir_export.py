@@ -371,9 +371,9 @@ def test_a_header_claiming_a_huge_member(tmp_path: Path) -> None:
     header.size = 8 << 30
     raw += header.tobuf(format=tarfile.PAX_FORMAT) + b"x" * 4096
     out.write_bytes(gzip.compress(bytes(raw)))
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine does not fail the bound
     reading = memdir_export.read(out)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     problems = reasons(reading)
     assert "over the" in problems["project/huge-1aa.md"]
     assert len(reading.items) == 8

@@ -325,9 +325,9 @@ def test_long_statements_are_cut_to_the_excerpt_cap() -> None:
      "every 30 s to " * 7_000, "- use x\n" * 20_000, "十" * 100_000],
 )  # fmt: skip
 def test_adversarial_text_stays_fast(unit: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a busy machine does not fail a linear scan
     find_contradiction(unit, unit[::-1])
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_importing_memdir_does_not_import_the_detector() -> None:
