@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from files import files_holding
 from memdir import Memory
 
 #: Words that appear in the test notes and nowhere else: a plaintext scan looks for them.
@@ -50,16 +50,4 @@ def seed(memory: Memory) -> None:
 
 def plaintext_hits(*roots: Path) -> list[str]:
     """Files under `roots` holding any of the secret words (as bytes, any case)."""
-    hits = []
-    words = [w.encode() for w in SECRET_WORDS]
-    for root in roots:
-        for dirpath, _dirs, files in os.walk(root):
-            for name in files:
-                path = Path(dirpath) / name
-                try:
-                    data = path.read_bytes().lower()
-                except OSError:
-                    continue
-                if any(w in data for w in words):
-                    hits.append(str(path))
-    return hits
+    return files_holding(roots, SECRET_WORDS)

@@ -3,11 +3,11 @@ unlock agent's socket, a home, a git project, and a scan for distinctive plainte
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from files import files_holding
 from memdir import Memory
 
 PASSWORD = b"review horse battery staple"
@@ -40,16 +40,4 @@ def open_memory(project: Path, home: Path) -> Memory:
 
 def hits(*roots: Path, words: tuple[str, ...] = WORDS) -> list[str]:
     """Files under `roots` holding any of `words` (bytes, any case)."""
-    found = []
-    needles = [w.encode() for w in words]
-    for root in roots:
-        for dirpath, _dirs, files in os.walk(root):
-            for name in files:
-                path = Path(dirpath) / name
-                try:
-                    data = path.read_bytes().lower()
-                except OSError:
-                    continue
-                if any(n in data for n in needles):
-                    found.append(str(path))
-    return found
+    return files_holding(roots, words)
