@@ -8,16 +8,13 @@ from pathlib import Path
 import pytest
 
 from memdir.core import Scope
+from memdir.core.links import Link, LinkReport
 from memdir.errors import IntegrityError
-from memdir.results import (
-    AuditReport,
-    DoctorReport,
-    FileProblem,
-    Link,
-    LinkReport,
-    PassReport,
-    SyncRun,
-)
+from memdir.memory.maintenance import DoctorReport
+from memdir.store.audit import AuditReport
+from memdir.store.notedir import FileProblem
+from memdir.sync.comparison import PassReport
+from memdir.sync.replica import SyncRun
 
 
 def test_dangling_links_are_unresolved_ones_that_are_not_hidden() -> None:

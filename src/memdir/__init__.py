@@ -13,7 +13,11 @@ from memdir._lazy import lazy_names
 from memdir._version import __version__
 
 if TYPE_CHECKING:
+    from memdir.answer.check import Answer, AnswerStatus, Citation, Claim
     from memdir.core import Note, NoteType, Scope
+    from memdir.core.links import Link, LinkReport
+    from memdir.core.merging import MergeDraft
+    from memdir.core.vocab import FindingKind
     from memdir.embed import Embedder, EmbedderInfo, EmbedderUnavailable, EmbeddingFailed
     from memdir.errors import (
         Busy,
@@ -37,46 +41,48 @@ if TYPE_CHECKING:
     )
     from memdir.extract import ExtractionResult, ExtractionState
     from memdir.memory import Memory
-    from memdir.results import (
-        AuditHead,
-        AuditVerification,
-        BackupRecord,
-        BatchResult,
-        Chunk,
-        ConflictView,
-        DismissResult,
-        DoctorReport,
-        Finding,
-        FindingKind,
-        ForgetPlan,
-        ForgetResult,
+    from memdir.memory.consolidating import ConsolidationReport
+    from memdir.memory.encryption import EncryptionStatus, EncryptReport, ScopeEncryption
+    from memdir.memory.exporting import ExportReport
+    from memdir.memory.importing import ImportIssue, ImportReport
+    from memdir.memory.maintenance import DoctorReport, ForgetPlan, ForgetResult, RestoreResult
+    from memdir.memory.tidying import DismissResult
+    from memdir.retrieve.hits import Chunk, Hit, ReindexStats
+    from memdir.retrieve.recall import Recall
+    from memdir.state import State
+    from memdir.store.audit import AuditVerification
+    from memdir.store.backups import BackupRecord
+    from memdir.store.notes import (
+        CurrentNote,
         HistoryEntry,
-        Hit,
-        Link,
-        LinkReport,
         Neighbour,
-        PassReport,
-        Recall,
-        ReindexStats,
-        Resolution,
-        RestoreResult,
         SupersedeResult,
-        SyncRun,
-        SyncStatus,
         WriteResult,
     )
-    from memdir.state import State
+    from memdir.store.signing import AuditHead
+    from memdir.sync.batch import BatchResult
+    from memdir.sync.comparison import PassReport
+    from memdir.sync.replica import ConflictView, Resolution, ScopeStatus, SyncRun, SyncStatus
+    from memdir.tidy.findings import Finding
+    from memdir.tidy.merge import MergePlan, MergeResult
+
 
 __all__ = [
+    "Answer",
+    "AnswerStatus",
     "AuditHead",
     "AuditVerification",
     "BackupRecord",
     "BatchResult",
     "Busy",
     "Chunk",
+    "Citation",
+    "Claim",
     "ConfigError",
     "Conflict",
     "ConflictView",
+    "ConsolidationReport",
+    "CurrentNote",
     "DiskError",
     "DismissResult",
     "DoctorReport",
@@ -84,6 +90,9 @@ __all__ = [
     "EmbedderInfo",
     "EmbedderUnavailable",
     "EmbeddingFailed",
+    "EncryptReport",
+    "EncryptionStatus",
+    "ExportReport",
     "ExtractionResult",
     "ExtractionState",
     "Finding",
@@ -92,6 +101,8 @@ __all__ = [
     "ForgetResult",
     "HistoryEntry",
     "Hit",
+    "ImportIssue",
+    "ImportReport",
     "IncompatibleVersion",
     "IntegrityError",
     "InvalidInput",
@@ -101,6 +112,9 @@ __all__ = [
     "Locked",
     "MemdirError",
     "Memory",
+    "MergeDraft",
+    "MergePlan",
+    "MergeResult",
     "Neighbour",
     "NotFound",
     "Note",
@@ -114,6 +128,8 @@ __all__ = [
     "Resolution",
     "RestoreResult",
     "Scope",
+    "ScopeEncryption",
+    "ScopeStatus",
     "SecretRefused",
     "State",
     "SupersedeResult",
@@ -128,60 +144,76 @@ __all__ = [
 
 #: Where each public name is defined (a test keeps it equal to the block above).
 _EXPORTS: dict[str, str] = {
-    "AuditHead": "memdir.results",
-    "AuditVerification": "memdir.results",
-    "BackupRecord": "memdir.results",
-    "BatchResult": "memdir.results",
+    "Answer": "memdir.answer.check",
+    "AnswerStatus": "memdir.answer.check",
+    "AuditHead": "memdir.store.signing",
+    "AuditVerification": "memdir.store.audit",
+    "BackupRecord": "memdir.store.backups",
+    "BatchResult": "memdir.sync.batch",
     "Busy": "memdir.errors",
-    "Chunk": "memdir.results",
+    "Chunk": "memdir.retrieve.hits",
+    "Citation": "memdir.answer.check",
+    "Claim": "memdir.answer.check",
     "ConfigError": "memdir.errors",
     "Conflict": "memdir.errors",
-    "ConflictView": "memdir.results",
+    "ConflictView": "memdir.sync.replica",
+    "ConsolidationReport": "memdir.memory.consolidating",
+    "CurrentNote": "memdir.store.notes",
     "DiskError": "memdir.errors",
-    "DismissResult": "memdir.results",
-    "DoctorReport": "memdir.results",
+    "DismissResult": "memdir.memory.tidying",
+    "DoctorReport": "memdir.memory.maintenance",
     "Embedder": "memdir.embed",
     "EmbedderInfo": "memdir.embed",
     "EmbedderUnavailable": "memdir.embed",
     "EmbeddingFailed": "memdir.embed",
+    "EncryptReport": "memdir.memory.encryption",
+    "EncryptionStatus": "memdir.memory.encryption",
+    "ExportReport": "memdir.memory.exporting",
     "ExtractionResult": "memdir.extract",
     "ExtractionState": "memdir.extract",
-    "Finding": "memdir.results",
-    "FindingKind": "memdir.results",
-    "ForgetPlan": "memdir.results",
-    "ForgetResult": "memdir.results",
-    "HistoryEntry": "memdir.results",
-    "Hit": "memdir.results",
+    "Finding": "memdir.tidy.findings",
+    "FindingKind": "memdir.core.vocab",
+    "ForgetPlan": "memdir.memory.maintenance",
+    "ForgetResult": "memdir.memory.maintenance",
+    "HistoryEntry": "memdir.store.notes",
+    "Hit": "memdir.retrieve.hits",
+    "ImportIssue": "memdir.memory.importing",
+    "ImportReport": "memdir.memory.importing",
     "IncompatibleVersion": "memdir.errors",
     "IntegrityError": "memdir.errors",
     "InvalidInput": "memdir.errors",
     "LimitExceeded": "memdir.errors",
-    "Link": "memdir.results",
-    "LinkReport": "memdir.results",
+    "Link": "memdir.core.links",
+    "LinkReport": "memdir.core.links",
     "Locked": "memdir.errors",
     "MemdirError": "memdir.errors",
     "Memory": "memdir.memory",
-    "Neighbour": "memdir.results",
+    "MergeDraft": "memdir.core.merging",
+    "MergePlan": "memdir.tidy.merge",
+    "MergeResult": "memdir.tidy.merge",
+    "Neighbour": "memdir.store.notes",
     "NotFound": "memdir.errors",
     "Note": "memdir.core",
     "NoteType": "memdir.core",
     "ParseError": "memdir.errors",
-    "PassReport": "memdir.results",
+    "PassReport": "memdir.sync.comparison",
     "RateLimited": "memdir.errors",
-    "Recall": "memdir.results",
+    "Recall": "memdir.retrieve.recall",
     "Refused": "memdir.errors",
-    "ReindexStats": "memdir.results",
-    "Resolution": "memdir.results",
-    "RestoreResult": "memdir.results",
+    "ReindexStats": "memdir.retrieve.hits",
+    "Resolution": "memdir.sync.replica",
+    "RestoreResult": "memdir.memory.maintenance",
     "Scope": "memdir.core",
+    "ScopeEncryption": "memdir.memory.encryption",
+    "ScopeStatus": "memdir.sync.replica",
     "SecretRefused": "memdir.errors",
     "State": "memdir.state",
-    "SupersedeResult": "memdir.results",
+    "SupersedeResult": "memdir.store.notes",
     "SyncFailed": "memdir.errors",
     "SyncRefused": "memdir.errors",
-    "SyncRun": "memdir.results",
-    "SyncStatus": "memdir.results",
-    "WriteResult": "memdir.results",
+    "SyncRun": "memdir.sync.replica",
+    "SyncStatus": "memdir.sync.replica",
+    "WriteResult": "memdir.store.notes",
     "WrongPassword": "memdir.errors",
 }
 

@@ -14,7 +14,7 @@ from extract import ChatServer, Reply, completion
 from loopback import serving
 from memdir import Memory
 from memdir.errors import EXIT_ERROR, EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
-from memdir.results import Chunk
+from memdir.retrieve.hits import Chunk
 
 Invoke = Callable[..., Result]
 QUESTION = "Which strategy do our deploys on the staging cluster use?"

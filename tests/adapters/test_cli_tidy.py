@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from click.testing import Result
 
+from memdir.core.vocab import FindingKind
 from memdir.errors import EXIT_NOT_FOUND, EXIT_USAGE
-from memdir.results import FindingKind
 
 Invoke = Callable[..., Result]
 

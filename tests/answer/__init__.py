@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from memdir.core import Scope
-from memdir.results import Chunk
+from memdir.retrieve.hits import Chunk
 
 
 def chunk(note_id: str, text: str, *, revision: str = "a" * 64, start: int = 100) -> Chunk:

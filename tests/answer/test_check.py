@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memdir.answer import MAX_CLAIMS, check_answer
-from memdir.results import AnswerStatus, Citation
+from memdir.answer.check import AnswerStatus, Citation
 
 from . import answered, chunk, cite
 

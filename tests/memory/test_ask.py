@@ -15,10 +15,11 @@ from answer import answered, cite
 from extract import ChatServer, Reply, completion
 from loopback import serving
 from memdir import Memory
+from memdir.answer.check import AnswerStatus
 from memdir.errors import InvalidInput
 from memdir.extract import ChatFailed, ChatUnavailable, HttpChatClient
 from memdir.memory.asking import NO_EVIDENCE
-from memdir.results import AnswerStatus, Chunk
+from memdir.retrieve.hits import Chunk
 
 LEXICAL = '[embed]\nprovider = "none"\n'
 QUESTION = "Which strategy do our deploys on the staging cluster use?"

@@ -15,7 +15,8 @@ import pytest
 from files import write_project_config
 from memdir import Memory
 from memdir.config import load_settings
-from memdir.results import ConsolidationReport, FindingKind
+from memdir.core.vocab import FindingKind
+from memdir.memory.consolidating import ConsolidationReport
 from sync_server import add_user, running_server
 
 HOUR_MS = 3_600_000

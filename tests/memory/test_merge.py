@@ -28,7 +28,7 @@ from memdir.errors import (
     Refused,
     SecretRefused,
 )
-from memdir.results import MergePlan
+from memdir.tidy.merge import MergePlan
 from sync_server import add_user, running_server
 
 AWS_KEY = "aws_access_key_id = AKIAQ3EGRXNBWZ5KJH7Y"

@@ -167,7 +167,7 @@ def auto_memory(project: Path, home: Path) -> Iterator[tuple[Memory, StillClock]
 
 
 def _pair(memory: Memory, clock: StillClock) -> tuple[str, str]:
-    from memdir.results import FindingKind
+    from memdir.core.vocab import FindingKind
 
     clock.advance(1 / 3600)
     a = memory.remember("Use pnpm for package management", "pnpm only.").note.id
@@ -181,7 +181,7 @@ def _pair(memory: Memory, clock: StillClock) -> tuple[str, str]:
 def test_a_damaged_dismissals_file_does_not_let_the_pass_merge_dismissed_groups(
     auto_memory: tuple[Memory, StillClock], home: Path
 ) -> None:
-    from memdir.results import FindingKind
+    from memdir.core.vocab import FindingKind
 
     memory, clock = auto_memory
     a, b = _pair(memory, clock)

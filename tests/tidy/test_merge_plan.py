@@ -13,11 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memdir.core import Note, NoteType, Scope
+from memdir.core.merging import MergeDraft
 from memdir.errors import InvalidInput
-from memdir.results import MergeDraft, MergePlan, PlannedNote
 from memdir.tidy.merge import (
     MAX_MERGED,
     PLAN_FORMAT,
+    MergePlan,
+    PlannedNote,
     concat_draft,
     keeper,
     plan_from_json,

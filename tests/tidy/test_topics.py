@@ -8,7 +8,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdir.results import FindingKind
+from memdir.core.vocab import FindingKind
 from memdir.tidy.findings import finding_id, kind_of
 from memdir.tidy.topics import MAX_CLUSTER, MAX_TERM_NOTES, Pair, candidate_pairs, clusters
 

@@ -13,16 +13,77 @@ not what the notes say, and the user can read the cited notes themselves.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memdir.guard import scan_text
-from memdir.results import Answer, AnswerStatus, Chunk, Citation, Claim
+from memdir.retrieve.hits import Chunk
 
-__all__ = ["MAX_CITATIONS", "MAX_CLAIMS", "MAX_CLAIM_CHARS", "check_answer"]
+__all__ = [
+    "MAX_CITATIONS",
+    "MAX_CLAIMS",
+    "MAX_CLAIM_CHARS",
+    "Answer",
+    "AnswerStatus",
+    "Citation",
+    "Claim",
+    "check_answer",
+]
+
+
+class AnswerStatus(enum.StrEnum):
+    """How `Memory.ask` ended (§10)."""
+
+    #: Every claim cites a chunk that was sent to the model.
+    ANSWERED = "answered"
+    #: No relevant chunk was found (no model was called), or the model found no answer in them.
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
+    #: The model's answer failed the checks (shape, citations, a credential): none is given.
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """Where a claim's support lies: UTF-8 byte offsets `start`..`end` in note `note_id`'s
+    file at `revision` (within a chunk that was sent to the model)."""
+
+    note_id: str
+    revision: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One statement of an answer and the chunks it rests on (at least one)."""
+
+    text: str
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A grounded answer to a question (§10): `text` and `claims` only when `status` is
+    answered; `reason` says why otherwise. `chunks_sent` counts the chunks the model saw
+    (0: no model was called); `model` is the one that answered (None: none was asked)."""
+
+    status: AnswerStatus
+    text: str
+    claims: tuple[Claim, ...]
+    chunks_sent: int
+    model: str | None
+    reason: str | None = None
+
+    @property
+    def cited_ids(self) -> tuple[str, ...]:
+        """The note ids the claims cite, in order of first citation."""
+        return tuple(dict.fromkeys(c.note_id for claim in self.claims for c in claim.citations))
+
 
 MAX_CLAIMS = 20
 MAX_CLAIM_CHARS = 2000

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memdir.index.tokenize import index_terms
-from memdir.results import Chunk
 from memdir.retrieve import analyse
+from memdir.retrieve.hits import Chunk
 
 __all__ = ["EvidenceGate", "covered_words", "select_evidence"]
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 
 from memdir.guard import redact
-from memdir.results import Chunk
+from memdir.retrieve.hits import Chunk
 
 __all__ = ["MAX_QUESTION_CHARS", "build_messages"]
 

@@ -15,7 +15,7 @@ from memdir.errors import EXIT_NOT_FOUND, EXIT_REFUSED
 
 if TYPE_CHECKING:
     from memdir import Memory
-    from memdir.results import Answer
+    from memdir.answer.check import Answer
 
 __all__ = ["ask"]
 

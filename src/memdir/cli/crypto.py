@@ -23,7 +23,7 @@ from memdir.errors import InvalidInput, MemdirError
 
 if TYPE_CHECKING:
     from memdir import Memory
-    from memdir.results import EncryptionStatus, EncryptReport
+    from memdir.memory.encryption import EncryptionStatus, EncryptReport
 
 __all__ = ["decrypt", "encrypt", "lock", "passwd", "unlock"]
 

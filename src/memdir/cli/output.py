@@ -33,7 +33,7 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 def jsonable(value: Any) -> Any:
     """Plain JSON data from results: dataclasses (with their `hash`, `dangling` and `ok`),
     enums, paths, tuples."""
-    from memdir.results import plain
+    from memdir.core.plain import plain
 
     return plain(value, properties=("hash", "dangling", "ok"))
 

@@ -158,12 +158,12 @@ def serve(
     The server speaks plain HTTP: beyond loopback, put a TLS-terminating proxy in front
     (a warning says so at start).
     """
+    from memdir.files.atomic import ensure_private_dir
     from memdir.server.accounts import Accounts
     from memdir.server.app import create_app, plain_http_warning
     from memdir.server.app import serve as run_server
     from memdir.server.ratelimit import RateLimiter
     from memdir.server.rules import SyncRules
-    from memdir.store.atomic import ensure_private_dir
     from memdir.sync.protocol import Quotas
 
     given = {
@@ -218,8 +218,8 @@ def user_add(
     name: str, data: Path, token_out: Path, rotate: bool, force: bool, as_json: bool
 ) -> None:
     """Add an account (or rotate its token); the token goes to --token-out only."""
+    from memdir.files.atomic import check_private_target
     from memdir.server.accounts import Accounts, write_secret
-    from memdir.store.atomic import check_private_target
 
     check_private_target(token_out, force=force)
     token = Accounts(data).add_user(name, rotate=rotate)
@@ -282,8 +282,8 @@ def user_remove(name: str, data: Path, as_json: bool) -> None:
 @json_option
 def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
     """Issue the admin key (for POST /v1/admin/erase); any previous key stops working."""
+    from memdir.files.atomic import check_private_target
     from memdir.server.accounts import Accounts, write_secret
-    from memdir.store.atomic import check_private_target
 
     check_private_target(key_out, force=force)
     key = Accounts(data).set_admin_key()

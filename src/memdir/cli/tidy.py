@@ -15,9 +15,9 @@ from rich.markup import escape
 from memdir.cli.errors import ErrorWithDetails, Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json
-from memdir.core.vocab import DraftKind, Scope, choices
+from memdir.core.vocab import DraftKind, FindingKind, Scope, choices
 from memdir.errors import EXIT_ERROR, DiskError, InvalidInput
-from memdir.results import FindingKind, MergePlan, MergeResult
+from memdir.tidy.merge import MergePlan, MergeResult
 
 if TYPE_CHECKING:
     from memdir import Memory
@@ -272,7 +272,7 @@ def _read_json(path: Path) -> object:
 
 
 def _write_plan(plan: MergePlan, path: Path) -> None:
-    from memdir.store.atomic import atomic_write
+    from memdir.files.atomic import atomic_write
     from memdir.tidy.merge import plan_to_json
 
     text = json.dumps(plan_to_json(plan), ensure_ascii=False, indent=2) + "\n"

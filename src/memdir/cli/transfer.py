@@ -14,7 +14,7 @@ from memdir.core.vocab import ExportFormat, ImportKind, Scope, choices
 
 if TYPE_CHECKING:
     from memdir import Memory
-    from memdir.results import ImportReport
+    from memdir.memory.importing import ImportReport
 
 __all__ = ["export", "import_notes"]
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from memdir.config import Settings
 from memdir.core import Note, NoteType, Scope
-from memdir.results import CurrentNote, WriteResult
 from memdir.store import SaveOutcome
+from memdir.store.notes import CurrentNote, WriteResult
 
 if TYPE_CHECKING:
     from memdir.retrieve import Hit

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memdir.core import Note, NoteType, normalize_tags, parse_type
+from memdir.core.merging import MergeDraft
 from memdir.errors import InvalidInput, Refused
 from memdir.extract.apply import (
     BRACKETS,
@@ -30,7 +31,6 @@ from memdir.extract.apply import (
 )
 from memdir.extract.llm import ChatClient
 from memdir.guard import redact
-from memdir.results import MergeDraft
 
 __all__ = [
     "MAX_NOTES",

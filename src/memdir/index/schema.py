@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memdir.files.atomic import open_lock_file
 from memdir.index.tokenize import TOKENIZER_VERSION
-from memdir.store.atomic import open_lock_file
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -13,11 +13,11 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from memdir.answer import MAX_QUESTION_CHARS
+from memdir.answer.check import Answer, AnswerStatus
 from memdir.core import Scope, choices
 from memdir.errors import Refused
 from memdir.mcp.access import CURRENT
 from memdir.memory import Memory
-from memdir.results import Answer, AnswerStatus
 
 __all__ = ["ASK_ANNOTATIONS", "ASK_DESCRIPTION", "AskOut", "AskTool"]
 

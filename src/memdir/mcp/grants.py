@@ -26,14 +26,14 @@ from typing import Any
 
 from memdir.core import AccessLevel, Scope, choices
 from memdir.errors import InvalidInput, NotFound, Refused, Remedy
-from memdir.memory import Memory
-from memdir.store.atomic import (
+from memdir.files.atomic import (
     atomic_write,
     check_private_target,
     ensure_private_dir,
     write_private,
 )
-from memdir.store.lock import DirLock
+from memdir.files.lock import DirLock
+from memdir.memory import Memory
 
 __all__ = [
     "GRANT_SCOPES",

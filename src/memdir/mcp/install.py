@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import Refused
+from memdir.files.atomic import atomic_write
 from memdir.mcp import install_jsonc
 from memdir.mcp.clients import CLIENTS, SCOPES, ClientSpec, client_spec, config_path, validate_name
-from memdir.store.atomic import atomic_write
 
 __all__ = [
     "CLIENTS",

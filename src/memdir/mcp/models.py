@@ -7,16 +7,12 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from memdir.core import Note
-from memdir.results import (
-    Finding,
-    ForgetResult,
-    HistoryEntry,
-    Link,
-    LinkReport,
-    MergeDraft,
-    WriteResult,
-)
+from memdir.core.links import Link, LinkReport
+from memdir.core.merging import MergeDraft
+from memdir.memory.maintenance import ForgetResult
 from memdir.retrieve import Chunk, Hit
+from memdir.store.notes import HistoryEntry, WriteResult
+from memdir.tidy.findings import Finding
 
 if TYPE_CHECKING:  # the state store is imported when a state tool is first called
     from memdir.state import Goal, Session, Task

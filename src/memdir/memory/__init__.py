@@ -29,42 +29,35 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memdir.answer.check import Answer
 from memdir.config import Settings, load_settings
 from memdir.core import Note, NoteType, Scope, parse_choice, parse_scope
-from memdir.core.vocab import KeepSide, SearchMethod, SearchMode
+from memdir.core.links import LinkReport
+from memdir.core.vocab import FindingKind, KeepSide, SearchMethod, SearchMode
 from memdir.guidance import GUIDANCE
 from memdir.memory.agent import AgentView
-from memdir.memory.consolidating import AutoConsolidator, Consolidation
+from memdir.memory.consolidating import AutoConsolidator, Consolidation, ConsolidationReport
 from memdir.memory.encryption import Encryption
-from memdir.memory.maintenance import Maintenance
+from memdir.memory.exporting import ExportReport
+from memdir.memory.importing import ImportReport
+from memdir.memory.maintenance import (
+    DoctorReport,
+    ForgetPlan,
+    ForgetResult,
+    Maintenance,
+    RestoreResult,
+)
 from memdir.memory.merging import Merging
 from memdir.memory.notes import Notebook
 from memdir.memory.stores import Stores, state_home
 from memdir.memory.syncing import background_sync, commit_batch
-from memdir.memory.tidying import Tidying
-from memdir.results import (
-    Answer,
-    AuditHead,
-    AuditVerification,
-    ConsolidationReport,
-    CurrentNote,
-    DismissResult,
-    DoctorReport,
-    ExportReport,
-    Finding,
-    FindingKind,
-    ForgetPlan,
-    ForgetResult,
-    HistoryEntry,
-    ImportReport,
-    LinkReport,
-    MergePlan,
-    MergeResult,
-    RestoreResult,
-    SupersedeResult,
-    WriteResult,
-)
+from memdir.memory.tidying import DismissResult, Tidying
 from memdir.store import BackupRecord, SaveOutcome, UsageStats
+from memdir.store.audit import AuditVerification
+from memdir.store.notes import CurrentNote, HistoryEntry, SupersedeResult, WriteResult
+from memdir.store.signing import AuditHead
+from memdir.tidy.findings import Finding
+from memdir.tidy.merge import MergePlan, MergeResult
 
 if TYPE_CHECKING:
     import httpx

@@ -21,10 +21,11 @@ from memdir.answer import (
     check_answer,
     select_evidence,
 )
+from memdir.answer.check import Answer, AnswerStatus
 from memdir.config import Settings
 from memdir.core import Scope
 from memdir.errors import InvalidInput
-from memdir.results import Answer, AnswerStatus, Chunk
+from memdir.retrieve.hits import Chunk
 from memdir.store import AuditLog
 
 if TYPE_CHECKING:

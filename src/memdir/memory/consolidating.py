@@ -21,21 +21,44 @@ import logging
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Protocol
 
 from memdir.config import Settings
 from memdir.core import Scope
+from memdir.core.vocab import FindingKind
 from memdir.errors import Busy, DiskError, MemdirError
+from memdir.files import DirLock
+from memdir.files.atomic import atomic_write, ensure_private_dir
 from memdir.memory.merging import Merging
 from memdir.memory.stores import Stores
 from memdir.memory.tidying import Tidying
-from memdir.results import ConsolidationReport, FindingKind, MergeResult
-from memdir.store import DirLock
-from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.tidy.merge import MergeResult
 
-__all__ = ["AUTO_SOURCE", "AutoConsolidator", "Consolidation"]
+__all__ = [
+    "AUTO_SOURCE",
+    "AutoConsolidator",
+    "Consolidation",
+    "ConsolidationReport",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationReport:
+    """What one automatic consolidation pass (§6) did: the merges it made and the
+    same-topic findings it left, each with the reason. `ran` is False when no pass was
+    due (`reason` says why: switched off, cooling down, another process at it)."""
+
+    ran: bool
+    reason: str | None = None
+    scopes: tuple[Scope, ...] = ()
+    merged: tuple[MergeResult, ...] = ()
+    #: (finding id, why it was not merged)
+    skipped: tuple[tuple[str, str], ...] = ()
+    #: when the next pass is due (Unix ms; None: never, the pass is off)
+    next_due: int | None = None
+
 
 log = logging.getLogger("memdir.consolidate")
 

@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,10 +38,9 @@ from memdir.errors import (
     Refused,
     Remedy,
 )
+from memdir.files.atomic import remove_stale_temps
 from memdir.memory.stores import Stores
-from memdir.results import EncryptionStatus, EncryptReport, ScopeEncryption
 from memdir.store import ScopeStore
-from memdir.store.atomic import remove_stale_temps
 from memdir.store.sealing import (
     Marker,
     Sealer,
@@ -56,7 +56,54 @@ if TYPE_CHECKING:
     from memdir.crypto.seal import SealKeys
     from memdir.retrieve import Retriever
 
-__all__ = ["KEY_REUSE_SECONDS", "AgentImages", "AgentKeys", "Encryption"]
+__all__ = [
+    "KEY_REUSE_SECONDS",
+    "AgentImages",
+    "AgentKeys",
+    "EncryptReport",
+    "Encryption",
+    "EncryptionStatus",
+    "ScopeEncryption",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeEncryption:
+    """Whether one scope's notes are encrypted: ``plain``, ``encrypting`` (a conversion
+    under way or killed: run encrypt again), ``encrypted`` or ``decrypting``."""
+
+    scope: Scope
+    path: Path
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class EncryptionStatus:
+    """The encryption of a memdir home (§8.2)."""
+
+    #: Whether this home has a keyring (was ever encrypted here).
+    keyring: bool
+    #: The key id (16 hex digits) of the keyring's master key.
+    key_id: str | None
+    #: Whether the unlock agent holds the key now.
+    unlocked: bool
+    #: Seconds of inactivity left before the agent locks (None: locked).
+    idle_left: float | None
+    scopes: tuple[ScopeEncryption, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EncryptReport:
+    """What `encrypt` or `decrypt` converted."""
+
+    scopes: tuple[ScopeEncryption, ...]
+    notes: int
+    objects: int
+    backups: int
+    seconds: float
+    #: The recovery key of a keyring made by this call: shown once, never stored.
+    recovery_key: str | None = None
+
 
 _log = logging.getLogger("memdir.encryption")
 

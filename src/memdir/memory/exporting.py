@@ -22,18 +22,35 @@ import tarfile
 import time
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.core import Scope, parse_note, parse_scope
 from memdir.core.vocab import ExportFormat, choices
 from memdir.errors import DiskError, InvalidInput, MemdirError, disk_error
+from memdir.files.atomic import atomic_write
 from memdir.memory.stores import Stores
-from memdir.results import ExportReport
 from memdir.store import revision_of
-from memdir.store.atomic import atomic_write
 
-__all__ = ["EXPORT_FORMATS", "export"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "ExportReport",
+    "export",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportReport:
+    """What `memdir export` wrote: the file (or folder), its format and the notes per scope."""
+
+    path: Path
+    format: str
+    notes: int
+    by_scope: dict[str, int]
+    #: note files left out because they cannot be parsed (see `memdir doctor`)
+    skipped: tuple[str, ...] = ()
+
 
 EXPORT_FORMATS = choices(ExportFormat)
 INDEX_NAME = "index.json"

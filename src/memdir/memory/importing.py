@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,13 +35,50 @@ from memdir.core import (
 from memdir.core.vocab import WriteEvent
 from memdir.errors import LimitExceeded, MemdirError
 from memdir.memory.stores import Stores
-from memdir.results import ImportIssue, ImportReport
 from memdir.store import BackupRecord, ScopeStore, revision_of
 
 if TYPE_CHECKING:
     from memdir.importers.base import Imported, Reading
 
-__all__ = ["BATCH", "SOURCE_KEY", "Importer"]
+__all__ = [
+    "BATCH",
+    "SOURCE_KEY",
+    "ImportIssue",
+    "ImportReport",
+    "Importer",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportIssue:
+    """Something of an import source that did not become a note: where and why (a
+    refusal names the guard's kind and line, never the value)."""
+
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What `memdir import` did (or, with `dry_run`, would do)."""
+
+    kind: str
+    source: str
+    dry_run: bool
+    imported: int
+    updated: int
+    unchanged: int
+    #: items the credential guard or the limits refused
+    refused: tuple[ImportIssue, ...]
+    #: what the reader could not read (malformed lines, unreadable or empty files)
+    problems: tuple[ImportIssue, ...]
+    #: ids of the notes imported or updated
+    notes: tuple[str, ...]
+    updated_notes: tuple[str, ...] = ()
+    by_type: dict[str, int] = field(default_factory=dict)
+    by_scope: dict[str, int] = field(default_factory=dict)
+    backup_ids: tuple[str, ...] = ()
+
 
 #: Notes written per `save_many` call.
 BATCH = 500

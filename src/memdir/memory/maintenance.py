@@ -6,6 +6,7 @@ import builtins
 import contextlib
 import difflib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,15 +26,8 @@ from memdir.errors import (
     Remedy,
     disk_error,
 )
+from memdir.files.atomic import TEMP_MARKER
 from memdir.memory.stores import Stores
-from memdir.results import (
-    AuditHead,
-    AuditVerification,
-    DoctorReport,
-    ForgetPlan,
-    ForgetResult,
-    RestoreResult,
-)
 from memdir.store import (
     BackupRecord,
     FileProblem,
@@ -41,14 +35,88 @@ from memdir.store import (
     load_project_id,
     revision_of,
 )
-from memdir.store.atomic import TEMP_MARKER
+from memdir.store.audit import AuditVerification
 from memdir.store.sealing import MARKER
+from memdir.store.signing import AuditHead
 
 if TYPE_CHECKING:
     from memdir.retrieve import Retriever
     from memdir.sync.replica import Replica
 
-__all__ = ["Maintenance"]
+__all__ = [
+    "DoctorReport",
+    "ForgetPlan",
+    "ForgetResult",
+    "Maintenance",
+    "RestoreResult",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetPlan:
+    """What `forget` will remove, for the confirm step."""
+
+    note: Note
+    scope: Scope
+    path: Path
+    purge: bool
+    keeps_backup: bool
+    history_versions: int
+    backups: int
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    """What `forget` removed and the checks that verified it."""
+
+    note_id: str
+    scope: Scope
+    backup: BackupRecord | None
+    purged_versions: int
+    purged_backups: int
+    checks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    """A restored note and the backup of the version it replaced, if any."""
+
+    note: Note
+    backup_id: str
+    replaced_backup: BackupRecord | None
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Health of the note directories: unparseable files, dangling links, limits, warnings."""
+
+    problems: tuple[FileProblem, ...]
+    dangling: tuple[tuple[str, str], ...]
+    warnings: tuple[str, ...]
+    counts: dict[str, int] = field(default_factory=dict)
+    directories: dict[str, str] = field(default_factory=dict)
+    leftovers: tuple[Path, ...] = ()
+    #: Temp files of interrupted writes that doctor removed.
+    cleaned: int = 0
+    #: The search indexes: damage found now or earlier (each was rebuilt from the files),
+    #: and with `deep`, where an index disagrees with the files.
+    index: tuple[str, ...] = ()
+    #: With `deep`: history objects, backups and audit log entries that fail verification.
+    integrity: tuple[str, ...] = ()
+    #: Whether the slow checks ran (doctor --deep).
+    deep: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing needs attention."""
+        return not (
+            self.problems
+            or self.dangling
+            or self.warnings
+            or self.leftovers
+            or self.index
+            or self.integrity
+        )
 
 
 class Maintenance:

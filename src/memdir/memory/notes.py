@@ -26,17 +26,11 @@ from memdir.core import (
     parse_type,
     validate_id,
 )
+from memdir.core.links import Link, LinkReport
 from memdir.errors import Conflict, InvalidInput, NotFound, ParseError, Refused
 from memdir.memory.stores import Stores
-from memdir.results import (
-    CurrentNote,
-    HistoryEntry,
-    Link,
-    LinkReport,
-    SupersedeResult,
-    WriteResult,
-)
 from memdir.store import SaveOutcome, ScopeStore, check_secrets, revision_of
+from memdir.store.notes import CurrentNote, HistoryEntry, SupersedeResult, WriteResult
 
 if TYPE_CHECKING:
     from memdir.retrieve import Neighbour

@@ -14,25 +14,41 @@ import builtins
 import json
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import Settings
 from memdir.core import Note, NoteType, Scope, parse_choice
+from memdir.core.vocab import FindingKind
 from memdir.errors import DiskError, NotFound
+from memdir.files import DirLock
+from memdir.files.atomic import atomic_write, ensure_private_dir
 from memdir.memory.stores import Stores
-from memdir.results import DismissResult, Finding, FindingKind
-from memdir.store import DirLock, ScopeStore, UsageStats
-from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.store import ScopeStore, UsageStats
+from memdir.tidy.findings import Finding
 
 if TYPE_CHECKING:
     from memdir.extract.llm import ChatClient
     from memdir.retrieve import Retriever
     from memdir.tidy.findings import ScopeView
 
-__all__ = ["Tidying", "parse_kinds"]
+__all__ = [
+    "DismissResult",
+    "Tidying",
+    "parse_kinds",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class DismissResult:
+    """What `dismiss` did: the finding is no longer listed until one of its notes changes
+    (`changed` False: it was dismissed already)."""
+
+    finding: Finding
+    changed: bool
+
 
 #: Dismissals kept at most (the oldest go first): ids of edited notes never match again.
 MAX_DISMISSALS = 10_000

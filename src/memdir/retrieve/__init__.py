@@ -14,9 +14,10 @@ from memdir._lazy import lazy_names
 if TYPE_CHECKING:
     from memdir.core.vocab import SearchMethod, SearchMode
     from memdir.index.query import AnalysedQuery, SearchFilter, analyse
-    from memdir.results import Chunk, Hit, Neighbour, Recall, ReindexStats
     from memdir.retrieve.arguments import usage_bonus
+    from memdir.retrieve.hits import Chunk, Hit, ReindexStats
     from memdir.retrieve.recall import (
+        Recall,
         Recaller,
         prompt_index,
         recalled_ids,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         Retriever,
     )
     from memdir.retrieve.similar import DUPLICATE_THRESHOLD
+    from memdir.store.notes import Neighbour
 
 __all__ = [
     "DUPLICATE_THRESHOLD",
@@ -58,13 +60,13 @@ _EXPORTS: dict[str, str] = {
     "DUPLICATE_THRESHOLD": "memdir.retrieve.similar",
     "QUERY_EMBED_BUDGET": "memdir.retrieve.retriever",
     "AnalysedQuery": "memdir.index.query",
-    "Chunk": "memdir.results",
-    "Hit": "memdir.results",
-    "Neighbour": "memdir.results",
+    "Chunk": "memdir.retrieve.hits",
+    "Hit": "memdir.retrieve.hits",
+    "Neighbour": "memdir.store.notes",
     "Progress": "memdir.retrieve.retriever",
-    "Recall": "memdir.results",
+    "Recall": "memdir.retrieve.recall",
     "Recaller": "memdir.retrieve.recall",
-    "ReindexStats": "memdir.results",
+    "ReindexStats": "memdir.retrieve.hits",
     "Retriever": "memdir.retrieve.retriever",
     "SearchFilter": "memdir.index.query",
     "SearchMethod": "memdir.core.vocab",

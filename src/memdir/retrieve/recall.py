@@ -30,7 +30,7 @@ import math
 import operator
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -40,7 +40,6 @@ from memdir.guidance import EMPTY_INDEX
 from memdir.index.query import AnalysedQuery, analyse
 from memdir.index.stored import StoredTerms
 from memdir.index.tokenize import note_recall_terms, query_terms
-from memdir.results import Recall
 
 __all__ = [
     "BODY_WEIGHT",
@@ -52,6 +51,21 @@ __all__ = [
     "render_recall",
     "superseded_ids",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """What recall attaches to one user message; empty (falsy `count`) in the normal case."""
+
+    #: The ``<recalled-memory>…</recalled-memory>`` text ("" when nothing is attached).
+    block: str = ""
+    note_ids: tuple[str, ...] = ()
+    #: What the host stores on the message, so a resumed session does not attach them again.
+    metadata: dict[str, Any] = field(default_factory=dict)
+    count: int = 0
+    #: What a frontend shows: "recalled N memories" ("" when nothing is attached).
+    label: str = ""
+
 
 #: Weight of a body hit relative to a summary or tag hit.
 BODY_WEIGHT = 0.3

@@ -53,10 +53,10 @@ from memdir.errors import IntegrityError, Remedy
 from memdir.index.db import IndexDamaged, RefreshStats, SearchIndex
 from memdir.index.query import AnalysedQuery, SearchFilter, analyse
 from memdir.index.refusal import refusal
-from memdir.results import Chunk, Hit, ReindexStats
 from memdir.retrieve.arguments import checked_query, usage_bonus
 from memdir.retrieve.background import VectorFiller
 from memdir.retrieve.embedding import configured_embedder
+from memdir.retrieve.hits import Chunk, Hit, ReindexStats
 from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.indexes import IndexImages, IndexPool
 from memdir.retrieve.ranking import (

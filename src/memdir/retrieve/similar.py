@@ -13,7 +13,7 @@ from collections import Counter
 
 from memdir.core import Note
 from memdir.index.tokenize import query_terms
-from memdir.results import Neighbour
+from memdir.store.notes import Neighbour
 
 __all__ = ["DUPLICATE_THRESHOLD", "Neighbour", "similarity", "terms"]
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import Conflict, NotFound, Refused
+from memdir.files.atomic import atomic_write, ensure_private_dir, write_private
+from memdir.files.lock import DirLock
 from memdir.server.storage.directory import validate_user
-from memdir.store.atomic import atomic_write, ensure_private_dir, write_private
-from memdir.store.lock import DirLock
 
 __all__ = ["Account", "Accounts", "token_digest", "write_secret"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import DiskError, IntegrityError, NotFound, Refused, disk_error
-from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir, fsync_dir
+from memdir.files.atomic import TEMP_MARKER, atomic_write, ensure_private_dir, fsync_dir
 
 from ._db import sqlite_error
 

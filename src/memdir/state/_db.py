@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memdir.errors import Busy, DiskError, MemdirError, disk_error
-from memdir.store.atomic import ensure_private_dir
+from memdir.files.atomic import ensure_private_dir
 
 __all__ = ["Db", "PostgresDb", "SqliteDb", "open_sqlite", "sqlite_error"]
 

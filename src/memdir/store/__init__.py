@@ -3,7 +3,6 @@
 from memdir.store.audit import AuditEntry, AuditLog, AuditReport
 from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, Revision, revision_of
-from memdir.store.lock import DirLock
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan
 from memdir.store.notes import SaveOutcome, ScopeStore, check_secrets
 from memdir.store.project import ensure_project_id, find_project_root, load_project_id
@@ -15,7 +14,6 @@ __all__ = [
     "AuditReport",
     "BackupRecord",
     "Backups",
-    "DirLock",
     "FileProblem",
     "History",
     "NoteDirectory",

@@ -57,12 +57,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeGuard
+from typing import Literal, TypeGuard
 
 from memdir.errors import Busy, IntegrityError, InvalidInput, NotFound, Remedy
-from memdir.results import AuditReport, AuditVerification, SignatureState
-from memdir.store.atomic import fsync_dir as _fsync_dir
-from memdir.store.atomic import open_lock_file
+from memdir.files.atomic import fsync_dir as _fsync_dir
+from memdir.files.atomic import open_lock_file
 from memdir.store.rollback import Rollback
 from memdir.store.signing import (
     KEY_NAME,
@@ -79,10 +78,51 @@ from memdir.store.signing import (
 
 # fmt: off
 __all__ = [
-    "ACTIONS", "CONTENT_FIELDS", "FIELDS", "GENESIS", "MAX_VALUE_CHARS",
-    "AuditEntry", "AuditHead", "AuditLog", "AuditReport", "AuditVerification", "SignatureState",
+    "ACTIONS",
+    "CONTENT_FIELDS",
+    "FIELDS",
+    "GENESIS",
+    "MAX_VALUE_CHARS",
+    "AuditEntry",
+    "AuditHead",
+    "AuditLog",
+    "AuditReport",
+    "AuditVerification",
+    "SignatureState",
     "load_head",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """What ``AuditLog.verify`` found; ``head_seq``/``head_hash`` name the log's last entry."""
+
+    ok: bool
+    entries: int
+    head_seq: int
+    head_hash: str
+    problems: tuple[str, ...]
+
+    def raise_if_failed(self) -> None:
+        """Raise IntegrityError listing the problems, for callers that want an exception."""
+        if not self.ok:
+            raise IntegrityError("audit log failed verification: " + "; ".join(self.problems))
+
+
+#: How a head's signature stands: ``signed`` (checks against this machine's key), ``unsigned``
+#: (a legacy head and no key: a warning), ``invalid`` (a failure), ``absent`` (no head).
+SignatureState = Literal["signed", "unsigned", "invalid", "absent"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditVerification(AuditReport):
+    """What ``AuditLog.verify`` found, with the head's signature state, the key it was checked
+    against (this machine's public key, None when it has none) and warnings that do not fail
+    verification (a legacy unsigned head)."""
+
+    signature: SignatureState
+    key: str | None
+    warnings: tuple[str, ...]
 ACTIONS = frozenset({
     "write", "delete", "forget", "purge", "restore", "backup", "import", "grant", "revoke",
     "sync-commit", "merge", "encrypt", "decrypt", "ask",

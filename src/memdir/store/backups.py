@@ -25,19 +25,38 @@ import re
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir.core import content_hash, is_valid_id, parse_note
 from memdir.crypto.seal import Kind, is_sealed
 from memdir.errors import IntegrityError, InvalidInput, NotFound, ParseError, Remedy
-from memdir.results import BackupRecord
-from memdir.store.atomic import atomic_write, ensure_private_dir, remove_durably, remove_quietly
+from memdir.files.atomic import atomic_write, ensure_private_dir, remove_durably, remove_quietly
 from memdir.store.history import revision_of
 from memdir.store.rollback import Rollback
 from memdir.store.sealing import Sealer
 
-__all__ = ["BackupRecord", "Backups"]
+__all__ = [
+    "BackupRecord",
+    "Backups",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BackupRecord:
+    """One backup. `reason`, `scope` and `origin` are None for legacy backups."""
+
+    id: str
+    note_id: str | None
+    created_at: int
+    reason: str | None
+    scope: str | None
+    origin: Path | None
+    revision: str
+    note_hash: str | None
+    path: Path
+
 
 _BACKUP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _REV = re.compile(r"[0-9a-f]{64}")

@@ -36,7 +36,7 @@ from pathlib import Path
 from memdir.core.vocab import WriteEvent
 from memdir.crypto.seal import Kind, is_sealed
 from memdir.errors import IntegrityError, InvalidInput, NotFound, Remedy
-from memdir.store.atomic import TEMP_MARKER, atomic_write, ensure_private_dir, remove_quietly
+from memdir.files.atomic import TEMP_MARKER, atomic_write, ensure_private_dir, remove_quietly
 from memdir.store.rollback import Rollback
 from memdir.store.sealing import Sealer
 

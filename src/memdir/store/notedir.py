@@ -33,21 +33,34 @@ from pathlib import Path
 from memdir.core import Note, Scope, is_valid_id, parse_note, render_note
 from memdir.crypto.seal import Kind, is_sealed
 from memdir.errors import IntegrityError, Locked, ParseError, Refused, Remedy
-from memdir.results import FileProblem
-from memdir.store.atomic import (
+from memdir.files.atomic import (
     TEMP_MARKER,
     atomic_write,
     fsync_dir,
     remove_durably,
     remove_quietly,
 )
+from memdir.files.lock import DirLock
 from memdir.store.history import revision_of
-from memdir.store.lock import DirLock
 from memdir.store.rollback import Rollback
 from memdir.store.sealing import Marker, Sealer, read_marker
 from memdir.store.watch import DirectoryWatch
 
-__all__ = ["FileProblem", "NoteDirectory", "Scan"]
+__all__ = [
+    "FileProblem",
+    "NoteDirectory",
+    "Scan",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FileProblem:
+    """A file in a note directory that memdir skips and reports (doctor)."""
+
+    scope: Scope
+    path: Path
+    reason: str
+
 
 LOCK_NAME = ".memdir.lock"
 _GITIGNORE = (

@@ -27,15 +27,80 @@ from memdir.errors import (
     SecretRefused,
     disk_error,
 )
-from memdir.store.atomic import fsync_dir
+from memdir.files.atomic import fsync_dir
+from memdir.files.lock import DirLock
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, revision_of
-from memdir.store.lock import DirLock
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan, stamp_of
 from memdir.store.rollback import Rollback
 
-__all__ = ["SaveOutcome", "ScopeStore", "check_secrets"]
+__all__ = [
+    "CurrentNote",
+    "HistoryEntry",
+    "Neighbour",
+    "SaveOutcome",
+    "ScopeStore",
+    "SupersedeResult",
+    "WriteResult",
+    "check_secrets",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What `remember` did and what the store already holds near it."""
+
+    note: Note
+    created: bool
+    changed: bool
+    revision: str
+    nearest: tuple[Neighbour, ...]
+    likely_duplicate: bool
+    dangling_links: tuple[str, ...]
+    duplicate_of: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedeResult:
+    """What `supersede` did: `new` now lists `old` in its supersedes (`changed` False: it
+    already did, and nothing was written); `revision` is that of `new`'s file."""
+
+    old: Note
+    new: Note
+    changed: bool
+    revision: str
+    scope: Scope
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentNote:
+    """A note as it is on disk now, with the scope it is in and the revision of those bytes."""
+
+    note: Note
+    scope: Scope
+    revision: str
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One version (or deletion) in a note's history on this machine."""
+
+    revision: str | None
+    ts: int
+    event: str
+    hash: str | None
+    current: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """An existing note close to a given one."""
+
+    note_id: str
+    summary: str
+    scope: Scope | None
+    score: float
 
 
 def check_secrets(note: Note) -> None:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from memdir.errors import InvalidInput
-from memdir.store.atomic import atomic_create
+from memdir.files.atomic import atomic_create
 
 __all__ = [
     "PROJECT_FILE",

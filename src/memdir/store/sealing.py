@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memdir.crypto.seal import Kind, SealKeys, is_sealed, open_sealed, seal
 from memdir.errors import IntegrityError, Refused, Remedy
-from memdir.store.atomic import atomic_write, ensure_private_dir, fsync_dir, remove_durably
+from memdir.files.atomic import atomic_write, ensure_private_dir, fsync_dir, remove_durably
 
 if TYPE_CHECKING:
     from memdir.crypto.keys import Keyring

@@ -24,11 +24,13 @@ Callers serialise creation (the audit log's lock).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -38,14 +40,52 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from memdir.errors import IntegrityError, InvalidInput, disk_error
-from memdir.results import AuditHead, key_id
-from memdir.store.atomic import TEMP_MARKER, atomic_write, fsync_dir
+from memdir.files.atomic import TEMP_MARKER, atomic_write, fsync_dir
 
 # fmt: off
 __all__ = [
-    "KEY_NAME", "AuditHead", "MachineKey", "head_bytes", "head_payload", "key_id", "load_head",
-    "load_object", "parse_head", "saved_head_problems", "signature_problem", "signature_valid",
+    "KEY_NAME",
+    "AuditHead",
+    "MachineKey",
+    "head_bytes",
+    "head_payload",
+    "key_id",
+    "load_head",
+    "load_object",
+    "parse_head",
+    "saved_head_problems",
+    "signature_problem",
+    "signature_valid",
 ]
+
+
+def key_id(public_key: str) -> str:
+    """A short name for a public key (64 hex digits): 16 hex digits of its SHA-256."""
+    return hashlib.sha256(bytes.fromhex(public_key)).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditHead:
+    """The newest entry as the head names it, signed by the machine key ``key`` at ``ts``.
+
+    ``ts``, ``key`` and ``sig`` are all None for a legacy head, written before heads were
+    signed. ``key`` is the Ed25519 public key (64 hex digits), ``sig`` the signature (128)."""
+
+    seq: int
+    hash: str
+    ts: int | None = None
+    key: str | None = None
+    sig: str | None = None
+
+    @property
+    def signed(self) -> bool:
+        """Whether the head carries a signature."""
+        return self.sig is not None
+
+    @property
+    def key_id(self) -> str | None:
+        """A short name of the signing key (`key_id`)."""
+        return None if self.key is None else key_id(self.key)
 # fmt: on
 
 KEY_NAME = "audit.key"

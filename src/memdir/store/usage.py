@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from memdir.store.atomic import atomic_write, ensure_private_dir
-from memdir.store.lock import DirLock
+from memdir.files.atomic import atomic_write, ensure_private_dir
+from memdir.files.lock import DirLock
 
 __all__ = ["UsageStats"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.errors import InvalidInput
-from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.files.atomic import atomic_write, ensure_private_dir
 
 __all__ = ["Credentials", "SyncAccount", "check_token"]
 

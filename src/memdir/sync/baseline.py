@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memdir.errors import IntegrityError, Remedy
-from memdir.store.atomic import ensure_private_dir
+from memdir.files.atomic import ensure_private_dir
 
 __all__ = ["BaseCopy", "Baseline", "Binding", "HeldConflict", "RemoteEntry", "Sealing"]
 

@@ -10,11 +10,11 @@ in between, nothing of the batch is written and the caller is told to sync first
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from memdir.core import Note, render_note
 from memdir.core.vocab import WriteEvent
 from memdir.errors import Conflict, DiskError, LimitExceeded, Remedy
-from memdir.results import BatchResult
 from memdir.store import BackupRecord, ScopeStore
 from memdir.sync.baseline import RemoteEntry
 from memdir.sync.client import Stale
@@ -22,7 +22,23 @@ from memdir.sync.comparison import ServerView
 from memdir.sync.protocol import Change, CommitRequest, rev_of
 from memdir.sync.scope_pass import ScopePass
 
-__all__ = ["BatchResult", "commit_first", "write_all"]
+__all__ = [
+    "BatchResult",
+    "commit_first",
+    "write_all",
+]
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What a commit-first batch wrote: on the server (version) and here."""
+
+    version: int | None  # the manifest version after the commit; None: written here only
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    backup_ids: list[str] = field(default_factory=list)
+    #: accepted by the server but edited here meanwhile: the next sync merges them
+    skipped: list[str] = field(default_factory=list)
 
 
 def _check_in_sync(

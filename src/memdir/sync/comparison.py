@@ -6,12 +6,43 @@ from dataclasses import dataclass, field
 
 from memdir.core import Note, parse_note
 from memdir.errors import MemdirError
-from memdir.results import PassReport
 from memdir.store import ScopeStore
 from memdir.sync.baseline import RemoteEntry
 from memdir.sync.protocol import Change
 
-__all__ = ["LocalFiles", "PassReport", "Plan", "ServerView", "Sides"]
+__all__ = [
+    "LocalFiles",
+    "PassReport",
+    "Plan",
+    "ServerView",
+    "Sides",
+]
+
+
+@dataclass(slots=True)
+class PassReport:
+    """What one pass of one scope did."""
+
+    scope: str
+    version: int | None = None
+    unchanged: bool = False
+    pulled: list[str] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    deleted_here: list[str] = field(default_factory=list)
+    deleted_there: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when anything moved in either direction."""
+        return bool(
+            self.pulled or self.pushed or self.merged or self.deleted_here or self.deleted_there
+        )
 
 
 @dataclass(slots=True)

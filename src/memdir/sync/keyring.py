@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from memdir.crypto.keys import Keyring
 from memdir.errors import MemdirError, Refused
-from memdir.store.atomic import atomic_write, ensure_private_dir
+from memdir.files.atomic import atomic_write, ensure_private_dir
 from memdir.store.sealing import load_keyring, save_keyring
 from memdir.sync.account import SyncAccount
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,11 +31,11 @@ from memdir.errors import (
     SyncRefused,
     describe,
 )
-from memdir.results import ConflictView, Resolution, ScopeStatus, SyncRun, SyncStatus
+from memdir.files.lock import DirLock
 from memdir.store import ScopeStore, revision_of
-from memdir.store.lock import DirLock
 from memdir.sync.account import Credentials, SyncAccount, check_token
 from memdir.sync.baseline import Baseline, Binding, HeldConflict
+from memdir.sync.comparison import PassReport
 from memdir.sync.wire import StateSeal
 
 if TYPE_CHECKING:
@@ -53,6 +53,66 @@ __all__ = [
     "SyncRun",
     "SyncStatus",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStatus:
+    """Sync state of one scope on this machine."""
+
+    scope: str
+    bound_to: str | None
+    paused: str | None
+    last_sync: int | None
+    version: int | None
+    conflicts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStatus:
+    """Whether sync is on, where it goes, and each scope's state."""
+
+    enabled: bool
+    server: str | None
+    user: str | None
+    scopes: tuple[ScopeStatus, ...]
+
+
+@dataclass(slots=True)
+class SyncRun:
+    """The outcome of one `memdir sync`: a report per scope that ran, a reason per paused one."""
+
+    reports: list[PassReport] = field(default_factory=list)
+    paused: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def conflicts(self) -> int:
+        """Conflicts found by this run."""
+        return sum(len(r.conflicts) for r in self.reports)
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictView:
+    """A held-back note: the baseline, this machine's and the server's version (None: deleted)."""
+
+    id: str
+    scope: str
+    reasons: tuple[str, ...]
+    baseline: str | None
+    local: str | None
+    server: str | None
+    found_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What resolving a conflict did; `new_id` is the server's copy kept beside (keep both)."""
+
+    id: str
+    scope: str
+    kept: str
+    new_id: str | None
+    backup_ids: tuple[str, ...]
+
 
 _MARKERS = ("<<<<<<< ", ">>>>>>> ", "||||||| ")
 

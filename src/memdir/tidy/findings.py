@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memdir.core import Note, Scope
-from memdir.results import Finding, FindingKind
+from memdir.core.vocab import FindingKind
 from memdir.tidy.contradiction import find_contradiction
 from memdir.tidy.paths import path_mentions
 from memdir.tidy.topics import (
@@ -38,11 +38,33 @@ from memdir.tidy.topics import (
 __all__ = [
     "DAY_MS",
     "TOO_LONG_CHARS",
+    "Finding",
     "ScopeView",
     "finding_id",
     "kind_of",
     "scope_findings",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One entry of the tidy-up list (§6): what is wrong, with which notes, in one line.
+
+    `id` is derived from `kind` and the content hashes of the notes (`hashes`, in the
+    order of `notes`), so it stays the same until one of them is edited.
+    """
+
+    id: str
+    kind: FindingKind
+    scope: Scope
+    notes: tuple[str, ...]
+    reason: str
+    hashes: tuple[str, ...]
+    #: for a contradiction checked with the model (`tidy --confirm-with-llm`): its verdict,
+    #: ``confirmed`` or ``unconfirmed`` (rejected ones are left out), and its one-line why
+    confirmation: str | None = None
+    model_says: str | None = None
+
 
 #: A body longer than this many characters is a `too_long` finding (§6).
 TOO_LONG_CHARS = 8000

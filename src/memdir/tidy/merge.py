@@ -19,16 +19,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memdir.core import LINK_PATTERN, Note, NoteType, Scope, is_valid_id
+from memdir.core.merging import MergeDraft
 from memdir.errors import InvalidInput
-from memdir.results import MergeDraft, MergePlan, PlannedNote
 
 __all__ = [
     "MAX_MERGED",
     "PLAN_FORMAT",
     "PLAN_SOURCES",
+    "MergePlan",
+    "MergeResult",
+    "PlannedNote",
     "check_plan_ids",
     "concat_draft",
     "keeper",
@@ -37,6 +41,52 @@ __all__ = [
     "plan_token",
     "relink",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedNote:
+    """One original of a merge plan: the revision (file bytes) and content hash it was
+    planned from; the plan is refused when either differs on apply."""
+
+    id: str
+    revision: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class MergePlan:
+    """What `merge` will do (§6): join `notes` of `scope` into `keep` (the oldest; the
+    others are deleted) with `draft` as its new content. `source` says how the draft
+    was made: ``concat``, ``llm`` or ``edited``; `warnings` what checking it changed."""
+
+    scope: Scope
+    keep: str
+    notes: tuple[PlannedNote, ...]
+    draft: MergeDraft
+    source: str = "concat"
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def deletes(self) -> tuple[str, ...]:
+        """The ids the merge deletes (every original but the kept one)."""
+        return tuple(n.id for n in self.notes if n.id != self.keep)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """What a merge did: the kept note, the deleted ones, the notes whose links were
+    rewritten, the backups of every changed note, and the server's manifest version when
+    it went to the server first (None: written here only). `skipped`: notes the server
+    took but that were edited here meanwhile (kept as edited; the next sync merges them)."""
+
+    plan: MergePlan
+    kept: str
+    deleted: tuple[str, ...]
+    relinked: tuple[str, ...]
+    backup_ids: tuple[str, ...]
+    version: int | None
+    skipped: tuple[str, ...] = ()
+
 
 #: Notes one merge may join (a same-topic finding names 2–6).
 MAX_MERGED = 20

@@ -23,8 +23,8 @@ from memdir.core import Note, Scope, choices, parse_scope, validate_id
 from memdir.core.vocab import DraftKind, KeepSide, SearchMethod, SearchMode
 from memdir.errors import Conflict, InvalidInput, MemdirError, SyncFailed
 from memdir.memory import Memory
-from memdir.results import PassReport
 from memdir.retrieve.report import observing
+from memdir.sync.comparison import PassReport
 from memdir.web.payload import error_body, hit_json, jsonable, note_json, view_json
 
 __all__ = ["MAX_BODY_BYTES", "Api"]

@@ -8,8 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from memdir.core import Note
+from memdir.core.links import LinkReport
+from memdir.core.plain import plain
 from memdir.errors import ErrorKind, MemdirError, SecretRefused, kind_of
-from memdir.results import CurrentNote, Hit, LinkReport, plain
+from memdir.retrieve.hits import Hit
+from memdir.store.notes import CurrentNote
 from memdir.web.render import render_body
 
 __all__ = ["STATUS", "error_body", "hit_json", "jsonable", "note_json", "view_json"]

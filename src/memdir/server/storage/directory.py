@@ -39,9 +39,9 @@ from pathlib import Path
 
 from memdir.core import validate_id
 from memdir.errors import Busy, InvalidInput
+from memdir.files.atomic import atomic_write, fsync_dir
+from memdir.files.lock import DirLock
 from memdir.server.storage.base import StoredKeyring, StoredObject
-from memdir.store.atomic import atomic_write, fsync_dir
-from memdir.store.lock import DirLock
 from memdir.sync.protocol import Manifest, is_rev, rev_of
 
 __all__ = ["USER_PATTERN", "DirectoryStorage", "validate_scope_key", "validate_user"]

@@ -15,7 +15,8 @@ import pytest
 
 from memdir.core import Scope
 from memdir.errors import Busy, Refused
-from memdir.store import DirLock, NoteDirectory
+from memdir.files import DirLock
+from memdir.store import NoteDirectory
 
 CTX = multiprocessing.get_context("fork")
 

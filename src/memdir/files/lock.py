@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memdir.errors import Busy
-from memdir.store.atomic import open_lock_file
+from memdir.files.atomic import open_lock_file
 
 __all__ = ["DirLock"]
 

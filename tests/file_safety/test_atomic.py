@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from memdir.store import atomic
-from memdir.store.atomic import (
+from memdir.files.atomic import (
     TEMP_MARKER,
     atomic_create,
     atomic_write,
     ensure_private_dir,
     remove_durably,
 )
+from memdir.files import atomic
 
 
 def listing(directory: Path) -> list[str]:
