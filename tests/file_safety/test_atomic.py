@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memdir.files import atomic
 from memdir.files.atomic import (
     TEMP_MARKER,
     atomic_create,
@@ -15,7 +16,6 @@ from memdir.files.atomic import (
     ensure_private_dir,
     remove_durably,
 )
-from memdir.files import atomic
 
 
 def listing(directory: Path) -> list[str]:
