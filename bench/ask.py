@@ -89,7 +89,7 @@ def _category5(sample_id: str) -> list[str]:
 
 
 def _ask_gate(memory: Memory, gate: EvidenceGate, question: str) -> tuple[bool, list[str]]:
-    chunks = memory.retrieve(question, limit=gate.candidates)
+    chunks = memory.index.retrieve(question, limit=gate.candidates)
     chosen = select_evidence(question, chunks, gate)
     return bool(chosen), [c.note_id for c in chosen]
 
@@ -112,7 +112,7 @@ def run(level: str, work: Path, gate: EvidenceGate, *, cross_per_conv: int = 60)
         shutil.rmtree(project / "MEMORY", ignore_errors=True)
         holds = write_notes(conv, project / "MEMORY", level)
         memory = Memory.open(project, home=home)
-        memory.reindex()
+        memory.index.reindex()
         for q in conv.questions:
             passed, ids = _ask_gate(memory, gate, q.text)
             answerable += 1

@@ -57,16 +57,16 @@ def build(project: Path, home: Path, notes: int, *, vectors: bool) -> None:
     for i in range(notes):
         write(i)
     with Memory.open(project, home=home) as memory:
-        memory.list()  # the scan records every version in history
+        memory.notes.list()  # the scan records every version in history
         for i in range(0, notes, 10):
             write(i)  # edited on disk: a second version each
-        memory.list()
+        memory.notes.list()
         for i in range(1, 6):
             memory.forget(f"note-{i:05d}")  # each leaves a backup
         memory.search(_text(rng, 2), method="lexical")
         if vectors:
             store = memory.stores.store(Scope.PROJECT)
-            index = memory.retrieval.index(store)
+            index = memory.index.retriever.index(store)
             pending = index.pending("bench-random-384")
             matrix = np.random.default_rng(1).standard_normal((len(pending), 384))
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -78,7 +78,7 @@ def timed(project: Path, home: Path, deep: bool, runs: int) -> tuple[float, bool
     for _ in range(runs):
         with Memory.open(project, home=home) as memory:
             started = time.perf_counter()
-            report = memory.doctor(deep=deep)
+            report = memory.upkeep.doctor(deep=deep)
             times.append(time.perf_counter() - started)
             ok = ok and report.ok
             if not report.ok:

@@ -208,9 +208,9 @@ def _prepare(conv: Conversation, work: Path) -> tuple[Any, Any, dict[str, set[st
     shutil.rmtree(project / "MEMORY", ignore_errors=True)  # keep the id, so the vectors
     holds = write_notes(conv, project / "MEMORY", "turn")
     memory = Memory.open(project, home=home)
-    memory.reindex()
+    memory.index.reindex()
     store = memory.stores.chosen(None)[0]
-    return memory, memory.retrieval.index(store), holds, memory.retrieval.embedder
+    return memory, memory.index.retriever.index(store), holds, memory.index.retriever.embedder
 
 
 Metrics = dict[str, float]

@@ -166,8 +166,8 @@ def main() -> None:
                 attached.append(result.count)
             # The parts: reading the directories (every Memory call re-reads what changed),
             # and scoring alone over notes already loaded.
-            scans = [_timed(memory.list) for _ in range(30)]
-            notes = memory.list()
+            scans = [_timed(memory.notes.list) for _ in range(30)]
+            notes = memory.notes.list()
             recaller = Recaller()
             tokenise = _timed(lambda: recaller.score("warm up", notes))
             settings = memory.settings.recall
@@ -178,7 +178,7 @@ def main() -> None:
             memory.defer_usage_writes()
             memory.recall(texts[0])
             watched = [_timed(lambda t=t: memory.recall(t)) for t in texts[1:]]
-            watched_scans = [_timed(memory.list) for _ in range(30)]
+            watched_scans = [_timed(memory.notes.list) for _ in range(30)]
         print(f"notes: {args.notes}  messages: {len(texts)}")
         print(
             f"cold first call: {cold:.0f} ms (every file read, recorded in history and "

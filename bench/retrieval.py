@@ -134,9 +134,11 @@ def run_level(
         if recipe == "before":
             import dataclasses
 
-            memory.retrieval.params = dataclasses.replace(memory.retrieval.params, **BEFORE)
+            memory.index.retriever.params = dataclasses.replace(
+                memory.index.retriever.params, **BEFORE
+            )
         t0 = time.perf_counter()
-        memory.reindex()
+        memory.index.reindex()
         index_s += time.perf_counter() - t0
         for q in conv.questions:
             t = time.perf_counter()
@@ -189,8 +191,8 @@ def step_latency(n: int, queries: int = 300) -> None:
         scale._write_store(project / "MEMORY", n, rng, zipf)
         embedder = scale._RandomEmbedder(7)
         memory = Memory.open(project, home=home, embedder=embedder)
-        memory.reindex()
-        index = memory.retrieval.index(memory.stores.chosen(None)[0])
+        memory.index.reindex()
+        index = memory.index.retriever.index(memory.stores.chosen(None)[0])
         eid = embedder.info.id
         day = "14 November 2023"  # the synthetic notes' day: every candidate is in it
         texts = [f"When did {q} happen on {day}?" for q in scale._queries(zipf.words, rng, queries)]

@@ -176,13 +176,13 @@ def run_one(n: int, queries: int, seed: int) -> dict[str, Any]:
 
         memory = Memory.open(project, home=home)
         # The first index of foreign files also records each one in history ("observed").
-        out["first_index_s"] = _timed(memory.reindex)
+        out["first_index_s"] = _timed(memory.index.reindex)
         memory.close()
         for f in (home / "index").glob("*.sqlite3*"):
             f.unlink()
         memory = Memory.open(project, home=home)
-        out["cold_reindex_s"] = _timed(memory.reindex)
-        stats = memory.reindex()
+        out["cold_reindex_s"] = _timed(memory.index.reindex)
+        stats = memory.index.reindex()
         out["chunks"] = stats.chunks
         memory.close()
         out["rss_after_index_mb"] = _peak_rss_mb()
@@ -193,19 +193,19 @@ def run_one(n: int, queries: int, seed: int) -> dict[str, Any]:
             os.utime(f, ns=(old, old))
         time.sleep(2.1)  # setting the times changed each ctime: past the racy window too
         memory = Memory.open(project, home=home)
-        retriever = memory.retrieval
+        retriever = memory.index.retriever
         store = memory.stores.by_scope[memory.scopes[0]]
         retriever.refresh(store)  # picks up the new stamps once
         memory.close()
 
         fresh = Memory.open(project, home=home)
         fresh_store = fresh.stores.by_scope[fresh.scopes[0]]
-        out["refresh_fresh_s"] = _timed(lambda: fresh.retrieval.refresh(fresh_store))
+        out["refresh_fresh_s"] = _timed(lambda: fresh.index.retriever.refresh(fresh_store))
         out["refresh_warm_s"] = statistics.median(
-            _timed(lambda: fresh.retrieval.refresh(fresh_store)) for _ in range(5)
+            _timed(lambda: fresh.index.retriever.refresh(fresh_store)) for _ in range(5)
         )
         memory = fresh
-        retriever = memory.retrieval
+        retriever = memory.index.retriever
         store = fresh_store
 
         qrng = random.Random(seed + 1)
@@ -244,7 +244,7 @@ def run_one(n: int, queries: int, seed: int) -> dict[str, Any]:
             memory.search(q)
 
         hybrid_edited = [_timed(lambda q=q, i=i: edited(q, i)) for i, q in enumerate(texts)]
-        memory.retrieval.refresh(store)
+        memory.index.retriever.refresh(store)
 
         # The same queries without the per-query freshness check (a stat of every file).
         retriever.refresh = lambda store, progress=None: None  # type: ignore[method-assign]

@@ -258,7 +258,7 @@ class Figure:
 def _timed_sync(memory: Memory, figure: Figure) -> Figure:
     """One `sync()` added to `figure`: time, and per-pass maxima of requests, bytes, bodies."""
     start = time.perf_counter()
-    run = memory.sync()
+    run = memory.sync.run()
     figure.times.append(time.perf_counter() - start)
     if run.paused:
         raise RuntimeError(f"sync paused: {run.paused}")
@@ -355,12 +355,12 @@ def run_backend(backend: str, dsn: str | None, args: argparse.Namespace) -> list
             a = _open(home_a)
             memories.append(a)
             started = time.perf_counter()
-            listed = len(a.list())
+            listed = len(a.notes.list())
             print(
                 f"  A's first scan (Memory.list(), not counted below): {listed} notes "
                 f"in {time.perf_counter() - started:.2f} s"
             )
-            a.sync_login(url, token)
+            a.sync.login(url, token)
 
             figure = _timed_sync(a, Figure(backend, "initial upload (A)"))
             _judge_initial(figure, n)
@@ -369,7 +369,7 @@ def run_backend(backend: str, dsn: str | None, args: argparse.Namespace) -> list
 
             b = _open(home_b)
             memories.append(b)
-            b.sync_login(url, token)
+            b.sync.login(url, token)
             figure = _timed_sync(b, Figure(backend, "initial download (B)"))
             _judge_initial(figure, n)
             _show(figure)

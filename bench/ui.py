@@ -69,7 +69,7 @@ def _verdict(value: float, target: float) -> str:
 
 def _queries(memory: Memory, rng: random.Random) -> list[str]:
     """A few queries a person might type: two words of real summaries, and one word."""
-    notes = memory.list()
+    notes = memory.notes.list()
     picked = rng.sample(notes, 3)
     words = [[w for w in n.summary.lower().split() if len(w) > 3] for n in picked]
     queries = [" ".join(w[:2]) for w in words if len(w) >= 2]
@@ -87,9 +87,9 @@ def run(size: int, views: int) -> None:
         rng = random.Random(13)
         started = time.perf_counter()
         with Memory.open(project, home=home) as memory:
-            memory.reindex()
+            memory.index.reindex()
             queries = _queries(memory, rng)
-            ids = [n.id for n in rng.sample(memory.list(), views)]
+            ids = [n.id for n in rng.sample(memory.notes.list(), views)]
         indexed = time.perf_counter() - started
         env = {**os.environ, "MEMDIR_HOME": str(home)}
         command = [sys.executable, "-c", "from memdir.cli.main import main; main()"]

@@ -85,8 +85,8 @@ def system_prompt(memory: Memory) -> str:
     """memdir's guidance followed by the prompt index."""
     return (
         "You are a helpful assistant with long-term memory.\n\n"
-        f"{memory.guidance()}\n"
-        f"Memory notes (summary, id, type):\n{memory.prompt_index()}"
+        f"{memory.agent.guidance()}\n"
+        f"Memory notes (summary, id, type):\n{memory.agent.prompt_index()}"
     )
 
 
@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for text in messages_from(args):
             print(f"> {text}")
             print(answer(memory, client, history, text))
-        result = memory.extract(history, client, state=state, force=args.extract)
+        result = memory.agent.extract(history, client, state=state, force=args.agent.extract)
         if result.error:
             print(f"extraction: {result.error}", file=sys.stderr)
         elif result.skipped:

@@ -8,7 +8,7 @@
         proxy.script("/commit", "drop")                 # forwarded, applied, answer lost
         proxy.script("/commit", "delay", seconds=0.5)
         proxy.script("/commit", "pass", before=hook)    # run hook(), then forward
-        memory.sync_login(proxy.url, token)
+        memory.sync.login(proxy.url, token)
 
 Rules are matched in the order they were added, by a substring of the request path,
 and each is used up after `times` requests; a request no rule matches is passed

@@ -23,5 +23,5 @@ def test_the_texts_are_plain_lines() -> None:
 
 
 def test_memory_hands_out_the_guidance_and_the_empty_index(memory: Memory) -> None:
-    assert memory.guidance() == GUIDANCE
-    assert memory.prompt_index() == EMPTY_INDEX
+    assert memory.agent.guidance() == GUIDANCE
+    assert memory.agent.prompt_index() == EMPTY_INDEX

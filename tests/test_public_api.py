@@ -83,13 +83,35 @@ def test_the_version_imports_nothing_else() -> None:
     assert out == ["['memdir', 'memdir._lazy', 'memdir._version']", "[]"]
 
 
-def test_fixed_names_of_the_spec_are_public() -> None:
+def test_fixed_names_of_the_spec_are_public(tmp_path: Path) -> None:
+    """§5 fixes these names on a `Memory`; they are the nouns' own bound methods."""
     for name in ("Memory", "Note", "Hit", "WriteResult", "MemdirError"):
         assert name in memdir.__all__
-    for method in ("open", "remember", "read", "list", "search", "history", "diff", "links"):
-        assert callable(getattr(memdir.Memory, method))
-    for method in ("forget", "backups", "restore", "doctor", "close"):
-        assert callable(getattr(memdir.Memory, method))
+    memory = memdir.Memory.open(tmp_path / "project", tmp_path / "home")
+    try:
+        fixed = {
+            "remember": memory.notes.remember,
+            "read": memory.notes.read,
+            "list": memory.notes.list,
+            "history": memory.notes.history,
+            "diff": memory.notes.diff,
+            "links": memory.notes.links,
+            "search": memory.index.search,
+            "retrieve": memory.index.retrieve,
+            "reindex": memory.index.reindex,
+            "forget": memory.upkeep.forget,
+            "doctor": memory.upkeep.doctor,
+            "restore": memory.backups.restore,
+            "prompt_index": memory.agent.prompt_index,
+            "recall": memory.agent.recall,
+            "ask": memory.answers.ask,
+        }
+        for name, method in fixed.items():
+            assert getattr(memory, name) == method, name
+        assert callable(memory.backups) and callable(memory.close)
+        assert callable(memdir.Memory.open)
+    finally:
+        memory.close()
 
 
 def _exception_classes() -> list[type[BaseException]]:

@@ -41,11 +41,12 @@ if TYPE_CHECKING:
     )
     from memdir.extract import ExtractionResult, ExtractionState
     from memdir.memory import Memory
+    from memdir.memory.backups import RestoreResult
     from memdir.memory.consolidating import ConsolidationReport
     from memdir.memory.encryption import EncryptionStatus, EncryptReport, ScopeEncryption
     from memdir.memory.exporting import ExportReport
     from memdir.memory.importing import ImportIssue, ImportReport
-    from memdir.memory.maintenance import DoctorReport, ForgetPlan, ForgetResult, RestoreResult
+    from memdir.memory.maintenance import DoctorReport, ForgetPlan, ForgetResult
     from memdir.memory.tidying import DismissResult
     from memdir.retrieve.hits import Chunk, Hit, ReindexStats
     from memdir.retrieve.recall import Recall
@@ -202,7 +203,7 @@ _EXPORTS: dict[str, str] = {
     "Refused": "memdir.errors",
     "ReindexStats": "memdir.retrieve.hits",
     "Resolution": "memdir.sync.replica",
-    "RestoreResult": "memdir.memory.maintenance",
+    "RestoreResult": "memdir.memory.backups",
     "Scope": "memdir.core",
     "ScopeEncryption": "memdir.memory.encryption",
     "ScopeStatus": "memdir.sync.replica",

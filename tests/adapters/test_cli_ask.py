@@ -38,7 +38,7 @@ def chunk(project: Path, home: Path, server: ChatServer) -> Chunk:
         memory.remember(
             "Deploys", "Our deploys use the blue green strategy on staging.", id="deploys"
         )
-        return next(c for c in memory.retrieve(QUESTION) if c.note_id == "deploys")
+        return next(c for c in memory.index.retrieve(QUESTION) if c.note_id == "deploys")
 
 
 def test_an_answer_prints_each_claim_and_its_citation(

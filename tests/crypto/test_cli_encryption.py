@@ -368,9 +368,9 @@ def test_a_wrong_password_is_not_in_the_exception(session: Session) -> None:
     s.lock()
     with Memory.open(s.project, home=s.home, embedder=None) as m:
         with pytest.raises(WrongPassword) as raised:
-            m.encryption.unlock(WRONG_PASSWORD.encode())
+            m.crypto.unlock(WRONG_PASSWORD.encode())
         with pytest.raises(WrongPassword) as raised_old:
-            m.encryption.passwd(b"x", old_password=WRONG_PASSWORD.encode())
+            m.crypto.passwd(b"x", old_password=WRONG_PASSWORD.encode())
     for info in (raised, raised_old):
         text = f"{info.value!s} {info.value!r} {info.getrepr(style='long')}"
         assert WRONG_PASSWORD not in text
@@ -610,10 +610,10 @@ def _content(project: Path, home: Path) -> _Content:
     with Memory.open(project, home=home, embedder=None) as m:
         notes = {}
         history = {}
-        for listed in m.list():
+        for listed in m.notes.list():
             note = m.read(listed.id)
             notes[note.id] = (note.summary, note.body, tuple(note.tags))
-            history[note.id] = len(m.history(note.id))
+            history[note.id] = len(m.notes.history(note.id))
         return _Content(notes, history, frozenset(b.id for b in m.backups()))
 
 

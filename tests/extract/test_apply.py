@@ -31,7 +31,7 @@ def assert_nowhere(secret: str, *roots: Path) -> None:
 
 
 def run(memory: Memory, chat: HttpChatClient, conversation: Sequence[Mapping[str, Any]] = TALK):
-    return memory.extract(conversation, chat, force=True)
+    return memory.agent.extract(conversation, chat, force=True)
 
 
 def test_creates_notes_and_resolves_new_links(
@@ -61,7 +61,7 @@ def test_creates_notes_and_resolves_new_links(
     first, second = (memory.read(i) for i in result.created)
     assert first.body == f"See [[{second.id}]] for the checklist."
     assert second.body == f"Back to [[{first.id}]]; unknown new:7."
-    assert (memory.directory("project") / f"{first.id}.md").is_file()
+    assert (memory.stores.directory("project") / f"{first.id}.md").is_file()
     assert result.state == ExtractionState(len(TALK), None)
     prompt = server.seen[0].prompt
     assert "blue green strategy" in prompt and "When a note is worth writing" in prompt
@@ -160,7 +160,7 @@ def test_secrets_are_redacted_before_anything_is_written(
             }
         )
     )
-    result = memory.extract(talk, chat, force=True)
+    result = memory.agent.extract(talk, chat, force=True)
     (note_id,) = result.created
     assert result.redactions >= 3
     note = memory.read(note_id)
@@ -238,7 +238,7 @@ def test_an_update_is_dropped_if_the_file_changed_after_it_was_shown(memory: Mem
             item = {"action": "update", "id": note_id, "summary": "S", "body": "model"}
             return json.dumps({"notes": [item]})
 
-    result = memory.extract(TALK, EditingClient(), force=True)
+    result = memory.agent.extract(TALK, EditingClient(), force=True)
     assert result.updated == ()
     assert "changed since" in result.dropped[0].reason
     assert memory.read(note_id).body == "edited"

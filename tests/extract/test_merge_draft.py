@@ -367,12 +367,12 @@ def test_plan_and_apply_an_llm_merge(seeded: tuple[Path, Path]) -> None:
     body = LONG_BODY + " Earlier: [[beta-deploy]]; invented [[made-up-note]]."
     chat = Scripted(draft_json(body=body))
     with Memory.open(project, home=home, chat=chat) as memory:
-        plan = memory.plan_merge(["alpha-deploy", "beta-deploy"], draft="llm")
+        plan = memory.merges.plan(["alpha-deploy", "beta-deploy"], draft="llm")
         assert plan.source == "llm"
         assert plan.keep == "alpha-deploy"
         assert any("made-up-note" in w for w in plan.warnings)
         assert memory.read("beta-deploy").summary == "Production deploys are blue green"
-        result = memory.apply_merge(plan)
+        result = memory.merges.apply(plan)
         assert result.kept == "alpha-deploy"
         assert result.deleted == ("beta-deploy",)
         assert result.relinked == ("gamma-notes",)
@@ -392,5 +392,5 @@ def test_a_rejected_answer_changes_nothing(seeded: tuple[Path, Path]) -> None:
     before = {p.name: p.read_bytes() for p in notes_dir.glob("*.md")}
     chat = Scripted("Sorry, I cannot merge these notes.")
     with Memory.open(project, home=home, chat=chat) as memory, pytest.raises(AnswerRejected):
-        memory.plan_merge(["alpha-deploy", "beta-deploy"], draft="llm")
+        memory.merges.plan(["alpha-deploy", "beta-deploy"], draft="llm")
     assert {p.name: p.read_bytes() for p in notes_dir.glob("*.md")} == before

@@ -19,11 +19,11 @@ def test_a_failing_model_reports_an_error_and_keeps_the_state(
 ) -> None:
     server.answer(Reply(503, b"{}"))
     state = ExtractionState(1, None)
-    result = memory.extract(TALK, chat, state=state, force=True)
+    result = memory.agent.extract(TALK, chat, state=state, force=True)
     assert result.error is not None and "503" in result.error
     assert result.state == state
     server.answer(Reply(307, b"", {"Location": server.url}))
-    assert "redirect" in (memory.extract(TALK, chat, force=True).error or "")
+    assert "redirect" in (memory.agent.extract(TALK, chat, force=True).error or "")
 
 
 def test_a_broken_host_client_does_not_break_the_host(memory: Memory) -> None:
@@ -31,7 +31,7 @@ def test_a_broken_host_client_does_not_break_the_host(memory: Memory) -> None:
         def complete(self, messages: Sequence[Mapping[str, Any]], *, json_mode: bool = False):
             raise RuntimeError("boom")
 
-    result = memory.extract(TALK, Broken(), force=True)
+    result = memory.agent.extract(TALK, Broken(), force=True)
     assert result.error == "the model call failed: RuntimeError"
 
 
@@ -40,11 +40,11 @@ def test_without_a_client_the_user_config_endpoint_is_used(
 ) -> None:
     memory = open_memory(ON_STOP + f'[llm]\nurl = "{server.url}"\nmodel = "tiny"\n')
     server.answer(notes_answer({"action": "create", "summary": "From config"}))
-    result = memory.extract(TALK)
+    result = memory.agent.extract(TALK)
     assert len(result.created) == 1
     assert server.seen[0].body["model"] == "tiny"
     bare = open_memory("[memory.autoExtract]\nonStop = true\n")
-    assert "llm.url" in (bare.extract(TALK).error or "")
+    assert "llm.url" in (bare.agent.extract(TALK).error or "")
 
 
 def test_the_agent_loop_example_compiles(tmp_path: Path) -> None:

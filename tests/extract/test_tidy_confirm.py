@@ -48,10 +48,10 @@ def test_the_model_confirms_one_and_rejects_the_other(
 ) -> None:
     memory = open_memory(_llm_config(server))
     _plant(memory)
-    plain = memory.tidy("contradiction")
+    plain = memory.tidy.findings("contradiction")
     assert len(plain) == 2
     server.answer(_verdicts([f.id for f in plain], keep=1))
-    checked = memory.tidy("contradiction", confirm_with_llm=True)
+    checked = memory.tidy.findings("contradiction", confirm_with_llm=True)
     assert [f.id for f in checked] == [plain[0].id]
     assert checked[0].confirmation == "confirmed"
     assert checked[0].model_says == "both cannot hold"
@@ -66,7 +66,7 @@ def test_no_model_call_without_contradictions(
 ) -> None:
     memory = open_memory(_llm_config(server))
     memory.remember("Deploys go through the release train", "Weekly.", tags="deploy")
-    assert memory.tidy(confirm_with_llm=True) == memory.tidy()
+    assert memory.tidy.findings(confirm_with_llm=True) == memory.tidy.findings()
     assert server.seen == []
 
 
@@ -75,7 +75,7 @@ def test_the_cli_shows_the_verdict_and_a_failing_model_is_a_clear_error(
 ) -> None:
     memory = open_memory(_llm_config(server))
     _plant(memory)
-    ids = [f.id for f in memory.tidy("contradiction")]
+    ids = [f.id for f in memory.tidy.findings("contradiction")]
     memory.close()
     server.answer(_verdicts(ids, keep=2))
     runner = CliRunner()
@@ -99,4 +99,4 @@ def test_without_a_configured_model_the_error_names_the_setting(
     memory = open_memory('[embed]\nprovider = "none"\n')
     _plant(memory)
     with pytest.raises(MemdirError, match=r"llm\.url"):
-        memory.tidy(confirm_with_llm=True)
+        memory.tidy.findings(confirm_with_llm=True)

@@ -26,12 +26,12 @@ def test_off_by_default(
 ) -> None:
     memory = open_memory()
     for reason in ("stop", "compaction"):
-        result = memory.extract(turns(5), chat, reason=reason)  # type: ignore[arg-type]
+        result = memory.agent.extract(turns(5), chat, reason=reason)  # type: ignore[arg-type]
         assert result.skipped is not None and "off" in result.skipped
         assert not result.ran and result.state == ExtractionState()
     assert server.seen == []
     server.answer(ANSWER)
-    assert len(memory.extract(turns(1), chat, force=True).created) == 1
+    assert len(memory.agent.extract(turns(1), chat, force=True).created) == 1
 
 
 def test_a_project_config_cannot_switch_it_on_but_the_user_config_can(
@@ -42,13 +42,13 @@ def test_a_project_config_cannot_switch_it_on_but_the_user_config_can(
     assert not memory.settings.auto_extract.on_stop
     assert not memory.settings.auto_extract.on_compaction
     assert any("only the user config can switch it on" in w for w in memory.warnings)
-    assert memory.extract(turns(5), chat).skipped is not None
+    assert memory.agent.extract(turns(5), chat).skipped is not None
     assert server.seen == []
 
     user_on = open_memory(ON_STOP)
     assert user_on.settings.auto_extract.on_stop
     server.answer(ANSWER)
-    assert user_on.extract(turns(5), chat).ran
+    assert user_on.agent.extract(turns(5), chat).ran
 
     project_off = open_memory(ON_STOP, "[memory.autoExtract]\nonStop = false\n")
     assert not project_off.settings.auto_extract.on_stop
@@ -67,11 +67,11 @@ def test_on_stop_waits_for_min_user_turns(
         {"role": "tool", "content": "result", "tool_call_id": "c1"},
     ]
     talk = turns(2) + noise
-    result = memory.extract(talk, chat)
+    result = memory.agent.extract(talk, chat)
     assert result.skipped is not None and "2 new user messages" in result.skipped
     assert server.seen == []
     talk += [user("the third real message")]
-    assert memory.extract(talk, chat).created
+    assert memory.agent.extract(talk, chat).created
     assert len(server.seen) == 1
 
 
@@ -80,7 +80,7 @@ def test_min_user_turns_is_configurable(
 ) -> None:
     memory = open_memory(ON_STOP + "minUserTurns = 1\n")
     server.answer(ANSWER)
-    assert memory.extract(turns(1), chat).ran
+    assert memory.agent.extract(turns(1), chat).ran
 
 
 def test_compaction_reads_the_unread_part_about_to_go_however_short(
@@ -89,12 +89,12 @@ def test_compaction_reads_the_unread_part_about_to_go_however_short(
     memory = open_memory(ON_STOP)
     server.answer(ANSWER)
     talk = [user("old alpha decision"), assistant("ok"), user("recent beta topic")]
-    result = memory.extract(talk, chat, reason="compaction", discard=2)
+    result = memory.agent.extract(talk, chat, reason="compaction", discard=2)
     assert result.ran and result.state.read_count == 2
     prompt = server.seen[0].prompt
     assert "old alpha decision" in prompt and "recent beta topic" not in prompt
     # Nothing unread is left in the part about to go: no second call.
-    again = memory.extract(talk, chat, state=result.state, reason="compaction", discard=2)
+    again = memory.agent.extract(talk, chat, state=result.state, reason="compaction", discard=2)
     assert again.skipped is not None and len(server.seen) == 1
 
 
@@ -104,15 +104,15 @@ def test_resumed_session_counts_from_where_it_resumed(
     memory = open_memory(ON_STOP)
     server.answer(ANSWER)
     first = turns(3, "first run")
-    done = memory.extract(first, chat)
+    done = memory.agent.extract(first, chat)
     assert done.ran
     stored = json.loads(json.dumps(done.state.to_dict()))  # what the host persists
 
     resumed = first + turns(2, "second run")
     state = ExtractionState.from_dict(stored)
-    assert memory.extract(resumed, chat, state=state).skipped is not None
+    assert memory.agent.extract(resumed, chat, state=state).skipped is not None
     resumed += turns(1, "third run")
-    result = memory.extract(resumed, chat, state=state)
+    result = memory.agent.extract(resumed, chat, state=state)
     assert result.ran and result.state.read_count == len(resumed)
     prompt = server.seen[-1].prompt
     assert "second run 0" in prompt and "first run" not in prompt
@@ -124,7 +124,7 @@ def test_a_session_resumed_without_state_starts_counting_at_the_resume(
     memory = open_memory(ON_STOP)
     history = turns(5, "earlier")
     state = ExtractionState.resumed(history)
-    assert memory.extract(history + turns(2, "later"), chat, state=state).skipped is not None
+    assert memory.agent.extract(history + turns(2, "later"), chat, state=state).skipped is not None
     assert server.seen == []
 
 
@@ -157,7 +157,7 @@ def test_subagents_never_extract(
     open_memory: Callable[..., Memory], server: ChatServer, chat: HttpChatClient
 ) -> None:
     memory = open_memory(ON_STOP)
-    result = memory.extract(turns(5), chat, is_subagent=True, force=True)
+    result = memory.agent.extract(turns(5), chat, is_subagent=True, force=True)
     assert result.skipped is not None and "subagent" in result.skipped
     assert server.seen == []
 
@@ -167,7 +167,7 @@ def test_nothing_new_means_no_call(
 ) -> None:
     memory = open_memory(ON_STOP)
     talk = turns(3)
-    result = memory.extract(talk, chat, state=ExtractionState(len(talk)), force=True)
+    result = memory.agent.extract(talk, chat, state=ExtractionState(len(talk)), force=True)
     assert result.skipped == "nothing new since the last pass"
     assert server.seen == []
 

@@ -346,11 +346,11 @@ def make_sync_world(root: Path, url: str, token: str) -> SyncWorld:
     _clone(origin, project)
     home.mkdir()
     with Scenario.memory(project, home) as m:
-        m.sync_login(url, token)
+        m.sync.login(url, token)
         m.remember("Rollbacks need the flag off", body="Flag first.\n" * 30, id="rollback-order")
         m.remember("Deploys happen on Tuesdays", body="10-16 UTC.", id="deploy-window")
         m.remember("Staging is reset nightly", body="At 02:00 UTC.", id="staging-reset")
-        run = m.sync()
+        run = m.sync.run()
         assert not run.paused, run
     files = {f"project/{p.name}": p.read_bytes() for p in sorted((project / "MEMORY").glob("*.md"))}
     return SyncWorld(root, url, token, origin, files)
@@ -373,7 +373,7 @@ class SyncPull(Scenario):
         _clone(self.world.origin, project)
         home.mkdir()
         with self.memory(project, home) as m:
-            m.sync_login(self.world.url, self.world.token)
+            m.sync.login(self.world.url, self.world.token)
         return Case(self.name, root, project, home, ["sync", "--json"], _snapshot(project, home))
 
     def new_state(self, case: Case, files: dict[str, bytes]) -> str | None:

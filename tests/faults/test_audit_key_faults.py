@@ -84,5 +84,5 @@ def test_the_key_unreadable_after_recording_keeps_the_write(tmp_path: Path) -> N
     assert len(audit_entries(case.home)) == before + 1
     with Memory.open(case.project, home=case.home) as m:
         m.remember("Third", body="signs the head again", id="third")
-        report = m.audit_verify()
+        report = m.audit.verify()
     assert report.ok, report.problems

@@ -42,7 +42,7 @@ def answers(memory: Memory) -> list[object]:
     out: list[object] = []
     for query in ("walrus", "fills pricing", "数据库", "Häuser"):
         hits = memory.search(query, method="lexical")
-        chunks = memory.retrieve(query, method="lexical")
+        chunks = memory.index.retrieve(query, method="lexical")
         out.append([(h.note_id, h.score, h.snippet, h.revision) for h in hits])
         out.append([(c.note_id, c.chunk_hash, c.start, c.end, c.score) for c in chunks])
     return out
@@ -103,12 +103,12 @@ def test_reindex_works_over_a_damaged_index(
     with Memory.open(project, home=home) as memory:
         answers(memory)
         damage_fts(path)
-        stats = memory.reindex()
+        stats = memory.index.reindex()
         assert stats.notes == 43
         assert answers(memory) == before
     overwrite(path, 3 * PAGE)
     with Memory.open(project, home=home) as memory:
-        assert memory.reindex().notes == 43
+        assert memory.index.reindex().notes == 43
         assert answers(memory) == before
 
 
@@ -120,12 +120,12 @@ def test_doctor_reports_an_index_healed_by_an_earlier_search_until_a_reindex(
     with Memory.open(project, home=home) as memory:
         assert answers(memory) == before
     with Memory.open(project, home=home) as memory:  # another process, later
-        report = memory.doctor()
+        report = memory.upkeep.doctor()
         assert not report.ok
         [finding] = report.index
         assert "project notes" in finding and "damaged" in finding and str(path) in finding
-        memory.reindex()
-        assert memory.doctor().ok
+        memory.index.reindex()
+        assert memory.upkeep.doctor().ok
 
 
 def test_doctor_finds_damage_no_search_has_met_yet_and_repairs_it(
@@ -134,7 +134,7 @@ def test_doctor_finds_damage_no_search_has_met_yet_and_repairs_it(
     path, before = indexed
     overwrite(path, 3 * PAGE)
     with Memory.open(project, home=home) as memory:
-        report = memory.doctor()
+        report = memory.upkeep.doctor()
         assert not report.ok
         assert len(report.index) == 1 and "damaged" in report.index[0]
         assert damage_warnings(memory) == []  # reported once, as a finding
@@ -147,7 +147,7 @@ def test_doctor_finds_damage_no_search_has_met_yet_and_repairs_it(
 def test_a_healthy_index_gives_doctor_nothing_to_say(
     memory: Memory, indexed: tuple[Path, list[object]]
 ) -> None:
-    report = memory.doctor()
+    report = memory.upkeep.doctor()
     assert report.index == () and report.ok
 
 

@@ -103,7 +103,7 @@ def _answers(memory: Memory) -> list[object]:
     out: list[object] = []
     for query in ("walrus", "fills pricing", "数据库", "Häuser"):
         hits = memory.search(query, method="lexical")
-        chunks = memory.retrieve(query, method="lexical")
+        chunks = memory.index.retrieve(query, method="lexical")
         out.append([(h.note_id, h.score, h.snippet, h.revision) for h in hits])
         out.append([(c.note_id, c.chunk_hash, c.start, c.end, c.score) for c in chunks])
     return out

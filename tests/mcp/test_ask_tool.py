@@ -65,7 +65,7 @@ def test_memory_ask_is_a_read_tool() -> None:
 
 
 def test_a_grounded_answer_under_read_access(asking: Memory, server: ChatServer) -> None:
-    chunk = next(c for c in asking.retrieve(QUESTION) if c.note_id == "deploys")
+    chunk = next(c for c in asking.index.retrieve(QUESTION) if c.note_id == "deploys")
     server.answer(completion(answered(("Deploys are blue green.", [cite(chunk)]))))
     out = ask(asking, READ, question=QUESTION)
     assert out["status"] == "answered" and out["text"] == "Deploys are blue green."
@@ -86,7 +86,7 @@ def test_a_grounded_answer_under_read_access(asking: Memory, server: ChatServer)
 
 
 def test_hostile_and_empty_outcomes(asking: Memory, server: ChatServer) -> None:
-    chunk = next(c for c in asking.retrieve(QUESTION) if c.note_id == "deploys")
+    chunk = next(c for c in asking.index.retrieve(QUESTION) if c.note_id == "deploys")
     server.answer(completion(answered(("Blue green.", [cite(chunk, note_id="elsewhere")]))))
     refused = ask(asking, READ, question=QUESTION)
     assert refused["status"] == "refused" and refused["claims"] == []

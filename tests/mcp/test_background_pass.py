@@ -43,7 +43,7 @@ def plant(project: Path, home: Path) -> dict[str, tuple[str, str]]:
             memory.remember("Build notes", f"See [[{notes['pnpm'][1]}]].").note.id,
             "",
         )
-        topics = {f.notes for f in memory.tidy(["same_topic"])}
+        topics = {f.notes for f in memory.tidy.findings(["same_topic"])}
         for key in ("pnpm", "helm"):
             assert tuple(sorted(notes[key])) in topics, topics
     return notes
@@ -98,8 +98,8 @@ def test_the_server_merges_planted_duplicates_in_the_background(
     with Memory.open(project, home=home) as memory:
         reasons = {b.reason for b in memory.backups(limit=None)}
         assert reasons == {"auto-merge"}
-        assert memory.audit_verify().ok
-        left = memory.tidy(["same_topic"])
+        assert memory.audit.verify().ok
+        left = memory.tidy.findings(["same_topic"])
         assert all(set(f.notes) == set(notes["timeout"]) for f in left), left
 
 

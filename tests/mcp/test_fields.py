@@ -30,13 +30,13 @@ def test_read_and_diff_name_their_revisions(env: tuple[Path, Path], memory: Memo
     second = memory.remember("Deploys go through staging, then canary", "v2", id=note_id)
     third = memory.remember("Deploys go through staging, canary, prod", "v3", id=note_id)
     single = memory.remember("Only one version of this", "once").note.id
-    revs = [e.revision for e in memory.history(note_id) if e.revision]
+    revs = [e.revision for e in memory.notes.history(note_id) if e.revision]
     assert revs == [first.revision, second.revision, third.revision]
 
     async def main() -> None:
         async with Client(stdio_params(project, home)) as client:
             read = await _out(client, "memory_read", {"id": note_id})
-            assert read["revision"] == third.revision == memory.read_current(note_id).revision
+            assert read["revision"] == third.revision == memory.notes.read_current(note_id).revision
             old = await _out(
                 client, "memory_read_revision", {"id": note_id, "revision": first.revision[:10]}
             )
@@ -52,7 +52,7 @@ def test_read_and_diff_name_their_revisions(env: tuple[Path, Path], memory: Memo
             )
             assert (given["a"], given["b"]) == (first.revision, third.revision)
             alone = await _out(client, "memory_diff", {"id": single})
-            assert alone["a"] is None and alone["b"] == memory.read_current(single).revision
+            assert alone["a"] is None and alone["b"] == memory.notes.read_current(single).revision
             assert alone["diff"] == ""
 
     anyio.run(main)
@@ -63,7 +63,7 @@ def test_a_first_search_reports_index_progress(
     env: tuple[Path, Path], memory: Memory, mode: str
 ) -> None:
     project, home = env
-    directory = memory.directory("project")
+    directory = memory.stores.directory("project")
     directory.mkdir(parents=True, exist_ok=True)
     count = 450  # more than one refresh batch (200 notes)
     for i in range(count):

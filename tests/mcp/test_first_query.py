@@ -55,7 +55,7 @@ def test_the_first_search_is_lexical_and_a_later_one_hybrid(
     events: list[str] = []
     embedder = Gated(events)
     memory = Memory.open(project, home=home, embedder=embedder)
-    directory = memory.directory("project")
+    directory = memory.stores.directory("project")
     directory.mkdir(parents=True, exist_ok=True)
     for i in range(NOTES):
         note = Note(
@@ -66,7 +66,7 @@ def test_the_first_search_is_lexical_and_a_later_one_hybrid(
             updated_at=1_700_000_000_000 + i,
         )
         (directory / f"{note.id}.md").write_bytes(render_note(note))
-    filler = memory.retrieval.embed_in_background()  # as `serve` does
+    filler = memory.index.retriever.embed_in_background()  # as `serve` does
     assert filler is not None
     server = build_server(memory, Gate("read_write"))
     outs: list[dict[str, Any]] = []

@@ -197,7 +197,7 @@ def test_read_grant_cannot_write(served: Served) -> None:
             assert err and "read-only" in text
 
     anyio.run(main)
-    assert all(n.summary != "Must not be written" for n in served.memory.list())
+    assert all(n.summary != "Must not be written" for n in served.memory.notes.list())
 
 
 def _raw(served: Served, token: str, method: str, session: str | None = None) -> httpx.Response:

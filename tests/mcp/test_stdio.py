@@ -189,7 +189,7 @@ def test_grants_narrow_and_revoke_at_once(
 
     anyio.run(main)
     errlog.close()
-    assert [n.summary for n in memory.list() if n.summary == "After revoke"] == []
+    assert [n.summary for n in memory.notes.list() if n.summary == "After revoke"] == []
     assert memory.read(note)
     leaked = all_text(home, project, tmp_path / "stderr.log")
     assert read_token not in leaked and write_token not in leaked

@@ -40,7 +40,7 @@ def test_memory_write_supersedes(memory: Memory) -> None:
     )
     assert out["supersedes"] == [old] and out["created"]
     assert memory.read(out["id"]).supersedes == (old,)
-    assert old not in memory.prompt_index()
+    assert old not in memory.agent.prompt_index()
     # On update the list is replaced; leaving it out keeps it.
     kept = write(memory, BOTH, summary="Lint with ruff", body="ruff only.", id=out["id"])
     assert kept["supersedes"] == [old]
@@ -52,8 +52,8 @@ def test_a_private_note_cannot_be_superseded_over_mcp(memory: Memory) -> None:
     secret = memory.remember("Private lint notes", "mine", private=True).note.id
     with pytest.raises(NotFound, match=f"no note {secret}$"):
         write(memory, BOTH, summary="Lint with ruff", supersedes=[secret])
-    assert [n.id for n in memory.list()] == [secret]  # nothing written
-    assert memory.prompt_index() == EMPTY_INDEX  # only the private note: nothing listed
+    assert [n.id for n in memory.notes.list()] == [secret]  # nothing written
+    assert memory.agent.prompt_index() == EMPTY_INDEX  # only the private note: nothing listed
 
 
 def test_a_grant_cannot_supersede_or_probe_a_note_outside_its_scope(memory: Memory) -> None:
@@ -128,7 +128,7 @@ def test_supersedes_through_the_mcp_server(env: tuple[Path, Path], memory: Memor
             assert err and text.startswith("invalid:") and "itself" in text
 
     anyio.run(main)
-    assert sorted(n.summary for n in memory.list()) == [
+    assert sorted(n.summary for n in memory.notes.list()) == [
         "Deploys use Capistrano",
         "Deploys use Kamal",
     ]

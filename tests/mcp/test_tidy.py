@@ -54,8 +54,10 @@ def test_a_read_grant_lists_findings(memory: Memory, notes: dict[str, str]) -> N
     }  # never the private note
     assert all(set(f) == {"id", "kind", "scope", "notes", "reason"} for f in out["findings"])
     assert "memory_read" in out["hint"]
-    assert memory.tidy()  # nothing changed: the list is the same afterwards
-    assert {f.id for f in memory.tidy(hide_private=True)} == {f["id"] for f in out["findings"]}
+    assert memory.tidy.findings()  # nothing changed: the list is the same afterwards
+    assert {f.id for f in memory.tidy.findings(hide_private=True)} == {
+        f["id"] for f in out["findings"]
+    }
 
 
 def test_kinds_and_the_grants_scope(memory: Memory, notes: dict[str, str]) -> None:

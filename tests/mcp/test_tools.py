@@ -28,7 +28,7 @@ def twin(memory: Memory) -> Memory:
     memory.remember("Project plan v2", "PROJECT ONLY TEXT [[project-target]]", id="shared")
     # The same id in the user scope, as sync or a hand edit can leave it (remember refuses).
     note = Note(id="shared", summary="User note", body="user body", created_at=1, updated_at=1)
-    (memory.directory("user") / "shared.md").write_bytes(render_note(note))
+    (memory.stores.directory("user") / "shared.md").write_bytes(render_note(note))
     return memory
 
 
@@ -75,7 +75,7 @@ def test_search_filters_run_inside_the_search(memory: Memory) -> None:
     memory.remember("Staging deploy rule", "staging", type="feedback", tags=["ops", "Rule"])
     tools = MemoryTools(memory)
     out = call(tools, BOTH, "memory_search", query="staging deploy", type="feedback", limit=1)
-    assert [h["id"] for h in out["hits"]] == [memory.list(type="feedback")[0].id]
+    assert [h["id"] for h in out["hits"]] == [memory.notes.list(type="feedback")[0].id]
     assert out["hits"][0]["tags"] == ["ops", "Rule"]
     tagged = call(tools, BOTH, "memory_search", query="staging", tags=["RULE"], limit=5)
     assert len(tagged["hits"]) == 1

@@ -12,7 +12,7 @@ __all__ = ["frontmatter", "note_file", "snapshot", "write_project_config"]
 
 
 def note_file(memory: Memory, note_id: str, scope: str = "project") -> Path:
-    return memory.directory(scope) / f"{note_id}.md"
+    return memory.stores.directory(scope) / f"{note_id}.md"
 
 
 def frontmatter(path: Path) -> dict[str, object]:

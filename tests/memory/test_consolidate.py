@@ -85,7 +85,7 @@ def plant(
 ) -> list[tuple[str, str]]:
     """Each pair's note ids (oldest first), after checking each pair is one finding. The
     clock moves a second before each note, so the first of a pair is the older one."""
-    clock = memory._clock
+    clock = memory.clock
     assert isinstance(clock, Clock)
     out = []
     for (s1, b1), (s2, b2) in pairs:
@@ -94,13 +94,13 @@ def plant(
         clock.advance(1 / 3600)
         second = memory.remember(s2, b2).note.id
         out.append((first, second))
-    found = {f.notes for f in memory.tidy([FindingKind.SAME_TOPIC])}
+    found = {f.notes for f in memory.tidy.findings([FindingKind.SAME_TOPIC])}
     assert {tuple(sorted(p)) for p in out} <= found, found
     return out
 
 
 def exists(memory: Memory, note_id: str, scope: str = "project") -> bool:
-    return (memory.directory(scope) / f"{note_id}.md").is_file()
+    return (memory.stores.directory(scope) / f"{note_id}.md").is_file()
 
 
 def merged_pairs(report: ConsolidationReport) -> set[tuple[str, ...]]:
@@ -113,31 +113,31 @@ def merged_pairs(report: ConsolidationReport) -> set[tuple[str, ...]]:
 def test_off_by_default(make: Callable[[str], Memory]) -> None:
     memory = make(LEXICAL)
     pairs = plant(memory)
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran is False
     assert report.reason == "memory.consolidate.auto is off"
     assert report.merged == () and report.next_due is None
     assert all(exists(memory, i) for p in pairs for i in p)
-    assert memory.background_consolidation() is None
+    assert memory.consolidation.background() is None
     assert memory.consolidation.next_due() is None
 
 
 def test_on_through_the_user_config(make: Callable[[str], Memory]) -> None:
     memory = make(AUTO)
     pairs = plant(memory)
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran is True and report.reason is None
     assert merged_pairs(report) == {tuple(sorted(p)) for p in pairs}
     for first, second in pairs:
         assert exists(memory, first) and not exists(memory, second)  # the oldest is kept
-    assert memory.tidy([FindingKind.SAME_TOPIC]) == []
-    assert memory.audit_verify().ok
+    assert memory.tidy.findings([FindingKind.SAME_TOPIC]) == []
+    assert memory.audit.verify().ok
 
 
 def test_forced_runs_even_when_off(make: Callable[[str], Memory]) -> None:
     memory = make(LEXICAL)
     pairs = plant(memory)
-    report = memory.consolidate(force=True)
+    report = memory.consolidation.run(force=True)
     assert report.ran and len(report.merged) == len(pairs)
 
 
@@ -145,10 +145,10 @@ def test_a_project_config_can_switch_it_off(make: Callable[[str], Memory], proje
     write_project_config(project, "[memory.consolidate]\nauto = false\n")
     memory = make(AUTO)
     pairs = plant(memory)
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran is False and "off" in (report.reason or "")
     assert all(exists(memory, i) for p in pairs for i in p)
-    assert memory.background_consolidation() is None
+    assert memory.consolidation.background() is None
 
 
 def test_a_project_config_cannot_switch_it_on(make: Callable[[str], Memory], project: Path) -> None:
@@ -156,7 +156,7 @@ def test_a_project_config_cannot_switch_it_on(make: Callable[[str], Memory], pro
     memory = make(LEXICAL)
     pairs = plant(memory)
     assert any("can switch it off but only the user config" in w for w in memory.warnings)
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran is False
     assert all(exists(memory, i) for p in pairs for i in p)
 
@@ -168,21 +168,21 @@ def test_cooldown_hours(make: Callable[[str], Memory], clock: Clock) -> None:
     memory = make(AUTO + "cooldownHours = 5\n")
     plant(memory, PAIRS[:1])
     passed_at = clock.now
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran and len(report.merged) == 1
     due_at = passed_at + 5 * HOUR_MS
     assert report.next_due == due_at
     (second,) = plant(memory, PAIRS[1:2])
     clock.now = due_at - 1
-    again = memory.consolidate()
+    again = memory.consolidation.run()
     assert again.ran is False and again.reason == "not due yet (cooldown)"
     assert again.next_due == due_at
     assert exists(memory, second[1])
     # Another process (a fresh Memory on the same home) sees the same cooldown.
     other = make(AUTO + "cooldownHours = 5\n")
-    assert other.consolidate().ran is False
+    assert other.consolidation.run().ran is False
     clock.now = due_at
-    due = memory.consolidate()
+    due = memory.consolidation.run()
     assert due.ran and merged_pairs(due) == {tuple(sorted(second))}
     assert not exists(memory, second[1])
     assert due.next_due == due_at + 5 * HOUR_MS
@@ -191,10 +191,10 @@ def test_cooldown_hours(make: Callable[[str], Memory], clock: Clock) -> None:
 def test_an_explicit_pass_ignores_the_cooldown(make: Callable[[str], Memory]) -> None:
     memory = make(AUTO)
     plant(memory, PAIRS[:1])
-    assert memory.consolidate().ran
+    assert memory.consolidation.run().ran
     plant(memory, PAIRS[1:2])
-    assert memory.consolidate().ran is False
-    forced = memory.consolidate(force=True)
+    assert memory.consolidation.run().ran is False
+    forced = memory.consolidation.run(force=True)
     assert forced.ran and len(forced.merged) == 1
 
 
@@ -205,24 +205,24 @@ def test_the_merges_per_pass_are_capped(
     memory = make(AUTO + f"{key} = 1\n")
     assert memory.settings.consolidate.max_merges_per_pass == 1
     pairs = plant(memory)
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran and len(report.merged) == 1
     assert len(report.skipped) == 2
     assert all(why == "the pass merges at most 1" for _, why in report.skipped)
-    left = {f.id for f in memory.tidy([FindingKind.SAME_TOPIC])}
+    left = {f.id for f in memory.tidy.findings([FindingKind.SAME_TOPIC])}
     assert {fid for fid, _ in report.skipped} == left
     # The next pass (once due) takes the next one.
     clock.advance(24)
-    assert len(memory.consolidate().merged) == 1
+    assert len(memory.consolidation.run().merged) == 1
     clock.advance(24)
-    assert len(memory.consolidate().merged) == 1
+    assert len(memory.consolidation.run().merged) == 1
     assert all(not exists(memory, second) for _, second in pairs)
 
 
 def test_zero_merges_per_pass_merges_nothing(make: Callable[[str], Memory]) -> None:
     memory = make(AUTO + "maxMergesPerPass = 0\n")
     pairs = plant(memory)
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran and report.merged == () and len(report.skipped) == 3
     assert all(exists(memory, i) for p in pairs for i in p)
 
@@ -235,22 +235,26 @@ def test_only_same_topic_findings_are_acted_on(make: Callable[[str], Memory]) ->
     (pair,) = plant(memory, PAIRS[:1])
     broken = memory.remember("Pricing page layout", "See [[pricing-grid-a91]].").note.id
     long = memory.remember("A very long note", "word " * 2000).note.id
-    files = {i: (memory.directory("project") / f"{i}.md").read_bytes() for i in (broken, long)}
-    kinds = {f.kind for f in memory.tidy()}
+    files = {
+        i: (memory.stores.directory("project") / f"{i}.md").read_bytes() for i in (broken, long)
+    }
+    kinds = {f.kind for f in memory.tidy.findings()}
     assert {FindingKind.BROKEN_LINK, FindingKind.TOO_LONG} <= kinds
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert merged_pairs(report) == {tuple(sorted(pair))}
-    assert {i: (memory.directory("project") / f"{i}.md").read_bytes() for i in files} == files
-    kinds = {f.kind for f in memory.tidy()}
+    assert {
+        i: (memory.stores.directory("project") / f"{i}.md").read_bytes() for i in files
+    } == files
+    kinds = {f.kind for f in memory.tidy.findings()}
     assert {FindingKind.BROKEN_LINK, FindingKind.TOO_LONG} <= kinds
 
 
 def test_a_dismissed_finding_is_not_merged(make: Callable[[str], Memory]) -> None:
     memory = make(AUTO)
     pairs = plant(memory, PAIRS[:2])
-    by_notes = {f.notes: f.id for f in memory.tidy([FindingKind.SAME_TOPIC])}
-    memory.dismiss(by_notes[tuple(sorted(pairs[0]))])
-    report = memory.consolidate()
+    by_notes = {f.notes: f.id for f in memory.tidy.findings([FindingKind.SAME_TOPIC])}
+    memory.tidy.dismiss(by_notes[tuple(sorted(pairs[0]))])
+    report = memory.consolidation.run()
     assert merged_pairs(report) == {tuple(sorted(pairs[1]))}
     assert exists(memory, pairs[0][0]) and exists(memory, pairs[0][1])
 
@@ -262,12 +266,12 @@ def test_a_group_that_contradicts_itself_is_left(make: Callable[[str], Memory]) 
         memory.remember(summary, "Unrelated.")  # enough notes for the topic to stand out
     a = memory.remember("Deploy timeout is 30 seconds", "It times out after 30 s.").note.id
     b = memory.remember("Deploy timeout is 60 seconds", "It times out after 60 s.").note.id
-    findings = memory.tidy()
+    findings = memory.tidy.findings()
     (contra,) = [f for f in findings if f.kind is FindingKind.CONTRADICTION]
     assert set(contra.notes) == {a, b}
     same = [f for f in findings if f.kind is FindingKind.SAME_TOPIC and set(f.notes) >= {a, b}]
     assert same, findings  # the pair is on one topic too: a candidate for merging
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert merged_pairs(report) == {tuple(sorted(pair))}
     (why,) = [why for fid, why in report.skipped if fid == same[0].id]
     assert why.endswith("contradict each other: settle that first")
@@ -279,7 +283,7 @@ def test_backups_of_an_automatic_merge_say_auto_merge(make: Callable[[str], Memo
     memory = make(AUTO)
     (pair,) = plant(memory, PAIRS[:1])
     linker = memory.remember("Elsewhere", f"See [[{pair[1]}]].").note.id
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     (result,) = report.merged
     assert result.plan.source == "auto"
     backups = {b.id: b for b in memory.backups(limit=None)}
@@ -303,7 +307,7 @@ def test_a_group_with_a_note_held_by_a_sync_conflict_is_left(tmp_path: Path, clo
             home.mkdir()
             (home / "config.toml").write_text(config)
             m = stack.enter_context(open_memory(None, home, clock))
-            m.sync_login(server.url, token)
+            m.sync.login(server.url, token)
             machines.append(m)
         a, b = machines
         ids = []
@@ -314,26 +318,26 @@ def test_a_group_with_a_note_held_by_a_sync_conflict_is_left(tmp_path: Path, clo
                     a.remember(s2, b2, scope="user").note.id,
                 )
             )
-        a.sync()
-        b.sync()
+        a.sync.run()
+        b.sync.run()
         held = ids[0][0]
         for m, text in ((a, "from a"), (b, "from b")):
-            path = m.directory("user") / f"{held}.md"
+            path = m.stores.directory("user") / f"{held}.md"
             path.write_bytes(path.read_bytes().replace(b"line two", f"line {text}".encode()))
-        a.sync()
-        assert b.sync().conflicts == 1
-        held_file = (b.directory("user") / f"{held}.md").read_bytes()
-        partner = (b.directory("user") / f"{ids[0][1]}.md").read_bytes()
-        report = b.consolidate()
+        a.sync.run()
+        assert b.sync.run().conflicts == 1
+        held_file = (b.stores.directory("user") / f"{held}.md").read_bytes()
+        partner = (b.stores.directory("user") / f"{ids[0][1]}.md").read_bytes()
+        report = b.consolidation.run()
         assert report.ran
         assert merged_pairs(report) == {tuple(sorted(ids[1]))}
         assert any(f"{held} is held back by a sync conflict" in why for _, why in report.skipped)
-        assert (b.directory("user") / f"{held}.md").read_bytes() == held_file
-        assert (b.directory("user") / f"{ids[0][1]}.md").read_bytes() == partner
+        assert (b.stores.directory("user") / f"{held}.md").read_bytes() == held_file
+        assert (b.stores.directory("user") / f"{ids[0][1]}.md").read_bytes() == partner
         # The merge that was made went to the server first: machine a gets it.
         assert all(r.version is not None for r in report.merged)
-        a.sync()
-        assert not (a.directory("user") / f"{ids[1][1]}.md").exists()
+        a.sync.run()
+        assert not (a.stores.directory("user") / f"{ids[1][1]}.md").exists()
 
 
 # -- the background thread -----------------------------------------------------------------
@@ -351,7 +355,7 @@ def _wait_for(condition: Callable[[], bool], seconds: float = 60.0) -> bool:
 def test_the_background_thread_runs_a_pass_and_stops(make: Callable[[str], Memory]) -> None:
     memory = make(AUTO)
     pairs = plant(memory)
-    consolidator = memory.background_consolidation(first_delay=0.1)
+    consolidator = memory.consolidation.background(first_delay=0.1)
     assert consolidator is not None
     consolidator.start()
     try:
@@ -369,9 +373,9 @@ def test_the_background_thread_waits_for_the_cooldown(
     make: Callable[[str], Memory], clock: Clock
 ) -> None:
     memory = make(AUTO)
-    assert memory.consolidate().ran  # a pass just ran: the next is due in 24 hours
+    assert memory.consolidation.run().ran  # a pass just ran: the next is due in 24 hours
     pairs = plant(memory, PAIRS[:1])
-    consolidator = memory.background_consolidation(first_delay=0.1, check_every=0.2)
+    consolidator = memory.consolidation.background(first_delay=0.1, check_every=0.2)
     assert consolidator is not None
     consolidator.start()
     try:

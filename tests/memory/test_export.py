@@ -25,7 +25,7 @@ T0 = 1_789_000_000_000
 
 
 def _write(memory: Memory, note: Note, scope: Scope) -> None:
-    folder = memory.directory(scope)
+    folder = memory.stores.directory(scope)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{note.id}.md").write_bytes(render_note(note))
 
@@ -134,7 +134,7 @@ def fingerprint(memory: Memory) -> dict[tuple[str, str], tuple[object, ...]]:
     """What a round trip must keep, per (scope, id)."""
     out: dict[tuple[str, str], tuple[object, ...]] = {}
     for scope in memory.scopes:
-        for note in memory.list(scope=scope):
+        for note in memory.notes.list(scope=scope):
             out[(scope.value, note.id)] = (
                 note.hash,
                 note.summary,
@@ -200,7 +200,7 @@ def test_export_holds_an_index_a_readme_and_the_files_as_on_disk(
     memory: Memory, store: dict[str, Scope], tmp_path: Path, fmt: str
 ) -> None:
     out = tmp_path / FORMATS[fmt]
-    report = memory.export(out, format=fmt)
+    report = memory.exporter.run(out, format=fmt)
     assert report.format == fmt
     assert report.notes == len(store)
     assert report.by_scope == {"project": 6, "user": 2}
@@ -214,7 +214,7 @@ def test_export_holds_an_index_a_readme_and_the_files_as_on_disk(
     listed = {e["id"]: e for e in index["notes"]}
     assert set(listed) == set(store)
     for note_id, scope in store.items():
-        on_disk = (memory.directory(scope) / f"{note_id}.md").read_bytes()
+        on_disk = (memory.stores.directory(scope) / f"{note_id}.md").read_bytes()
         assert members[f"{scope.value}/{note_id}.md"] == on_disk
         entry = listed[note_id]
         assert entry["scope"] == scope.value
@@ -227,7 +227,7 @@ def test_export_holds_an_index_a_readme_and_the_files_as_on_disk(
 def test_export_of_one_scope_holds_only_it(
     memory: Memory, store: dict[str, Scope], tmp_path: Path
 ) -> None:
-    report = memory.export(tmp_path / "user.zip", scope="user")
+    report = memory.exporter.run(tmp_path / "user.zip", scope="user")
     assert report.by_scope == {"user": 2}
     members = _members(tmp_path / "user.zip", "zip")
     assert sorted(m for m in members if m.endswith(".md") and m != "README.md") == [
@@ -239,9 +239,9 @@ def test_export_of_one_scope_holds_only_it(
 def test_format_comes_from_the_name(
     memory: Memory, store: dict[str, Scope], tmp_path: Path
 ) -> None:
-    assert memory.export(tmp_path / "a.tgz").format == "tar.gz"
-    assert memory.export(tmp_path / "b.ZIP").format == "zip"
-    assert memory.export(tmp_path / "plainfolder").format == "markdown"
+    assert memory.exporter.run(tmp_path / "a.tgz").format == "tar.gz"
+    assert memory.exporter.run(tmp_path / "b.ZIP").format == "zip"
+    assert memory.exporter.run(tmp_path / "plainfolder").format == "markdown"
     assert (tmp_path / "plainfolder" / "index.json").is_file()
 
 
@@ -261,9 +261,9 @@ def test_round_trip_gives_back_the_same_notes(
     before = fingerprint(memory)
     assert len(before) == len(store)
     out = tmp_path / FORMATS[fmt]
-    memory.export(out, format=fmt)
+    memory.exporter.run(out, format=fmt)
 
-    report = fresh.import_from(out, "memdir" if named else None)
+    report = fresh.importer.run(out, "memdir" if named else None)
     assert report.kind == "memdir"
     assert (report.imported, report.updated, report.unchanged) == (len(store), 0, 0)
     assert report.refused == ()
@@ -272,20 +272,20 @@ def test_round_trip_gives_back_the_same_notes(
     assert fingerprint(fresh) == before
     for note_id, scope in store.items():
         # no source pointer is added: the files come back as they were
-        copied = (fresh.directory(scope) / f"{note_id}.md").read_bytes()
-        assert copied == (memory.directory(scope) / f"{note_id}.md").read_bytes()
-    links = {link.target: link.scope for link in fresh.links("pricing-fills-3fa").outgoing}
+        copied = (fresh.stores.directory(scope) / f"{note_id}.md").read_bytes()
+        assert copied == (memory.stores.directory(scope) / f"{note_id}.md").read_bytes()
+    links = {link.target: link.scope for link in fresh.notes.links("pricing-fills-3fa").outgoing}
     assert links == {
         "pricing-layout-a91": Scope.PROJECT,
         "user-terse-77c": Scope.USER,
         "nobody-wrote-this-0": None,
     }
 
-    copy = snapshot(fresh.directory("project"), fresh.directory("user"))
-    again = fresh.import_from(out, "memdir" if named else None)
+    copy = snapshot(fresh.stores.directory("project"), fresh.stores.directory("user"))
+    again = fresh.importer.run(out, "memdir" if named else None)
     assert (again.imported, again.updated, again.unchanged) == (0, 0, len(store))
     assert again.backup_ids == ()
-    assert snapshot(fresh.directory("project"), fresh.directory("user")) == copy
+    assert snapshot(fresh.stores.directory("project"), fresh.stores.directory("user")) == copy
 
 
 @pytest.mark.parametrize("fmt", list(FORMATS))
@@ -293,11 +293,11 @@ def test_importing_an_export_into_its_own_store_changes_nothing(
     memory: Memory, store: dict[str, Scope], tmp_path: Path, home: Path, fmt: str
 ) -> None:
     out = tmp_path / FORMATS[fmt]
-    memory.export(out, format=fmt)
-    folders = (memory.directory("project"), memory.directory("user"))
+    memory.exporter.run(out, format=fmt)
+    folders = (memory.stores.directory("project"), memory.stores.directory("user"))
     before = snapshot(*folders)
     backups = len(memory.backups(limit=None))
-    report = memory.import_from(out, "memdir")
+    report = memory.importer.run(out, "memdir")
     assert (report.imported, report.updated, report.unchanged) == (0, 0, len(store))
     assert report.refused == () and report.problems == ()
     assert snapshot(*folders) == before
@@ -308,10 +308,10 @@ def test_an_export_edited_afterwards_is_refused_for_that_note_only(
     memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    memory.export(out, format="markdown")
+    memory.exporter.run(out, format="markdown")
     edited = out / "project" / "legacy-untyped-c11.md"
     edited.write_bytes(edited.read_bytes() + b"changed by hand\n")
-    report = fresh.import_from(out, "memdir")
+    report = fresh.importer.run(out, "memdir")
     assert report.imported == len(store) - 1
     assert [p.source for p in report.problems] == ["project/legacy-untyped-c11.md"]
     assert "hash" in report.problems[0].reason
@@ -320,11 +320,11 @@ def test_an_export_edited_afterwards_is_refused_for_that_note_only(
 def test_export_of_a_scope_round_trips_into_that_scope_only(
     memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path
 ) -> None:
-    memory.export(tmp_path / "user.tar.gz", scope="user")
-    report = fresh.import_from(tmp_path / "user.tar.gz")
+    memory.exporter.run(tmp_path / "user.tar.gz", scope="user")
+    report = fresh.importer.run(tmp_path / "user.tar.gz")
     assert report.by_scope == {"user": 2}
-    assert {n.id for n in fresh.list(scope="user")} == {"user-terse-77c", "user-private-d22"}
-    assert fresh.list(scope="project") == []
+    assert {n.id for n in fresh.notes.list(scope="user")} == {"user-terse-77c", "user-private-d22"}
+    assert fresh.notes.list(scope="project") == []
 
 
 # -- refusals ----------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def test_an_existing_out_is_never_overwritten(
         out.write_bytes(b"keep me")
     before = snapshot(tmp_path / FORMATS[fmt]) if fmt == "markdown" else out.read_bytes()
     with pytest.raises(InvalidInput, match="exists already"):
-        memory.export(out, format=fmt)
+        memory.exporter.run(out, format=fmt)
     after = snapshot(tmp_path / FORMATS[fmt]) if fmt == "markdown" else out.read_bytes()
     assert after == before
 
@@ -351,7 +351,7 @@ def test_a_symlink_out_is_refused(memory: Memory, store: dict[str, Scope], tmp_p
     target = tmp_path / "target.zip"
     (tmp_path / "link.zip").symlink_to(target)
     with pytest.raises(InvalidInput, match="exists already"):
-        memory.export(tmp_path / "link.zip")
+        memory.exporter.run(tmp_path / "link.zip")
     assert not target.exists()
 
 
@@ -361,7 +361,7 @@ def test_a_missing_folder_for_out_is_a_clear_error(
 ) -> None:
     out = tmp_path / "no" / "such" / FORMATS[fmt]
     with pytest.raises(InvalidInput, match="no folder"):
-        memory.export(out, format=fmt)
+        memory.exporter.run(out, format=fmt)
     assert not (tmp_path / "no").exists()
 
 
@@ -369,7 +369,7 @@ def test_an_unknown_format_is_refused(
     memory: Memory, store: dict[str, Scope], tmp_path: Path
 ) -> None:
     with pytest.raises(InvalidInput, match="format"):
-        memory.export(tmp_path / "out.rar", format="rar")
+        memory.exporter.run(tmp_path / "out.rar", format="rar")
     assert not (tmp_path / "out.rar").exists()
 
 
@@ -377,7 +377,7 @@ def test_an_unknown_format_is_refused(
 def test_unparseable_notes_are_skipped_named_and_left_alone(
     memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path, fmt: str
 ) -> None:
-    folder = memory.directory("project")
+    folder = memory.stores.directory("project")
     bad = {
         "broken-json.md": b'---\n{"id":"broken-json","summary":\n---\nbody\n',
         "no-frontmatter.md": b"# just markdown\n",
@@ -386,13 +386,13 @@ def test_unparseable_notes_are_skipped_named_and_left_alone(
     for name, data in bad.items():
         (folder / name).write_bytes(data)
     out = tmp_path / FORMATS[fmt]
-    report = memory.export(out, format=fmt)
+    report = memory.exporter.run(out, format=fmt)
     assert sorted(report.skipped) == sorted(f"project/{name}" for name in bad)
     assert report.notes == len(store)
     for name, data in bad.items():
         assert (folder / name).read_bytes() == data
         assert f"project/{name}" not in _members(out, fmt)
-    imported = fresh.import_from(out)
+    imported = fresh.importer.run(out)
     assert imported.imported == len(store)
     assert imported.problems == ()
 
@@ -400,27 +400,27 @@ def test_unparseable_notes_are_skipped_named_and_left_alone(
 def test_an_empty_store_exports_and_imports_nothing(
     memory: Memory, fresh: Memory, tmp_path: Path
 ) -> None:
-    report = memory.export(tmp_path / "empty.zip")
+    report = memory.exporter.run(tmp_path / "empty.zip")
     assert report.notes == 0
-    back = fresh.import_from(tmp_path / "empty.zip")
+    back = fresh.importer.run(tmp_path / "empty.zip")
     assert (back.imported, back.updated, back.unchanged) == (0, 0, 0)
 
 
 def test_export_writes_nothing_into_the_store(
     memory: Memory, store: dict[str, Scope], tmp_path: Path
 ) -> None:
-    folders = (memory.directory("project"), memory.directory("user"))
+    folders = (memory.stores.directory("project"), memory.stores.directory("user"))
     before = snapshot(*folders)
-    memory.export(tmp_path / "x.tar.gz")
-    memory.export(tmp_path / "x.zip")
-    memory.export(tmp_path / "x")
+    memory.exporter.run(tmp_path / "x.tar.gz")
+    memory.exporter.run(tmp_path / "x.zip")
+    memory.exporter.run(tmp_path / "x")
     assert snapshot(*folders) == before
 
 
 def test_a_tar_export_is_readable_by_a_plain_tar_reader(
     memory: Memory, store: dict[str, Scope], tmp_path: Path
 ) -> None:
-    memory.export(tmp_path / "out.tar.gz")
+    memory.exporter.run(tmp_path / "out.tar.gz")
     data = (tmp_path / "out.tar.gz").read_bytes()
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
         names = archive.getnames()
@@ -436,15 +436,15 @@ def test_an_export_imported_over_a_changed_note_updates_it_with_a_backup(
     memory: Memory, store: dict[str, Scope], tmp_path: Path
 ) -> None:
     out = tmp_path / "out.zip"
-    memory.export(out)
+    memory.exporter.run(out)
     exported = memory.read("deploys")
     changed = memory.remember("Deploys go out on Tuesdays", "Now on Wednesdays.", id="deploys")
-    report = memory.import_from(out, "memdir")
+    report = memory.importer.run(out, "memdir")
     assert (report.imported, report.updated, report.unchanged) == (0, 1, len(store) - 1)
     assert report.updated_notes == ("deploys",)
     assert memory.read("deploys").hash == exported.hash
     (backup_id,) = report.backup_ids
-    memory.restore(backup_id)
+    memory.backups.restore(backup_id)
     assert memory.read("deploys").hash == changed.note.hash
 
 
@@ -452,9 +452,9 @@ def test_an_id_taken_in_the_other_scope_is_listed_and_not_imported(
     memory: Memory, store: dict[str, Scope], fresh: Memory, tmp_path: Path
 ) -> None:
     out = tmp_path / "out.tar.gz"
-    memory.export(out)
+    memory.exporter.run(out)
     fresh.remember("Someone else's layout note", type="user", id="pricing-layout-a91")
-    report = fresh.import_from(out)
+    report = fresh.importer.run(out)
     assert report.imported == len(store) - 1
     (problem,) = report.problems
     assert problem.source.endswith("project/pricing-layout-a91.md")
@@ -472,12 +472,12 @@ def test_an_imported_note_keeps_its_source_pointer_through_an_export(
         '{"type":"relation","from":"Ada","to":"Acme","relationType":"works_at"}\n',
         "utf-8",
     )
-    first = memory.import_from(source, "mcp-memory")
-    memory.export(tmp_path / "out")
-    assert fresh.import_from(tmp_path / "out").imported == 2
-    again = fresh.import_from(source, "mcp-memory")  # the pointer travelled with the notes
+    first = memory.importer.run(source, "mcp-memory")
+    memory.exporter.run(tmp_path / "out")
+    assert fresh.importer.run(tmp_path / "out").imported == 2
+    again = fresh.importer.run(source, "mcp-memory")  # the pointer travelled with the notes
     assert (again.imported, again.updated, again.unchanged) == (0, 0, 2)
-    assert sorted(n.id for n in fresh.list()) == sorted(first.notes)
+    assert sorted(n.id for n in fresh.notes.list()) == sorted(first.notes)
 
 
 def test_an_export_imported_with_scope_user_goes_to_the_user_scope(
@@ -485,11 +485,11 @@ def test_an_export_imported_with_scope_user_goes_to_the_user_scope(
 ) -> None:
     memory.remember("Project fact one", id="fact-one")
     memory.remember("Project fact two", "See [[fact-one]].", id="fact-two")
-    memory.export(tmp_path / "out.zip")
-    report = fresh.import_from(tmp_path / "out.zip", scope="user")
+    memory.exporter.run(tmp_path / "out.zip")
+    report = fresh.importer.run(tmp_path / "out.zip", scope="user")
     assert report.by_scope == {"user": 2}
-    assert {n.id for n in fresh.list(scope="user")} == {"fact-one", "fact-two"}
-    assert [link.scope for link in fresh.links("fact-two").outgoing] == [Scope.USER]
+    assert {n.id for n in fresh.notes.list(scope="user")} == {"fact-one", "fact-two"}
+    assert [link.scope for link in fresh.notes.links("fact-two").outgoing] == [Scope.USER]
 
 
 def test_a_secret_in_an_export_is_refused_by_file_and_kind_the_rest_imported(
@@ -502,11 +502,11 @@ def test_a_secret_in_an_export_is_refused_by_file_and_kind_the_rest_imported(
         Scope.PROJECT,
     )
     out = tmp_path / "out.tar.gz"
-    memory.export(out)  # the user's own copy holds what the folder holds
-    report = fresh.import_from(out)
+    memory.exporter.run(out)  # the user's own copy holds what the folder holds
+    report = fresh.importer.run(out)
     assert report.imported == len(store)
     (refusal,) = report.refused
     assert refusal.source.endswith("project/leaked-key.md")
     assert "AWS access key id" in refusal.reason and "line 2" in refusal.reason
     assert secret not in refusal.reason
-    assert "leaked-key" not in {n.id for n in fresh.list()}
+    assert "leaked-key" not in {n.id for n in fresh.notes.list()}

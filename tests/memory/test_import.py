@@ -55,7 +55,7 @@ def on_disk(memory: Memory) -> dict[str, dict[str, object]]:
     """Every note file of every scope as its frontmatter, by id."""
     out: dict[str, dict[str, object]] = {}
     for scope in memory.scopes:
-        folder = memory.directory(scope)
+        folder = memory.stores.directory(scope)
         if not folder.is_dir():
             continue
         for file in sorted(folder.glob("*.md")):
@@ -127,7 +127,7 @@ def test_a_second_import_changes_nothing(
 ) -> None:
     source = SOURCES[name][0](tmp_path)
     kind = _kind(name) if named else None
-    first = mem.import_from(source, kind)
+    first = mem.importer.run(source, kind)
     assert first.kind == _kind(name)
     assert first.imported > 0
     assert first.refused == ()
@@ -141,7 +141,7 @@ def test_a_second_import_changes_nothing(
         assert pointer.startswith(f"{_kind(name)}:")
 
     before = snapshot(project, home)
-    second = mem.import_from(source, kind)
+    second = mem.importer.run(source, kind)
     assert (second.imported, second.updated, second.unchanged) == (0, 0, first.imported)
     assert second.notes == ()
     assert second.backup_ids == ()
@@ -155,14 +155,14 @@ def test_a_changed_source_item_updates_its_note_with_a_restorable_backup(
 ) -> None:
     copy, change = SOURCES[name]
     source = copy(tmp_path)
-    first = mem.import_from(source, _kind(name))
+    first = mem.importer.run(source, _kind(name))
     before = on_disk(mem)
     changed_key = change(source)
     pointer_end = f"#{changed_key}"
     (target,) = [i for i, h in before.items() if str(h["source"]).endswith(pointer_end)]
     old = mem.read(target)
 
-    second = mem.import_from(source, _kind(name))
+    second = mem.importer.run(source, _kind(name))
     assert (second.imported, second.updated) == (0, 1)
     assert second.unchanged == first.imported - 1
     assert second.updated_notes == (target,)
@@ -181,13 +181,13 @@ def test_a_changed_source_item_updates_its_note_with_a_restorable_backup(
     (record,) = [b for b in mem.backups(limit=None) if b.id == backup_id]
     assert record.note_id == target
     assert record.reason == "import"
-    mem.restore(backup_id)
+    mem.backups.restore(backup_id)
     assert mem.read(target).hash == old.hash
 
 
 def test_the_pointer_names_kind_source_and_key(mem: Memory, tmp_path: Path) -> None:
     source = _mcp(tmp_path)
-    mem.import_from(source, "mcp-memory")
+    mem.importer.run(source, "mcp-memory")
     pointers = {str(h["source"]) for h in on_disk(mem).values()}
     assert f"mcp-memory:{source}#Ada Lovelace" in pointers
     assert f"mcp-memory:{source}#東京オフィス" in pointers
@@ -195,7 +195,7 @@ def test_the_pointer_names_kind_source_and_key(mem: Memory, tmp_path: Path) -> N
 
 def test_source_timestamps_are_kept(mem: Memory, tmp_path: Path) -> None:
     source = _mem0("oss_get_all.json")(tmp_path)
-    mem.import_from(source, "mem0")
+    mem.importer.run(source, "mem0")
     doc = json.loads(source.read_text("utf-8"))
     by_pointer = {str(h["source"]).rsplit("#", 1)[1]: h for h in on_disk(mem).values()}
     for item in doc["results"]:
@@ -209,13 +209,13 @@ def test_a_note_edited_after_import_is_updated_from_the_source_with_a_backup(
     mem: Memory, tmp_path: Path
 ) -> None:
     source = _mcp(tmp_path)
-    mem.import_from(source, "mcp-memory")
+    mem.importer.run(source, "mcp-memory")
     (ada,) = [i for i, h in on_disk(mem).items() if str(h["source"]).endswith("#Ada Lovelace")]
     edited = mem.remember("Ada Lovelace (person)", "edited by hand", id=ada)
-    report = mem.import_from(source, "mcp-memory")
+    report = mem.importer.run(source, "mcp-memory")
     assert report.updated_notes == (ada,)
     (backup_id,) = report.backup_ids
-    mem.restore(backup_id)
+    mem.backups.restore(backup_id)
     assert mem.read(ada).hash == edited.note.hash
 
 
@@ -223,9 +223,9 @@ def test_an_update_from_a_source_without_times_moves_updated_at(
     mem: Memory, tmp_path: Path
 ) -> None:
     source = _mcp(tmp_path)
-    mem.import_from(source, "mcp-memory")
+    mem.importer.run(source, "mcp-memory")
     (acme,) = [i for i, h in on_disk(mem).items() if str(h["source"]).endswith("#Acme Analytics")]
-    file = mem.directory("project") / f"{acme}.md"
+    file = mem.stores.directory("project") / f"{acme}.md"
     old = 1_600_000_000_000  # as if the first import ran long ago (times are not hashed)
     lines = file.read_text("utf-8").split("\n")
     head = json.loads(lines[1])
@@ -233,7 +233,7 @@ def test_an_update_from_a_source_without_times_moves_updated_at(
     lines[1] = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
     file.write_text("\n".join(lines), "utf-8")
     _mcp_change(source)
-    assert mem.import_from(source, "mcp-memory").updated_notes == (acme,)
+    assert mem.importer.run(source, "mcp-memory").updated_notes == (acme,)
     note = mem.read(acme)
     assert note.created_at == old
     assert note.updated_at > old
@@ -252,7 +252,7 @@ def test_items_holding_credentials_are_refused_and_the_rest_imported(
         entity("Web", "Serves the pages"),
         entity("Docs", "Lives in the wiki"),
     )
-    report = mem.import_from(source, "mcp-memory")
+    report = mem.importer.run(source, "mcp-memory")
     assert report.imported == 2
     assert len(report.refused) == 2
     reasons = " ".join(r.reason for r in report.refused)
@@ -260,7 +260,7 @@ def test_items_holding_credentials_are_refused_and_the_rest_imported(
     assert "password" in reasons
     assert all(r.source.startswith("memory.jsonl:") for r in report.refused)
     assert AWS_KEY not in repr(report) and PASSWORD not in repr(report)
-    assert {n.summary for n in mem.list()} == {"Web (thing)", "Docs (thing)"}
+    assert {n.summary for n in mem.notes.list()} == {"Web (thing)", "Docs (thing)"}
     for data in snapshot(project, home).values():
         assert AWS_KEY.encode() not in data
         assert PASSWORD.encode() not in data
@@ -272,7 +272,7 @@ def test_mcp_memory_refusals_name_the_entity_they_refuse(mem: Memory, tmp_path: 
         entity("Ops", f"The deploy key is {AWS_KEY}"),
         entity("Db", f"password: {PASSWORD}"),
     )
-    report = mem.import_from(source, "mcp-memory")
+    report = mem.importer.run(source, "mcp-memory")
     assert len({r.source for r in report.refused}) == 2
 
 
@@ -284,11 +284,11 @@ def test_a_refused_item_fixed_in_the_source_is_imported_next_time(
         entity("Ops", f"The deploy key is {AWS_KEY}"),
         entity("Web", "Serves the pages"),
     )
-    assert mem.import_from(source, "mcp-memory").imported == 1
+    assert mem.importer.run(source, "mcp-memory").imported == 1
     write_jsonl(
         source, entity("Ops", "The deploy key is in the vault"), entity("Web", "Serves the pages")
     )
-    again = mem.import_from(source, "mcp-memory")
+    again = mem.importer.run(source, "mcp-memory")
     assert (again.imported, again.updated, again.unchanged, again.refused) == (1, 0, 1, ())
 
 
@@ -304,26 +304,26 @@ def test_a_dry_run_writes_nothing_and_reports_the_plan(
         entity("Web", "Serves the pages"),
         entity("Docs", "Lives in the wiki"),
     )
-    mem.list()  # directories and state made by opening, not by the dry run
+    mem.notes.list()  # directories and state made by opening, not by the dry run
     before = snapshot(project, home)
-    plan = mem.import_from(source, "mcp-memory", dry_run=True)
+    plan = mem.importer.run(source, "mcp-memory", dry_run=True)
     assert snapshot(project, home) == before
     assert plan.dry_run
     assert (plan.imported, plan.updated, plan.unchanged) == (2, 0, 0)
     assert plan.by_scope == {"project": 2}
     assert plan.by_type == {"none": 2}
     assert len(plan.refused) == 1 and "AWS access key id" in plan.refused[0].reason
-    assert mem.list() == []
+    assert mem.notes.list() == []
 
 
 def test_a_dry_run_reports_updates_without_backing_up(
     mem: Memory, project: Path, home: Path, tmp_path: Path
 ) -> None:
     source = _mcp(tmp_path)
-    first = mem.import_from(source, "mcp-memory")
+    first = mem.importer.run(source, "mcp-memory")
     _mcp_change(source)
     before = snapshot(project, home)
-    plan = mem.import_from(source, "mcp-memory", dry_run=True)
+    plan = mem.importer.run(source, "mcp-memory", dry_run=True)
     assert snapshot(project, home) == before
     assert (plan.imported, plan.updated, plan.unchanged) == (0, 1, first.imported - 1)
     assert len(plan.updated_notes) == 1
@@ -334,8 +334,8 @@ def test_a_dry_run_reports_updates_without_backing_up(
 def test_a_dry_run_counts_by_type_and_scope(mem: Memory, tmp_path: Path) -> None:
     pytest.importorskip("memdir.importers.claude_code")
     source = FIXTURES / "claude-code" / "-home-ana-shop"
-    plan = mem.import_from(source, "claude-code", dry_run=True)
-    real = mem.import_from(source, "claude-code")
+    plan = mem.importer.run(source, "claude-code", dry_run=True)
+    real = mem.importer.run(source, "claude-code")
     assert plan.by_type == real.by_type
     assert plan.by_scope == real.by_scope
     assert (plan.imported, plan.updated, plan.unchanged) == (real.imported, 0, 0)
@@ -347,11 +347,11 @@ def test_a_dry_run_counts_by_type_and_scope(mem: Memory, tmp_path: Path) -> None
 
 
 def test_scope_user_puts_everything_in_the_user_scope(mem: Memory, tmp_path: Path) -> None:
-    report = mem.import_from(_mcp(tmp_path), "mcp-memory", scope="user")
+    report = mem.importer.run(_mcp(tmp_path), "mcp-memory", scope="user")
     assert report.by_scope == {"user": report.imported}
     assert {h["scope"] for h in on_disk(mem).values()} == {"user"}
-    assert mem.list(scope="project") == []
-    again = mem.import_from(tmp_path / "memory.jsonl", "mcp-memory", scope="user")
+    assert mem.notes.list(scope="project") == []
+    again = mem.importer.run(tmp_path / "memory.jsonl", "mcp-memory", scope="user")
     assert again.unchanged == report.imported
 
 
@@ -361,11 +361,11 @@ def test_without_a_project_notes_go_to_the_user_scope_with_a_warning(
     m = open_memory(None, home)
     try:
         assert m.scopes == (Scope.USER,)
-        report = m.import_from(_mcp(tmp_path), "mcp-memory")
+        report = m.importer.run(_mcp(tmp_path), "mcp-memory")
         assert report.by_scope == {"user": report.imported}
         assert report.imported == 6
         assert any("no project is open" in w for w in m.warnings)
-        assert len(m.list(scope="user")) == 6
+        assert len(m.notes.list(scope="user")) == 6
     finally:
         m.close()
 
@@ -374,7 +374,7 @@ def test_without_a_project_notes_go_to_the_user_scope_with_a_warning(
 
 
 def test_relations_become_links_to_the_imported_ids(mem: Memory, tmp_path: Path) -> None:
-    mem.import_from(_mcp(tmp_path), "mcp-memory")
+    mem.importer.run(_mcp(tmp_path), "mcp-memory")
     by_name = {str(h["source"]).rsplit("#", 1)[1]: i for i, h in on_disk(mem).items()}
     ada = mem.read(by_name["Ada Lovelace"])
     assert f"- works_at [[{by_name['Acme Analytics']}]]" in ada.body
@@ -384,7 +384,7 @@ def test_relations_become_links_to_the_imported_ids(mem: Memory, tmp_path: Path)
     helios = mem.read(by_name["Project Helios"])
     assert "- depends_on Kafka" in helios.body  # no such entity: the text stays
     assert "[[" not in helios.body
-    report = mem.links(by_name["Ada Lovelace"])
+    report = mem.notes.links(by_name["Ada Lovelace"])
     assert {link.target for link in report.outgoing if link.scope is not None} == {
         by_name["Acme Analytics"],
         by_name["Project Helios"],
@@ -393,10 +393,10 @@ def test_relations_become_links_to_the_imported_ids(mem: Memory, tmp_path: Path)
 
 def test_a_second_import_keeps_the_links(mem: Memory, tmp_path: Path) -> None:
     source = _mcp(tmp_path)
-    mem.import_from(source, "mcp-memory")
+    mem.importer.run(source, "mcp-memory")
     before = on_disk(mem)
     bodies = {i: mem.read(i).body for i in before}
-    assert mem.import_from(source, "mcp-memory").unchanged == len(before)
+    assert mem.importer.run(source, "mcp-memory").unchanged == len(before)
     assert {i: mem.read(i).body for i in before} == bodies
 
 
@@ -407,11 +407,11 @@ def test_a_relation_to_a_refused_entity_keeps_its_text(mem: Memory, tmp_path: Pa
         entity("Web", "Serves the pages"),
         relation("Web", "Ops", "owned_by"),
     )
-    report = mem.import_from(source, "mcp-memory")
+    report = mem.importer.run(source, "mcp-memory")
     assert report.imported == 1
     (web,) = report.notes
     assert "- owned_by Ops" in mem.read(web).body
-    assert mem.links(web).outgoing == ()
+    assert mem.notes.links(web).outgoing == ()
 
 
 # -- limits ---------------------------------------------------------------------------------
@@ -429,12 +429,12 @@ def test_an_item_over_max_note_bytes_is_refused_with_the_reason(
     )
     m = open_memory(project, home)
     try:
-        report = m.import_from(source, "mcp-memory")
+        report = m.importer.run(source, "mcp-memory")
         assert report.imported == 2
         (refusal,) = report.refused
         assert "memory.maxNoteBytes" in refusal.reason
         assert "200" in refusal.reason
-        assert {n.summary for n in m.list()} == {"Small (thing)", "Other (thing)"}
+        assert {n.summary for n in m.notes.list()} == {"Small (thing)", "Other (thing)"}
     finally:
         m.close()
 
@@ -448,14 +448,14 @@ def test_reaching_max_notes_refuses_the_rest_with_the_reason(
     )
     m = open_memory(project, home)
     try:
-        report = m.import_from(source, "mcp-memory")
+        report = m.importer.run(source, "mcp-memory")
         assert report.imported == 3
         assert len(report.refused) == 4
         assert all("memory.maxNotes" in r.reason for r in report.refused)
         files = on_disk(m)  # every file parses: nothing torn
         assert len(files) == 3
         assert set(files) == set(report.notes)
-        again = m.import_from(source, "mcp-memory")
+        again = m.importer.run(source, "mcp-memory")
         assert (again.imported, again.unchanged, len(again.refused)) == (0, 3, 4)
     finally:
         m.close()
@@ -468,8 +468,8 @@ def test_a_dry_run_predicts_max_notes_refusals(project: Path, home: Path, tmp_pa
     )
     m = open_memory(project, home)
     try:
-        plan = m.import_from(source, "mcp-memory", dry_run=True)
-        real = m.import_from(source, "mcp-memory")
+        plan = m.importer.run(source, "mcp-memory", dry_run=True)
+        real = m.importer.run(source, "mcp-memory")
         assert (plan.imported, len(plan.refused)) == (real.imported, len(real.refused))
     finally:
         m.close()
@@ -482,7 +482,7 @@ def test_an_unknown_kind_is_refused(mem: Memory, tmp_path: Path) -> None:
     from memdir.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="unknown import kind"):
-        mem.import_from(_mcp(tmp_path), "evernote")
+        mem.importer.run(_mcp(tmp_path), "evernote")
 
 
 def test_a_scope_that_is_not_open_is_refused_before_reading(home: Path, tmp_path: Path) -> None:
@@ -491,6 +491,6 @@ def test_a_scope_that_is_not_open_is_refused_before_reading(home: Path, tmp_path
     m = open_memory(None, home)
     try:
         with pytest.raises(MemdirError):
-            m.import_from(tmp_path / "does-not-exist.jsonl", "mcp-memory", scope="project")
+            m.importer.run(tmp_path / "does-not-exist.jsonl", "mcp-memory", scope="project")
     finally:
         m.close()

@@ -36,20 +36,20 @@ def audit_entries(home: Path) -> list[dict[str, object]]:
 def test_plan_says_what_goes_and_that_a_backup_is_kept(memory: Memory) -> None:
     r = memory.remember("Vault location", BODY)
     memory.remember("Vault location", BODY + " Updated.", id=r.note.id)
-    plan = memory.plan_forget(r.note.id)
+    plan = memory.upkeep.plan_forget(r.note.id)
     assert plan.note.id == r.note.id
-    assert plan.path == memory.directory("project") / f"{r.note.id}.md"
+    assert plan.path == memory.stores.directory("project") / f"{r.note.id}.md"
     assert plan.keeps_backup and not plan.purge
     assert plan.history_versions == 2
     assert plan.backups == 0
-    purge_plan = memory.plan_forget(r.note.id, purge=True)
+    purge_plan = memory.upkeep.plan_forget(r.note.id, purge=True)
     assert purge_plan.purge and not purge_plan.keeps_backup
     assert plan.path.is_file()  # planning removes nothing
 
 
 def test_plan_for_missing_note(memory: Memory) -> None:
     with pytest.raises(NotFound):
-        memory.plan_forget("no-such-note")
+        memory.upkeep.plan_forget("no-such-note")
 
 
 # --- forget ---------------------------------------------------------------------------------
@@ -58,16 +58,16 @@ def test_plan_for_missing_note(memory: Memory) -> None:
 def test_forget_removes_the_note_everywhere_and_keeps_a_backup(memory: Memory) -> None:
     r = memory.remember("Vault location", BODY, tags="vault")
     other = memory.remember("Unrelated", "nothing to see")
-    path = memory.directory("project") / f"{r.note.id}.md"
+    path = memory.stores.directory("project") / f"{r.note.id}.md"
     original = path.read_bytes()
     result = memory.forget(r.note.id)
     assert not path.exists()
     assert result.note_id == r.note.id
     assert "file removed" in result.checks
-    assert [n.id for n in memory.list()] == [other.note.id]
+    assert [n.id for n in memory.notes.list()] == [other.note.id]
     assert memory.search("quokka phosphorescence", method="lexical") == []
     assert r.note.id not in {h.note_id for h in memory.search("quokka phosphorescence")}
-    assert memory.list(tag="vault") == []
+    assert memory.notes.list(tag="vault") == []
     with pytest.raises(NotFound):
         memory.read(r.note.id)
     with pytest.raises(NotFound):
@@ -75,30 +75,30 @@ def test_forget_removes_the_note_everywhere_and_keeps_a_backup(memory: Memory) -
     backup = result.backup
     assert backup is not None
     assert backup.reason == "forget"
-    assert backup.origin == memory.directory("project")
+    assert backup.origin == memory.stores.directory("project")
     assert backup.note_id == r.note.id
     assert [b.id for b in memory.backups()] == [backup.id]
     assert backup.path.read_bytes() == original
-    history = memory.history(r.note.id)
+    history = memory.notes.history(r.note.id)
     assert history[-1].event == "forget" and history[-1].revision is None
     assert not any(e.current for e in history)
 
 
 def test_restore_brings_a_forgotten_note_back_byte_identical(memory: Memory) -> None:
     r = memory.remember("Vault location", BODY, tags="vault")
-    path = memory.directory("project") / f"{r.note.id}.md"
+    path = memory.stores.directory("project") / f"{r.note.id}.md"
     original = path.read_bytes()
     backup = memory.forget(r.note.id).backup
     assert backup is not None
-    restored = memory.restore(backup.id)
+    restored = memory.backups.restore(backup.id)
     assert restored.replaced_backup is None
     assert restored.note.id == r.note.id
     assert path.read_bytes() == original
     assert memory.read(r.note.id).body == BODY
     assert [h.note_id for h in memory.search("quokka")] == [r.note.id]
-    assert memory.history(r.note.id)[-1].current
+    assert memory.notes.history(r.note.id)[-1].current
     # restoring the same backup again changes nothing
-    again = memory.restore(backup.id)
+    again = memory.backups.restore(backup.id)
     assert again.replaced_backup is None
     assert path.read_bytes() == original
 
@@ -109,7 +109,7 @@ def test_a_user_above_a_lowered_max_notes_can_read_see_history_and_forget_by_cli
     memory = Memory.open(project, home=home)
     for i in range(3):
         memory.remember(f"Recent fact {i}", f"body {i}")
-    hand = memory.directory("project") / "old-hand-note.md"
+    hand = memory.stores.directory("project") / "old-hand-note.md"
     hand.write_bytes(render_note(Note(id="old-hand-note", summary="Old by hand", body=BODY)))
     os.utime(hand, (1_000_000_000, 1_000_000_000))  # the least recently changed file
     memory.close()
@@ -140,7 +140,7 @@ def test_forget_user_note(memory: Memory, home: Path) -> None:
     assert not (home / "memory" / "user" / f"{r.note.id}.md").exists()
     assert result.backup is not None
     assert result.backup.origin == home / "memory" / "user"
-    memory.restore(result.backup.id)
+    memory.backups.restore(result.backup.id)
     assert memory.read(r.note.id).scope is not None
     assert (home / "memory" / "user" / f"{r.note.id}.md").is_file()
 
@@ -151,11 +151,11 @@ def test_purge_scrubs_history_and_backups(memory: Memory, home: Path, project: P
     # a forget/restore cycle leaves a backup behind
     backup = memory.forget(r.note.id).backup
     assert backup is not None
-    memory.restore(backup.id)
+    memory.backups.restore(backup.id)
     keep = memory.remember("Kept note", "another vault, not forgotten")
     for word in WORDS:
         assert files_containing(home, word)
-    plan = memory.plan_forget(r.note.id, purge=True)
+    plan = memory.upkeep.plan_forget(r.note.id, purge=True)
     assert plan.history_versions >= 2 and plan.backups == 1
     result = memory.forget(r.note.id, purge=True)
     assert result.backup is None
@@ -167,10 +167,10 @@ def test_purge_scrubs_history_and_backups(memory: Memory, home: Path, project: P
         assert files_containing(project, word) == []
     assert memory.backups() == []
     with pytest.raises(NotFound):
-        memory.history(r.note.id)
+        memory.notes.history(r.note.id)
     # other notes keep their history
     assert memory.read(keep.note.id).body == "another vault, not forgotten"
-    assert memory.history(keep.note.id)[-1].current
+    assert memory.notes.history(keep.note.id)[-1].current
 
 
 def test_purge_of_a_user_note(memory: Memory, home: Path) -> None:
@@ -182,9 +182,9 @@ def test_purge_of_a_user_note(memory: Memory, home: Path) -> None:
 
 def test_stale_plan_is_a_conflict_and_removes_nothing(memory: Memory) -> None:
     r = memory.remember("Vault location", BODY)
-    plan = memory.plan_forget(r.note.id)
+    plan = memory.upkeep.plan_forget(r.note.id)
     memory.remember("Vault location", BODY + " Edited after the plan.", id=r.note.id)
-    path = memory.directory("project") / f"{r.note.id}.md"
+    path = memory.stores.directory("project") / f"{r.note.id}.md"
     before = path.read_bytes()
     with pytest.raises(Conflict):
         memory.forget(r.note.id, expect_hash=plan.note.hash)
@@ -192,15 +192,15 @@ def test_stale_plan_is_a_conflict_and_removes_nothing(memory: Memory) -> None:
     assert memory.backups() == []
     assert memory.read(r.note.id).body.endswith("Edited after the plan.")
     # a fresh plan works
-    fresh = memory.plan_forget(r.note.id)
+    fresh = memory.upkeep.plan_forget(r.note.id)
     memory.forget(r.note.id, expect_hash=fresh.note.hash)
     assert not path.exists()
 
 
 def test_stale_plan_after_external_edit(memory: Memory) -> None:
     r = memory.remember("Vault location", BODY)
-    plan = memory.plan_forget(r.note.id)
-    path = memory.directory("project") / f"{r.note.id}.md"
+    plan = memory.upkeep.plan_forget(r.note.id)
+    path = memory.stores.directory("project") / f"{r.note.id}.md"
     path.write_bytes(path.read_bytes().replace(b"seven", b"eight, edited by hand"))
     with pytest.raises(Conflict):
         memory.forget(r.note.id, purge=True, expect_hash=plan.note.hash)
@@ -221,7 +221,7 @@ def test_audit_log_records_forget_and_purge_without_content(memory: Memory, home
     raw = (home / "audit" / "audit.jsonl").read_bytes()
     for word in (*WORDS, b"vault seven"):
         assert word not in raw
-    assert memory.audit_verify().ok
+    assert memory.audit.verify().ok
 
 
 # --- restore --------------------------------------------------------------------------------
@@ -229,13 +229,13 @@ def test_audit_log_records_forget_and_purge_without_content(memory: Memory, home
 
 def test_restore_over_a_newer_version_backs_it_up_first(memory: Memory) -> None:
     r = memory.remember("Vault location", BODY)
-    path = memory.directory("project") / f"{r.note.id}.md"
+    path = memory.stores.directory("project") / f"{r.note.id}.md"
     old = path.read_bytes()
     backup = memory.forget(r.note.id).backup
     assert backup is not None
     memory.remember("Vault location", "A newer version written later.", id=r.note.id)
     newer = path.read_bytes()
-    result = memory.restore(backup.id)
+    result = memory.backups.restore(backup.id)
     assert path.read_bytes() == old
     replaced = result.replaced_backup
     assert replaced is not None
@@ -243,7 +243,7 @@ def test_restore_over_a_newer_version_backs_it_up_first(memory: Memory) -> None:
     assert replaced.path.read_bytes() == newer
     assert replaced.note_id == r.note.id
     # and that backup restores the newer version again
-    memory.restore(replaced.id)
+    memory.backups.restore(replaced.id)
     assert path.read_bytes() == newer
 
 
@@ -258,7 +258,7 @@ def test_restore_from_another_project_is_refused(tmp_path: Path, home: Path) -> 
     second = Memory.open(two, home=home)
     assert [b.id for b in second.backups()] == [backup.id]
     with pytest.raises(Refused) as info:
-        second.restore(backup.id)
+        second.backups.restore(backup.id)
     message = str(info.value)
     assert str(one / "MEMORY") in message
     # What to do next is a structured hint; the CLI renders it as `memdir --project DIR …`.
@@ -269,19 +269,19 @@ def test_restore_from_another_project_is_refused(tmp_path: Path, home: Path) -> 
 
 def test_restore_unknown_or_malformed_backup_id(memory: Memory) -> None:
     with pytest.raises(NotFound):
-        memory.restore("20990101T000000000000Z-nothing-0000")
+        memory.backups.restore("20990101T000000000000Z-nothing-0000")
     with pytest.raises(Exception, match="backup"):
-        memory.restore("../../etc/passwd")
+        memory.backups.restore("../../etc/passwd")
 
 
 def test_note_without_id_in_frontmatter_is_restorable(memory: Memory) -> None:
-    path = memory.directory("project") / "hand-note.md"
+    path = memory.stores.directory("project") / "hand-note.md"
     memory.remember("Seed", "so the directory exists")
     data = b'---\n{"summary":"Written by hand, id from the file name"}\n---\nbody\n'
     path.write_bytes(data)
     backup = memory.forget("hand-note").backup
     assert backup is not None and backup.note_id == "hand-note"
-    memory.restore(backup.id)
+    memory.backups.restore(backup.id)
     assert path.read_bytes() == data
     assert memory.read("hand-note").summary == "Written by hand, id from the file name"
 
@@ -295,19 +295,19 @@ def test_legacy_backup_without_metadata_is_listed_and_restorable(
     (backups / "old-note-legacy.md").write_bytes(data)
     listed = memory.backups()
     assert [(b.id, b.reason, b.note_id) for b in listed] == [("old-note-legacy", None, "old-note")]
-    result = memory.restore("old-note-legacy")
+    result = memory.backups.restore("old-note-legacy")
     assert result.note.id == "old-note"
-    assert (memory.directory("project") / "old-note.md").read_bytes() == data
+    assert (memory.stores.directory("project") / "old-note.md").read_bytes() == data
 
 
 def test_dangling_links_are_reported_by_doctor(memory: Memory) -> None:
     r = memory.remember("Refers to a future note", "todo: [[future-note]]")
-    report = memory.doctor()
+    report = memory.upkeep.doctor()
     assert (r.note.id, "future-note") in report.dangling
     assert not report.ok
     memory.remember("Future note", "now it exists", id="future-note")
-    assert memory.doctor().dangling == ()
-    assert memory.links(r.note.id).dangling == ()
+    assert memory.upkeep.doctor().dangling == ()
+    assert memory.notes.links(r.note.id).dangling == ()
 
 
 def test_doctor_lists_broken_files_and_leaves_them_alone(memory: Memory, project: Path) -> None:
@@ -322,14 +322,14 @@ def test_doctor_lists_broken_files_and_leaves_them_alone(memory: Memory, project
     }
     for name, data in broken.items():
         (directory / name).write_bytes(data)
-    report = memory.doctor()
+    report = memory.upkeep.doctor()
     assert {p.path.name for p in report.problems} == set(broken)
     assert not report.ok
     reasons = {p.path.name: p.reason for p in report.problems}
     assert "UTF-8" in reasons["bad-utf8.md"]
     assert "empty" in reasons["empty.md"]
     # everything else keeps working and nothing touches the broken files
-    assert [n.id for n in memory.list()] == [good.note.id]
+    assert [n.id for n in memory.notes.list()] == [good.note.id]
     memory.remember("Healthy", "still fine", id=good.note.id)
     memory.search("body")
     memory.forget(good.note.id)
@@ -343,7 +343,7 @@ def test_doctor_lists_broken_files_and_leaves_them_alone(memory: Memory, project
 def test_doctor_healthy(memory: Memory) -> None:
     memory.remember("One", "body")
     memory.remember("Two", "body", type="user")
-    report = memory.doctor()
+    report = memory.upkeep.doctor()
     assert report.ok
     assert report.counts == {"project": 1, "user": 1}
 
@@ -355,12 +355,12 @@ def test_doctor_removes_temp_files_of_interrupted_writes(memory: Memory, project
     memory.remember("A note that stays", body="content")
     leftover = project / "MEMORY" / ".a-note.md.tmp-deadbeef"
     leftover.write_bytes(b"half a note")
-    report = memory.doctor()
+    report = memory.upkeep.doctor()
     assert report.cleaned == 1
     assert not leftover.exists()
     assert report.leftovers == ()
     assert report.ok
-    assert len(memory.list()) == 1
+    assert len(memory.notes.list()) == 1
 
 
 def test_doctor_reports_a_corrupt_project_file(memory: Memory, project: Path) -> None:
@@ -368,7 +368,7 @@ def test_doctor_reports_a_corrupt_project_file(memory: Memory, project: Path) ->
     project_file = project / ".memdir" / "project.json"
     project_file.write_text("{corrupt", encoding="utf-8")
     reopened = Memory.open(project, home=memory.settings.home)
-    report = reopened.doctor()
+    report = reopened.upkeep.doctor()
     assert not report.ok
     assert any("project.json" in w for w in report.warnings)
     assert project_file.read_text(encoding="utf-8") == "{corrupt"
@@ -393,7 +393,7 @@ def _objects(memory: Memory) -> list[Path]:
 
 def test_deep_doctor_passes_a_healthy_home(memory: Memory) -> None:
     _home_with_history_and_backups(memory)
-    report = memory.doctor(deep=True)
+    report = memory.upkeep.doctor(deep=True)
     assert report.ok and report.deep
     assert (report.index, report.integrity) == ((), ())
 
@@ -402,8 +402,8 @@ def test_deep_doctor_finds_an_edited_history_object(memory: Memory) -> None:
     _home_with_history_and_backups(memory)
     obj = _objects(memory)[0]
     obj.write_bytes(obj.read_bytes() + b"SECRETIVE EDIT")
-    assert memory.doctor().ok  # plain doctor does not read history
-    report = memory.doctor(deep=True)
+    assert memory.upkeep.doctor().ok  # plain doctor does not read history
+    report = memory.upkeep.doctor(deep=True)
     assert not report.ok
     [problem] = report.integrity
     assert str(obj) in problem and "SECRETIVE" not in problem
@@ -413,7 +413,7 @@ def test_deep_doctor_finds_an_edited_backup(memory: Memory) -> None:
     _home_with_history_and_backups(memory)
     [backup] = memory.backups()
     backup.path.write_bytes(backup.path.read_bytes().replace(b"Doomed body", b"Edited body"))
-    report = memory.doctor(deep=True)
+    report = memory.upkeep.doctor(deep=True)
     assert not report.ok
     [problem] = report.integrity
     assert backup.id in problem and "Edited" not in problem
@@ -425,10 +425,10 @@ def test_deep_doctor_includes_the_audit_logs_problems(memory: Memory) -> None:
     lines = log.read_bytes().split(b"\n")
     lines[1] = lines[1].replace(b'"write"', b'"delete"')
     log.write_bytes(b"\n".join(lines))
-    report = memory.doctor(deep=True)
+    report = memory.upkeep.doctor(deep=True)
     assert not report.ok
     assert report.integrity and all(p.startswith("audit log: ") for p in report.integrity)
-    assert report.integrity == tuple(f"audit log: {p}" for p in memory.audit_verify().problems)
+    assert report.integrity == tuple(f"audit log: {p}" for p in memory.audit.verify().problems)
 
 
 def test_deep_doctor_finds_an_index_that_disagrees_with_the_files(memory: Memory) -> None:
@@ -443,10 +443,10 @@ def test_deep_doctor_finds_an_index_that_disagrees_with_the_files(memory: Memory
     conn.commit()
     conn.close()
     with Memory.open(memory.settings.project_root, home=memory.settings.home) as later:
-        assert later.doctor().index == ()  # plain doctor does not compare
-        report = later.doctor(deep=True)
+        assert later.upkeep.doctor().index == ()  # plain doctor does not compare
+        report = later.upkeep.doctor(deep=True)
         assert not report.ok
         [finding] = report.index
         assert "versioned" in finding and "000000000000" in finding
-        later.reindex()
-        assert later.doctor(deep=True).ok
+        later.index.reindex()
+        assert later.upkeep.doctor(deep=True).ok

@@ -50,7 +50,7 @@ def test_invalid_config_value_is_refused(project: Path, home: Path) -> None:
 def test_context_manager(project: Path, home: Path) -> None:
     with Memory.open(project, home=home) as memory:
         memory.remember("Inside", "body")
-    assert len(Memory.open(project, home=home).list()) == 1
+    assert len(Memory.open(project, home=home).notes.list()) == 1
 
 
 def test_collaborators_built_on_first_use_are_built_once(
@@ -69,7 +69,7 @@ def test_collaborators_built_on_first_use_are_built_once(
     monkeypatch.setattr(Retriever, "__init__", slow_init)
     seen: list[object] = []
     threads = [
-        threading.Thread(target=lambda: seen.append((memory.retrieval, memory.replica)))
+        threading.Thread(target=lambda: seen.append((memory.index.retriever, memory.sync.replica)))
         for _ in range(6)
     ]
     for thread in threads:
@@ -83,4 +83,4 @@ def test_collaborators_built_on_first_use_are_built_once(
 def test_reopen_keeps_the_injected_embedder(memory: Memory) -> None:
     lexical = Memory(memory.settings, embedder=None)
     with lexical.reopen() as again:
-        assert again.retrieval.embedder is None
+        assert again.index.retriever.embedder is None

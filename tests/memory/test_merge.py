@@ -100,7 +100,7 @@ def planted(memory: Memory) -> Planted:
 
 
 def body_of(memory: Memory, note_id: str, scope: str = "project") -> str:
-    return (memory.directory(scope) / f"{note_id}.md").read_text("utf-8")
+    return (memory.stores.directory(scope) / f"{note_id}.md").read_text("utf-8")
 
 
 # -- a merge -------------------------------------------------------------------------------
@@ -109,10 +109,10 @@ def body_of(memory: Memory, note_id: str, scope: str = "project") -> str:
 def test_a_merge_keeps_the_oldest_and_deletes_the_others(
     memory: Memory, planted: Planted, project: Path
 ) -> None:
-    directory = memory.directory("project")
+    directory = memory.stores.directory("project")
     before = {p.stem: p.read_bytes() for p in directory.glob("*.md")}
     created = memory.read(planted.old).created_at
-    result = memory.merge([planted.new, planted.mid, planted.old])
+    result = memory.merges.merge([planted.new, planted.mid, planted.old])
     assert result.kept == planted.old
     assert result.deleted == tuple(sorted([planted.mid, planted.new]))
     assert not (directory / f"{planted.mid}.md").exists()
@@ -146,47 +146,47 @@ def test_a_merge_keeps_the_oldest_and_deletes_the_others(
     )
     log = (memory.home / "audit" / "audit.jsonl").read_text("utf-8")
     assert "pnpm only" not in log and "Not npm" not in log  # no note content in the log
-    assert memory.audit_verify().ok
+    assert memory.audit.verify().ok
     # The deleted notes' history is kept.
-    history = memory.history(planted.mid)
+    history = memory.notes.history(planted.mid)
     assert history[0].event == "write" and history[-1].revision is None
-    assert memory.tidy(["broken_link"], "project") == []
+    assert memory.tidy.findings(["broken_link"], "project") == []
 
 
 def test_every_merge_backup_restores(memory: Memory, planted: Planted) -> None:
-    before = {p.stem: p.read_bytes() for p in memory.directory("project").glob("*.md")}
-    result = memory.merge([planted.old, planted.mid])
+    before = {p.stem: p.read_bytes() for p in memory.stores.directory("project").glob("*.md")}
+    result = memory.merges.merge([planted.old, planted.mid])
     for backup_id in result.backup_ids:
-        restored = memory.restore(backup_id)
-        assert (memory.directory("project") / f"{restored.note.id}.md").read_bytes() == before[
-            restored.note.id
-        ]
+        restored = memory.backups.restore(backup_id)
+        assert (
+            memory.stores.directory("project") / f"{restored.note.id}.md"
+        ).read_bytes() == before[restored.note.id]
     assert memory.read(planted.mid).body == "Not npm.\n\npnpm only."
-    assert memory.audit_verify().ok
+    assert memory.audit.verify().ok
 
 
 def test_plan_then_apply_changes_nothing_until_applied(
     memory: Memory, planted: Planted, project: Path, home: Path
 ) -> None:
     before = state(project, home)
-    plan = memory.plan_merge([planted.old, planted.new])
+    plan = memory.merges.plan([planted.old, planted.new])
     assert state(project, home) == before
     assert plan.keep == planted.old and plan.deletes == (planted.new,)
     edited = dataclasses.replace(plan, draft=dataclasses.replace(plan.draft, body="Edited."))
-    memory.apply_merge(edited)
+    memory.merges.apply(edited)
     assert memory.read(planted.old).body == "Edited."
-    assert not (memory.directory("project") / f"{planted.new}.md").exists()
+    assert not (memory.stores.directory("project") / f"{planted.new}.md").exists()
 
 
 def test_summary_and_body_replace_the_drafts(memory: Memory, planted: Planted) -> None:
-    plan = memory.plan_merge([planted.old, planted.new], summary="pnpm, always", body="One.")
+    plan = memory.merges.plan([planted.old, planted.new], summary="pnpm, always", body="One.")
     assert plan.source == "edited"
     assert (plan.draft.summary, plan.draft.body) == ("pnpm, always", "One.")
     assert plan.draft.tags == ("tooling",)  # the rest stays the concatenated draft's
 
 
 def test_a_comma_separated_string_of_ids(memory: Memory, planted: Planted) -> None:
-    plan = memory.plan_merge(f"{planted.new},{planted.old}")
+    plan = memory.merges.plan(f"{planted.new},{planted.old}")
     assert sorted(n.id for n in plan.notes) == sorted([planted.new, planted.old])
 
 
@@ -235,13 +235,15 @@ def test_bad_ids_are_refused_with_nothing_changed(
     error: type[MemdirError],
     match: str,
 ) -> None:
-    _refused(memory, project, home, error, match, lambda: memory.merge(ids))
-    _refused(memory, project, home, error, match, lambda: memory.plan_merge(ids))
+    _refused(memory, project, home, error, match, lambda: memory.merges.merge(ids))
+    _refused(memory, project, home, error, match, lambda: memory.merges.plan(ids))
 
 
 def test_too_many_notes_are_refused(memory: Memory, project: Path, home: Path) -> None:
     ids = [memory.remember(f"Note {i}", id=f"n-{i}").note.id for i in range(21)]
-    _refused(memory, project, home, InvalidInput, "at most 20 notes", lambda: memory.merge(ids))
+    _refused(
+        memory, project, home, InvalidInput, "at most 20 notes", lambda: memory.merges.merge(ids)
+    )
 
 
 def test_notes_of_two_scopes_are_refused(
@@ -253,7 +255,7 @@ def test_notes_of_two_scopes_are_refused(
         home,
         Refused,
         "notes of two scopes cannot be merged",
-        lambda: memory.merge([planted.old, planted.user]),
+        lambda: memory.merges.merge([planted.old, planted.user]),
     )
     assert f"{planted.user} (user)" in str(error) and f"{planted.old} (project)" in str(error)
     # A scope given: the note of the other scope is not found there.
@@ -263,13 +265,13 @@ def test_notes_of_two_scopes_are_refused(
         home,
         NotFound,
         f"no note {planted.user} in the project scope",
-        lambda: memory.merge([planted.old, planted.user], scope="project"),
+        lambda: memory.merges.merge([planted.old, planted.user], scope="project"),
     )
 
 
 def test_a_bad_draft_kind_is_refused(memory: Memory, planted: Planted) -> None:
     with pytest.raises(InvalidInput, match="draft must be one of concat, llm"):
-        memory.plan_merge([planted.old, planted.new], draft="magic")
+        memory.merges.plan([planted.old, planted.new], draft="magic")
 
 
 @pytest.mark.parametrize(
@@ -286,13 +288,13 @@ def test_a_draft_holding_a_credential_is_refused(
         home,
         SecretRefused,
         "nothing was written",
-        lambda: memory.merge([planted.old, planted.new], **kwargs),  # type: ignore[arg-type]
+        lambda: memory.merges.merge([planted.old, planted.new], **kwargs),  # type: ignore[arg-type]
     )
     assert "hunter2" not in str(error) and "AKIAQ3EGRXNBWZ5KJH7Y" not in str(error)
     # An edited plan is checked again on apply.
-    plan = memory.plan_merge([planted.old, planted.new])
+    plan = memory.merges.plan([planted.old, planted.new])
     bad = dataclasses.replace(plan, draft=dataclasses.replace(plan.draft, **kwargs))
-    _refused(memory, project, home, SecretRefused, where, lambda: memory.apply_merge(bad))
+    _refused(memory, project, home, SecretRefused, where, lambda: memory.merges.apply(bad))
 
 
 def test_a_merged_body_over_max_note_bytes_is_refused(project: Path, home: Path) -> None:
@@ -307,11 +309,11 @@ def test_a_merged_body_over_max_note_bytes_is_refused(project: Path, home: Path)
             home,
             LimitExceeded,
             "memory.maxNoteBytes",
-            lambda: memory.merge([a, b]),
+            lambda: memory.merges.merge([a, b]),
         )
         assert memory.read(c).body == f"[[{b}]]"
         # Shortened by hand, it fits.
-        memory.merge([a, b], body="a and b, shorter")
+        memory.merges.merge([a, b], body="a and b, shorter")
         assert memory.read(a).body == "a and b, shorter"
 
 
@@ -323,14 +325,14 @@ def test_planning_a_merge_over_max_note_bytes_is_refused(project: Path, home: Pa
         before = state(project, home)
         # Refused when planned (so `--plan-out` never writes a plan that cannot apply).
         with pytest.raises(LimitExceeded, match=r"memory\.maxNoteBytes"):
-            memory.plan_merge([a, b])
+            memory.merges.plan([a, b])
         assert state(project, home) == before
 
 
 def test_a_draft_superseding_a_merged_note_is_refused(
     memory: Memory, planted: Planted, project: Path, home: Path
 ) -> None:
-    plan = memory.plan_merge([planted.old, planted.new])
+    plan = memory.merges.plan([planted.old, planted.new])
     for stray in (planted.new, planted.old):
         bad = dataclasses.replace(plan, draft=dataclasses.replace(plan.draft, supersedes=(stray,)))
         _refused(
@@ -339,16 +341,18 @@ def test_a_draft_superseding_a_merged_note_is_refused(
             home,
             InvalidInput,
             f"cannot supersede a note of the merge \\({stray}\\)",
-            lambda bad=bad: memory.apply_merge(bad),  # type: ignore[misc]
+            lambda bad=bad: memory.merges.apply(bad),  # type: ignore[misc]
         )
 
 
 def test_a_plan_keeping_a_note_it_does_not_merge_is_refused(
     memory: Memory, planted: Planted, project: Path, home: Path
 ) -> None:
-    plan = memory.plan_merge([planted.old, planted.new])
+    plan = memory.merges.plan([planted.old, planted.new])
     bad = dataclasses.replace(plan, keep=planted.linker)
-    _refused(memory, project, home, InvalidInput, "does not merge", lambda: memory.apply_merge(bad))
+    _refused(
+        memory, project, home, InvalidInput, "does not merge", lambda: memory.merges.apply(bad)
+    )
 
 
 # -- stale plans ---------------------------------------------------------------------------
@@ -357,7 +361,7 @@ def test_a_plan_keeping_a_note_it_does_not_merge_is_refused(
 def test_a_plan_whose_note_changed_since_is_refused(
     memory: Memory, planted: Planted, project: Path, home: Path
 ) -> None:
-    plan = memory.plan_merge([planted.old, planted.new])
+    plan = memory.merges.plan([planted.old, planted.new])
     memory.remember("pnpm is the package tool", "Since 2024, edited.", id=planted.new)
     _refused(
         memory,
@@ -368,35 +372,35 @@ def test_a_plan_whose_note_changed_since_is_refused(
         lambda: _apply(memory, plan),
     )
     # Edited by hand in the file, without memdir: refused too.
-    plan = memory.plan_merge([planted.old, planted.new])
-    path = memory.directory("project") / f"{planted.old}.md"
+    plan = memory.merges.plan([planted.old, planted.new])
+    path = memory.stores.directory("project") / f"{planted.old}.md"
     path.write_bytes(path.read_bytes().replace(b"pnpm only.", b"pnpm only!"))
     _refused(
         memory, project, home, Conflict, f"note {planted.old} changed", lambda: _apply(memory, plan)
     )
     # A deleted original: NotFound, nothing changed.
-    plan = memory.plan_merge([planted.old, planted.new])
+    plan = memory.merges.plan([planted.old, planted.new])
     memory.forget(planted.new)
     _refused(memory, project, home, NotFound, "is gone since", lambda: _apply(memory, plan))
 
 
 def _apply(memory: Memory, plan: MergePlan) -> object:
-    return memory.apply_merge(plan)
+    return memory.merges.apply(plan)
 
 
 def test_a_linking_note_edited_after_planning_keeps_its_edit(
     memory: Memory, planted: Planted
 ) -> None:
-    plan = memory.plan_merge([planted.old, planted.mid])
+    plan = memory.merges.plan([planted.old, planted.mid])
     memory.remember("Build notes", "Edited later: see [[pnpm-mid]].", id=planted.linker)
-    memory.apply_merge(plan)
+    memory.merges.apply(plan)
     assert memory.read(planted.linker).body == "Edited later: see [[pnpm-old]]."
 
 
 def test_a_linking_note_edited_while_the_merge_applies_keeps_its_edit(
     memory: Memory, planted: Planted, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plan = memory.plan_merge([planted.old, planted.mid])
+    plan = memory.merges.plan([planted.old, planted.mid])
     directory = memory.stores.store(Scope.PROJECT).directory
     real = directory.read_bytes
     edited: list[str] = []
@@ -410,7 +414,7 @@ def test_a_linking_note_edited_while_the_merge_applies_keeps_its_edit(
         return real(note_id)
 
     monkeypatch.setattr(directory, "read_bytes", read_bytes)
-    memory.apply_merge(plan)
+    memory.merges.apply(plan)
     monkeypatch.undo()
     assert edited
     assert memory.read(planted.linker).summary == "Build notes, edited"
@@ -436,25 +440,29 @@ def test_a_merge_on_a_nearly_full_disk_is_all_or_nothing(tmp_path: Path, where: 
             b = memory.remember("Staging takes deploys", "second " * 300, id="dep-b").note.id
             c = memory.remember("Links", "See [[dep-b]].", id="links").note.id
             before = state(project, home)
-            notes = {p.name: p.read_bytes() for p in memory.directory("project").glob("*.md")}
+            notes = {
+                p.name: p.read_bytes() for p in memory.stores.directory("project").glob("*.md")
+            }
             filler = fill(root, leave)
             try:
-                result = memory.merge([a, b])
+                result = memory.merges.merge([a, b])
             except DiskError as exc:
                 assert "nothing was changed" in str(exc)
                 filler.unlink()
-                after = {p.name: p.read_bytes() for p in memory.directory("project").glob("*.md")}
+                after = {
+                    p.name: p.read_bytes() for p in memory.stores.directory("project").glob("*.md")
+                }
                 assert after == notes
                 assert state(project, home) == before
-                assert memory.audit_verify().ok
+                assert memory.audit.verify().ok
                 outcomes.append("refused")
                 continue
             filler.unlink()
             assert result.kept == a and result.deleted == (b,)
-            assert not (memory.directory("project") / f"{b}.md").exists()
+            assert not (memory.stores.directory("project") / f"{b}.md").exists()
             assert memory.read(c).body == "See [[dep-a]]."
             assert "second second" in memory.read(a).body
-            assert memory.audit_verify().ok
+            assert memory.audit.verify().ok
             outcomes.append("merged")
     assert "refused" in outcomes and "merged" in outcomes, outcomes
 
@@ -485,7 +493,7 @@ def two_machines(tmp_path: Path, *server_args: str) -> Iterator[Machines]:
             machines.append(open_memory(None, home))
         try:
             for m in machines:
-                m.sync_login(server.url, token)
+                m.sync.login(server.url, token)
             yield Machines(machines[0], machines[1], server.url, data)
         finally:
             for m in machines:
@@ -493,7 +501,7 @@ def two_machines(tmp_path: Path, *server_args: str) -> Iterator[Machines]:
 
 
 def files(memory: Memory) -> dict[str, bytes]:
-    return {p.stem: p.read_bytes() for p in memory.directory("user").glob("*.md")}
+    return {p.stem: p.read_bytes() for p in memory.stores.directory("user").glob("*.md")}
 
 
 def server_state(data: Path) -> dict[str, bytes]:
@@ -510,65 +518,65 @@ def _user_notes(m: Memory) -> tuple[str, str, str]:
 def test_with_sync_a_merge_goes_to_the_server_first(tmp_path: Path) -> None:
     with two_machines(tmp_path) as w:
         a_id, b_id, c_id = _user_notes(w.a)
-        w.a.sync()
-        w.b.sync()
+        w.a.sync.run()
+        w.b.sync.run()
         assert files(w.b) == files(w.a)
-        result = w.a.merge([b_id, a_id])
+        result = w.a.merges.merge([b_id, a_id])
         assert result.version is not None  # committed to the server
         assert result.kept == a_id and result.relinked == (c_id,)
-        assert w.a.audit_verify().ok
+        assert w.a.audit.verify().ok
         assert [e for e in w.a.stores.audit.entries() if e.action == "merge"]
-        w.b.sync()
+        w.b.sync.run()
         assert files(w.b) == files(w.a)
         assert b_id not in files(w.b)
         assert w.b.read(c_id).body == f"See [[{a_id}]]."
         assert "No fluff." in w.b.read(a_id).body
         # Nothing left to push: the merge was already on the server.
-        run = w.a.sync()
+        run = w.a.sync.run()
         assert not any(r.changed for r in run.reports), run
 
 
 def test_with_sync_a_note_not_in_sync_refuses_the_merge(tmp_path: Path) -> None:
     with two_machines(tmp_path) as w:
         a_id, b_id, _ = _user_notes(w.a)
-        w.a.sync()
-        w.b.sync()
+        w.a.sync.run()
+        w.b.sync.run()
         # Changed here, not synced yet.
         w.a.remember("Answers short and terse", "No fluff at all.", scope="user", id=b_id)
         home_a = w.a.settings.home
         before, remote = state(None, home_a), server_state(w.data)
         with pytest.raises(Conflict, match="not in sync with the server"):
-            w.a.merge([a_id, b_id])
+            w.a.merges.merge([a_id, b_id])
         assert state(None, home_a) == before and server_state(w.data) == remote
         # Changed on the server by the other machine: refused as well.
-        w.a.sync()
-        w.b.sync()
+        w.a.sync.run()
+        w.b.sync.run()
         w.b.remember("Terse answers please", "Short!", scope="user", id=a_id)
-        w.b.sync()
+        w.b.sync.run()
         before, remote = state(None, home_a), server_state(w.data)
         with pytest.raises(Conflict):
-            w.a.merge([a_id, b_id])
+            w.a.merges.merge([a_id, b_id])
         assert state(None, home_a) == before and server_state(w.data) == remote
-        w.a.sync()
-        assert w.a.merge([a_id, b_id]).version is not None
+        w.a.sync.run()
+        assert w.a.merges.merge([a_id, b_id]).version is not None
 
 
 def test_with_sync_a_note_held_by_a_conflict_cannot_be_planned(tmp_path: Path) -> None:
     with two_machines(tmp_path) as w:
         a_id, b_id, _ = _user_notes(w.a)
-        w.a.sync()
-        w.b.sync()
+        w.a.sync.run()
+        w.b.sync.run()
         for m, text in ((w.a, "from a"), (w.b, "from b")):
-            path = m.directory("user") / f"{b_id}.md"
+            path = m.stores.directory("user") / f"{b_id}.md"
             path.write_bytes(path.read_bytes().replace(b"No fluff.", f"No fluff {text}.".encode()))
-        w.a.sync()
-        assert w.b.sync().conflicts == 1
+        w.a.sync.run()
+        assert w.b.sync.run().conflicts == 1
         home_b = w.b.settings.home
         before = state(None, home_b)
         with pytest.raises(Conflict, match=f"note {b_id} is held back by a sync conflict"):
-            w.b.plan_merge([a_id, b_id])
+            w.b.merges.plan([a_id, b_id])
         with pytest.raises(Conflict, match="held back by a sync conflict"):
-            w.b.merge([a_id, b_id])
+            w.b.merges.merge([a_id, b_id])
         assert state(None, home_b) == before
 
 
@@ -577,16 +585,16 @@ def test_with_sync_a_merged_body_over_the_servers_quota_is_refused(tmp_path: Pat
         a_id = w.a.remember("Deploy steps", "a" * 200, scope="user", id="dep-a").note.id
         b_id = w.a.remember("Deploy steps again", "b" * 200, scope="user", id="dep-b").note.id
         w.a.remember("Links", "[[dep-b]]", scope="user", id="links")
-        w.a.sync()
+        w.a.sync.run()
         home_a = w.a.settings.home
         before, remote = state(None, home_a), server_state(w.data)
         with pytest.raises(LimitExceeded, match="the sync server takes at most 300"):
-            w.a.merge([a_id, b_id])
+            w.a.merges.merge([a_id, b_id])
         assert state(None, home_a) == before
         assert server_state(w.data) == remote
         # Short enough, the merge goes through.
-        assert w.a.merge([a_id, b_id], body="both, shortened").version is not None
-        w.b.sync()
+        assert w.a.merges.merge([a_id, b_id], body="both, shortened").version is not None
+        w.b.sync.run()
         assert files(w.b) == files(w.a)
 
 
@@ -595,4 +603,4 @@ def test_a_project_config_does_not_change_merge(memory: Memory, project: Path) -
     write_project_config(project, "[memory.consolidate]\nauto = false\n")
     a = memory.remember("Use pnpm for packages", "x").note.id
     b = memory.remember("Packages use pnpm", "y").note.id
-    assert memory.merge([a, b]).kept == a
+    assert memory.merges.merge([a, b]).kept == a

@@ -33,7 +33,7 @@ def test_same_summary_twice_gets_two_ids(memory: Memory) -> None:
     a = memory.remember("Deploy on Fridays is forbidden")
     b = memory.remember("Deploy on Fridays is forbidden")
     assert a.note.id != b.note.id
-    assert {n.id for n in memory.list()} == {a.note.id, b.note.id}
+    assert {n.id for n in memory.notes.list()} == {a.note.id, b.note.id}
 
 
 @pytest.mark.parametrize(
@@ -153,12 +153,12 @@ def test_unchanged_content_writes_nothing(memory: Memory) -> None:
     r = memory.remember("Stable note", "Same body.", tags="a, b")
     path = note_file(memory, r.note.id)
     before = path.read_bytes()
-    versions = len(memory.history(r.note.id))
+    versions = len(memory.notes.history(r.note.id))
     again = memory.remember("Stable note", "Same body.", tags="a,b", id=r.note.id)
     assert not again.changed and not again.created
     assert again.revision == r.revision
     assert path.read_bytes() == before
-    assert len(memory.history(r.note.id)) == versions
+    assert len(memory.notes.history(r.note.id)) == versions
 
 
 def test_update_in_the_note_s_own_scope(memory: Memory, home: Path) -> None:
@@ -166,7 +166,7 @@ def test_update_in_the_note_s_own_scope(memory: Memory, home: Path) -> None:
     u = memory.remember("Likes tabs over spaces", id=r.note.id)
     assert u.note.scope is Scope.USER
     assert (home / "memory" / "user" / f"{r.note.id}.md").is_file()
-    assert not (memory.directory("project") / f"{r.note.id}.md").exists()
+    assert not (memory.stores.directory("project") / f"{r.note.id}.md").exists()
 
 
 def test_id_existing_in_other_scope_is_a_conflict(memory: Memory) -> None:
@@ -202,7 +202,7 @@ def test_bad_ids_are_refused_by_every_reader(seeded: Memory, bad_id: str) -> Non
     with pytest.raises(InvalidInput):
         seeded.read(bad_id)
     with pytest.raises(InvalidInput):
-        seeded.history(bad_id)
+        seeded.notes.history(bad_id)
     with pytest.raises(InvalidInput):
         seeded.forget(bad_id)
 
@@ -222,7 +222,7 @@ def test_case_only_clash_with_file_on_disk_is_a_conflict(
         seeded.remember("Lower-case twin", id="foo")
     assert snapshot(project, home) == before
     # an upper-case file name is not a valid note id: doctor reports it, untouched
-    report = seeded.doctor()
+    report = seeded.upkeep.doctor()
     assert foo in [p.path for p in report.problems]
     assert foo.read_bytes() == before[str(foo)]
 
@@ -334,7 +334,7 @@ def test_links_resolve_project_first_then_user(memory: Memory, project: Path) ->
     source = memory.remember(
         "Source", f"See [[shared-x]], [[{only_user.note.id}]] and [[nowhere-1]]."
     )
-    report = memory.links(source.note.id)
+    report = memory.notes.links(source.note.id)
     resolved = {link.target: link.scope for link in report.outgoing}
     assert resolved == {"shared-x": Scope.USER, only_user.note.id: Scope.USER, "nowhere-1": None}
     assert report.dangling == ("nowhere-1",)
@@ -342,7 +342,7 @@ def test_links_resolve_project_first_then_user(memory: Memory, project: Path) ->
     (project / "MEMORY" / "shared-x.md").write_bytes(
         b'---\n{"id":"shared-x","summary":"Shared name project side"}\n---\nproject version\n'
     )
-    report = memory.links(source.note.id)
+    report = memory.notes.links(source.note.id)
     first = report.outgoing[0]
     assert (first.target, first.scope, first.summary) == (
         "shared-x",
@@ -357,7 +357,7 @@ def test_backlinks(memory: Memory) -> None:
     a = memory.remember("Points at target", f"see [[{target.note.id}]]")
     b = memory.remember("Also points", f"[[{target.note.id}]]", type="user")
     memory.remember("Unrelated", "nothing")
-    report = memory.links(target.note.id)
+    report = memory.notes.links(target.note.id)
     assert {(link.target, link.scope) for link in report.backlinks} == {
         (a.note.id, Scope.PROJECT),
         (b.note.id, Scope.USER),
@@ -369,7 +369,7 @@ def test_history_lists_versions_oldest_first_with_current_marked(memory: Memory)
     r1 = memory.remember("Versioned", "first body")
     r2 = memory.remember("Versioned", "second body", id=r1.note.id)
     r3 = memory.remember("Versioned", "third body", id=r1.note.id)
-    entries = memory.history(r1.note.id)
+    entries = memory.notes.history(r1.note.id)
     revs = [e.revision for e in entries]
     assert revs == [r1.revision, r2.revision, r3.revision]
     assert [e.current for e in entries] == [False, False, True]
@@ -392,13 +392,13 @@ def test_read_unknown_revision(memory: Memory) -> None:
 def test_diff_shows_changed_lines(memory: Memory) -> None:
     r1 = memory.remember("Diffed", "keep this line\nold wording here\n")
     r2 = memory.remember("Diffed", "keep this line\nnew wording here\n", id=r1.note.id)
-    text = memory.diff(r1.note.id)
+    text = memory.notes.diff(r1.note.id)
     assert "-old wording here" in text
     assert "+new wording here" in text
     assert "-keep this line" not in text
-    explicit = memory.diff(r1.note.id, r1.revision[:10], r2.revision[:10])
+    explicit = memory.notes.diff(r1.note.id, r1.revision[:10], r2.revision[:10])
     assert explicit == text
-    reverse = memory.diff(r1.note.id, r2.revision, r1.revision)
+    reverse = memory.notes.diff(r1.note.id, r2.revision, r1.revision)
     assert "-new wording here" in reverse and "+old wording here" in reverse
 
 
@@ -406,43 +406,43 @@ def test_diff_against_an_old_revision_compares_with_its_predecessor(memory: Memo
     r1 = memory.remember("Three versions", "version one")
     r2 = memory.remember("Three versions", "version two", id=r1.note.id)
     memory.remember("Three versions", "version three", id=r1.note.id)
-    text = memory.diff(r1.note.id, b=r2.revision[:8])
+    text = memory.notes.diff(r1.note.id, b=r2.revision[:8])
     assert "-version one" in text and "+version two" in text
     assert "version three" not in text
-    assert memory.diff(r1.note.id, b=r1.revision) == ""
+    assert memory.notes.diff(r1.note.id, b=r1.revision) == ""
 
 
 def test_diff_of_a_single_version_is_empty(memory: Memory) -> None:
     r = memory.remember("Only one", "body")
-    assert memory.diff(r.note.id) == ""
+    assert memory.notes.diff(r.note.id) == ""
 
 
 def test_external_edit_is_seen_at_once_and_recorded(memory: Memory) -> None:
     r = memory.remember("Edited by hand", "original text")
-    assert [n.body for n in memory.list()] == ["original text"]
+    assert [n.body for n in memory.notes.list()] == ["original text"]
     path = note_file(memory, r.note.id)
     doc = frontmatter(path)
     doc["updatedAt"] = r.note.updated_at + 5
     edited = ("---\n" + json.dumps(doc) + "\n---\nchanged in an editor, longer\n").encode()
     path.write_bytes(edited)
-    assert [n.body for n in memory.list()] == ["changed in an editor, longer"]
+    assert [n.body for n in memory.notes.list()] == ["changed in an editor, longer"]
     assert memory.read(r.note.id).body == "changed in an editor, longer"
-    entries = memory.history(r.note.id)
+    entries = memory.notes.history(r.note.id)
     assert len(entries) == 2
     assert entries[-1].current and entries[-1].event == "observed"
     assert memory.read(r.note.id, revision=entries[0].revision).body == "original text"
-    assert "+changed in an editor, longer" in memory.diff(r.note.id)
+    assert "+changed in an editor, longer" in memory.notes.diff(r.note.id)
 
 
 def test_externally_added_and_removed_files(memory: Memory, project: Path) -> None:
     memory.remember("Exists", "x")
     added = project / "MEMORY" / "added-by-git.md"
     added.write_bytes(b'---\n{"id":"added-by-git","summary":"Pulled in"}\n---\npulled body\n')
-    assert "added-by-git" in {n.id for n in memory.list()}
+    assert "added-by-git" in {n.id for n in memory.notes.list()}
     assert [h.note_id for h in memory.search("pulled", method="lexical")] == ["added-by-git"]
     assert memory.search("pulled")[0].note_id == "added-by-git"
     added.unlink()
-    assert "added-by-git" not in {n.id for n in memory.list()}
+    assert "added-by-git" not in {n.id for n in memory.notes.list()}
     with pytest.raises(NotFound):
         memory.read("added-by-git")
 
@@ -451,10 +451,10 @@ def test_list_filters_and_order(memory: Memory) -> None:
     a = memory.remember("Alpha", type="project", tags="x")
     b = memory.remember("Beta", type="user", tags="y, X")
     c = memory.remember("Gamma", type="feedback")
-    assert [n.id for n in memory.list()] == [c.note.id, b.note.id, a.note.id]
-    assert [n.id for n in memory.list(scope="user")] == [b.note.id]
-    assert [n.id for n in memory.list(type="feedback")] == [c.note.id]
-    assert {n.id for n in memory.list(tag="x")} == {a.note.id, b.note.id}
-    assert memory.list(scope="project", tag="y") == []
+    assert [n.id for n in memory.notes.list()] == [c.note.id, b.note.id, a.note.id]
+    assert [n.id for n in memory.notes.list(scope="user")] == [b.note.id]
+    assert [n.id for n in memory.notes.list(type="feedback")] == [c.note.id]
+    assert {n.id for n in memory.notes.list(tag="x")} == {a.note.id, b.note.id}
+    assert memory.notes.list(scope="project", tag="y") == []
     with pytest.raises(InvalidInput):
-        memory.list(type="bogus")
+        memory.notes.list(type="bogus")

@@ -26,26 +26,26 @@ def test_a_unique_prefix_names_the_note_in_every_reader(notes: Memory) -> None:
     assert notes.read("dep").id == "deploys-tuesday"
     assert notes.read("pricing-c").id == "pricing-cards-fills"
     assert notes.read("ters").id == "terse-answers"  # the user scope too
-    assert notes.read_current("dep").note.id == "deploys-tuesday"
-    assert [e.event for e in notes.history("dep")] == ["write"]
-    assert notes.links("pricing-l").note_id == "pricing-layout"
-    rev = notes.history("dep")[0].revision
+    assert notes.notes.read_current("dep").note.id == "deploys-tuesday"
+    assert [e.event for e in notes.notes.history("dep")] == ["write"]
+    assert notes.notes.links("pricing-l").note_id == "pricing-layout"
+    rev = notes.notes.history("dep")[0].revision
     assert rev is not None and notes.read("dep", rev[:12]).id == "deploys-tuesday"
     notes.remember("Deploys go out on Tuesdays", "Freeze on Wednesdays.", id="deploys-tuesday")
-    assert "Freeze on Wednesdays." in notes.diff("dep")
+    assert "Freeze on Wednesdays." in notes.notes.diff("dep")
 
 
 def test_forget_supersede_and_restore_take_prefixes(notes: Memory) -> None:
-    result = notes.supersede("pricing-l", by="pricing-c")
+    result = notes.notes.supersede("pricing-l", by="pricing-c")
     assert result.old.id == "pricing-layout" and result.new.id == "pricing-cards-fills"
     assert notes.read("pricing-cards-fills").supersedes == ("pricing-layout",)
-    plan = notes.plan_forget("dep")
+    plan = notes.upkeep.plan_forget("dep")
     assert plan.note.id == "deploys-tuesday"
     gone = notes.forget("dep")
     assert gone.note_id == "deploys-tuesday" and gone.backup is not None
-    assert not (notes.directory("project") / "deploys-tuesday.md").exists()
+    assert not (notes.stores.directory("project") / "deploys-tuesday.md").exists()
     # The note is gone: its id (or a prefix of it) finds its latest backup.
-    back = notes.restore("deploys")
+    back = notes.backups.restore("deploys")
     assert back.note.id == "deploys-tuesday" and back.backup_id == gone.backup.id
     assert notes.read("deploys-tuesday").body == "Because of the freeze."
 
@@ -61,7 +61,7 @@ def test_an_exact_id_wins_over_a_prefix(memory: Memory) -> None:
     assert memory.read("pnpm").summary == "Short one"
     # Gone from disk, its history still answers to its exact id, not to pnpm-workspaces.
     memory.forget("pnpm")
-    assert [e.event for e in memory.history("pnpm")][-1] == "forget"
+    assert [e.event for e in memory.notes.history("pnpm")][-1] == "forget"
     purged = memory.forget("pnpm", purge=True)
     assert purged.note_id == "pnpm"
     assert memory.read("pnpm-workspaces").summary == "Longer one"
@@ -98,12 +98,12 @@ def test_an_unknown_id_suggests_the_closest(notes: Memory) -> None:
 
 def test_errors_keep_their_classes_for_exit_codes(notes: Memory) -> None:
     with pytest.raises(NotFound):
-        notes.history("nothing-here")
+        notes.notes.history("nothing-here")
     with pytest.raises(NotFound):
         notes.forget("nothing-here")
     with pytest.raises(InvalidInput):
         notes.forget("pricing")  # ambiguous: nothing is removed
-    assert len(notes.list()) == 4
+    assert len(notes.notes.list()) == 4
     with pytest.raises(InvalidInput, match="lower-case"):
         notes.read("Deploys")
     with pytest.raises(InvalidInput):
@@ -137,11 +137,11 @@ def test_the_core_offers_private_notes_to_a_caller_that_may_see_them(memory: Mem
     memory.remember("Deploy keys rotate monthly", id="deploy-keys-rotation", private=True)
     memory.remember("Deploys go out on Tuesdays", id="deploys-tuesday")
     with pytest.raises(InvalidInput, match="deploy-keys-rotation"):
-        memory.notebook.read("deploy", hide_private=False)
-    assert memory.notebook.read("deploy-k", hide_private=False).id == "deploy-keys-rotation"
-    assert memory.links("deploy-k").note_id == "deploy-keys-rotation"  # hide_private=False
+        memory.notes.read("deploy", hide_private=False)
+    assert memory.notes.read("deploy-k", hide_private=False).id == "deploy-keys-rotation"
+    assert memory.notes.links("deploy-k").note_id == "deploy-keys-rotation"  # hide_private=False
     with pytest.raises(NotFound):
-        memory.links("deploy-k", hide_private=True)
+        memory.notes.links("deploy-k", hide_private=True)
 
 
 def test_restore_a_backup_id_wins_over_a_note_id(memory: Memory) -> None:
@@ -152,12 +152,12 @@ def test_restore_a_backup_id_wins_over_a_note_id(memory: Memory) -> None:
     assert first is not None and second is not None
     # A backup id is tried first (backup ids hold upper-case letters, so no note id is
     # also one; a note-id lookup never shadows a backup).
-    assert memory.restore(first.id).note.summary == "Version one"
+    assert memory.backups.restore(first.id).note.summary == "Version one"
     memory.forget("notes-a")
     # By note id: that note's latest backup (the forget just now, of "Version one").
-    assert memory.restore("notes-a").note.summary == "Version one"
+    assert memory.backups.restore("notes-a").note.summary == "Version one"
     with pytest.raises(NotFound, match="no backup nothing-like-it"):
-        memory.restore("nothing-like-it")
+        memory.backups.restore("nothing-like-it")
 
 
 def test_restore_by_an_ambiguous_prefix_lists_the_notes(memory: Memory) -> None:
@@ -165,9 +165,9 @@ def test_restore_by_an_ambiguous_prefix_lists_the_notes(memory: Memory) -> None:
         memory.remember("First", id=note_id)
         memory.forget(note_id)
     with pytest.raises(InvalidInput, match="alpha-one") as caught:
-        memory.restore("alpha")
+        memory.backups.restore("alpha")
     assert "alpha-two" in str(caught.value)
-    assert memory.restore("alpha-t").note.id == "alpha-two"
+    assert memory.backups.restore("alpha-t").note.id == "alpha-two"
 
 
 def test_restore_by_note_id_only_counts_this_memorys_notes(memory: Memory, home: Path) -> None:
@@ -180,6 +180,6 @@ def test_restore_by_note_id_only_counts_this_memorys_notes(memory: Memory, home:
         other.close()
     assert backup is not None
     with pytest.raises(NotFound):  # by note id: only this memory's notes count
-        memory.restore("elsewhere")
+        memory.backups.restore("elsewhere")
     with pytest.raises(Refused):  # by backup id: as before
-        memory.restore(backup.id)
+        memory.backups.restore(backup.id)

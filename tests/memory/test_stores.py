@@ -20,20 +20,20 @@ def test_unusable_home_keeps_project_notes_working(tmp_path: Path, project: Path
     assert memory.scopes == (Scope.PROJECT,)
     r = memory.remember("Project note", "works")
     assert memory.read(r.note.id).body == "works"
-    assert [n.id for n in memory.list()] == [r.note.id]
+    assert [n.id for n in memory.notes.list()] == [r.note.id]
     assert [h.note_id for h in memory.search("works")] == [r.note.id]
     memory.remember("Project note", "works again", id=r.note.id)
-    assert len(memory.history(r.note.id)) == 2
-    assert "+works again" in memory.diff(r.note.id)
+    assert len(memory.notes.history(r.note.id)) == 2
+    assert "+works again" in memory.notes.diff(r.note.id)
     with pytest.raises(Refused, match="user"):
         memory.remember("A user fact", type="user")
-    assert any("user notes" in w for w in memory.doctor().warnings)
+    assert any("user notes" in w for w in memory.upkeep.doctor().warnings)
     backup = memory.forget(r.note.id).backup
-    assert memory.list() == []
+    assert memory.notes.list() == []
     assert backup is not None
-    memory.restore(backup.id)
+    memory.backups.restore(backup.id)
     assert memory.read(r.note.id).body == "works again"
-    assert memory.audit_verify().ok
+    assert memory.audit.verify().ok
     # machine-local state went to a git-ignored folder inside the project
     local = project / ".memdir" / "local"
     assert (local / ".gitignore").read_text().splitlines()[-1] == "*"
@@ -48,7 +48,7 @@ def test_unusable_user_dir_under_a_usable_home(home: Path, project: Path) -> Non
     assert any("user notes" in w for w in memory.warnings)
     r = memory.remember("Project note", "works")
     memory.remember("Project note", "works again", id=r.note.id)
-    assert len(memory.history(r.note.id)) == 2
+    assert len(memory.notes.history(r.note.id)) == 2
     assert (home / "memory-history").is_dir()
     assert not (project / ".memdir" / "local").exists()
 

@@ -25,7 +25,9 @@ def _everything(memory: Memory, home: Path) -> dict[str, bytes]:
     """The notes, history, backups and audit log (not the derived search index)."""
     kept = ("memory-history", "memory-backups", "audit")
     return snapshot(
-        memory.directory("project"), memory.directory("user"), *(home / k for k in kept)
+        memory.stores.directory("project"),
+        memory.stores.directory("user"),
+        *(home / k for k in kept),
     )
 
 
@@ -34,10 +36,10 @@ def test_supersede_writes_the_new_note_once_with_backup_history_and_audit(
 ) -> None:
     old, new = pair
     old_bytes = note_file(memory, old).read_bytes()
-    versions = len(memory.history(new))
+    versions = len(memory.notes.history(new))
     audited = len(memory.stores.audit.entries())
 
-    result = memory.supersede(old, by=new)
+    result = memory.notes.supersede(old, by=new)
 
     assert isinstance(result, SupersedeResult)
     assert memdir.SupersedeResult is SupersedeResult
@@ -49,7 +51,7 @@ def test_supersede_writes_the_new_note_once_with_backup_history_and_audit(
     # The old note stays as it was, on disk and in history.
     assert note_file(memory, old).read_bytes() == old_bytes
     assert memory.read(old).summary == "Deploys happen on Fridays"
-    history = memory.history(new)
+    history = memory.notes.history(new)
     assert len(history) == versions + 1 and history[-1].current
     assert history[-1].revision == result.revision
     (backup,) = memory.backups()
@@ -63,9 +65,9 @@ def test_a_second_supersede_changes_nothing(
     memory: Memory, home: Path, pair: tuple[str, str]
 ) -> None:
     old, new = pair
-    first = memory.supersede(old, by=new)
+    first = memory.notes.supersede(old, by=new)
     before = _everything(memory, home)
-    again = memory.supersede(old, by=new)
+    again = memory.notes.supersede(old, by=new)
     assert not again.changed
     assert again.revision == first.revision
     assert again.new.supersedes == (old,)
@@ -74,11 +76,11 @@ def test_a_second_supersede_changes_nothing(
 
 def test_a_note_may_supersede_several_and_be_superseded_by_several(memory: Memory) -> None:
     a, b, c = (memory.remember(f"Fact {x}", id=f"fact-{x}").note.id for x in "abc")
-    memory.supersede(a, by=c)
-    memory.supersede(b, by=c)
+    memory.notes.supersede(a, by=c)
+    memory.notes.supersede(b, by=c)
     assert memory.read(c).supersedes == (a, b)
     d = memory.remember("Fact d", id="fact-d").note.id
-    assert memory.supersede(a, by=d).changed  # a third opinion on a: allowed
+    assert memory.notes.supersede(a, by=d).changed  # a third opinion on a: allowed
 
 
 @pytest.mark.parametrize(
@@ -102,16 +104,16 @@ def test_bad_ids_are_refused_and_nothing_changes(
 ) -> None:
     before = _everything(memory, home)
     with pytest.raises(error, match=words):
-        memory.supersede(old, by=new)
+        memory.notes.supersede(old, by=new)
     assert _everything(memory, home) == before
 
 
 def test_a_direct_cycle_is_refused(memory: Memory, home: Path, pair: tuple[str, str]) -> None:
     old, new = pair
-    memory.supersede(old, by=new)
+    memory.notes.supersede(old, by=new)
     before = _everything(memory, home)
     with pytest.raises(Refused, match="cycle") as info:
-        memory.supersede(new, by=old)
+        memory.notes.supersede(new, by=old)
     assert f"{new} already supersedes {old}" in str(info.value)
     assert _everything(memory, home) == before
 
@@ -119,12 +121,12 @@ def test_a_direct_cycle_is_refused(memory: Memory, home: Path, pair: tuple[str, 
 def test_a_longer_cycle_is_refused_naming_only_the_two_notes(memory: Memory, home: Path) -> None:
     a, b, c = (memory.remember(f"Version {x}", id=f"version-{x}").note.id for x in "abc")
     hidden = memory.remember("Version h", id="version-h", private=True).note.id
-    memory.supersede(a, by=b)
-    memory.supersede(b, by=hidden)
-    memory.supersede(hidden, by=c)  # c → h → b → a
+    memory.notes.supersede(a, by=b)
+    memory.notes.supersede(b, by=hidden)
+    memory.notes.supersede(hidden, by=c)  # c → h → b → a
     before = _everything(memory, home)
     with pytest.raises(Refused, match="cycle") as info:
-        memory.supersede(c, by=a)
+        memory.notes.supersede(c, by=a)
     assert hidden not in str(info.value)
     assert _everything(memory, home) == before
 
@@ -134,10 +136,10 @@ def test_notes_of_different_scopes_are_refused(memory: Memory, home: Path) -> No
     user = memory.remember("Editor is helix", id="editor-helix", type="user").note.id
     before = _everything(memory, home)
     with pytest.raises(Refused, match="own scope") as info:
-        memory.supersede(project, by=user)
+        memory.notes.supersede(project, by=user)
     assert "project scope" in str(info.value) and "user scope" in str(info.value)
     with pytest.raises(Refused, match="own scope"):
-        memory.supersede(user, by=project)
+        memory.notes.supersede(user, by=project)
     assert _everything(memory, home) == before
 
 
@@ -145,8 +147,8 @@ def test_scope_chooses_where_the_new_note_is_looked_up(memory: Memory) -> None:
     memory.remember("Theme is dark", id="theme-dark", type="user")
     memory.remember("Theme is light", id="theme-light", type="user")
     with pytest.raises(NotFound):
-        memory.supersede("theme-dark", by="theme-light", scope="project")
-    assert memory.supersede("theme-dark", by="theme-light", scope="user").scope is Scope.USER
+        memory.notes.supersede("theme-dark", by="theme-light", scope="project")
+    assert memory.notes.supersede("theme-dark", by="theme-light", scope="user").scope is Scope.USER
 
 
 def test_superseded_notes_leave_recall_and_the_prompt_index(memory: Memory) -> None:
@@ -154,13 +156,13 @@ def test_superseded_notes_leave_recall_and_the_prompt_index(memory: Memory) -> N
     memory.remember("Production database is PostgreSQL 16", tags=["postgres"], id="pg16")
     before = memory.recall("Which postgres version is production on?")
     assert {"pg14", "pg16"} <= set(before.note_ids)
-    memory.supersede("pg14", by="pg16")
+    memory.notes.supersede("pg14", by="pg16")
     after = memory.recall("Which postgres version is production on?")
     assert "pg14" not in after.note_ids and "pg16" in after.note_ids
-    index = memory.prompt_index()
+    index = memory.agent.prompt_index()
     assert "[[pg16]]" in index and "[[pg14]]" not in index
     assert memory.read("pg14").id == "pg14"  # still on disk
-    assert [n.id for n in memory.list()].count("pg14") == 1
+    assert [n.id for n in memory.notes.list()].count("pg14") == 1
 
 
 # --- remember(..., supersedes=, private=) -----------------------------------------------------
@@ -201,14 +203,14 @@ def test_remember_refuses_bad_supersedes_and_writes_nothing(
     with pytest.raises(error, match=words):
         memory.remember("Editor is vim", type="project", supersedes=supersedes)
     assert _everything(memory, home) == before
-    assert not memory.directory("project").exists()  # not even an empty MEMORY/
+    assert not memory.stores.directory("project").exists()  # not even an empty MEMORY/
 
 
 def test_remember_refuses_superseding_itself_or_a_cycle(
     memory: Memory, home: Path, pair: tuple[str, str]
 ) -> None:
     old, new = pair
-    memory.supersede(old, by=new)
+    memory.notes.supersede(old, by=new)
     before = _everything(memory, home)
     with pytest.raises(InvalidInput, match="itself"):
         memory.remember("Deploys happen Monday to Thursday", id=new, supersedes=[old, new])
@@ -219,7 +221,7 @@ def test_remember_refuses_superseding_itself_or_a_cycle(
 
 def test_ids_already_listed_are_kept_unchecked(memory: Memory, pair: tuple[str, str]) -> None:
     old, new = pair
-    memory.supersede(old, by=new)
+    memory.notes.supersede(old, by=new)
     memory.forget(old)
     # The list still names the removed note; restating it with an edit is no error.
     r = memory.remember("Deploys happen Monday to Thursday", "Edited.", id=new, supersedes=[old])

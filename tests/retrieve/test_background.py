@@ -101,8 +101,8 @@ def served(project: Path, home: Path, embedder: GatedEmbedder) -> Iterator[Memor
     """A Memory with the gated embedder, vectors filled in the background."""
     (home / "config.toml").write_text('[embed]\nprovider = "local"\n')
     m = Memory.open(project, home=home, embedder=embedder)
-    _plant(m.directory("project"), NOTES)
-    assert m.retrieval.embed_in_background() is not None
+    _plant(m.stores.directory("project"), NOTES)
+    assert m.index.retriever.embed_in_background() is not None
     try:
         yield m
     finally:
@@ -110,7 +110,7 @@ def served(project: Path, home: Path, embedder: GatedEmbedder) -> Iterator[Memor
 
 
 def _filler(memory: Memory) -> VectorFiller[str]:
-    filler = memory.retrieval.embed_in_background()
+    filler = memory.index.retriever.embed_in_background()
     assert filler is not None
     return filler
 
@@ -158,7 +158,7 @@ def test_once_the_vectors_are_in_nothing_is_lost_or_embedded_twice(
     embedder.gate.set()
     assert _filler(served).wait_idle(PATIENCE)
     store = served.stores.store("project")
-    index = served.retrieval.index(store)
+    index = served.index.retriever.index(store)
     done, total = index.vector_progress(embedder.info.id)
     assert done == total == index.counts()["chunks"] >= NOTES
     assert sorted(embedder.embedded.values()) == [1] * total  # each text once
@@ -199,7 +199,7 @@ def test_a_failing_embedder_is_said_by_the_next_search(
 def test_without_vectors_configured_there_is_no_background_work(project: Path, home: Path) -> None:
     (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
     with Memory.open(project, home=home) as m:
-        assert m.retrieval.embed_in_background() is None
+        assert m.index.retriever.embed_in_background() is None
         m.remember("Deploy pipeline fact", "body")
         ids, method = _search(m)
         assert method is SearchMethod.LEXICAL and ids
@@ -223,7 +223,7 @@ def test_a_short_lived_process_keeps_embedding_a_few_chunks_per_query(
     embedder.gate.set()
     (home / "config.toml").write_text('[embed]\nprovider = "local"\n')
     with Memory.open(project, home=home, embedder=embedder) as m:
-        _plant(m.directory("project"), 10)
+        _plant(m.stores.directory("project"), 10)
         ids, method = _search(m)
         assert method is SearchMethod.HYBRID and ids
         assert "embedded" in events
@@ -250,7 +250,7 @@ def test_a_query_of_a_short_lived_process_begins_no_batch_after_its_deadline(
     embedder = _SlowEmbedder(events)
     (home / "config.toml").write_text('[embed]\nprovider = "local"\n')
     with Memory.open(project, home=home, embedder=embedder) as m:
-        _plant(m.directory("project"), QUERY_EMBED_BUDGET)
+        _plant(m.stores.directory("project"), QUERY_EMBED_BUDGET)
         ids, _ = _search(m)
         assert ids
         assert events.count("embedded") == 1

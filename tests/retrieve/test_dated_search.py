@@ -52,8 +52,8 @@ def _write(directory: Path, note_id: str, body: str, at: int) -> None:
 
 def _open(project: Path, home: Path) -> Memory:
     memory = Memory.open(project, home=home)
-    memory.retrieval.use_embedder(Hashed())
-    memory.reindex()
+    memory.index.retriever.use_embedder(Hashed())
+    memory.index.reindex()
     return memory
 
 

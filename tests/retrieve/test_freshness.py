@@ -34,7 +34,7 @@ def _note(note_id: str, summary: str, body: str) -> bytes:
 @pytest.fixture(params=["watched", "plain"])
 def mem(request: pytest.FixtureRequest, project: Path, home: Path) -> Iterator[Memory]:
     m = Memory.open(project, home=home)
-    m.directory("project").mkdir(parents=True, exist_ok=True)
+    m.stores.directory("project").mkdir(parents=True, exist_ok=True)
     if request.param == "watched":
         reasons = m.watch_files()
         assert reasons[m.scopes[0]] is None, reasons
@@ -55,7 +55,7 @@ def _found(m: Memory, word: str) -> set[str]:
     """The notes a search finds by `word`; the notes listed (the directory's own scan,
     which recall reads) must agree."""
     found = {h.note_id for h in m.search(word, method="lexical")}
-    listed = {n.id for n in m.list() if word in f"{n.summary} {n.body}".casefold()}
+    listed = {n.id for n in m.notes.list() if word in f"{n.summary} {n.body}".casefold()}
     assert listed == found, (listed, found)
     return found
 
@@ -65,7 +65,7 @@ def _settle() -> None:
 
 
 def test_an_in_place_edit_is_seen(mem: Memory, quick_settle: None) -> None:
-    directory = mem.directory("project")
+    directory = mem.stores.directory("project")
     path = directory / "walrus-a1.md"
     path.write_bytes(_note("walrus-a1", "Animal", "The walrus sings at dawn."))
     assert _found(mem, "walrus") == {"walrus-a1"}
@@ -82,7 +82,7 @@ def test_an_in_place_edit_is_seen(mem: Memory, quick_settle: None) -> None:
 def test_an_edit_that_puts_the_old_size_and_mtime_back_is_seen(
     mem: Memory, quick_settle: None
 ) -> None:
-    directory = mem.directory("project")
+    directory = mem.stores.directory("project")
     path = directory / "tick-b2.md"
     path.write_bytes(_note("tick-b2", "Tick", "the walrus sings"))
     old = time.time_ns() - 3600 * 10**9
@@ -108,7 +108,7 @@ def test_an_edit_that_puts_the_old_size_and_mtime_back_is_seen(
 def test_a_save_by_rename_a_new_file_moved_in_and_one_moved_out_are_seen(
     mem: Memory, quick_settle: None, tmp_path: Path
 ) -> None:
-    directory = mem.directory("project")
+    directory = mem.stores.directory("project")
     (directory / "otter-c3.md").write_bytes(_note("otter-c3", "Otter", "Otters hold hands."))
     (directory / "heron-c4.md").write_bytes(_note("heron-c4", "Heron", "A heron waits."))
     assert _found(mem, "otter") == {"otter-c3"}
@@ -142,7 +142,7 @@ def test_a_git_checkout_is_seen(mem: Memory, quick_settle: None, project: Path) 
             capture_output=True,
         )
 
-    directory = mem.directory("project")
+    directory = mem.stores.directory("project")
     git("init", "-q", "-b", "main")
     (directory / "plan-d1.md").write_bytes(_note("plan-d1", "Plan", "We deploy on Mondays."))
     (directory / "gone-d2.md").write_bytes(_note("gone-d2", "Gone", "Only on main: walrus."))
@@ -170,7 +170,7 @@ def test_a_git_checkout_is_seen(mem: Memory, quick_settle: None, project: Path) 
 
 
 def test_a_directory_removed_and_made_again_is_seen(mem: Memory, quick_settle: None) -> None:
-    directory = mem.directory("project")
+    directory = mem.stores.directory("project")
     (directory / "old-e1.md").write_bytes(_note("old-e1", "Old", "The walrus of before."))
     assert _found(mem, "walrus") == {"old-e1"}
     _settle()
@@ -225,13 +225,13 @@ def test_a_watched_directory_is_not_listed_per_query(
         m.watch_files()
         m.search("walrus", method="lexical")  # the first query after the watch: a listing
         listings.clear()
-        m.list()  # and the first scan
+        m.notes.list()  # and the first scan
         listings.clear()
         for _ in range(5):
             assert len(m.search("walrus", method="lexical")) == 10
-            assert len(m.list()) == 30
+            assert len(m.notes.list()) == 30
         assert listings == []
-        path = sorted(m.directory("project").glob("*.md"))[-1]
+        path = sorted(m.stores.directory("project").glob("*.md"))[-1]
         path.write_bytes(path.read_bytes().replace(b"number", b"narwhal"))
         assert len(_found(m, "narwhal")) == 1
         assert listings == []
@@ -255,7 +255,7 @@ def test_a_failed_refresh_makes_the_next_one_look_at_every_file(
         m.remember("Walrus", "The walrus sings.")
         m.watch_files()
         m.search("walrus", method="lexical")
-        path = next(m.directory("project").glob("*.md"))
+        path = next(m.stores.directory("project").glob("*.md"))
         path.write_bytes(path.read_bytes().replace(b"sings", b"narwhal"))
         real = index_db.SearchIndex._apply
 

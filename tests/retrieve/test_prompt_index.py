@@ -29,7 +29,7 @@ def _with_index_chars(memory: Memory, chars: int) -> Memory:
 
 
 def test_empty_store_gives_the_guidance_lines(memory: Memory) -> None:
-    text = memory.prompt_index()
+    text = memory.agent.prompt_index()
     assert text == EMPTY_INDEX
     assert len(text.splitlines()) == 2
     assert "No memory notes yet" in text
@@ -37,7 +37,7 @@ def test_empty_store_gives_the_guidance_lines(memory: Memory) -> None:
 
 
 def test_guidance_names_the_four_types_and_what_not_to_write(memory: Memory) -> None:
-    text = memory.guidance()
+    text = memory.agent.guidance()
     assert text == GUIDANCE
     for word in ("feedback", "user", "project", "reference", "supersedes", "[[", "secrets"):
         assert word in text
@@ -49,7 +49,7 @@ def test_one_line_per_note_newest_first_with_id_and_type(ticking: Memory) -> Non
     ticking.remember("User is a backend engineer", type="user", id="role")
     ticking.remember("Untyped old note", id="old")
     ticking.remember("Use pnpm 9, not npm", id="pnpm")  # updated last: comes first
-    lines = ticking.prompt_index().splitlines()
+    lines = ticking.agent.prompt_index().splitlines()
     assert lines == [
         "- Use pnpm 9, not npm [[pnpm]] (feedback)",
         "- Untyped old note [[old]]",
@@ -61,7 +61,7 @@ def test_superseded_and_private_notes_are_left_out(ticking: Memory) -> None:
     ticking.remember("Database is PostgreSQL 14", type="project", id="pg14")
     ticking.remember("Home address", type="user", id="address", private=True)
     ticking.remember("Database is PostgreSQL 16", type="project", id="pg16", supersedes=["pg14"])
-    text = ticking.prompt_index()
+    text = ticking.agent.prompt_index()
     assert "pg16" in text
     assert "pg14" not in text
     assert "address" not in text
@@ -70,18 +70,18 @@ def test_superseded_and_private_notes_are_left_out(ticking: Memory) -> None:
 
 def test_only_private_notes_give_the_guidance(ticking: Memory) -> None:
     ticking.remember("Home address", type="user", id="address", private=True)
-    assert ticking.prompt_index() == EMPTY_INDEX
+    assert ticking.agent.prompt_index() == EMPTY_INDEX
 
 
 def test_budget_keeps_the_newest_and_counts_the_rest(ticking: Memory) -> None:
     for i in range(10):
         ticking.remember(f"Decision number {i} about the build", type="project", id=f"d{i}")
-    full = ticking.prompt_index().splitlines()
+    full = ticking.agent.prompt_index().splitlines()
     assert len(full) == 10
     budget = len("\n".join(full[:3]))
     small = _with_index_chars(ticking, budget)
     try:
-        lines = small.prompt_index().splitlines()
+        lines = small.agent.prompt_index().splitlines()
     finally:
         small.close()
     assert lines[:3] == full[:3]
@@ -94,7 +94,7 @@ def test_budget_smaller_than_one_line_counts_everything(ticking: Memory) -> None
     ticking.remember("A summary longer than the budget", type="project", id="long")
     tiny = _with_index_chars(ticking, 10)
     try:
-        assert tiny.prompt_index() == "and 1 more — use the memory tool to search them"
+        assert tiny.agent.prompt_index() == "and 1 more — use the memory tool to search them"
     finally:
         tiny.close()
 
@@ -103,7 +103,7 @@ def test_both_scopes_are_listed(memory: Memory) -> None:
     memory.remember("Project decision about caching", type="project", id="cache")
     memory.remember("User likes terse answers", type="user", id="terse")
     assert memory.read("terse").scope == "user"
-    text = memory.prompt_index()
+    text = memory.agent.prompt_index()
     assert "[[cache]]" in text
     assert "[[terse]]" in text
 

@@ -117,7 +117,7 @@ def test_a_note_must_hit_its_summary_or_tags(mem: Memory) -> None:
     message = "kubernetes helm chart terraform module ansible playbook"
     assert mem.recall(message).count == 0
     recaller = Recaller()
-    notes = mem.list()
+    notes = mem.notes.list()
     assert [s.note.id for s in recaller.score(message, notes, min_score=0.0)] == []
     # The same words in the summary are enough.
     mem.remember("Kubernetes helm chart and terraform module are bumped together", id="k8s")
@@ -266,7 +266,7 @@ def test_recall_never_raises(
 
 
 def test_usage_is_recorded_per_scope(mem: Memory) -> None:
-    usage = mem.retrieval.usage
+    usage = mem.index.retriever.usage
     project, user = (mem.stores.store(s).state_key for s in (Scope.PROJECT, Scope.USER))
     mem.recall("Should I install this dependency with npm or pnpm?")
     mem.recall("Keep your answers short, no summary please")
@@ -280,7 +280,7 @@ def test_failing_usage_statistics_do_not_break_recall(
     def boom(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(mem.retrieval.usage, "record", boom)
+    monkeypatch.setattr(mem.index.retriever.usage, "record", boom)
     assert mem.recall("Should I install this dependency with npm or pnpm?").note_ids == ("pnpm",)
 
 

@@ -62,7 +62,7 @@ def _first_recall(project: Path, home: Path, message: str) -> tuple[str, tuple[s
 
 def _read_all_recall(project: Path, home: Path, message: str) -> tuple[str, tuple[str, ...]]:
     with Memory.open(project, home=home) as memory:
-        memory.list()  # every file read: the Recaller then works from the notes whole
+        memory.notes.list()  # every file read: the Recaller then works from the notes whole
         memory.agent.notes()
         recaller_warm = memory.recall("a message that primes the recaller")
         del recaller_warm

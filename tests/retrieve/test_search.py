@@ -95,14 +95,14 @@ def fake() -> BagOfConcepts:
 @pytest.fixture
 def mem(memory: Memory, fake: BagOfConcepts) -> Memory:
     """The shared `memory` fixture with the fake embedder in place of the model."""
-    memory.retrieval.use_embedder(fake)
+    memory.index.retriever.use_embedder(fake)
     return memory
 
 
 def _reopen(project: Path, home: Path, embedder: Embedder | None) -> Memory:
     m = Memory.open(project, home=home)
     if embedder is not None:
-        m.retrieval.use_embedder(embedder)
+        m.index.retriever.use_embedder(embedder)
     return m
 
 
@@ -158,7 +158,7 @@ def _fill(m: Memory) -> None:
     m.remember("Temporary zebra", "zebra office", id="temp-z")
     m.remember("Twin zebra note", "an edited zebra office body", id="twin-c")
     m.forget("temp-z")
-    m.retrieval.usage.record(m.stores.by_scope[Scope.PROJECT].state_key, ["twin-d", "twin-d"])
+    m.index.retriever.usage.record(m.stores.by_scope[Scope.PROJECT].state_key, ["twin-d", "twin-d"])
 
 
 def _answers(m: Memory) -> list[object]:
@@ -169,7 +169,7 @@ def _answers(m: Memory) -> list[object]:
         out.append(
             [(h.note_id, h.score, h.snippet, h.revision, h.superseded_by, h.match) for h in hits]
         )
-        chunks = m.retrieve(query, limit=8, mode=mode, method=method)
+        chunks = m.index.retrieve(query, limit=8, mode=mode, method=method)
         out.append(
             [
                 (c.note_id, c.revision, c.chunk_hash, c.start, c.end, c.score, c.source)
@@ -189,7 +189,7 @@ def test_delete_the_index_reindex_same_answers(project: Path, home: Path) -> Non
     for f in files:
         f.unlink()
     with _reopen(project, home, BagOfConcepts()) as m:
-        stats = m.reindex()
+        stats = m.index.reindex()
         assert stats.notes == 13 and stats.embedder == "bag-of-concepts@1/64"
         assert _answers(m) == before
 
@@ -197,7 +197,7 @@ def test_delete_the_index_reindex_same_answers(project: Path, home: Path) -> Non
 def test_reindex_in_place_gives_the_same_answers(mem: Memory) -> None:
     _fill(mem)
     before = _answers(mem)
-    mem.reindex()
+    mem.index.reindex()
     assert _answers(mem) == before
 
 
@@ -210,7 +210,7 @@ def test_new_changed_removed_and_edited_files_are_seen_before_the_next_query(
     a = mem.remember("Walrus colony", "The walrus sings.")
     b = mem.remember("Otter den", "They hold hands while sleeping.")
     assert [h.note_id for h in mem.search("walrus", method="lexical")] == [a.note.id]
-    directory = mem.directory("project")
+    directory = mem.stores.directory("project")
 
     # New, written by another program.
     (directory / "heron-x1.md").write_text(
@@ -268,13 +268,13 @@ def test_a_no_change_refresh_reads_no_file(
 ) -> None:
     for i in range(20):
         mem.remember(f"Note {i}", f"walrus {i}")
-    _age(*mem.directory("project").iterdir())
+    _age(*mem.stores.directory("project").iterdir())
     quick_settle()
     mem.search("walrus", method="lexical")  # the new stamps are read once
     reads.clear()
     for method in METHODS:
         mem.search("walrus", method=method)
-        mem.retrieve("walrus", method=method)
+        mem.index.retrieve("walrus", method=method)
     assert reads == []
     # Another Memory (a new process) on the same index reads nothing either.
     with _reopen(mem.settings.project_root, mem.settings.home, BagOfConcepts()) as other:  # type: ignore[arg-type]
@@ -286,9 +286,9 @@ def test_unparseable_files_are_not_read_again(
     mem: Memory, reads: list[str], quick_settle: Callable[[], None]
 ) -> None:
     mem.remember("Good note", "walrus")
-    bad = mem.directory("project") / "broken-note.md"
+    bad = mem.stores.directory("project") / "broken-note.md"
     bad.write_bytes(b'---\n{"id": "broken-note", "summary": \n---\nwalrus\n')
-    _age(*mem.directory("project").iterdir())
+    _age(*mem.stores.directory("project").iterdir())
     quick_settle()
     assert [h.note_id for h in mem.search("walrus", method="lexical")] != ["broken-note"]
     assert "broken-note" in reads
@@ -309,7 +309,7 @@ def test_private_notes_are_never_returned(mem: Memory, method: str, mode: str) -
             h.note_id for h in mem.search(query, mode=mode, method=method, limit=50)
         }
         assert secret.note.id not in {
-            c.note_id for c in mem.retrieve(query, mode=mode, method=method, limit=50)
+            c.note_id for c in mem.index.retrieve(query, mode=mode, method=method, limit=50)
         }
 
 
@@ -318,7 +318,7 @@ def test_private_notes_have_no_chunks_and_are_never_embedded(
 ) -> None:
     secret = mem.remember("Quokka vault plan", "The quokka ledger.", private=True)
     mem.search("quokka")
-    mem.reindex()
+    mem.index.reindex()
     assert _count(home, "SELECT count(*) FROM chunks WHERE note_id=?", secret.note.id) == 0
     assert not any("quokka" in text.casefold() for text in fake.documents)
 
@@ -352,17 +352,17 @@ def _check_chunk(chunk: object, store_dir: Path) -> bytes:
 def test_retrieved_chunks_slice_the_file_exactly(mem: Memory, method: str) -> None:
     for name, body in BODIES.items():
         mem.remember(f"Zebra {name} note", body, id=f"zebra-{name}")
-    crlf = mem.directory("project") / "crlf-note.md"
+    crlf = mem.stores.directory("project") / "crlf-note.md"
     crlf.write_bytes(
         b'---\r\n{"id":"crlf-note","summary":"Windows zebra","tags":[],"createdAt":1,'
         b'"updatedAt":1}\r\n---\r\nFirst zebra line.\r\n\r\nSecond paragraph with caf\xc3\xa9.\r\n'
         + b"Zebra text with CRLF endings. " * 40
         + b"\r\n"
     )
-    chunks = mem.retrieve("zebra", limit=100, method=method)
+    chunks = mem.index.retrieve("zebra", limit=100, method=method)
     assert {c.note_id for c in chunks} >= {f"zebra-{n}" for n in BODIES} | {"crlf-note"}
     for chunk in chunks:
-        _check_chunk(chunk, mem.directory("project"))
+        _check_chunk(chunk, mem.stores.directory("project"))
     long_chunks = [c for c in chunks if c.note_id == "zebra-long"]
     assert len(long_chunks) >= 3
     assert all(len(c.text) <= 768 for c in long_chunks)
@@ -371,7 +371,7 @@ def test_retrieved_chunks_slice_the_file_exactly(mem: Memory, method: str) -> No
 
 def test_retrieve_fields(mem: Memory) -> None:
     r = mem.remember("Pricing cards", "Cards use fills, not borders.")
-    [chunk] = mem.retrieve("fills borders", limit=5)
+    [chunk] = mem.index.retrieve("fills borders", limit=5)
     assert chunk.note_id == r.note.id
     assert chunk.revision == r.revision
     assert chunk.scope is Scope.PROJECT
@@ -382,9 +382,9 @@ def test_retrieve_fields(mem: Memory) -> None:
 
 def test_user_scope_source_label(mem: Memory) -> None:
     r = mem.remember("I prefer tabs", "Tabs over spaces, always.", type="user")
-    [chunk] = mem.retrieve("tabs spaces", limit=5)
+    [chunk] = mem.index.retrieve("tabs spaces", limit=5)
     assert chunk.note_id == r.note.id
-    assert chunk.source == f"user:{mem.directory('user') / (r.note.id + '.md')}"
+    assert chunk.source == f"user:{mem.stores.directory('user') / (r.note.id + '.md')}"
 
 
 def test_a_note_with_many_matching_chunks_does_not_crowd_out_others(mem: Memory) -> None:
@@ -393,7 +393,9 @@ def test_a_note_with_many_matching_chunks_does_not_crowd_out_others(mem: Memory)
     )
     small = mem.remember("Office animals", "A zebra painting hangs in the hall.")
     # The first limit × 4 chunks all belong to the big note.
-    assert {c.note_id for c in mem.retrieve("zebra", method="lexical", limit=8)} == {big.note.id}
+    assert {c.note_id for c in mem.index.retrieve("zebra", method="lexical", limit=8)} == {
+        big.note.id
+    }
     for method in METHODS:
         hits = mem.search("zebra", limit=2, method=method)
         assert {h.note_id for h in hits} == {big.note.id, small.note.id}, method
@@ -433,7 +435,7 @@ def test_all_and_phrase_modes_filter_every_method(
     assert all_ == {pies["exact"], pies["apart"]}
     phrase = {h.note_id for h in mem.search("apple pie", mode="phrase", method=method, limit=20)}
     assert phrase == {pies["exact"]}
-    chunks = mem.retrieve("apple pie", mode="phrase", method=method, limit=20)
+    chunks = mem.index.retrieve("apple pie", mode="phrase", method=method, limit=20)
     assert {c.note_id for c in chunks} == {pies["exact"]}
 
 
@@ -453,7 +455,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     base = tmp_path_factory.mktemp("shared")
     (base / "p").mkdir()
     m = Memory.open(base / "p", home=base / "h")
-    m.retrieval.use_embedder(BagOfConcepts())
+    m.index.retriever.use_embedder(BagOfConcepts())
     m.remember("Zebra apple", 'Quotes " and * and NEAR(a b) and col:val ^x (y) -z OR NOT')
     m.remember("数据库", "数据库使用PostgreSQL. Café naïve.")
     m.remember("Empty body")
@@ -467,7 +469,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
 @given(query=_QUERY, mode=st.sampled_from(MODES), method=st.sampled_from(METHODS))
 def test_any_query_text_never_raises(shared: Memory, query: str, mode: str, method: str) -> None:
     hits = shared.search(query, mode=mode, method=method, limit=3)
-    chunks = shared.retrieve(query, mode=mode, method=method, limit=3)
+    chunks = shared.index.retrieve(query, mode=mode, method=method, limit=3)
     assert len(hits) <= 3 and len(chunks) <= 3
 
 
@@ -549,7 +551,7 @@ def test_the_superseding_note_ranks_above_the_one_it_replaces(mem: Memory, metho
     new = mem.remember("Deploy days changed", "No deploy on friday any more.").note.id
     before = [h.note_id for h in mem.search("deploy friday", limit=10, method=method)]
     assert before.index(old) < before.index(new)  # the old note matches better
-    mem.supersede(old, by=new)
+    mem.notes.supersede(old, by=new)
     hits = mem.search("deploy friday", limit=10, method=method)
     ids = [h.note_id for h in hits]
     assert ids.index(new) + 1 == ids.index(old)  # right below its successor
@@ -566,8 +568,8 @@ def test_a_supersede_chain_ranks_newest_first(mem: Memory) -> None:
         for i, v in enumerate(("one", "two", "three"))
     ]
     assert [h.note_id for h in mem.search("cluster version")] == ids
-    mem.supersede(ids[0], by=ids[1])
-    mem.supersede(ids[1], by=ids[2])
+    mem.notes.supersede(ids[0], by=ids[1])
+    mem.notes.supersede(ids[1], by=ids[2])
     hits = mem.search("cluster version")
     assert [h.note_id for h in hits] == ids[::-1]
     assert [h.superseded_by for h in hits] == [None, ids[2], ids[1]]
@@ -579,7 +581,7 @@ def test_usage_orders_equals_but_never_passes_clearly_better_notes(mem: Memory) 
     twin_a = mem.remember("Backup twin", "nightly backups to the vault", id="twin-a")
     twin_b = mem.remember("Backup twin", "nightly backups to the vault", id="twin-b")
     key = mem.stores.by_scope[Scope.PROJECT].state_key
-    mem.retrieval.usage.record(key, [weak.note.id] * 5000 + [twin_b.note.id] * 3)
+    mem.index.retriever.usage.record(key, [weak.note.id] * 5000 + [twin_b.note.id] * 3)
     for method in METHODS:
         hits = mem.search("postgres connection pooling", method=method)
         assert hits[0].note_id == strong.note.id, method
@@ -600,7 +602,7 @@ def test_vectors_switched_off_by_the_user_search_lexically_without_warnings(
     with Memory.open(project, home=home) as m:
         r = m.remember("Pricing cards", "Cards use fills.")
         gone = m.remember("Temporary", "Forget me.")
-        assert m.reindex().embedder is None
+        assert m.index.reindex().embedder is None
         m.forget(gone.note.id)
         m.search("fills", method="lexical")
         assert m.warnings == []
@@ -609,7 +611,7 @@ def test_vectors_switched_off_by_the_user_search_lexically_without_warnings(
             assert [h.note_id for h in hits] == [r.note.id]
             assert hits[0].match == "words"
         assert m.search("fills", method="vector") == []
-        assert m.reindex().embedder is None
+        assert m.index.reindex().embedder is None
         assert m.warnings == []  # the user chose it; a missing model is what warns
 
 
@@ -621,11 +623,11 @@ def test_an_embedder_that_cannot_run_turns_vectors_off(
     http = HttpEmbedder(
         "http://127.0.0.1:9/v1", "m", api_key_env="MEMDIR_TEST_UNSET_KEY", dimensions=8
     )
-    mem.retrieval.use_embedder(http)
+    mem.index.retriever.use_embedder(http)
     r = mem.remember("Pricing cards", "Cards use fills.")
     for _ in range(3):
         assert [h.note_id for h in mem.search("fills")] == [r.note.id]
-    assert mem.retrieve("fills")[0].note_id == r.note.id
+    assert mem.index.retrieve("fills")[0].note_id == r.note.id
     warnings = [w for w in mem.warnings if "MEMDIR_TEST_UNSET_KEY" in w]
     assert len(warnings) == 1
     http.close()
@@ -635,13 +637,13 @@ def test_an_embedder_that_cannot_run_turns_vectors_off(
 def test_a_failing_embedder_leaves_search_lexical_with_a_warning(
     mem: Memory, embedder: type[BagOfConcepts]
 ) -> None:
-    mem.retrieval.use_embedder(embedder())
+    mem.index.retriever.use_embedder(embedder())
     r = mem.remember("Pricing cards", "Cards use fills.")
     hits = mem.search("fills")
     assert [h.note_id for h in hits] == [r.note.id]
     assert hits[0].match == "words"
-    assert [c.note_id for c in mem.retrieve("fills")] == [r.note.id]
-    mem.reindex()
+    assert [c.note_id for c in mem.index.retrieve("fills")] == [r.note.id]
+    mem.index.reindex()
     assert any("lexical" in w for w in mem.warnings)
 
 
@@ -652,19 +654,22 @@ def test_fake_embedder_satisfies_the_protocol(fake: BagOfConcepts) -> None:
 def test_a_new_embedder_re_embeds_and_vectors_are_never_mixed(mem: Memory) -> None:
     for i in range(QUERY_EMBED_BUDGET + 36):
         mem.remember(f"Note {i} about zebras", f"Zebra fact number {i}.")
-    assert mem.reindex().embedded == QUERY_EMBED_BUDGET + 36
+    assert mem.index.reindex().embedded == QUERY_EMBED_BUDGET + 36
     other = BagOfConcepts(name="other-model", seed="x")
-    mem.retrieval.use_embedder(other)
+    mem.index.retriever.use_embedder(other)
     # One query embeds at most QUERY_EMBED_BUDGET chunks with the new model; only those
     # can be vector candidates, never vectors the old model made.
-    chunks = mem.retrieve("zebra fact", method="vector", limit=1000)
+    chunks = mem.index.retrieve("zebra fact", method="vector", limit=1000)
     assert len(other.documents) == QUERY_EMBED_BUDGET
     assert 0 < len(chunks) <= QUERY_EMBED_BUDGET
     assert all(embed_text(c.summary, c.text) in other.documents for c in chunks)
-    stats = mem.reindex()
+    stats = mem.index.reindex()
     assert stats.embedder == "other-model@1/64"
     assert stats.embedded == 36
-    assert len(mem.retrieve("zebra fact", method="vector", limit=1000)) == QUERY_EMBED_BUDGET + 36
+    assert (
+        len(mem.index.retrieve("zebra fact", method="vector", limit=1000))
+        == QUERY_EMBED_BUDGET + 36
+    )
 
 
 def test_an_unchanged_chunk_is_never_embedded_twice(mem: Memory, fake: BagOfConcepts) -> None:
@@ -677,12 +682,12 @@ def test_an_unchanged_chunk_is_never_embedded_twice(mem: Memory, fake: BagOfConc
         ["Alpha note\nFirst body.", "Beta note\nSecond body.", "Copy\nSame text."]
     )
     fake.documents.clear()
-    assert mem.reindex().embedded == 0
+    assert mem.index.reindex().embedded == 0
     mem.search("anything")
     assert fake.documents == []
     mem.remember("Beta note", "Second body, edited.", id=mem.search("beta")[0].note_id)
     mem.search("anything")
-    mem.reindex()
+    mem.index.reindex()
     assert fake.documents == ["Beta note\nSecond body, edited."]
 
 
@@ -691,13 +696,13 @@ def test_vectors_survive_a_reindex_but_not_the_deleted_index(project: Path, home
     with _reopen(project, home, first) as m:
         m.remember("Alpha", "One.")
         m.remember("Beta", "Two.")
-        assert m.reindex().embedded == 2
-        assert m.reindex().embedded == 0
+        assert m.index.reindex().embedded == 2
+        assert m.index.reindex().embedded == 0
     for f in (home / "index").glob("*.sqlite3*"):
         f.unlink()
     second = BagOfConcepts()
     with _reopen(project, home, second) as m:
-        assert m.reindex().embedded == 2  # the cache was the deleted index itself
+        assert m.index.reindex().embedded == 2  # the cache was the deleted index itself
     assert len(second.documents) == 2
 
 
@@ -752,7 +757,7 @@ def test_forget_removes_the_note_from_chunks_fts_vectors_and_search(
     secret = mem.remember("Zqx vault", SECRET_BODY)
     keep = mem.remember("Zqx vault copy", "Identical text.", id="copy-one")
     mem.remember("Zqx vault copy", "Identical text.", id="copy-two")
-    mem.reindex()
+    mem.index.reindex()
     ehashes = {
         r[0] for r in _rows(home, "SELECT embed_hash FROM chunks WHERE note_id=?", secret.note.id)
     }
@@ -769,7 +774,7 @@ def test_forget_removes_the_note_from_chunks_fts_vectors_and_search(
             assert secret.note.id not in {h.note_id for h in mem.search(query, method=method)}
     # A vector another note still uses stays.
     mem.forget("copy-two")
-    assert [c.note_id for c in mem.retrieve("identical text", method="vector")][:1] == [
+    assert [c.note_id for c in mem.index.retrieve("identical text", method="vector")][:1] == [
         keep.note.id
     ]
 
@@ -778,7 +783,7 @@ def test_forget_purge_leaves_no_copy_under_memdir_home(mem: Memory, home: Path) 
     _many(mem)
     secret = mem.remember("Zqx vault", SECRET_BODY)
     mem.search("zqxvortexmoss")
-    mem.reindex()
+    mem.index.reindex()
     _many(mem, 10)
     mem.forget(secret.note.id, purge=True)
     files = [p for p in home.rglob("*") if p.is_file()]
@@ -788,7 +793,7 @@ def test_forget_purge_leaves_no_copy_under_memdir_home(mem: Memory, home: Path) 
         # Terms sit prefix-compressed in FTS5 segments: look for a word's tail too.
         for needle in (SECRET_BODY.encode(), b"vortexmoss", b"lighthouse", b"seventeen"):
             assert data.find(needle) == -1, f"{needle!r} is still in {path}"
-    assert not (mem.directory("project") / f"{secret.note.id}.md").exists()
+    assert not (mem.stores.directory("project") / f"{secret.note.id}.md").exists()
 
 
 # --- remember's nearest notes ------------------------------------------------------------
@@ -809,7 +814,7 @@ def test_nearest_and_duplicate_flag_come_from_the_index(
             ).note
         )
     target = made[137]
-    _age(*mem.directory("project").iterdir())  # at rest: no file is read for being recent
+    _age(*mem.stores.directory("project").iterdir())  # at rest: no file is read for being recent
     mem.search("warm up", method="lexical")
     read: list[Path] = []
     real = Path.read_bytes
@@ -824,7 +829,9 @@ def test_nearest_and_duplicate_flag_come_from_the_index(
     assert copy.duplicate_of == target.id
     assert copy.nearest[0].note_id == target.id
     # The neighbours come from the index: only a handful of note files are opened.
-    note_reads = [p for p in read if p.suffix == ".md" and p.parent == mem.directory("project")]
+    note_reads = [
+        p for p in read if p.suffix == ".md" and p.parent == mem.stores.directory("project")
+    ]
     assert len(note_reads) < 20
     fresh = mem.remember("Completely different", "Quokkas on Rottnest Island.")
     assert not fresh.likely_duplicate

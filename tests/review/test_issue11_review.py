@@ -52,7 +52,9 @@ def memory(project: Path, home: Path) -> Iterator[Memory]:
 
 def live_text(memory: Memory) -> str:
     """The text of every note file in the project directory."""
-    return "\n".join(p.read_text("utf-8") for p in sorted(memory.directory("project").glob("*.md")))
+    return "\n".join(
+        p.read_text("utf-8") for p in sorted(memory.stores.directory("project").glob("*.md"))
+    )
 
 
 # -- 1. a body given to the merge is not relinked ------------------------------------------
@@ -61,7 +63,7 @@ def live_text(memory: Memory) -> str:
 def test_a_given_body_linking_a_deleted_note_is_relinked(memory: Memory) -> None:
     a = memory.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
     b = memory.remember("Packages use pnpm", "Not npm.", id="pnpm-b").note.id
-    result = memory.merge([a, b], body="pnpm only; see also [[pnpm-b]].")
+    result = memory.merges.merge([a, b], body="pnpm only; see also [[pnpm-b]].")
     assert result.deleted == (b,)
     body = memory.read(a).body
     assert f"[[{b}]]" not in body, body  # a link to the note this merge deleted
@@ -77,15 +79,15 @@ def test_a_plan_files_source_never_reaches_the_audit_log(memory: Memory, home: P
 
     a = memory.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
     b = memory.remember("Packages use pnpm", "Not npm.", id="pnpm-b").note.id
-    data = plan_to_json(memory.plan_merge([a, b]))
+    data = plan_to_json(memory.merges.plan([a, b]))
     data["source"] = FAKE_TOKEN  # what a person (or a script) may leave in the file
     with pytest.raises(InvalidInput, match="source must be one of"):
-        memory.apply_merge(plan_from_json(data))
+        memory.merges.apply(plan_from_json(data))
     data["source"] = "auto"  # the background pass's alone
     with pytest.raises(InvalidInput, match="source must be one of"):
         plan_from_json(data)
     data["source"] = "edited"
-    memory.apply_merge(plan_from_json(data))
+    memory.merges.apply(plan_from_json(data))
     texts = [p.read_text("utf-8") for p in home.rglob("audit.jsonl")]
     assert texts
     assert not any(FAKE_TOKEN in t for t in texts), "the secret is in the audit log"
@@ -103,7 +105,7 @@ def test_a_live_note_merged_into_a_superseded_note_stays_live(memory: Memory) ->
         "Deploys run on Mondays", "Deploy on Mondays now.", id="deploy-new", supersedes=[old]
     )
     try:
-        result = memory.merge([old, live])  # `old` is the oldest: its id is kept
+        result = memory.merges.merge([old, live])  # `old` is the oldest: its id is kept
     except MemdirError:
         return  # refusing is a fix too
     holder = result.kept
@@ -123,7 +125,7 @@ def test_a_superseded_note_merged_into_a_live_one_does_not_come_back(memory: Mem
         "Deploy day changed", "Deploy on Mondays only.", id="deploy-day", supersedes=[stale]
     ).note.id
     try:
-        result = memory.merge([keep, stale])
+        result = memory.merges.merge([keep, stale])
     except MemdirError:
         return  # refusing is a fix too
     assert result.kept == keep
@@ -173,7 +175,7 @@ def _pair(memory: Memory, clock: StillClock) -> tuple[str, str]:
     a = memory.remember("Use pnpm for package management", "pnpm only.").note.id
     clock.advance(1 / 3600)
     b = memory.remember("Package management uses pnpm", "Not npm.").note.id
-    found = [f for f in memory.tidy([FindingKind.SAME_TOPIC]) if set(f.notes) == {a, b}]
+    found = [f for f in memory.tidy.findings([FindingKind.SAME_TOPIC]) if set(f.notes) == {a, b}]
     assert found
     return a, b
 
@@ -185,13 +187,15 @@ def test_a_damaged_dismissals_file_does_not_let_the_pass_merge_dismissed_groups(
 
     memory, clock = auto_memory
     a, b = _pair(memory, clock)
-    finding = next(f for f in memory.tidy([FindingKind.SAME_TOPIC]) if set(f.notes) == {a, b})
-    memory.dismiss(finding.id)  # "do not merge these"
+    finding = next(
+        f for f in memory.tidy.findings([FindingKind.SAME_TOPIC]) if set(f.notes) == {a, b}
+    )
+    memory.tidy.dismiss(finding.id)  # "do not merge these"
     path = home / "tidy" / "dismissed.json"
     # A torn write by another tool, a bad hand edit, a disk error: the file is garbage.
     path.write_text(path.read_text("utf-8")[:-7])
     try:
-        report = memory.consolidate(force=True)
+        report = memory.consolidation.run(force=True)
     except MemdirError:
         return  # a clear error is a fix
     merged = {r.kept for r in report.merged} | {d for r in report.merged for d in r.deleted}
@@ -204,11 +208,11 @@ def test_a_clock_that_went_back_does_not_stop_the_pass_for_a_year(
     memory, clock = auto_memory
     _pair(memory, clock)
     clock.advance(24 * 365)  # the clock ran a year ahead (a bad RTC, a VM restore) ...
-    assert memory.consolidate().ran
+    assert memory.consolidation.run().ran
     clock.advance(-24 * 365)  # ... and was set right
     clock.advance(25)  # more than cooldownHours (24) later
     _pair_again(memory, clock)
-    report = memory.consolidate()
+    report = memory.consolidation.run()
     assert report.ran, report.reason
 
 
@@ -269,7 +273,7 @@ _CRASH = textwrap.dedent(
     memory = Memory(load_settings(home=home, project_root=project))
     a = memory.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
     b = memory.remember("Packages use pnpm", "ONLY-IN-B: pin pnpm 9.", id="pnpm-b").note.id
-    plan = memory.plan_merge([a, b])
+    plan = memory.merges.plan([a, b])
     real = NoteDirectory.write_bytes
 
     def write_bytes(self, note_id, data, **kw):
@@ -278,7 +282,7 @@ _CRASH = textwrap.dedent(
         return real(self, note_id, data, **kw)
 
     NoteDirectory.write_bytes = write_bytes
-    memory.apply_merge(plan)
+    memory.merges.apply(plan)
     """
 )
 
@@ -297,7 +301,7 @@ def test_a_merge_killed_part_way_loses_no_note(tmp_path: Path) -> None:
     assert run.returncode == 9, run.stderr
     m = open_memory(project, home)
     try:
-        ids = {n.id for n in m.list()}
+        ids = {n.id for n in m.notes.list()}
         text = "\n".join(m.read(i).body for i in ids)
     finally:
         m.close()
@@ -330,7 +334,7 @@ def test_stop_leaves_no_merge_running_after_it_returns(
         return real(self, plan)
 
     monkeypatch.setattr(Merging, "apply", slow_apply)
-    worker = memory.background_consolidation(first_delay=0.01, check_every=60)
+    worker = memory.consolidation.background(first_delay=0.01, check_every=60)
     assert worker is not None
     worker.start()
     assert running.wait(20)
@@ -359,7 +363,7 @@ def signed_in(tmp_path: Path, *server_args: str) -> Iterator[tuple[Memory, Path]
         (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
         m = open_memory(None, home)
         try:
-            m.sync_login(server.url, token)
+            m.sync.login(server.url, token)
             yield m, data
         finally:
             m.close()
@@ -382,7 +386,7 @@ def _edit_after_the_server_accepted(
 
     def write_here(*args: Any, **kwargs: Any) -> Any:
         # An editor saves the note just after the server took the batch.
-        path = m.directory("user") / f"{note_id}.md"
+        path = m.stores.directory("user") / f"{note_id}.md"
         path.write_bytes(path.read_bytes().replace(old, new))
         return real(*args, **kwargs)
 
@@ -394,11 +398,11 @@ def test_with_sync_a_skipped_note_is_not_reported_or_audited_as_deleted(
 ) -> None:
     with signed_in(tmp_path) as (m, _):
         keep, gone = _user_pair(m)
-        m.sync()
+        m.sync.run()
         _edit_after_the_server_accepted(monkeypatch, m, gone, b"No fluff.", b"No fluff, ever.")
-        result = m.merge([keep, gone])
+        result = m.merges.merge([keep, gone])
         assert gone in result.skipped  # kept as edited here
-        assert (m.directory("user") / f"{gone}.md").is_file()
+        assert (m.stores.directory("user") / f"{gone}.md").is_file()
         audited = [
             e
             for e in m.stores.audit.entries()
@@ -416,7 +420,7 @@ def test_with_sync_a_failing_local_write_does_not_say_nothing_changed(
 
     with signed_in(tmp_path) as (m, data):
         keep, gone = _user_pair(m)
-        m.sync()
+        m.sync.run()
         real = NoteDirectory.write_bytes
 
         def write_bytes(self: NoteDirectory, note_id: str, data: bytes, **kwargs: Any) -> Any:
@@ -426,9 +430,9 @@ def test_with_sync_a_failing_local_write_does_not_say_nothing_changed(
 
         monkeypatch.setattr(NoteDirectory, "write_bytes", write_bytes)
         with pytest.raises(MemdirError) as caught:
-            m.merge([keep, gone])
+            m.merges.merge([keep, gone])
         monkeypatch.undo()
-        still_here = (m.directory("user") / f"{gone}.md").is_file()
+        still_here = (m.stores.directory("user") / f"{gone}.md").is_file()
         # The server took the merge: the kept note has a second revision there.
         revisions = [p for p in data.rglob("*.md") if p.parent.name == keep]
         assert len(revisions) == 2, revisions
@@ -441,8 +445,8 @@ def test_with_sync_a_failing_local_write_does_not_say_nothing_changed(
 def test_with_sync_every_backup_is_reported(tmp_path: Path) -> None:
     with signed_in(tmp_path) as (m, _):
         keep, gone = _user_pair(m)
-        m.sync()
-        result = m.merge([keep, gone])
+        m.sync.run()
+        result = m.merges.merge([keep, gone])
         assert result.version is not None  # through the server
         made = {b.id for b in m.backups() if b.reason == "merge"}
         assert len(made) == 3  # the kept note, the deleted one, the relinked one
@@ -454,19 +458,19 @@ def test_with_sync_a_merge_that_happened_is_not_reported_as_an_error(tmp_path: P
 
     with signed_in(tmp_path) as (m, _):
         keep, gone = _user_pair(m)
-        m.sync()
-        data = plan_to_json(m.plan_merge([keep, gone]))
+        m.sync.run()
+        data = plan_to_json(m.merges.plan([keep, gone]))
         data["source"] = "edited by hand " * 40  # free text: refused when the plan is read
         with pytest.raises(InvalidInput):
             plan_from_json(data)
         data["source"] = "edited"
         plan = plan_from_json(data)
         try:
-            m.apply_merge(plan)
+            m.merges.apply(plan)
             raised = None
         except MemdirError as exc:
             raised = exc
-        happened = not (m.directory("user") / f"{gone}.md").exists()
+        happened = not (m.stores.directory("user") / f"{gone}.md").exists()
         assert not (raised is not None and happened), f"merged, yet: {raised}"
 
 
@@ -543,14 +547,14 @@ def test_a_merge_relinks_notes_above_max_notes(project: Path, home: Path) -> Non
         m.remember("Other", "x", id="other")
         # Two more files, written by hand (a git pull): the least recently changed one is
         # the note linking to b.
-        directory = m.directory("project")
+        directory = m.stores.directory("project")
         old = Note(id="linker", summary="Build", body="See [[pnpm-b]].", created_at=1, updated_at=1)
         path = directory / "linker.md"
         path.write_bytes(render_note(old))
         os.utime(path, (1_000_000, 1_000_000))
         extra = Note(id="later", summary="Later", body="y", created_at=1, updated_at=1)
         (directory / "later.md").write_bytes(render_note(extra))
-        m.merge([a, b])
+        m.merges.merge([a, b])
         assert "[[pnpm-b]]" not in path.read_text("utf-8"), "a link to the deleted note is left"
     finally:
         m.close()
@@ -574,14 +578,14 @@ def test_with_sync_a_skipped_kept_note_does_not_leave_a_half_merge(
 ) -> None:
     with signed_in(tmp_path) as (m, _):
         keep, gone = _user_pair(m)
-        m.sync()
+        m.sync.run()
         _edit_after_the_server_accepted(monkeypatch, m, keep, b"Short.", b"Short. EDITED")
         try:
-            result = m.merge([keep, gone])
+            result = m.merges.merge([keep, gone])
         except MemdirError:
             return  # refusing (nothing here changed) is a fix too
         assert keep in result.skipped
-        text = "\n".join(p.read_text("utf-8") for p in m.directory("user").glob("*.md"))
+        text = "\n".join(p.read_text("utf-8") for p in m.stores.directory("user").glob("*.md"))
         assert "Short. EDITED" in text  # the edit is kept, good
         assert "No fluff." in text, f"{gone} deleted here, its text only on the server"
 

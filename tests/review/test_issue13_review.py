@@ -164,7 +164,7 @@ def test_a_non_ascii_digit_limit_is_an_invalid_json_answer(page: Page) -> None:
 def test_a_link_to_a_note_of_the_other_scope_is_not_dangling(page: Page) -> None:
     user = page.memory.remember("Prefers tabs", "I indent with tabs.", scope="user")
     project = page.memory.remember("Editor setup", f"See [[{user.note.id}]].", scope="project")
-    assert page.memory.links(project.note.id).outgoing[0].scope is not None  # it resolves
+    assert page.memory.notes.links(project.note.id).outgoing[0].scope is not None  # it resolves
     view = page.request("GET", f"/api/notes/{project.note.id}", params={"scope": "project"})
     assert view.status_code == 200, view.text
     data = view.json()

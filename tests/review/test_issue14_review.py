@@ -49,7 +49,7 @@ def test_a_refresh_the_disk_refused_twice_is_taken_in_by_a_later_one(
     (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
     m = Memory.open(project, home=home)
     try:
-        directory = m.directory("project")
+        directory = m.stores.directory("project")
         directory.mkdir(parents=True, exist_ok=True)
         assert m.watch_files()[m.scopes[0]] is None
         path = directory / "walrus-a1.md"
@@ -81,7 +81,7 @@ def test_a_watched_directory_above_max_notes_searches_what_it_lists(
     (home / "config.toml").write_text('[embed]\nprovider = "none"\n[memory]\nmaxNotes = 3\n')
     m = Memory.open(project, home=home)
     try:
-        directory = m.directory("project")
+        directory = m.stores.directory("project")
         directory.mkdir(parents=True, exist_ok=True)
         base = time.time_ns() - 3600 * 10**9
         for i in range(4):
@@ -89,13 +89,13 @@ def test_a_watched_directory_above_max_notes_searches_what_it_lists(
             path.write_bytes(_note(f"walrus-b{i}", f"Walrus {i}", f"walrus number {i}"))
             os.utime(path, ns=(base + i * 10**9, base + i * 10**9))
         assert m.watch_files()[m.scopes[0]] is None
-        listed = {n.id for n in m.list()}
+        listed = {n.id for n in m.notes.list()}
         assert listed == {"walrus-b1", "walrus-b2", "walrus-b3"}  # the oldest is left out
         assert _searched(m, "walrus") == listed
         _settle()
         # A new note: now walrus-b1 is among the least recently changed, left out.
         (directory / "walrus-b9.md").write_bytes(_note("walrus-b9", "Walrus 9", "walrus new"))
-        listed = {n.id for n in m.list()}
+        listed = {n.id for n in m.notes.list()}
         assert listed == {"walrus-b2", "walrus-b3", "walrus-b9"}
         assert _searched(m, "walrus") == listed
     finally:
@@ -106,7 +106,7 @@ def test_a_watched_directory_above_max_notes_searches_what_it_lists(
 def watched(project: Path, home: Path) -> Iterator[Memory]:
     (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
     m = Memory.open(project, home=home)
-    m.directory("project").mkdir(parents=True, exist_ok=True)
+    m.stores.directory("project").mkdir(parents=True, exist_ok=True)
     assert m.watch_files()[m.scopes[0]] is None
     try:
         yield m
@@ -124,7 +124,7 @@ def watched(project: Path, home: Path) -> Iterator[Memory]:
 def test_an_edit_through_a_hard_link_outside_the_directory_is_seen(
     watched: Memory, quick_settle: None, tmp_path: Path
 ) -> None:
-    path = watched.directory("project") / "walrus-c1.md"
+    path = watched.stores.directory("project") / "walrus-c1.md"
     path.write_bytes(_note("walrus-c1", "Animal", "The walrus sings at dawn."))
     outside = tmp_path / "shared-walrus.md"
     os.link(path, outside)  # the same file, also reachable from another folder
@@ -135,7 +135,7 @@ def test_an_edit_through_a_hard_link_outside_the_directory_is_seen(
         handle.write(_note("walrus-c1", "Animal", "The narwhal hums at dusk, longer now."))
     assert _searched(watched, "walrus") == set()
     assert _searched(watched, "narwhal") == {"walrus-c1"}
-    assert {n.id for n in watched.list() if "narwhal" in n.body} == {"walrus-c1"}
+    assert {n.id for n in watched.notes.list() if "narwhal" in n.body} == {"walrus-c1"}
 
 
 @pytest.mark.xfail(
@@ -148,7 +148,7 @@ def test_an_edit_through_a_hard_link_outside_the_directory_is_seen(
 def test_an_edit_through_mmap_is_seen(watched: Memory, quick_settle: None) -> None:
     import mmap
 
-    path = watched.directory("project") / "walrus-c2.md"
+    path = watched.stores.directory("project") / "walrus-c2.md"
     path.write_bytes(_note("walrus-c2", "Animal", "The walrus sings at dawn."))
     assert _searched(watched, "walrus") == {"walrus-c2"}
     _settle()
@@ -170,19 +170,19 @@ def test_an_edit_through_mmap_is_seen(watched: Memory, quick_settle: None) -> No
 def test_a_touch_of_a_note_without_timestamps_updates_it_in_a_watched_list(
     watched: Memory, quick_settle: None, project: Path, home: Path
 ) -> None:
-    path = watched.directory("project") / "walrus-d1.md"
+    path = watched.stores.directory("project") / "walrus-d1.md"
     path.write_bytes(b'---\n{"id":"walrus-d1","summary":"Walrus"}\n---\nThe walrus sings.\n')
     old = (time.time_ns() // 10**9 - 3600) * 10**9
     os.utime(path, ns=(old, old))
-    assert [n.updated_at for n in watched.list()] == [old // 10**6]
+    assert [n.updated_at for n in watched.notes.list()] == [old // 10**6]
     new = old + 1800 * 10**9
     os.utime(path, ns=(new, new))  # touch: the file's time is its notes' time
     plain = Memory.open(project, home=home)
     try:
-        assert [n.updated_at for n in plain.list()] == [new // 10**6]  # unwatched: re-parsed
+        assert [n.updated_at for n in plain.notes.list()] == [new // 10**6]  # unwatched: re-parsed
     finally:
         plain.close()
-    assert [n.updated_at for n in watched.list()] == [new // 10**6]
+    assert [n.updated_at for n in watched.notes.list()] == [new // 10**6]
 
 
 @pytest.mark.parametrize("mode", ["watched", "plain"])
@@ -192,7 +192,7 @@ def test_an_index_cleared_by_another_process_during_a_refresh_is_refilled(
     (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
     m = Memory.open(project, home=home)
     try:
-        directory = m.directory("project")
+        directory = m.stores.directory("project")
         directory.mkdir(parents=True, exist_ok=True)
         if mode == "watched":
             assert m.watch_files()[m.scopes[0]] is None
@@ -202,7 +202,7 @@ def test_an_index_cleared_by_another_process_during_a_refresh_is_refilled(
             )
         assert len(_searched(m, "walrus")) == 3
         _settle()
-        path = m.retrieval.index_path(m.stores.chosen("project")[0])
+        path = m.index.retriever.index_path(m.stores.chosen("project")[0])
         real = NoteDirectory.read_bytes
         cleared: list[bool] = []
 
@@ -336,7 +336,7 @@ def test_a_note_the_disk_would_not_read_once_is_tried_again_in_a_watched_host(
     making it readable need not change its stamp"."""
     import errno
 
-    path = watched.directory("project") / "walrus-h1.md"
+    path = watched.stores.directory("project") / "walrus-h1.md"
     path.write_bytes(_note("walrus-h1", "Animal", "The walrus sings at dawn."))
     assert _searched(watched, "walrus") == {"walrus-h1"}
     _settle()
@@ -396,7 +396,7 @@ def test_a_query_of_another_thread_during_a_reindex_does_not_leave_the_index_emp
     refresh is then partial (nothing changed) over the emptied index."""
     import threading
 
-    directory = watched.directory("project")
+    directory = watched.stores.directory("project")
     for i in range(3):
         (directory / f"walrus-i{i}.md").write_bytes(
             _note(f"walrus-i{i}", f"Walrus {i}", f"walrus number {i}")
@@ -420,6 +420,6 @@ def test_a_query_of_another_thread_during_a_reindex_does_not_leave_the_index_emp
 
     monkeypatch.setattr(index_db.SearchIndex, "clear", clear)
     monkeypatch.setattr(index_db.SearchIndex, "_write", write)
-    watched.reindex()
+    watched.index.reindex()
     monkeypatch.setattr(index_db.SearchIndex, "_write", real_write)
     assert _searched(watched, "walrus") == {"walrus-i0", "walrus-i1", "walrus-i2"}

@@ -40,7 +40,7 @@ def _sealed_project(project: Path, home: Path) -> str:
     with open_memory(project, home) as m:
         m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
         m.remember("Theme", body=f"Prefers {WORDS[1]}.", id="theme", scope="user")
-        report = m.encryption.encrypt(PASSWORD)
+        report = m.crypto.encrypt(PASSWORD)
     assert report.recovery_key is not None
     assert is_sealed((project / "MEMORY" / "alpha.md").read_bytes())
     return report.recovery_key
@@ -58,7 +58,7 @@ def test_first_use_after_a_lock_elsewhere_refuses_instead_of_hanging(
     monkeypatch.setattr(encryption, "KEY_REUSE_SECONDS", 0.0)  # the 2 s reuse, elapsed
     m = open_memory(rproject, rhome)  # left open: a hung thread would block its close
     assert m.read("alpha").body.endswith("protocol.")  # this process now holds the key
-    AgentClient(m.encryption.socket).lock()  # `memdir lock` in another terminal
+    AgentClient(m.crypto.socket).lock()  # `memdir lock` in another terminal
     outcome: list[BaseException | None] = []
 
     def use() -> None:
@@ -79,14 +79,14 @@ def test_a_locked_store_refuses_history_diff_and_revisions(rproject: Path, rhome
     with open_memory(rproject, rhome) as m:
         m.remember("Alpha", body=f"The {WORDS[0]} protocol v1.", id="alpha")
         m.remember("Alpha", body=f"The {WORDS[0]} protocol v2.", id="alpha")
-        m.encryption.encrypt(PASSWORD)
-        m.encryption.lock()
+        m.crypto.encrypt(PASSWORD)
+        m.crypto.lock()
         for call in (
-            lambda: m.history("alpha"),
-            lambda: m.diff("alpha"),
-            lambda: m.links("alpha"),
-            lambda: m.prompt_index(),
-            lambda: m.retrieve(WORDS[0]),
+            lambda: m.notes.history("alpha"),
+            lambda: m.notes.diff("alpha"),
+            lambda: m.notes.links("alpha"),
+            lambda: m.agent.prompt_index(),
+            lambda: m.index.retrieve(WORDS[0]),
             lambda: m.search(WORDS[0]),
         ):
             with pytest.raises(Locked):
@@ -102,13 +102,13 @@ def test_a_lock_in_the_middle_of_a_write_leaves_the_old_note(
     monkeypatch.setattr(encryption, "KEY_REUSE_SECONDS", 0.0)
     with open_memory(rproject, rhome) as m:
         m.remember("Alpha", body="version one", id="alpha")
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
         path = rproject / "MEMORY" / "alpha.md"
         before = path.read_bytes()
         record = History.record
 
         def locking(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            AgentClient(m.encryption.socket).lock()  # `memdir lock` elsewhere, mid-write
+            AgentClient(m.crypto.socket).lock()  # `memdir lock` elsewhere, mid-write
             return record(self, *args, **kwargs)
 
         monkeypatch.setattr(History, "record", locking)
@@ -125,7 +125,7 @@ def test_recall_on_a_locked_store_logs_no_traceback(
     """Was a bug (a traceback logged on every prompt while locked), fixed in cd7992e."""
     _sealed_project(rproject, rhome)
     with open_memory(rproject, rhome) as m:
-        m.encryption.lock()
+        m.crypto.lock()
         with caplog.at_level(logging.DEBUG), contextlib.suppress(Locked):
             found = m.recall(f"what about {WORDS[0]}", [], is_subagent=False)
             assert found.count == 0  # (or Locked: said plainly)
@@ -142,14 +142,14 @@ def test_decrypting_one_project_leaves_another_projects_backups_sealed(
     with open_memory(b, rhome) as m:
         m.remember("Bee", body=f"The {WORDS[1]} plan.", id="bee")
         m.forget("bee")  # a backup of project b
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
     assert hits(tmp_path) == []
     with open_memory(a, rhome) as m:
         m.remember("Ay", body=f"The {WORDS[0]} plan.", id="ay")
-        m.encryption.encrypt(PASSWORD)
-        m.encryption.decrypt()  # project a (and the user scope) back to plain
+        m.crypto.encrypt(PASSWORD)
+        m.crypto.decrypt()  # project a (and the user scope) back to plain
     with open_memory(b, rhome) as m:
-        assert m.encryption.status().scopes[0].state == "encrypted"  # b still is
+        assert m.crypto.status().scopes[0].state == "encrypted"  # b still is
     assert hits(tmp_path, words=(WORDS[1],)) == [], "project b's backup is plaintext now"
 
 
@@ -162,11 +162,11 @@ def test_encrypting_one_project_leaves_a_plain_projects_backups_plain(
         m.forget("bee")
     with open_memory(a, rhome) as m:
         m.remember("Ay", body=f"The {WORDS[0]} plan.", id="ay")
-        m.encryption.encrypt(PASSWORD)
-        m.encryption.lock()
+        m.crypto.encrypt(PASSWORD)
+        m.crypto.lock()
     with open_memory(b, rhome) as m:  # b was never encrypted
         backup = next(r for r in m.backups() if r.note_id == "bee")
-        m.restore(backup.id)
+        m.backups.restore(backup.id)
         assert WORDS[1] in m.read("bee").body
 
 
@@ -178,7 +178,7 @@ def test_encrypt_seals_a_backup_that_has_no_sidecar(
         m.forget("old")
         (backup,) = m.backups()
         (rhome / "memory-backups" / f"{backup.id}.json").unlink()  # an older memdir's backup
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
     assert hits(tmp_path) == [], "a plaintext backup stayed after encrypt"
 
 
@@ -188,7 +188,7 @@ def test_encrypt_leaves_no_plaintext_temp_file_behind(rproject: Path, rhome: Pat
         memory_dir = rproject / "MEMORY"
         # what a write killed between its temp file and its rename leaves (atomic_write)
         shutil.copy(memory_dir / "alpha.md", memory_dir / ".alpha.md.tmp-0badf00d")
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
         m.search(WORDS[0])
     assert hits(rproject) == [], "plaintext beside the sealed notes after encrypt"
 
@@ -203,8 +203,8 @@ def test_one_damaged_history_object_does_not_stop_encrypt(rproject: Path, rhome:
     damaged.write_bytes(damaged.read_bytes().replace(b"protocol", b"protoc0l"))  # bit rot
     with open_memory(rproject, rhome) as m:
         with contextlib.suppress(MemdirError):
-            m.encryption.encrypt(PASSWORD)
-        states = {s.scope.value: s.state for s in m.encryption.status().scopes}
+            m.crypto.encrypt(PASSWORD)
+        states = {s.scope.value: s.state for s in m.crypto.status().scopes}
     assert states == {"project": "encrypted", "user": "encrypted"}
     assert [p for p in objects if p != damaged and not is_sealed(p.read_bytes())] == []
 
@@ -218,7 +218,7 @@ def test_encrypt_seals_the_backups_of_a_project_that_was_moved(tmp_path: Path, r
     shutil.move(before, after)  # `mv ~/code/proj ~/work/proj`
     with open_memory(after, rhome) as m:
         assert [b.note_id for b in m.backups()] == ["old"]  # still this project's backup
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
     assert hits(tmp_path) == [], "a plaintext backup stayed after encrypt"
 
 
@@ -231,30 +231,30 @@ def test_decrypting_one_project_leaves_another_projects_old_backups_sealed(
         m.forget("bee")
         (backup,) = m.backups()
         (rhome / "memory-backups" / f"{backup.id}.json").unlink()  # an older memdir's backup
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
     assert hits(tmp_path) == []
     with open_memory(a, rhome) as m:
-        m.encryption.encrypt(PASSWORD, [Scope.PROJECT])
-        m.encryption.decrypt([Scope.PROJECT])
+        m.crypto.encrypt(PASSWORD, [Scope.PROJECT])
+        m.crypto.decrypt([Scope.PROJECT])
     assert hits(tmp_path, words=(WORDS[1],)) == [], "project b's old backup is plaintext now"
 
 
 def test_a_full_session_leaves_no_plaintext(rproject: Path, rhome: Path, tmp_path: Path) -> None:
     with open_memory(rproject, rhome) as m:
         m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
         m.remember("Bee", body=f"The {WORDS[1]} thing in detail.", id="bee", tags=["x"])
         m.remember("Bee two", body=f"The {WORDS[1]} thing, again.", id="bee2", tags=["x"])
         m.search(WORDS[1])
-        m.supersede("bee", by="bee2")
-        m.tidy()
-        m.prompt_index()
+        m.notes.supersede("bee", by="bee2")
+        m.tidy.findings()
+        m.agent.prompt_index()
         m.recall(f"about {WORDS[1]}", [], is_subagent=False)
         m.forget("alpha")
-        m.restore(next(b.id for b in m.backups() if b.note_id == "alpha"))
+        m.backups.restore(next(b.id for b in m.backups() if b.note_id == "alpha"))
         m.forget("alpha", purge=True)
-        assert m.doctor(deep=True).ok
-        m.reindex()
+        assert m.upkeep.doctor(deep=True).ok
+        m.index.reindex()
     assert hits(tmp_path) == []
     plain = [p for p in tmp_path.rglob("*.md") if not is_sealed(p.read_bytes())]
     assert plain == []
@@ -268,13 +268,13 @@ def test_the_recovery_key_opens_a_project_on_a_new_machine(
 ) -> None:
     recovery = _sealed_project(rproject, rhome)
     with open_memory(rproject, rhome) as m:
-        m.encryption.lock()
+        m.crypto.lock()
     # The laptop is lost; the project comes back from its git remote, a new home is made.
     new_home = tmp_path / "new-home"
     new_home.mkdir()
     monkeypatch.setenv("MEMDIR_HOME", str(new_home))
     with open_memory(rproject, new_home) as m:
-        m.encryption.unlock(recovery_key=recovery)
+        m.crypto.unlock(recovery_key=recovery)
         assert WORDS[0] in m.read("alpha").body
 
 
@@ -293,16 +293,16 @@ def test_two_first_encrypts_at_once_lose_no_note(
         if not raced:  # another `memdir encrypt` runs between the check and the save
             raced.append("x")
             with open_memory(project, rhome) as other:
-                raced.append(other.encryption.encrypt(PASSWORD).recovery_key or "")
+                raced.append(other.crypto.encrypt(PASSWORD).recovery_key or "")
         return real(password, now_ms)
 
     monkeypatch.setattr(Keyring, "create", staticmethod(racing))
     with open_memory(project, rhome) as m, contextlib.suppress(MemdirError):
-        m.encryption.encrypt(PASSWORD)  # refused cleanly, or it went through
+        m.crypto.encrypt(PASSWORD)  # refused cleanly, or it went through
     monkeypatch.setattr(Keyring, "create", real)
     with open_memory(project, rhome) as m:
-        m.encryption.lock()
-        m.encryption.unlock(PASSWORD)
+        m.crypto.lock()
+        m.crypto.unlock(PASSWORD)
         assert WORDS[0] in m.read("alpha").body
 
 
@@ -313,11 +313,11 @@ def test_passwd_keeps_the_notes_and_the_old_password_stops_working(
 
     recovery = _sealed_project(rproject, rhome)
     with open_memory(rproject, rhome) as m:
-        m.encryption.passwd(b"a new password!", old_password=PASSWORD)
-        m.encryption.lock()
+        m.crypto.passwd(b"a new password!", old_password=PASSWORD)
+        m.crypto.lock()
         with pytest.raises(WrongPassword):
-            m.encryption.unlock(PASSWORD)
-        m.encryption.unlock(recovery_key=recovery.lower().replace("-", " "))
+            m.crypto.unlock(PASSWORD)
+        m.crypto.unlock(recovery_key=recovery.lower().replace("-", " "))
         assert WORDS[0] in m.read("alpha").body
 
 
@@ -330,7 +330,7 @@ def test_listing_sealed_notes_without_a_keyring_is_an_error_not_an_empty_store(
     _sealed_project(rproject, rhome)
     keyring_path(rhome).unlink()
     with open_memory(rproject, rhome) as m, pytest.raises(MemdirError):
-        m.list()
+        m.notes.list()
 
 
 def test_doctor_reports_a_damaged_marker(rproject: Path, rhome: Path) -> None:
@@ -339,7 +339,7 @@ def test_doctor_reports_a_damaged_marker(rproject: Path, rhome: Path) -> None:
     with open_memory(rproject, rhome) as m:
         with pytest.raises(IntegrityError):
             m.remember("New", body="refused", id="new")
-        assert not m.doctor(deep=True).ok
+        assert not m.upkeep.doctor(deep=True).ok
 
 
 def _damage(path: Path) -> None:
@@ -352,8 +352,8 @@ def test_a_damaged_sealed_note_is_reported_not_served(rproject: Path, rhome: Pat
     _sealed_project(rproject, rhome)
     _damage(rproject / "MEMORY" / "alpha.md")
     with open_memory(rproject, rhome) as m:
-        assert [n.id for n in m.list()] == ["theme"]
-        assert not m.doctor().ok
+        assert [n.id for n in m.notes.list()] == ["theme"]
+        assert not m.upkeep.doctor().ok
         with pytest.raises(MemdirError):
             m.read("alpha")
 
@@ -367,7 +367,7 @@ def test_a_damaged_sealed_note_does_not_break_search_or_deep_doctor(
     _damage(rproject / "MEMORY" / "alpha.md")
     with open_memory(rproject, rhome) as m:
         assert [h.note_id for h in m.search(WORDS[2])] == ["beta"]
-        assert not m.doctor(deep=True).ok
+        assert not m.upkeep.doctor(deep=True).ok
 
 
 def test_a_keyring_asking_for_4_gib_of_argon2id_memory_is_refused_before_deriving(
@@ -405,10 +405,10 @@ def test_a_sealed_file_from_another_home_is_refused(tmp_path: Path, rhome: Path)
     p2 = make_project(tmp_path, "p2")
     with open_memory(p2, other) as m:
         m.remember("Mine", body="mine", id="mine")
-        m.encryption.encrypt(b"another password")
+        m.crypto.encrypt(b"another password")
     shutil.copy(project / "MEMORY" / "alpha.md", p2 / "MEMORY" / "alpha.md")
     with open_memory(p2, other) as m:
-        assert [n.id for n in m.list()] == ["mine"]
+        assert [n.id for n in m.notes.list()] == ["mine"]
         with pytest.raises(MemdirError):
             m.read("alpha")
 
@@ -429,10 +429,10 @@ def test_an_agent_that_cannot_start_is_a_clear_error(
 ) -> None:
     _sealed_project(rproject, rhome)
     with open_memory(rproject, rhome) as m:
-        m.encryption.lock()
+        m.crypto.lock()
     _long_runtime(tmp_path, monkeypatch)
     with open_memory(rproject, rhome) as m, pytest.raises(MemdirError):
-        m.encryption.unlock(PASSWORD)
+        m.crypto.unlock(PASSWORD)
 
 
 def test_a_first_encrypt_that_fails_does_not_lose_the_recovery_key(
@@ -442,10 +442,10 @@ def test_a_first_encrypt_that_fails_does_not_lose_the_recovery_key(
         m.remember("Alpha", body=f"The {WORDS[0]} protocol.", id="alpha")
     _long_runtime(tmp_path, monkeypatch)
     with open_memory(rproject, rhome) as m, contextlib.suppress(Exception):
-        m.encryption.encrypt(PASSWORD)  # the agent cannot start
+        m.crypto.encrypt(PASSWORD)  # the agent cannot start
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     with open_memory(rproject, rhome) as m:
-        report = m.encryption.encrypt(PASSWORD)
+        report = m.crypto.encrypt(PASSWORD)
     assert report.recovery_key is not None, "no recovery key was ever shown"
 
 
@@ -457,7 +457,7 @@ def test_a_sealed_note_swapped_in_from_another_scope_does_not_open(
 ) -> None:
     with open_memory(rproject, rhome) as m:
         m.remember("Plan", body=f"The project's {WORDS[3]} plan.", id="plan")
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
     user_file = rhome / "memory" / "user" / "plan.md"
     shutil.copy(rproject / "MEMORY" / "plan.md", user_file)
     with open_memory(rproject, rhome) as m, pytest.raises(MemdirError):
@@ -472,10 +472,10 @@ def test_a_replayed_older_sealed_version_is_taken_as_an_outside_edit(
     docs/encryption.md does not say that the format has no rollback protection.)"""
     with open_memory(rproject, rhome) as m:
         m.remember("Alpha", body="version one", id="alpha")
-        m.encryption.encrypt(PASSWORD)
+        m.crypto.encrypt(PASSWORD)
         old = (rproject / "MEMORY" / "alpha.md").read_bytes()
         m.remember("Alpha", body="version two", id="alpha")
     (rproject / "MEMORY" / "alpha.md").write_bytes(old)
     with open_memory(rproject, rhome) as m:
         assert m.read("alpha").body == "version one"
-        assert m.history("alpha")[-1].event == "observed"
+        assert m.notes.history("alpha")[-1].event == "observed"

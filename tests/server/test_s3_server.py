@@ -70,7 +70,7 @@ def test_machines_syncing_one_account_at_once_converge(tmp_path: Path, s3_bucket
         for i in range(4):
             home = tmp_path / f"m{i}"
             m = Memory.open(None, home=home, embedder=None)
-            m.sync_login(running.url, token)
+            m.sync.login(running.url, token)
             machines.append(m)
         try:
             errors: list[BaseException] = []
@@ -81,7 +81,7 @@ def test_machines_syncing_one_account_at_once_converge(tmp_path: Path, s3_bucket
                         machines[i].remember(
                             f"note {i}-{n}", body=f"from machine {i}", scope="user"
                         )
-                        machines[i].sync()
+                        machines[i].sync.run()
                 except BaseException as exc:
                     errors.append(exc)
 
@@ -93,10 +93,10 @@ def test_machines_syncing_one_account_at_once_converge(tmp_path: Path, s3_bucket
             assert not errors, errors
             for _ in range(2):  # everyone pulls what the others pushed last
                 for m in machines:
-                    m.sync()
+                    m.sync.run()
             wanted = {f"note {i}-{n}" for i in range(4) for n in range(3)}
             for m in machines:
-                assert {n.summary for n in m.list()} == wanted
+                assert {n.summary for n in m.notes.list()} == wanted
         finally:
             for m in machines:
                 m.close()

@@ -159,7 +159,7 @@ def test_legacy_backup_of_a_user_note_is_restored_to_the_user_scope(
     write_legacy(home, "prefs-1.2023-05-01", data)
     (record,) = memory.backups()
     assert record.reason is None
-    result = memory.restore(record.id)
+    result = memory.backups.restore(record.id)
     assert result.note.scope is Scope.USER
     assert (home / "memory" / "user" / "prefs-1.md").read_bytes() == data
     assert memory.read("prefs-1").type is NoteType.USER
@@ -171,10 +171,10 @@ def test_legacy_backup_of_an_untyped_note_is_restored_to_the_project(
 ) -> None:
     data = note_bytes("decision-1", "We chose Postgres")
     write_legacy(home, "decision-1", data)
-    result = memory.restore("decision-1")
+    result = memory.backups.restore("decision-1")
     assert result.note.scope is Scope.PROJECT
     assert (project / "MEMORY" / "decision-1.md").read_bytes() == data
-    assert [e.event for e in memory.history("decision-1")] == ["restore"]
+    assert [e.event for e in memory.notes.history("decision-1")] == ["restore"]
 
 
 def test_forget_backs_up_and_restore_puts_it_back(memory: Memory, project: Path) -> None:
@@ -185,11 +185,11 @@ def test_forget_backs_up_and_restore_puts_it_back(memory: Memory, project: Path)
     assert result.backup is not None and result.backup.reason == "forget"
     assert result.backup.origin == project / "MEMORY"
     assert not path.exists()
-    restored = memory.restore(result.backup.id)
+    restored = memory.backups.restore(result.backup.id)
     assert path.read_bytes() == data
     assert restored.note.hash == written.note.hash
     # restoring again is a no-op
-    again = memory.restore(result.backup.id)
+    again = memory.backups.restore(result.backup.id)
     assert again.replaced_backup is None
     assert path.read_bytes() == data
 
@@ -200,7 +200,7 @@ def test_restore_over_a_newer_version_backs_that_up_first(memory: Memory, projec
     assert backup is not None
     memory.remember("Release process", body="v2 written later", id="release-1")
     newer = (project / "MEMORY" / "release-1.md").read_bytes()
-    result = memory.restore(backup.id)
+    result = memory.backups.restore(backup.id)
     assert memory.read("release-1").body == "v1"
     assert result.replaced_backup is not None
     assert result.replaced_backup.reason == "replaced by restore"
@@ -209,9 +209,9 @@ def test_restore_over_a_newer_version_backs_that_up_first(memory: Memory, projec
 
 def test_restore_of_malformed_or_unknown_ids(memory: Memory) -> None:
     with pytest.raises(InvalidInput):
-        memory.restore("../x")
+        memory.backups.restore("../x")
     with pytest.raises(NotFound):
-        memory.restore("no-such-backup")
+        memory.backups.restore("no-such-backup")
 
 
 def test_purge_removes_the_backups_of_the_forgotten_note(memory: Memory) -> None:
@@ -271,6 +271,6 @@ def test_restore_of_an_edited_backup_is_refused_and_writes_nothing(
     assert tampered is not None and intact is not None
     tampered.path.write_bytes(tampered.path.read_bytes().replace(b"Original", b"Injected"))
     with pytest.raises(IntegrityError, match=tampered.id):
-        memory.restore(tampered.id)
+        memory.backups.restore(tampered.id)
     assert not (project / "MEMORY" / "keep-me.md").exists()
-    assert memory.restore(intact.id).note.body == "Other body."
+    assert memory.backups.restore(intact.id).note.body == "Other body."

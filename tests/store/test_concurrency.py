@@ -25,7 +25,7 @@ def worker(project: str, home: str, w: int, barrier: Barrier, out: Any) -> None:
     try:
         m = Memory.open(project, home=home)
         barrier.wait(30)
-        m.list()  # an agent run starts by reading: the project id may be created here
+        m.notes.list()  # an agent run starts by reading: the project id may be created here
         created: list[str] = []
         store = m.stores.store(Scope.PROJECT)
         for i in range(ROUNDS):
@@ -101,10 +101,10 @@ def test_concurrent_writers_lose_no_update_and_tear_no_file(project: Path, home:
     # Every created note exists, ids are unique, nothing is torn or unparseable.
     created = [note_id for r in results if r[1] >= 0 for note_id in r[2]]
     assert len(created) == len(set(created)) == WORKERS * ROUNDS * 2
-    listed = {n.id: n for n in m.list(scope="project")}
+    listed = {n.id: n for n in m.notes.list(scope="project")}
     assert set(listed) == {*created, SHARED}
-    assert m.doctor().problems == ()
-    assert m.doctor().leftovers == ()
+    assert m.upkeep.doctor().problems == ()
+    assert m.upkeep.doctor().leftovers == ()
     generated = [n for n in listed.values() if n.summary == "Same summary from every worker"]
     assert sorted(n.body for n in generated) == sorted(
         f"generated w{w} i{i}" for w in range(WORKERS) for i in range(ROUNDS)
@@ -113,12 +113,12 @@ def test_concurrent_writers_lose_no_update_and_tear_no_file(project: Path, home:
     # One project id, one history, with every version of the shared note.
     histories = sorted(p.name for p in (home / "memory-history").glob("project-*"))
     assert histories == [f"project-{load_project_id(project)}"]
-    entries = m.history(SHARED)
+    entries = m.notes.history(SHARED)
     assert [e.event for e in entries].count("write") == WORKERS * ROUNDS
     assert entries[-1].current
     assert len({e.revision for e in entries}) == len(entries)
 
     # The audit log chained every write from every process.
-    audit = m.audit_verify()
+    audit = m.audit.verify()
     assert audit.ok, audit.problems
     assert audit.entries == WORKERS * ROUNDS * 3

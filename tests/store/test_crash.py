@@ -105,15 +105,15 @@ def test_sigkilled_writers_never_leave_torn_notes(
     assert sorted(scan.notes) == sorted(counters)
 
     m = Memory.open(project, home=home)
-    assert sorted(n.id for n in m.list(scope="project")) == sorted(counters)
-    report = m.doctor()
+    assert sorted(n.id for n in m.notes.list(scope="project")) == sorted(counters)
+    report = m.upkeep.doctor()
     assert report.problems == ()
     assert all(TEMP_NAME.fullmatch(p.name) for p in report.leftovers)
 
     # History works and every logged version is complete.
     store = m.stores.store(Scope.PROJECT)
     for note_id in counters:
-        entries = m.history(note_id)
+        entries = m.notes.history(note_id)
         assert entries[-1].current, f"{note_id}: the file on disk is not the newest revision"
         for entry in entries:
             assert entry.revision is not None
@@ -125,9 +125,9 @@ def test_sigkilled_writers_never_leave_torn_notes(
     # The audit log recovers from a torn tail on the next append.
     for k, note_id in enumerate(IDS):
         m.remember(summary_for(k), body=f"final {note_id}", id=note_id)
-    audit = m.audit_verify()
+    audit = m.audit.verify()
     assert audit.ok, f"audit problems after recovery (seed {seed}): {audit.problems}"
     assert audit.entries >= len(IDS)
     for note_id in IDS:
         assert m.read(note_id).body == f"final {note_id}"
-        assert m.history(note_id)[-1].current
+        assert m.notes.history(note_id)[-1].current

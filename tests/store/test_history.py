@@ -179,14 +179,14 @@ def test_every_write_is_recorded_and_unchanged_writes_are_not(memory: Memory) ->
     second = memory.remember("Cache invalidation rule", body="two", id="cache-1")
     same = memory.remember("Cache invalidation rule", body="two", id="cache-1")
     assert same.changed is False and same.revision == second.revision
-    entries = memory.history("cache-1")
+    entries = memory.notes.history("cache-1")
     assert [(e.revision, e.event) for e in entries] == [
         (first.revision, "write"),
         (second.revision, "write"),
     ]
     assert [e.current for e in entries] == [False, True]
     assert memory.read("cache-1", revision=first.revision[:6]).body == "one"
-    assert "-one" in memory.diff("cache-1") and "+two" in memory.diff("cache-1")
+    assert "-one" in memory.notes.diff("cache-1") and "+two" in memory.notes.diff("cache-1")
 
 
 def test_external_edits_are_recorded_as_observed_by_a_scan(memory: Memory) -> None:
@@ -206,7 +206,7 @@ def test_external_edits_are_recorded_as_observed_by_a_scan(memory: Memory) -> No
     assert store.history.read(revision_of(data)) == data
     store.scan()  # seen once, logged once
     assert len(store.history.revisions("deploy-1")) == 2
-    entries = memory.history("deploy-1")
+    entries = memory.notes.history("deploy-1")
     assert entries[-1].current and entries[-1].event == "observed"
 
 
@@ -216,7 +216,7 @@ def test_a_file_edited_and_then_overwritten_keeps_the_hand_edit(memory: Memory) 
     hand = render_note(Note(id="style-1", summary="Style guide", body="v1 plus a hand edit"))
     written.note.path.write_bytes(hand)
     memory.remember("Style guide", body="v3", id="style-1")  # no scan in between
-    entries = memory.history("style-1")
+    entries = memory.notes.history("style-1")
     assert [e.event for e in entries] == ["write", "observed", "write"]
     assert entries[1].revision == revision_of(hand)
 
@@ -224,11 +224,11 @@ def test_a_file_edited_and_then_overwritten_keeps_the_hand_edit(memory: Memory) 
 def test_forget_is_logged_and_purge_scrubs_history(memory: Memory) -> None:
     memory.remember("Temporary note", body="x", id="temp-1")
     memory.forget("temp-1")
-    assert [e.event for e in memory.history("temp-1")][-1] == "forget"
+    assert [e.event for e in memory.notes.history("temp-1")][-1] == "forget"
     memory.remember("Temporary note", body="again", id="temp-1")
     memory.forget("temp-1", purge=True)
     with pytest.raises(NotFound):
-        memory.history("temp-1")
+        memory.notes.history("temp-1")
     assert memory.stores.store(Scope.PROJECT).history.leftovers("temp-1") == []
 
 
@@ -286,9 +286,9 @@ def test_read_revision_and_diff_refuse_an_edited_object(memory: Memory) -> None:
         memory.read("versioned", first.revision)
     assert "TAMPERED" not in str(refused.value)
     with pytest.raises(IntegrityError):
-        memory.diff("versioned")  # previous version (the edited one) against the current
+        memory.notes.diff("versioned")  # previous version (the edited one) against the current
     with pytest.raises(IntegrityError):
-        memory.diff("versioned", first.revision[:8], second.revision[:8])
+        memory.notes.diff("versioned", first.revision[:8], second.revision[:8])
     assert memory.read("versioned", second.revision).body == "Body second."
     assert memory.read("versioned").body == "Body second."
 
@@ -304,9 +304,9 @@ def test_a_version_logged_but_never_stored_is_stored_when_seen(memory: Memory) -
     store.history.record(first.note.id, newer, WriteEvent.WRITE)
     obj = store.history.root / "objects" / rev[:2] / f"{rev}.md"  # the documented layout
     obj.unlink()
-    assert [e.revision for e in memory.history(first.note.id)] == [first.revision]
+    assert [e.revision for e in memory.notes.history(first.note.id)] == [first.revision]
     path.write_bytes(newer)
-    entries = memory.history(first.note.id)
+    entries = memory.notes.history(first.note.id)
     assert entries[-1].revision == rev and entries[-1].current
     assert store.history.latest(first.note.id) == rev
     assert memory.read(first.note.id, revision=rev).body == "version two"
@@ -335,11 +335,11 @@ def test_a_file_put_back_to_an_older_version_is_recorded_again(project: Path, ho
     first = path.read_bytes()
     m.remember("Deploys go through staging", body="second", id="deploys")
     path.write_bytes(first)  # a revert by hand (or a restore killed before its log line)
-    m.list()
-    entries = m.history("deploys")
+    m.notes.list()
+    entries = m.notes.history("deploys")
     assert entries[-1].current and entries[-1].event == "observed"
     # ...and a file back after its deletion was logged is not called deleted.
     m.forget("deploys")
     path.write_bytes(first)
-    m.list()
-    assert m.history("deploys")[-1].current
+    m.notes.list()
+    assert m.notes.history("deploys")[-1].current

@@ -115,7 +115,7 @@ def test_bad_files_are_never_modified_by_scans_doctor_or_writes(
     before = snapshot(messy)
     assert len(before) == len(BAD_FILES) + len(IGNORED_FILES)
     make_dir(messy).scan()
-    report = memory.doctor()
+    report = memory.upkeep.doctor()
     # doctor removes memdir's own temp files of interrupted writes (under the lock);
     # every other file stays byte-identical.
     leftover = ".good-1.md.tmp-1a2b3c4d"
@@ -125,10 +125,10 @@ def test_bad_files_are_never_modified_by_scans_doctor_or_writes(
     assert not report.ok
     memory.remember("A third note about caching", body="new")
     memory.remember("First good note", body="updated body", id="good-1")
-    memory.list()
+    memory.notes.list()
     memory.search("note")
     memory.forget("good-2")
-    memory.doctor()
+    memory.upkeep.doctor()
     assert snapshot(messy) == before
     for name in BAD_FILES:
         assert (messy / name).exists()
@@ -271,9 +271,9 @@ def test_memory_over_max_notes_warns_refuses_new_notes_but_reads_updates_and_del
     for i in range(5):
         age(put(notes, f"n-{i}", f"Note number {i}"), 1000 * (5 - i))
     m = Memory.open(project, home=home)
-    assert len(m.list(scope="project")) == 3
+    assert len(m.notes.list(scope="project")) == 3
     assert any("2 notes above memory.maxNotes" in w for w in m.warnings)
-    report = m.doctor()
+    report = m.upkeep.doctor()
     assert report.counts["project"] == 5
     assert m.read("n-0").summary == "Note number 0"  # not loaded, still readable
     with pytest.raises(LimitExceeded, match="maxNotes"):
@@ -320,19 +320,19 @@ def test_a_note_symlink_out_of_the_directory_is_never_followed(
     before = outside.read_bytes()
     link = project / "MEMORY" / "leak.md"
     link.symlink_to(outside)
-    assert [n.id for n in memory.list()] == ["real"]
+    assert [n.id for n in memory.notes.list()] == ["real"]
     assert memory.search(SECRET_WORD, method="lexical") == []
-    assert memory.retrieve(SECRET_WORD, method="lexical") == []
+    assert memory.index.retrieve(SECRET_WORD, method="lexical") == []
     with pytest.raises(ParseError, match="symbolic link") as refused:
         memory.read("leak")
     assert SECRET_WORD not in str(refused.value)
     with pytest.raises(ParseError, match="symbolic link"):
         memory.remember("Overwrite it", "New body.", id="leak")
     assert link.is_symlink() and outside.read_bytes() == before
-    report = memory.doctor()
+    report = memory.upkeep.doctor()
     assert not report.ok
     assert [(p.path, "symbolic link" in p.reason) for p in report.problems] == [(link, True)]
-    assert memory.directory("project") == link.parent
+    assert memory.stores.directory("project") == link.parent
     directory = memory.stores.store(Scope.PROJECT).directory
     with pytest.raises(Refused, match="symbolic link") as unread:
         directory.read_bytes("leak")
@@ -356,14 +356,14 @@ def test_a_note_symlink_inside_the_directory_is_skipped_and_reported_too(
     target.write_bytes(b'---\n{"summary":"Target about %s"}\n---\nBody.\n' % SECRET_WORD.encode())
     alias = project / "MEMORY" / "alias.md"
     alias.symlink_to("target.md")  # relative, to a note in the same directory
-    assert sorted(n.id for n in memory.list()) == ["other", "target"]
+    assert sorted(n.id for n in memory.notes.list()) == ["other", "target"]
     assert [h.note_id for h in memory.search(SECRET_WORD, method="lexical")] == ["target"]
-    [problem] = memory.doctor().problems
+    [problem] = memory.upkeep.doctor().problems
     assert problem.path == alias and "symbolic link" in problem.reason
     with pytest.raises(ParseError, match="symbolic link"):
         memory.read("alias")
     alias.unlink()
-    assert memory.doctor().ok
+    assert memory.upkeep.doctor().ok
 
 
 def test_a_symlink_appearing_later_is_reported_by_the_next_scan(tmp_path: Path) -> None:
@@ -389,12 +389,12 @@ def test_a_note_directory_that_is_itself_a_symlink_is_used(tmp_path: Path, home:
     project.mkdir()
     (project / "MEMORY").symlink_to(elsewhere, target_is_directory=True)
     with Memory.open(project, home=home) as memory:
-        assert [n.id for n in memory.list()] == ["kept-elsewhere"]
+        assert [n.id for n in memory.notes.list()] == ["kept-elsewhere"]
         assert [h.note_id for h in memory.search(SECRET_WORD, method="lexical")] == [
             "kept-elsewhere"
         ]
         memory.remember("Written through the link", "Body.", id="written")
-        assert memory.doctor().ok
+        assert memory.upkeep.doctor().ok
     assert (elsewhere / "written.md").is_file()
 
 
@@ -419,7 +419,7 @@ def test_a_batch_write_refuses_only_the_symlinked_note(
     assert isinstance(out["fresh"], SaveOutcome)
     assert outside.read_bytes() == before
     assert (project / "MEMORY" / "leak.md").is_symlink()
-    assert sorted(n.id for n in memory.list()) == ["fresh", "real"]
+    assert sorted(n.id for n in memory.notes.list()) == ["fresh", "real"]
 
 
 def test_reading_one_note_the_disk_will_not_read_is_a_disk_error(

@@ -38,7 +38,7 @@ def test_max_notes_blocks_new_notes_only(project: Path, home: Path) -> None:
     # update, read, list and forget still work
     assert memory.remember("Note number 0 (edited)", id=ids[0]).changed
     assert memory.read(ids[1]).body == "body 1"
-    assert len(memory.list()) == 3
+    assert len(memory.notes.list()) == 3
     memory.forget(ids[2])
     assert memory.remember("Room again", "body").created
 
@@ -50,7 +50,7 @@ def test_lowered_max_notes_still_allows_read_update_and_delete(project: Path, ho
     lowered = Memory.open(project, home=home)
     for i, note_id in enumerate(ids):
         assert lowered.read(note_id).body == f"body {i}"
-    listed = lowered.list()
+    listed = lowered.notes.list()
     assert len(listed) == 2
     assert any("maxNotes" in w for w in lowered.warnings)
     with pytest.raises(Refused):
@@ -60,13 +60,13 @@ def test_lowered_max_notes_still_allows_read_update_and_delete(project: Path, ho
         lowered.forget(note_id)
         with pytest.raises(NotFound):
             lowered.read(note_id)
-    assert lowered.list() == []
+    assert lowered.notes.list() == []
     assert lowered.remember("Fresh start", "body").created
 
 
 def _unloaded_by_hand(project: Path, memory: Memory) -> str:
     """A note file written by hand (never seen by memdir), older than every other file."""
-    path = memory.directory("project") / "made-by-hand.md"
+    path = memory.stores.directory("project") / "made-by-hand.md"
     path.write_bytes(render_note(Note(id="made-by-hand", summary="Hand-made fact", body="old")))
     os.utime(path, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
     return "made-by-hand"
@@ -81,21 +81,21 @@ def test_a_note_file_beyond_a_lowered_max_notes_is_read_shown_and_forgotten(
     write_project_config(project, "[memory]\nmaxNotes = 2\n")
     lowered = Memory.open(project, home=home)
     hand = _unloaded_by_hand(project, lowered)
-    listed = {n.id for n in lowered.list()}
+    listed = {n.id for n in lowered.notes.list()}
     assert hand not in listed and len(listed) == 2
     assert lowered.read(hand).body == "old"
-    history = lowered.history(hand)
+    history = lowered.notes.history(hand)
     assert len(history) == 1 and history[0].current and history[0].event == "observed"
     assert lowered.read(hand, history[0].revision).body == "old"
-    assert lowered.diff(hand) == ""
-    assert lowered.plan_forget(hand).history_versions == 1
+    assert lowered.notes.diff(hand) == ""
+    assert lowered.upkeep.plan_forget(hand).history_versions == 1
     result = lowered.forget(hand)
     assert result.backup is not None
     with pytest.raises(NotFound):
         lowered.read(hand)
     for note_id in ids:  # the older ones, too, until none is left
         lowered.forget(note_id)
-    assert lowered.list() == []
+    assert lowered.notes.list() == []
     lowered.close()
 
 

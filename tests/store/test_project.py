@@ -117,7 +117,7 @@ def test_renamed_project_keeps_its_history(tmp_path: Path, home: Path) -> None:
     m.remember("Deploy on Fridays is forbidden", body="v2", id="deploy-1")
     old.rename(tmp_path / "new-name")
     moved = Memory.open(tmp_path / "new-name", home=home)
-    assert [e.event for e in moved.history("deploy-1")] == ["write", "write"]
+    assert [e.event for e in moved.notes.history("deploy-1")] == ["write", "write"]
     assert moved.read("deploy-1").body == "v2"
 
 
@@ -173,12 +173,12 @@ def test_reading_goes_on_with_a_corrupt_project_file(project: Path, home: Path) 
     path.write_bytes(b"{corrupt")
     m = Memory.open(project, home=home)
     for _ in range(2):
-        assert [n.id for n in m.list()] == ["kept-1"]
+        assert [n.id for n in m.notes.list()] == ["kept-1"]
         assert [h.note_id for h in m.search("hand")] == ["kept-1"]
     assert path.read_bytes() == b"{corrupt"
     path.unlink()  # the person fixes it: history picks up the version on disk
     m.remember("Written by hand", body="v2", id="kept-1")
-    first = m.history("kept-1")[0]
+    first = m.notes.history("kept-1")[0]
     assert (first.event, first.revision) == ("observed", revision_of(data))
 
 

@@ -68,7 +68,7 @@ def test_a_replace_that_meets_a_full_disk_is_undone(
     mount_tmpfs(home / full, "1m")
     written_elsewhere(project, tmp_path, deploys="first")
     m = Memory.open(project, home=home)
-    assert m.history("deploys")[-1].event == "observed"
+    assert m.notes.history("deploys")[-1].event == "observed"
     before = state(project, home)
     fill(home / full)
     with pytest.raises(DiskError, match="nothing was changed"):
@@ -76,13 +76,13 @@ def test_a_replace_that_meets_a_full_disk_is_undone(
     assert state(project, home) == before
     notes_left_clean(project)
     assert m.read("deploys").body == "first"
-    assert m.history("deploys")[-1].current
-    assert m.audit_verify().ok
+    assert m.notes.history("deploys")[-1].current
+    assert m.audit.verify().ok
     # Room again: the same write lands, with its history and audit entry.
     (home / full / "filler").unlink()
     m.remember("Deploys go through staging", body="second", id="deploys")
-    assert [e.event for e in m.history("deploys")] == ["observed", "write"]
-    assert m.history("deploys")[-1].current
+    assert [e.event for e in m.notes.history("deploys")] == ["observed", "write"]
+    assert m.notes.history("deploys")[-1].current
     assert [e.action for e in m.stores.audit.entries()] == ["write"]
 
 
@@ -98,9 +98,9 @@ def test_a_new_note_that_meets_a_full_disk_leaves_no_file(
     with pytest.raises(DiskError, match="nothing was changed"):
         m.remember("Deploys go through staging", id="deploys")
     assert state(project, home) == before
-    assert m.list() == []
+    assert m.notes.list() == []
     with pytest.raises(NotFound):
-        m.history("deploys")
+        m.notes.history("deploys")
 
 
 @needs_root
@@ -127,7 +127,7 @@ def test_a_forget_whose_audit_entry_meets_a_full_disk_keeps_the_note(
     mount_tmpfs(home / "audit", "1m")
     written_elsewhere(project, tmp_path, deploys="first")
     m = Memory.open(project, home=home)
-    m.list()  # records the version on disk
+    m.notes.list()  # records the version on disk
     before = state(project, home)
     backups = snapshot(home / "backups")
     fill(home / "audit")
@@ -136,8 +136,8 @@ def test_a_forget_whose_audit_entry_meets_a_full_disk_keeps_the_note(
     assert state(project, home) == before  # the note, no tombstone, nothing purged
     assert snapshot(home / "backups") == backups  # the forget's backup is undone too
     notes_left_clean(project)
-    assert m.history("deploys")[-1].current
-    assert m.audit_verify().ok
+    assert m.notes.history("deploys")[-1].current
+    assert m.audit.verify().ok
 
 
 @needs_root
@@ -161,7 +161,7 @@ def test_a_batch_that_meets_a_full_disk_part_way_is_undone_whole(
     with pytest.raises(DiskError, match="nothing was changed"):
         store.save_many(items, event=WriteEvent.SYNC, backup_reason="sync")
     assert state(project, home) == before
-    assert sorted(n.id for n in m.list()) == ["deploys"]
+    assert sorted(n.id for n in m.notes.list()) == ["deploys"]
 
 
 def test_an_undone_record_takes_its_line_off_the_log(tmp_path: Path) -> None:
@@ -205,7 +205,7 @@ def test_a_committed_rollback_keeps_every_change(project: Path, home: Path) -> N
     m.remember("Deploys go through staging", body="second", id="deploys")
     names = {p.name for p in (project / "MEMORY").iterdir()}
     assert names == {".gitignore", ".memdir.lock", "deploys.md"}  # the kept-aside link is gone
-    assert [e.event for e in m.history("deploys")] == ["write", "write"]
+    assert [e.event for e in m.notes.history("deploys")] == ["write", "write"]
 
 
 @needs_root
@@ -228,8 +228,8 @@ def test_a_forget_whose_index_update_meets_a_full_disk_says_it_was_forgotten(
     assert "deploys" not in [h.note_id for h in m.search("staging deploys")]
     # With room again, the index catches up and doctor is clean.
     (home / "index" / "filler").unlink()
-    m.reindex()
-    assert m.doctor(deep=True).ok
+    m.index.reindex()
+    assert m.upkeep.doctor(deep=True).ok
 
 
 # -- the undo's edges: each fault stands in for a real one at one exact moment -----------------
@@ -254,9 +254,9 @@ def test_an_interrupt_after_the_audit_entry_is_durable_keeps_the_write(
     monkeypatch.undo()
     # The audit log says it was written, so it was: note, history and audit agree.
     assert m.read("deploys").body == "second"
-    assert m.history("deploys")[-1].current
+    assert m.notes.history("deploys")[-1].current
     assert [e.action for e in m.stores.audit.entries()] == ["write", "write"]
-    assert m.audit_verify().ok
+    assert m.audit.verify().ok
     notes_left_clean(project)
 
 
@@ -394,9 +394,9 @@ def test_a_purge_the_disk_cut_short_can_be_finished_later(
     m.remember("Deploys go through staging", body="the secret plan", id="deploys")
     m.remember("Deploys go through staging", body="the secret plan v2", id="deploys")
     m.forget("deploys")  # a plain forget first: a backup and two versions remain
-    assert m.plan_forget("deploys", purge=True).backups == 1
+    assert m.upkeep.plan_forget("deploys", purge=True).backups == 1
     with pytest.raises(NotFound):
-        m.plan_forget("deploys")  # without purge there is nothing to forget
+        m.upkeep.plan_forget("deploys")  # without purge there is nothing to forget
     store = m.stores.store(Scope.PROJECT)
     real = History.purge
 

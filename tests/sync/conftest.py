@@ -223,10 +223,10 @@ class Machine:
         return f"Machine({self.name})"
 
     def sync(self, scope: str | None = None) -> SyncRun:
-        return self.memory.sync(scope)
+        return self.memory.sync.run(scope)
 
     def directory(self, scope: str) -> Path:
-        return self.memory.directory(scope)
+        return self.memory.stores.directory(scope)
 
     def files(self, scope: str) -> dict[str, bytes]:
         """Note id -> exact bytes of every note file of a scope on this machine."""
@@ -249,7 +249,7 @@ class Machine:
         return self.memory.remember(summary, body=body, scope=scope, tags=list(tags)).note.id
 
     def read(self, note_id: str, scope: str = "project") -> Note:
-        found = self.memory.list(scope=scope)
+        found = self.memory.notes.list(scope=scope)
         for note in found:
             if note.id == note_id:
                 return note
@@ -387,7 +387,7 @@ class World:
         machine = Machine(name, home, project, memory)
         self.machines[name] = machine
         if signed_in:
-            memory.sync_login(url or self.server.url, self.token)
+            memory.sync.login(url or self.server.url, self.token)
         return machine
 
     def sync(self, *machines: Machine, rounds: int = 1) -> list[SyncRun]:
@@ -696,8 +696,8 @@ def pair(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Pair]:
         a = Memory.open(None, home=tmp_path / "a")
         b = Memory.open(None, home=tmp_path / "b")
         try:
-            a.sync_login(running.url, token)
-            b.sync_login(running.url, token)
+            a.sync.login(running.url, token)
+            b.sync.login(running.url, token)
             yield Pair(a, b, running.url)
         finally:
             a.close()

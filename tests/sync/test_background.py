@@ -19,24 +19,24 @@ def _wait(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
 
 def test_a_write_is_uploaded_by_the_coordinator_and_switch_off_stops_it(pair: Pair) -> None:
     a, b = pair.a, pair.b
-    coordinator = a.background_sync(debounce=0.05)
+    coordinator = a.sync.background(debounce=0.05)
     coordinator.start()
     try:
         note_id = a.remember("Written while the background sync runs", scope="user").note.id
 
         def arrived() -> bool:
-            b.sync()
-            return any(n.id == note_id for n in b.list(scope="user"))
+            b.sync.run()
+            return any(n.id == note_id for n in b.notes.list(scope="user"))
 
         assert _wait(arrived), coordinator.status()
         assert all(s.last_error is None for s in coordinator.status().values())
 
-        a.sync_switch(False)
+        a.sync.switch(False)
         coordinator.set_enabled(False)
         a.remember("Written while sync is off", scope="user")
         time.sleep(0.5)
-        b.sync()
-        assert not any(n.summary == "Written while sync is off" for n in b.list(scope="user"))
+        b.sync.run()
+        assert not any(n.summary == "Written while sync is off" for n in b.notes.list(scope="user"))
     finally:
         coordinator.stop()
 
@@ -44,8 +44,8 @@ def test_a_write_is_uploaded_by_the_coordinator_and_switch_off_stops_it(pair: Pa
 def test_pulls_do_not_schedule_an_upload(pair: Pair) -> None:
     a, b = pair.a, pair.b
     b.remember("From the other machine", scope="user")
-    b.sync()
-    coordinator = a.background_sync(debounce=0.05)
+    b.sync.run()
+    coordinator = a.sync.background(debounce=0.05)
     touched: list[str] = []
     original = coordinator.touch
 
@@ -55,7 +55,7 @@ def test_pulls_do_not_schedule_an_upload(pair: Pair) -> None:
 
     coordinator.touch = recording_touch  # type: ignore[method-assign]
     try:
-        run = a.sync()
+        run = a.sync.run()
         assert run.reports[-1].pulled
         assert touched == []
         a.remember("A local write", scope="user")

@@ -115,7 +115,7 @@ def test_login_with_the_token_in_the_environment(world: World) -> None:
     )
     assert result.exit_code == 0, output(result)
     assert f"signed in as {world.user}" in result.stdout and token not in output(result)
-    assert a.memory.sync_status().user == world.user
+    assert a.memory.sync.status().user == world.user
 
 
 def test_login_prompts_for_the_token_without_echo_on_a_terminal(world: World) -> None:
@@ -162,7 +162,7 @@ def test_login_prompts_for_the_token_without_echo_on_a_terminal(world: World) ->
     assert process.returncode == 0, seen
     assert f"signed in as {world.user}".encode() in seen
     assert token.encode() not in seen  # typed without echo, never printed
-    assert a.memory.sync_status().user == world.user
+    assert a.memory.sync.status().user == world.user
 
 
 def test_login_with_the_token_piped_on_stdin(world: World) -> None:

@@ -147,9 +147,9 @@ def test_a_memory_that_never_synced_creates_no_sync_state(tmp_path: Path) -> Non
     home = tmp_path / "home"
     with Memory.open(tmp_path, home=home) as m:
         m.remember("A note that never leaves this machine", scope="user")
-        status = m.sync_status()
+        status = m.sync.status()
         assert not status.server and all(s.version is None for s in status.scopes)
-        assert m.sync_conflicts() == []
+        assert m.sync.conflicts() == []
         m.search("note")
-        m.forget(m.list(scope="user")[0].id, purge=True)
+        m.forget(m.notes.list(scope="user")[0].id, purge=True)
     assert not (home / "memory-sync").exists()

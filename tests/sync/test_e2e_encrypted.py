@@ -99,7 +99,7 @@ def _encrypted_a(world: World, scopes: list[Scope] | None = None) -> tuple[Machi
     )
     a.memory.remember("Other", body=f"An {WORDS[3]} note.", id="other", scope="project")
     a.memory.remember("Theme", body=f"Prefers {WORDS[3]} colours.", id="theme", scope="user")
-    done = a.memory.encryption.encrypt(PASSWORD, scopes)
+    done = a.memory.crypto.encrypt(PASSWORD, scopes)
     assert done.recovery_key is not None
     run = a.sync()
     assert not run.paused, run.paused
@@ -109,9 +109,9 @@ def _encrypted_a(world: World, scopes: list[Scope] | None = None) -> tuple[Machi
 def _joined(world: World, name: str = "b", **unlock: str) -> Machine:
     b = world.machine(name)
     if unlock:
-        b.memory.encryption.unlock(**unlock)  # type: ignore[arg-type]
+        b.memory.crypto.unlock(**unlock)  # type: ignore[arg-type]
     else:
-        b.memory.encryption.unlock(PASSWORD)
+        b.memory.crypto.unlock(PASSWORD)
     run = b.sync()
     assert not run.paused, run.paused
     return b
@@ -167,7 +167,7 @@ def test_a_wrong_password_on_b_fails_clearly_and_keeps_no_keyring(world: World) 
     _encrypted_a(world)
     b = world.machine("b")
     with pytest.raises(WrongPassword, match="password"):
-        b.memory.encryption.unlock(b"not the password at all")
+        b.memory.crypto.unlock(b"not the password at all")
     assert not keyring_path(b.home).exists()
 
 
@@ -193,7 +193,7 @@ def test_b_locked_refuses_the_scope_and_writes_nothing(world: World) -> None:
     state_before = _sync_state(b, "project")
     a.edit("other", lambda body: body + f"\nAnd a {WORDS[4]}.")
     a.sync()
-    assert b.memory.encryption.lock() is True
+    assert b.memory.crypto.lock() is True
     run = b.sync()
     assert "locked" in run.paused["project"]
     assert report(run, "user").scope == "user"  # the plain scope went on
@@ -201,7 +201,7 @@ def test_b_locked_refuses_the_scope_and_writes_nothing(world: World) -> None:
         b.sync("project")
     assert b.files("project") == before
     assert _sync_state(b, "project") == state_before
-    b.memory.encryption.unlock(PASSWORD)
+    b.memory.crypto.unlock(PASSWORD)
     b.sync()
     assert WORDS[4] in b.read("other").body
 
@@ -232,16 +232,16 @@ def test_a_conflict_is_held_sealed_and_resolves(world: World) -> None:
     a.sync()
     run = b.sync()
     assert report(run).conflicts == ["deploy"]
-    (view,) = b.memory.sync_conflicts()
+    (view,) = b.memory.sync.conflicts()
     assert view.server is not None and WORDS[4] in view.server
     assert view.baseline is not None and WORDS[0] in view.baseline
     # The server's side of the conflict is kept on B sealed: no word in memory-sync.
     assert _plaintext_in(b.home / "memory-sync") == []
-    b.memory.sync_resolve("deploy", keep="server")
+    b.memory.sync.resolve("deploy", keep="server")
     world.sync(b, a)
     for machine in (a, b):
         assert f"step 3: {WORDS[4]} here" in machine.read("deploy").body
-    assert b.memory.sync_conflicts() == []
+    assert b.memory.sync.conflicts() == []
     assert _plaintext_in(b.home, a.home) == []
     assert _plaintext_on_server(world) == []
 
@@ -273,7 +273,7 @@ def test_a_text_replayed_under_another_id_is_refused(world: World) -> None:
         replayed = current.model_copy(update={"version": current.version + 1, "notes": notes})
         assert store.swap_manifest(world.user, key, current.version, replayed)
     b = world.machine("b")
-    b.memory.encryption.unlock(PASSWORD)
+    b.memory.crypto.unlock(PASSWORD)
     with pytest.raises(IntegrityError, match="other"):
         b.sync("project")
     assert b.files("project") == {}
@@ -306,7 +306,7 @@ def test_the_keyring_document_on_the_server(world: World) -> None:
     got = httpx.get(url, headers=auth_headers(world.token))
     assert got.status_code == 200, got.text
     doc = got.json()
-    assert doc["version"] == 1 and doc["key_id"] == a.memory.encryption.status().key_id
+    assert doc["version"] == 1 and doc["key_id"] == a.memory.crypto.status().key_id
     assert "wrapped" in doc["keyring"] and WORDS[0] not in doc["keyring"]
     other = dict(doc, key_id="00" * 8, expected=1)
     refused = httpx.put(url, json=other, headers=auth_headers(world.token))
@@ -314,13 +314,13 @@ def test_the_keyring_document_on_the_server(world: World) -> None:
     stale = httpx.put(url, json=dict(doc, expected=0), headers=auth_headers(world.token))
     assert stale.status_code == 409 and stale.json()["error"] == "stale"
     # A new password wrap (same key id) travels: B then unlocks with the new password.
-    a.memory.encryption.passwd(b"a brand new passphrase", old_password=PASSWORD)
+    a.memory.crypto.passwd(b"a brand new passphrase", old_password=PASSWORD)
     a.sync()
     assert httpx.get(url, headers=auth_headers(world.token)).json()["version"] == 2
     b = world.machine("b")
     with pytest.raises(WrongPassword):
-        b.memory.encryption.unlock(PASSWORD)
-    b.memory.encryption.unlock(b"a brand new passphrase")
+        b.memory.crypto.unlock(PASSWORD)
+    b.memory.crypto.unlock(b"a brand new passphrase")
     b.sync()
     assert b.read("deploy").body == BODY
 
@@ -329,7 +329,7 @@ def test_unlock_without_keyring_anywhere_says_so(world: World) -> None:
     world.machine("a").note("plain", "a plain note")
     b = world.machine("b")
     with pytest.raises(NotFound, match="keyring"):
-        b.memory.encryption.unlock(PASSWORD)
+        b.memory.crypto.unlock(PASSWORD)
 
 
 def test_a_store_synced_plain_then_encrypted_uploads_its_notes_again_sealed(
@@ -339,7 +339,7 @@ def test_a_store_synced_plain_then_encrypted_uploads_its_notes_again_sealed(
     a.memory.remember("Plain first", body=f"The {WORDS[0]} note.", id="first")
     a.sync()
     assert _plaintext_on_server(world) != []
-    a.memory.encryption.encrypt(PASSWORD, [Scope.PROJECT])
+    a.memory.crypto.encrypt(PASSWORD, [Scope.PROJECT])
     a.sync()
     manifest = world.manifest(world.key("project"))
     with world.server.storage() as store:
@@ -365,7 +365,7 @@ def test_a_commit_first_batch_goes_to_the_server_sealed(world: World) -> None:
     a, _ = _encrypted_a(world)
     b = _joined(world)
     changed = dataclasses.replace(a.read("deploy"), body=f"Merged: {WORDS[5]}.")
-    done = a.memory.replica.commit_first(
+    done = a.memory.sync.replica.commit_first(
         Scope.PROJECT, {"deploy": changed, "other": None}, "a test batch"
     )
     assert done is not None and done.written == ["deploy"] and done.deleted == ["other"]

@@ -167,7 +167,7 @@ def test_a_commit_applied_whose_answer_is_lost_converges(
     assert set(files) == {n1, created}  # no duplicate, the deletion holds
     body = a.read(n1).body
     assert "line 0 edited on a" in body and "line 5 edited on b" in body
-    assert a.memory.sync_conflicts() == [] and b.memory.sync_conflicts() == []
+    assert a.memory.sync.conflicts() == [] and b.memory.sync.conflicts() == []
 
 
 @only_dir
@@ -186,7 +186,7 @@ def test_a_commit_overtaken_in_flight_starts_over_and_merges(
 
     def sync_a() -> None:
         with Memory.open(a.project, home=a.home) as memory:
-            runs.append(memory.sync("project"))
+            runs.append(memory.sync.run("project"))
 
     thread = threading.Thread(target=sync_a)
     thread.start()
@@ -218,14 +218,14 @@ def test_commit_first_batch_refused_when_the_server_moves_between_check_and_comm
     def b_commits_meanwhile() -> None:
         with Memory.open(b.project, home=b.home) as other:
             other.remember("Unrelated", body="u edited on b", id=unrelated, scope="project")
-            other.sync("project")
+            other.sync.run("project")
 
     key = world.key("project")
     proxy.script("/commit", "pass", before=b_commits_meanwhile)
     before = a.all_files()
     merged = dataclasses.replace(a.read(n1), body="one\ntwo")
     with pytest.raises(Conflict):
-        a.memory.commit_batch({n1: merged, n2: None}, scope="project")
+        a.memory.sync.commit_batch({n1: merged, n2: None}, scope="project")
     assert a.all_files() == before
     manifest = world.manifest(key)
     assert {n1, n2} <= manifest.notes.keys() and not manifest.tombstones
@@ -246,7 +246,7 @@ def test_commit_first_batch_whose_answer_is_lost_arrives_with_the_next_sync(
     proxy.script("/commit", "drop", times=2)
     merged = dataclasses.replace(a.read(n1), body="one\ntwo")
     with pytest.raises(SyncFailed):
-        a.memory.commit_batch({n1: merged, n2: None}, scope="project")
+        a.memory.sync.commit_batch({n1: merged, n2: None}, scope="project")
     assert a.all_files() == before  # nothing written here before the server said yes
     world.settle(a, b)
     files = world.assert_converged(a, b)["project"]
@@ -267,7 +267,7 @@ def test_an_aborted_pass_keeps_what_was_done_and_the_next_pass_finishes(
     abort = threading.Event()
     proxy.script("/snapshot", "pass", before=abort.set)
     with pytest.raises(SyncFailed, match="switched off"):
-        a.memory.sync("project", abort=abort)
+        a.memory.sync.run("project", abort=abort)
     assert proxy.requests("/commit") == []
     assert a.has(created)
     assert report(a.sync("project")).pushed == [created]
@@ -291,12 +291,12 @@ def test_switching_off_elsewhere_stops_the_background_pass_in_flight(
         switched.wait(10)
 
     proxy.script("/commit", "pass", before=hold_the_first_commit)
-    coordinator = a.memory.background_sync()
+    coordinator = a.memory.sync.background()
     coordinator.start()
     try:
         assert arrived.wait(30)
         with Memory.open(a.project, home=a.home) as other:  # `memdir sync off` elsewhere
-            other.sync_switch(False)
+            other.sync.switch(False)
         switched.set()
         project = next(k for k in coordinator.status() if k.startswith("project"))
 
@@ -389,7 +389,7 @@ def test_server_killed_mid_commit_restarts_and_everything_converges(
     def upload() -> None:
         try:
             with Memory.open(a.project, home=a.home) as memory:
-                memory.sync("project")
+                memory.sync.run("project")
         except BaseException as exc:
             failure.append(exc)
 
@@ -436,7 +436,7 @@ class RaceLog:
 def _race(machine: Machine, index: int, shared: str, log: RaceLog, go: threading.Barrier) -> None:
     try:
         with Memory.open(machine.project, home=machine.home) as memory:
-            directory = memory.directory("project")
+            directory = memory.stores.directory("project")
             go.wait(timeout=30)
             for p in range(PASSES):
                 slot = index * PASSES + p
@@ -453,7 +453,7 @@ def _race(machine: Machine, index: int, shared: str, log: RaceLog, go: threading
                 before = (directory / f"{shared}.md").read_bytes()
                 for attempt in range(10):
                     try:
-                        run = memory.sync("project")
+                        run = memory.sync.run("project")
                         break
                     except SyncFailed as exc:  # e.g. the server kept changing: try again
                         log.retries += 1
@@ -509,7 +509,7 @@ def test_racing_commits_lose_nothing(world: World) -> None:
     made = {nid: text for log in logs for nid, text in log.created.items()}
     assert len(made) == MACHINES * PASSES
     assert set(files) == set(made) | {shared}
-    summaries = [n.summary for n in machines[0].memory.list(scope="project")]
+    summaries = [n.summary for n in machines[0].memory.notes.list(scope="project")]
     assert len(summaries) == len(set(summaries))
     for nid, text in made.items():
         assert machines[0].read(nid).body == text
@@ -545,7 +545,7 @@ def test_two_passes_of_one_machine_at_once_lose_nothing(world: World) -> None:
             for i in range(12):
                 made.append(memory.remember(f"Made on a {i}", body=f"a {i}").note.id)
                 try:
-                    memory.sync("project")
+                    memory.sync.run("project")
                 except SyncFailed as exc:
                     errors.append(f"a1: {exc}")
 
@@ -554,7 +554,7 @@ def test_two_passes_of_one_machine_at_once_lose_nothing(world: World) -> None:
             go.wait(30)
             for _ in range(12):
                 try:
-                    memory.sync("project")
+                    memory.sync.run("project")
                 except SyncFailed as exc:
                     errors.append(f"a2: {exc}")
 
@@ -567,7 +567,7 @@ def test_two_passes_of_one_machine_at_once_lose_nothing(world: World) -> None:
                 lines_[2 * i] = f"slot {i} edited on b"
                 memory.remember(note.summary, body="\n".join(lines_), id=shared, scope="project")
                 made.append(memory.remember(f"Made on b {i}", body=f"b {i}").note.id)
-                memory.sync("project")
+                memory.sync.run("project")
 
     threads = [threading.Thread(target=f) for f in (writer_and_syncer, background, other_machine)]
     for thread in threads:
@@ -582,4 +582,4 @@ def test_two_passes_of_one_machine_at_once_lose_nothing(world: World) -> None:
     assert set(files) == set(made) | {shared}
     body_now = a.read(shared).body.split("\n")
     assert all(body_now[2 * i] == f"slot {i} edited on b" for i in range(10))
-    assert a.memory.sync_conflicts() == [] and b.memory.sync_conflicts() == []
+    assert a.memory.sync.conflicts() == [] and b.memory.sync.conflicts() == []

@@ -20,23 +20,23 @@ def test_conflicted_note_is_hidden_from_agents_until_resolved(pair: Pair) -> Non
         body="quokka zebra line one\nline two\nline three",
         scope="user",
     ).note
-    a.sync()
-    b.sync()
+    a.sync.run()
+    b.sync.run()
     _edit(a, note.id, "line two", "line two from a")
     _edit(b, note.id, "line two", "line two from b")
-    a.sync()
-    run = b.sync()
+    a.sync.run()
+    run = b.sync.run()
     assert run.conflicts == 1
-    assert [v.id for v in b.sync_conflicts()] == [note.id]
+    assert [v.id for v in b.sync.conflicts()] == [note.id]
     # The local file is still there and listed, but agents do not see it.
-    assert note.id in {n.id for n in b.list(scope="user")}
+    assert note.id in {n.id for n in b.notes.list(scope="user")}
     assert note.id not in {h.note_id for h in b.search("quokka zebra", method="lexical")}
-    assert note.id not in {c.note_id for c in b.retrieve("quokka zebra", method="lexical")}
-    assert note.id not in b.prompt_index()
+    assert note.id not in {c.note_id for c in b.index.retrieve("quokka zebra", method="lexical")}
+    assert note.id not in b.agent.prompt_index()
     assert note.id not in b.recall("what is the zebra crossing rule for quokka?").note_ids
     assert note.id in {h.note_id for h in a.search("quokka zebra", method="lexical")}
     assert note.id in a.recall("what is the zebra crossing rule for quokka?").note_ids
 
-    b.sync_resolve(note.id, "local")
+    b.sync.resolve(note.id, "local")
     assert note.id in {h.note_id for h in b.search("quokka zebra", method="lexical")}
-    assert note.id in b.prompt_index()
+    assert note.id in b.agent.prompt_index()

@@ -25,24 +25,24 @@ def test_switch_off_during_a_pass_stops_before_the_next_commit(
     def commit_then_switch_off(self: SyncClient, request: Any) -> Any:
         result = original(self, request)
         commits.append(len(request.changes))
-        a.sync_switch(False)  # as if `memdir sync off` ran in another terminal
+        a.sync.switch(False)  # as if `memdir sync off` ran in another terminal
         return result
 
     monkeypatch.setattr(SyncClient, "commit", commit_then_switch_off)
     with pytest.raises(SyncFailed, match="switched off"):
-        a.sync()
+        a.sync.run()
     assert commits == [5]
     with pytest.raises(SyncRefused, match="sync is off"):
-        a.sync()
+        a.sync.run()
     monkeypatch.setattr(SyncClient, "commit", original)
 
-    b.sync()
-    assert len(b.list(scope="user")) == 5  # accepted before the switch stays
-    assert len(a.list(scope="user")) == 12  # nothing local was touched
+    b.sync.run()
+    assert len(b.notes.list(scope="user")) == 5  # accepted before the switch stays
+    assert len(a.notes.list(scope="user")) == 12  # nothing local was touched
 
-    a.sync_switch(True)
-    a.sync()
-    b.sync()
-    assert sorted(n.summary for n in b.list(scope="user")) == sorted(
-        n.summary for n in a.list(scope="user")
+    a.sync.switch(True)
+    a.sync.run()
+    b.sync.run()
+    assert sorted(n.summary for n in b.notes.list(scope="user")) == sorted(
+        n.summary for n in a.notes.list(scope="user")
     )

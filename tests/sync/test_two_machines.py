@@ -112,7 +112,7 @@ def test_a_fresh_checkout_carrying_the_notes_downloads_only_what_differs(world: 
         # without a baseline copy the two versions of `older` cannot be merged: a conflict
         assert rep.conflicts == [older]
         assert c.files("project") == committed
-        c.memory.sync_resolve(older, "server")
+        c.memory.sync.resolve(older, "server")
         assert c.backed_up(committed[older], "sync conflict")
         world.settle(a, c)
         world.assert_converged(a, c)
@@ -217,7 +217,7 @@ def make_clashes(world: World, a: Machine, b: Machine, n: int) -> list[Clash]:
     assert b.read(other).body == "x edited on a"
     key = world.key("project")
     manifest = world.manifest(key)
-    views = {v.id: v for v in b.memory.sync_conflicts()}
+    views = {v.id: v for v in b.memory.sync.conflicts()}
     assert views.keys() == set(ids)
     for clash in clashes:
         assert b.files("project")[clash.nid] == clash.b_version
@@ -227,7 +227,7 @@ def make_clashes(world: World, a: Machine, b: Machine, n: int) -> list[Clash]:
         assert view.baseline == clash.base.decode()
         assert view.local == clash.b_version.decode()
         assert view.server == clash.a_version.decode()
-    status = {s.scope: s for s in b.memory.sync_status().scopes}
+    status = {s.scope: s for s in b.memory.sync.status().scopes}
     assert status["project"].conflicts == n and status["user"].conflicts == 0
     # another pass keeps holding them, uploads nothing, and a is not disturbed
     rep = report(b.sync())
@@ -261,36 +261,36 @@ def test_same_line_edits_conflict_and_every_resolution_converges(
 
     # wrong ways to resolve change nothing
     with pytest.raises(InvalidInput):
-        b.memory.sync_resolve(local.nid)
+        b.memory.sync.resolve(local.nid)
     with pytest.raises(InvalidInput):
-        b.memory.sync_resolve(local.nid, "local", text="x")
+        b.memory.sync.resolve(local.nid, "local", text="x")
     with pytest.raises(InvalidInput):
-        b.memory.sync_resolve(local.nid, "mine")
+        b.memory.sync.resolve(local.nid, "mine")
     with pytest.raises(NotFound):
-        a.memory.sync_resolve(local.nid, "local")  # a has no conflict
-    draft = b.memory.sync_draft(edit.nid)
+        a.memory.sync.resolve(local.nid, "local")  # a has no conflict
+    draft = b.memory.sync.draft(edit.nid)
     assert "<<<<<<< " in draft and ">>>>>>> " in draft
     assert "Postgres 16" in draft and "SQLite" in draft
     with pytest.raises(InvalidInput, match="marker"):
-        b.memory.sync_resolve(edit.nid, text=draft)
-    assert len(b.memory.sync_conflicts()) == 4
+        b.memory.sync.resolve(edit.nid, text=draft)
+    assert len(b.memory.sync.conflicts()) == 4
     assert b.files("project")[edit.nid] == edit.b_version
 
     # keep this machine's: the server's version is set aside
-    resolution = b.memory.sync_resolve(local.nid, "local")
+    resolution = b.memory.sync.resolve(local.nid, "local")
     assert resolution.kept == "local" and resolution.new_id is None
     assert len(resolution.backup_ids) == 1
     assert b.backed_up(local.a_version, "sync conflict")
     assert b.files("project")[local.nid] == local.b_version
 
     # take the server's: this machine's version is set aside
-    resolution = b.memory.sync_resolve(server.nid, "server")
+    resolution = b.memory.sync.resolve(server.nid, "server")
     assert resolution.kept == "server" and resolution.new_id is None
     assert b.files("project")[server.nid] == server.a_version
     assert b.backed_up(server.b_version, "sync conflict")
 
     # keep both: the server's becomes a new note beside this machine's
-    resolution = b.memory.sync_resolve(both.nid, "both")
+    resolution = b.memory.sync.resolve(both.nid, "both")
     new_id = resolution.new_id
     assert new_id is not None and new_id != both.nid
     assert b.files("project")[both.nid] == both.b_version
@@ -298,12 +298,12 @@ def test_same_line_edits_conflict_and_every_resolution_converges(
 
     # merge by hand
     edited = _without_markers(draft, "Postgres 16, SQLite in tests")
-    resolution = b.memory.sync_resolve(edit.nid, text=edited)
+    resolution = b.memory.sync.resolve(edit.nid, text=edited)
     assert resolution.kept == "edited"
     assert b.read(edit.nid).body == "We use:\nPostgres 16, SQLite in tests\nfor everything"
     assert b.backed_up(edit.a_version, "sync conflict")
     assert b.backed_up(edit.b_version, "sync conflict")
-    assert b.memory.sync_conflicts() == []
+    assert b.memory.sync.conflicts() == []
 
     world.settle(b, a)
     files = world.assert_converged(a, b)["project"]
@@ -315,7 +315,7 @@ def test_same_line_edits_conflict_and_every_resolution_converges(
     # a's versions replaced by b's outcomes were backed up there
     for clash in (local, both, edit):
         assert a.backed_up(clash.a_version, "sync")
-    assert a.memory.sync_conflicts() == []
+    assert a.memory.sync.conflicts() == []
 
 
 # -- offline -------------------------------------------------------------------------------
@@ -470,13 +470,13 @@ def test_scope_bound_to_first_account_and_origin_pauses_elsewhere(
     alice_before = {k: world.manifest(k) for k in keys}
 
     bob_name, bob = world.add_user("bob")
-    a.memory.sync_login(alice_url, bob)
+    a.memory.sync.login(alice_url, bob)
     written = a.note("Written while signed in as bob", "b")
     run = a.sync()
     assert run.reports == [] and set(run.paused) == set(SCOPES)
     for reason in run.paused.values():
         assert "alice" in reason and "bob" in reason
-    status = a.memory.sync_status()
+    status = a.memory.sync.status()
     assert status.user == bob_name
     for scope in status.scopes:
         assert scope.paused is not None and f"{world.user} at {alice_url}" in scope.paused
@@ -486,7 +486,7 @@ def test_scope_bound_to_first_account_and_origin_pauses_elsewhere(
         assert world.manifest(key) == alice_before[key]
 
     other = make_server()
-    a.memory.sync_login(other.url, other.tokens["alice"])
+    a.memory.sync.login(other.url, other.tokens["alice"])
     run = a.sync()
     assert run.reports == [] and set(run.paused) == set(SCOPES)
     assert all(other.url in reason for reason in run.paused.values())
@@ -494,7 +494,7 @@ def test_scope_bound_to_first_account_and_origin_pauses_elsewhere(
         assert other.manifest(key).version == 0
 
     # signed in as the bound account again, sync goes on
-    a.memory.sync_login(alice_url, world.token)
+    a.memory.sync.login(alice_url, world.token)
     run = a.sync()
     assert not run.paused
     assert report(run).pushed == [written]
@@ -514,7 +514,7 @@ def test_commit_batch_goes_to_the_server_first(world: World, two: tuple[Machine,
     old_n1, old_n2 = a.files("project")[n1], a.files("project")[n2]
 
     merged = dataclasses.replace(a.read(n1), body="alpha\nbeta (merged in)")
-    result = a.memory.commit_batch({n1: merged, n2: None}, scope="project")
+    result = a.memory.sync.commit_batch({n1: merged, n2: None}, scope="project")
     assert result.version == version + 1
     assert result.written == [n1] and result.deleted == [n2]
     manifest = world.manifest(key)
@@ -535,20 +535,20 @@ def test_commit_batch_goes_to_the_server_first(world: World, two: tuple[Machine,
     before, manifest = a.all_files(), world.manifest(key)
     gamma = dataclasses.replace(a.read(n3), body="gamma (batch)")
     with pytest.raises(Conflict):
-        a.memory.commit_batch({n1: None, n3: gamma}, scope="project")
+        a.memory.sync.commit_batch({n1: None, n3: gamma}, scope="project")
     assert a.all_files() == before
     assert world.manifest(key) == manifest
 
     # with sync off the batch is written here only, and syncs later like any edit
     a.sync()
-    a.memory.sync_switch(False)
+    a.memory.sync.switch(False)
     manifest = world.manifest(key)
     gamma = dataclasses.replace(a.read(n3), body="gamma (batch while off)")
-    result = a.memory.commit_batch({n3: gamma}, scope="project")
+    result = a.memory.sync.commit_batch({n3: gamma}, scope="project")
     assert result.version is None and result.written == [n3]
     assert a.read(n3).body == "gamma (batch while off)"
     assert world.manifest(key) == manifest
-    a.memory.sync_switch(True)
+    a.memory.sync.switch(True)
     assert report(a.sync()).pushed == [n3]
     b.sync()
     world.assert_converged(a, b)
@@ -563,23 +563,23 @@ def test_switch_off_makes_no_request_and_persists(world: World) -> None:
         a.note("Before the switch", "x")
         a.sync()
         seen = len(proxy.log)
-        assert not a.memory.sync_switch(False).enabled
+        assert not a.memory.sync.switch(False).enabled
         written = a.note("Written while sync is off", "y")
         with pytest.raises(SyncRefused, match="off"):
             a.sync()
         a.reopen()  # persisted across restarts
-        assert not a.memory.sync_status().enabled
+        assert not a.memory.sync.status().enabled
         with pytest.raises(SyncRefused):
             a.sync()
         assert len(proxy.log) == seen
-        a.memory.sync_logout()
-        a.memory.sync_login(proxy.url, world.token)  # and sign-ins
-        assert not a.memory.sync_status().enabled
+        a.memory.sync.logout()
+        a.memory.sync.login(proxy.url, world.token)  # and sign-ins
+        assert not a.memory.sync.status().enabled
         seen = len(proxy.log)
         with pytest.raises(SyncRefused):
             a.sync()
         assert len(proxy.log) == seen
-        assert a.memory.sync_switch(True).enabled
+        assert a.memory.sync.switch(True).enabled
         assert report(a.sync()).pushed == [written]
         assert len(proxy.log) > seen
 
@@ -624,7 +624,7 @@ def test_commits_split_to_the_change_quota_and_listings_to_the_response_quota(
     # a commit-first batch must go in one piece: over the change quota it is refused whole
     before = a.all_files()
     with pytest.raises(LimitExceeded):
-        a.memory.commit_batch({nid: None for nid in ids[:3]}, scope="project")
+        a.memory.sync.commit_batch({nid: None for nid in ids[:3]}, scope="project")
     assert a.all_files() == before
     assert world.manifest(world.key("project")).version == 4
 
@@ -752,9 +752,9 @@ def test_a_held_conflict_follows_the_servers_newer_version(
     newest = a.set_line(clash.nid, 2, "for everything, said again on a")
     a.sync()
     assert report(b.sync()).conflicts == [clash.nid]
-    (view,) = b.memory.sync_conflicts()
+    (view,) = b.memory.sync.conflicts()
     assert view.server == newest.decode()
-    b.memory.sync_resolve(clash.nid, "local")
+    b.memory.sync.resolve(clash.nid, "local")
     assert b.backed_up(newest, "sync conflict")
     world.settle(b, a)
     files = world.assert_converged(a, b)["project"]
@@ -835,7 +835,7 @@ def test_a_restored_backup_syncs_like_any_local_edit(
     world.sync(b, a)
     (record,) = [r for r in a.memory.backups(limit=None) if r.note_id == nid]
     assert record.reason is not None and record.reason.startswith("sync")
-    a.memory.restore(record.id)
+    a.memory.backups.restore(record.id)
     assert a.files("project")[nid] == original
     assert report(a.sync()).pushed == [nid]
     assert report(b.sync()).pulled == [nid]
@@ -851,7 +851,7 @@ def test_forget_purge_deletes_everywhere_and_keeps_no_copy_for_sync(
     nid = a.note("Purge me", "a distinctive purgeable sentence")
     world.sync(a, b)
     a.memory.forget(nid, purge=True, scope="project")
-    assert not a.memory.replica.holds_copy(Scope.PROJECT, nid)
+    assert not a.memory.sync.replica.holds_copy(Scope.PROJECT, nid)
     assert report(a.sync()).deleted_there == [nid]  # the deletion goes up, nothing comes back
     assert not a.has(nid)
     assert report(b.sync()).deleted_here == [nid]
@@ -872,7 +872,7 @@ def test_user_notes_are_shared_by_projects_and_project_notes_are_not(world: Worl
     with Memory.open(other_origin, home=a.home) as other:
         in_other = other.remember("Only in the other project", body="o", scope="project").note.id
         shared = other.remember("User note written there", body="u", scope="user").note.id
-        run = other.sync()
+        run = other.sync.run()
         assert report(run).pushed == [in_other] and report(run, "user").pushed == [shared]
     mine = a.note("Only in this project", "p")
     run = a.sync()

@@ -32,7 +32,7 @@ def memory(project: Path, home: Path) -> Iterator[Memory]:
 
 
 def _of(memory: Memory, kind: FindingKind, **kwargs: object) -> list[Finding]:
-    found = memory.tidy([kind], **kwargs)  # type: ignore[arg-type]
+    found = memory.tidy.findings([kind], **kwargs)  # type: ignore[arg-type]
     assert all(f.kind is kind for f in found)
     return found
 
@@ -96,7 +96,7 @@ def test_two_notes_stating_different_values_contradict(memory: Memory) -> None:
     assert set(found.notes) == {a, b}
     assert found.reason == '"Deploy timeout is 30 seconds" vs "Deploy timeout is 60 seconds"'
     # Resolving it is one supersede: the finding is gone.
-    memory.supersede(a, by=b)
+    memory.notes.supersede(a, by=b)
     assert _of(memory, FindingKind.CONTRADICTION) == []
 
 
@@ -163,7 +163,7 @@ def test_a_note_neither_recalled_nor_edited_for_unused_days(
         stale = _note(past, "Old decision nobody reads", "x")
         recalled = _note(past, "Old decision still recalled", "y")
     for note_id in (stale, recalled):
-        path = memory.directory("project") / f"{note_id}.md"
+        path = memory.stores.directory("project") / f"{note_id}.md"
         os.utime(path, (old / 1000, old / 1000))
     _note(memory, "A fresh note", "z")
     store = memory.stores.store(Scope.PROJECT)
@@ -184,7 +184,7 @@ def test_unused_days_comes_from_the_config(project: Path, home: Path) -> None:
     settings = load_settings(home=home, project_root=project)
     with Memory(settings, clock=lambda: now - 6 * DAY_MS) as past:
         note = _note(past, "Six days old", "x")
-    os.utime(past.directory("project") / f"{note}.md", ((now - 6 * DAY_MS) / 1000,) * 2)
+    os.utime(past.stores.directory("project") / f"{note}.md", ((now - 6 * DAY_MS) / 1000,) * 2)
     with Memory(settings) as memory:
         assert [f.notes for f in _of(memory, FindingKind.UNUSED)] == [(note,)]
 
@@ -194,15 +194,15 @@ def test_unused_days_comes_from_the_config(project: Path, home: Path) -> None:
 
 def test_ids_are_stable_and_follow_the_notes_hashes(memory: Memory, project: Path) -> None:
     note = _note(memory, "Pricing page layout", "See [[missing-note-a1]].")
-    first = memory.tidy()
+    first = memory.tidy.findings()
     assert [f.kind for f in first] == [FindingKind.BROKEN_LINK]
     with Memory.open(project, home=memory.settings.home) as again:
-        assert again.tidy() == first
+        assert again.tidy.findings() == first
     (found,) = first
     assert found.id == finding_id(FindingKind.BROKEN_LINK, [memory.read(note).hash])
     assert kind_of(found.id) is FindingKind.BROKEN_LINK
     memory.remember("Pricing page layout", "Still see [[missing-note-a1]].", id=note)
-    (edited,) = memory.tidy()
+    (edited,) = memory.tidy.findings()
     assert edited.id != found.id and edited.notes == found.notes
 
 
@@ -210,23 +210,23 @@ def test_kind_and_scope_filters(memory: Memory) -> None:
     _note(memory, "Project link", "[[nowhere-a1]]")
     _note(memory, "User link", "[[nowhere-b2]]", scope="user")
     _note(memory, "Long", "x" * (TOO_LONG_CHARS + 1))
-    everything = memory.tidy()
+    everything = memory.tidy.findings()
     assert {f.kind for f in everything} == {FindingKind.BROKEN_LINK, FindingKind.TOO_LONG}
     assert [f.scope for f in everything if f.kind is FindingKind.BROKEN_LINK] == [
         Scope.PROJECT,
         Scope.USER,
     ]
-    assert [f.kind for f in memory.tidy("too_long")] == [FindingKind.TOO_LONG]
-    assert [f.scope for f in memory.tidy(["broken_link"], scope="user")] == [Scope.USER]
-    assert memory.tidy(["too_long", "broken_link"]) == everything
+    assert [f.kind for f in memory.tidy.findings("too_long")] == [FindingKind.TOO_LONG]
+    assert [f.scope for f in memory.tidy.findings(["broken_link"], scope="user")] == [Scope.USER]
+    assert memory.tidy.findings(["too_long", "broken_link"]) == everything
     with pytest.raises(InvalidInput, match="finding kind must be one of same_topic"):
-        memory.tidy(["duplicates"])
+        memory.tidy.findings(["duplicates"])
 
 
 def test_private_notes_can_be_hidden(memory: Memory) -> None:
     _note(memory, "Mine", "[[nowhere-a1]]", private=True)
-    assert len(memory.tidy()) == 1
-    assert memory.tidy(hide_private=True) == []
+    assert len(memory.tidy.findings()) == 1
+    assert memory.tidy.findings(hide_private=True) == []
 
 
 # -- dismissals ---------------------------------------------------------------------------
@@ -235,16 +235,16 @@ def test_private_notes_can_be_hidden(memory: Memory) -> None:
 def test_a_dismissal_holds_until_a_note_is_edited(memory: Memory, home: Path) -> None:
     note = _note(memory, "Pricing page layout", "See [[missing-note-a1]].")
     _note(memory, "Long", "x" * (TOO_LONG_CHARS + 1))
-    broken = memory.tidy("broken_link")[0]
-    result = memory.dismiss(broken.id)
+    broken = memory.tidy.findings("broken_link")[0]
+    result = memory.tidy.dismiss(broken.id)
     assert result.changed and result.finding == broken
-    assert [f.kind for f in memory.tidy()] == [FindingKind.TOO_LONG]
-    assert not memory.dismiss(broken.id).changed  # a repeat changes nothing
+    assert [f.kind for f in memory.tidy.findings()] == [FindingKind.TOO_LONG]
+    assert not memory.tidy.dismiss(broken.id).changed  # a repeat changes nothing
     path = home / "tidy" / "dismissed.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     # Edited: the finding is back, under a new id.
     memory.remember("Pricing page layout", "See [[missing-note-a1]] again.", id=note)
-    (back,) = memory.tidy("broken_link")
+    (back,) = memory.tidy.findings("broken_link")
     assert back.id != broken.id and back.notes == (note,)
 
 
@@ -252,7 +252,7 @@ def test_dismissing_an_unknown_finding_is_not_found(memory: Memory, home: Path) 
     _note(memory, "Pricing page layout", "See [[missing-note-a1]].")
     for bad in ("broken_link-000000000000", "nonsense", "", "too_long-xyz"):
         with pytest.raises(NotFound, match="no finding"):
-            memory.dismiss(bad)
+            memory.tidy.dismiss(bad)
     assert not (home / "tidy" / "dismissed.json").exists()
 
 
@@ -261,7 +261,7 @@ def test_the_same_findings_after_the_index_is_deleted(memory: Memory, project: P
     _note(memory, "Package management uses pnpm", "Not npm. [[nowhere-a1]]")
     _note(memory, "Deploy timeout is 30 seconds", "It times out after 30 s.")
     _note(memory, "Deploy timeout is 60 seconds", "It times out after 60 s.")
-    before = memory.tidy()
+    before = memory.tidy.findings()
     assert {f.kind for f in before} == {
         FindingKind.SAME_TOPIC,
         FindingKind.CONTRADICTION,
@@ -274,4 +274,4 @@ def test_the_same_findings_after_the_index_is_deleted(memory: Memory, project: P
     for path in index.iterdir():
         path.unlink()
     with Memory.open(project, home=memory.settings.home) as fresh:
-        assert fresh.tidy() == before
+        assert fresh.tidy.findings() == before

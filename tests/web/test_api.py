@@ -75,7 +75,7 @@ def test_create_refuses_wrong_input(page: AsgiPage) -> None:
     huge = page.post("/api/notes", json={"summary": "x", "body": "a" * (MAX_BODY_BYTES + 1)})
     error_of(huge, 413, "invalid")
     error_of(page.post("/api/notes", json={"summary": "x", "type": "boss"}), 400, "invalid")
-    assert page.memory.list() == []
+    assert page.memory.notes.list() == []
 
 
 def test_limits_are_refused(page: AsgiPage) -> None:
@@ -129,7 +129,7 @@ def test_save_checks_the_revision_and_never_overwrites(page: AsgiPage) -> None:
     assert current["revision"] == saved.json()["revision"]
     assert page.memory.read(note["id"]).summary == "Port is 8081"
     # Edited on disk meanwhile: the same.
-    path = page.memory.directory("project") / f"{note['id']}.md"
+    path = page.memory.stores.directory("project") / f"{note['id']}.md"
     path.write_text(path.read_text().replace("new body", "edited in an editor"))
     on_disk = page.put(
         f"/api/notes/{note['id']}",
@@ -197,7 +197,7 @@ def test_forget_plans_then_confirms(page: AsgiPage) -> None:
     done = page.post(url, json={"confirm": True, "hash": plan.json()["note"]["hash"]})
     assert done.status_code == 200, done.text
     assert done.json()["note_id"] == note["id"] and done.json()["backup"]["id"]
-    assert page.memory.list() == []
+    assert page.memory.notes.list() == []
     error_of(page.post(url, json={"confirm": False}), 404, "not_found")
 
 
@@ -212,7 +212,7 @@ def test_backups_and_restore(page: AsgiPage) -> None:
     restored = page.post(f"/api/backups/{backups[0]['id']}/restore")
     assert restored.status_code == 200, restored.text
     assert restored.json()["note"]["id"] == note["id"]
-    assert [n.id for n in page.memory.list()] == [note["id"]]
+    assert [n.id for n in page.memory.notes.list()] == [note["id"]]
     error_of(page.post("/api/backups/20260101-nothing-abcd/restore"), 404, "not_found")
     assert page.post("/api/backups/..%2f..%2fx/restore").status_code in (400, 404, 405)
     error_of(page.post("/api/backups/a.b/restore"), 400, "invalid")
@@ -250,7 +250,7 @@ def test_changes_stamp_follows_every_change(page: AsgiPage) -> None:
     note = make(page, "First")
     after_write = page.get("/api/changes").json()["stamp"]
     assert after_write != stamp
-    path = page.memory.directory("project") / f"{note['id']}.md"
+    path = page.memory.stores.directory("project") / f"{note['id']}.md"
     time.sleep(0.01)
     path.write_text(path.read_text() + "\nedited on disk\n")
     after_edit = page.get("/api/changes").json()["stamp"]
@@ -338,7 +338,7 @@ def test_sync_now_against_a_real_server(page: AsgiPage, tmp_path: Path) -> None:
     token = add_user(data, "alice")
     make(page, "Synced note")
     with running_server(data) as server:
-        page.memory.sync_login(server.url, token)
+        page.memory.sync.login(server.url, token)
         page.post("/api/sync/switch", json={"on": True})
         run = page.post("/api/sync/now")
         assert run.status_code == 200, run.text
@@ -370,7 +370,7 @@ def test_the_real_server_answers_the_api(ui_server: UiServer) -> None:
         assert client.get(f"/api/notes/{made.json()['id']}").json()["html"] == ""
         assert client.get("/api/notes/nope").status_code == 404
     assert ui_server.url == f"{ui_server.base}/#token={ui_server.token}"
-    assert ui_server.memory.list()[0].summary == "Over loopback"
+    assert ui_server.memory.notes.list()[0].summary == "Over loopback"
 
 
 def test_memdir_ui_as_a_process(tmp_path: Path) -> None:

@@ -253,7 +253,7 @@ def test_edit_and_save_then_a_new_note(
     page.locator("#save").click()
     expect(page.locator("#page-title")).to_have_text("I like dark terminals")
     expect(page.locator("#status")).to_contain_text("Links to no note: terminal-theme")
-    (new,) = [n for n in memory.list(scope="user") if n.summary == "I like dark terminals"]
+    (new,) = [n for n in memory.notes.list(scope="user") if n.summary == "I like dark terminals"]
     assert new.private
     watch.check()
 
@@ -360,7 +360,7 @@ def test_forget_shows_its_plan_and_asks_first(
     page.locator("#forget").click()
     page.locator("#forget-confirm").click()
     expect(page.locator("#status")).to_contain_text(f"Forgot {nid}")
-    assert all(n.id != nid for n in memory.list())
+    assert all(n.id != nid for n in memory.notes.list())
     watch.check()
 
 
@@ -395,7 +395,7 @@ def test_merge_a_same_topic_finding_and_dismiss_another(
     screenshot(page, "tidy-merge", tmp_path)
     same.locator(".apply-merge").click()
     expect(page.locator("#page-title")).to_have_text("We use pnpm, never npm")
-    left = {n.id for n in memory.list()}
+    left = {n.id for n in memory.notes.list()}
     assert ids[0] in left or ids[1] in left
     assert not {ids[0], ids[1]} <= left  # one of them was merged away
     # the contradiction: one supersedes the other
@@ -424,7 +424,7 @@ def test_a_merge_draft_is_refused_when_a_note_changed_since(
     body.fill(body.input_value() + "\nEdited.")
     same.locator(".apply-merge").click()
     expect(same.locator("[role=alert]")).to_contain_text("a note changed since this draft")
-    assert {first, second} <= {n.id for n in memory.list()}  # nothing merged away
+    assert {first, second} <= {n.id for n in memory.notes.list()}  # nothing merged away
     same.locator(".redraft").click()
     expect(same.locator(".merge-body")).to_have_value(re.compile("Rollback: flip back"))
     same.locator(".apply-merge").click()
@@ -454,7 +454,7 @@ def test_restore_a_backup(
     memory = disk
     nid = _note(memory, "Office wifi password rotates monthly", "Ask reception.")
     memory.forget(nid)
-    assert all(n.id != nid for n in memory.list())
+    assert all(n.id != nid for n in memory.notes.list())
     page.goto(ui_server.url)
     page.get_by_role("link", name="Backups").click()
     row = page.locator("#backups tbody tr", has_text=nid)
@@ -483,7 +483,7 @@ def sync_world(ui_server: Any, tmp_path: Path) -> Iterator[Callable[[], Memory]]
     token = add_user(data, "alice")
     others: list[Memory] = []
     with running_server(data) as server:
-        ui_server.memory.sync_login(server.url, token)
+        ui_server.memory.sync.login(server.url, token)
 
         def other() -> Memory:
             home = tmp_path / f"home-other-{len(others)}"
@@ -492,7 +492,7 @@ def sync_world(ui_server: Any, tmp_path: Path) -> Iterator[Callable[[], Memory]]
             project.mkdir()
             (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
             machine = Memory.open(project, home=home)
-            machine.sync_login(server.url, token)
+            machine.sync.login(server.url, token)
             others.append(machine)
             return machine
 
@@ -529,13 +529,13 @@ def test_a_real_sync_conflict_resolved_in_the_conflict_view(
         id="shell-settings",
     )
     here.sync()
-    there.sync()
-    assert {n.id for n in there.list(scope="user")} >= {keep, by_hand}
+    there.sync.run()
+    assert {n.id for n in there.notes.list(scope="user")} >= {keep, by_hand}
     _set_body(here, keep, "Editor settings:\ntabs are 2 spaces\nformat on save")
     _set_body(there, keep, "Editor settings:\ntabs are 8 spaces\nformat on save")
     _set_body(here, by_hand, "Shell:\nfish\nno aliases")
     _set_body(there, by_hand, "Shell:\nbash\nno aliases")
-    there.sync()
+    there.sync.run()
     page.goto(ui_server.url)
     page.get_by_role("link", name="Sync", exact=True).click()
     switch = page.locator("#sync-switch")
@@ -564,12 +564,12 @@ def test_a_real_sync_conflict_resolved_in_the_conflict_view(
     shell.locator(".save-merge").click()
     expect(page.locator("#conflict-result")).to_contain_text(f"Resolved {by_hand}")
     expect(items).to_have_count(0)
-    assert disk.sync_conflicts() == []
+    assert disk.sync.conflicts() == []
     assert "2 spaces" in disk.read(keep).body
     assert "fish, or bash on servers" in disk.read(by_hand).body
     # both settle through the server
-    disk.sync()
-    there.sync()
+    disk.sync.run()
+    there.sync.run()
     assert "fish, or bash on servers" in there.read(by_hand).body
     assert "2 spaces" in there.read(keep).body
     watch.check()
@@ -585,10 +585,10 @@ def test_the_sync_switch_turns_sync_off_and_on(
     switch.click()
     expect(switch).to_have_attribute("aria-checked", "false")
     expect(page.locator("#sync-now")).to_be_disabled()
-    assert disk.sync_status().enabled is False
+    assert disk.sync.status().enabled is False
     switch.click()
     expect(switch).to_have_attribute("aria-checked", "true")
-    assert disk.sync_status().enabled is True
+    assert disk.sync.status().enabled is True
     page.locator("#sync-now").click()
     expect(page.locator("#sync-result li").first).to_be_visible()
     watch.check()

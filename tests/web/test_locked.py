@@ -35,8 +35,8 @@ def test_a_locked_store_says_so_and_unlocking_needs_no_restart(
     memory = Memory.open(project, home=home, embedder=None)
     try:
         memory.remember("Sealed", body="the quokka-violet protocol", id="sealed")
-        memory.encryption.encrypt(PASSWORD)
-        memory.encryption.lock()
+        memory.crypto.encrypt(PASSWORD)
+        memory.crypto.lock()
         token = new_token()
         page = AsgiPage(build_app(memory, token=token, port=ASGI_PORT), token, memory)
         locked = page.get("/api/notes")
@@ -44,10 +44,10 @@ def test_a_locked_store_says_so_and_unlocking_needs_no_restart(
         error = locked.json()["error"]
         assert error["kind"] == "refused" and error["hint"] == "unlock"
         assert "locked" in error["message"]
-        memory.encryption.unlock(PASSWORD)
+        memory.crypto.unlock(PASSWORD)
         notes = page.get("/api/notes")
         assert notes.status_code == 200, notes.text
         assert [n["id"] for n in notes.json()["notes"]] == ["sealed"]
     finally:
-        memory.encryption.lock()
+        memory.crypto.lock()
         memory.close()

@@ -25,21 +25,34 @@ HEADERS = {
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
 }
-SPIED = ("list", "search", "read_current", "links", "remember", "tidy", "sync_status", "backups")
+SPIED = (
+    "notes.list",
+    "search",
+    "notes.read_current",
+    "notes.links",
+    "remember",
+    "tidy.findings",
+    "sync.status",
+    "backups",
+)
 
 
 @pytest.fixture
 def spy(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The names of the Memory methods called (none, for a refused request)."""
     calls: list[str] = []
-    for name in SPIED:
-        original = getattr(memory, name)
+    for path in SPIED:
+        *nouns, name = path.split(".")
+        owner: Any = memory
+        for noun in nouns:
+            owner = getattr(owner, noun)
+        original = getattr(owner, name)
 
         def recorder(*args: Any, _name: str = name, _fn: Any = original, **kw: Any) -> Any:
             calls.append(_name)
             return _fn(*args, **kw)
 
-        monkeypatch.setattr(memory, name, recorder)
+        monkeypatch.setattr(owner, name, recorder)
     yield calls
 
 
@@ -107,7 +120,7 @@ def test_other_sites_and_framing_are_refused(
         assert answer.status_code == 403, (method, path)
         assert_headers(answer, api=path.startswith("/api/"))
     assert spy == []
-    assert page.memory.list() == []
+    assert page.memory.notes.list() == []
 
 
 def test_own_origin_and_same_origin_fetches_pass(page: AsgiPage) -> None:
@@ -187,9 +200,9 @@ def test_static_files_have_their_content_type(tmp_path: Any, memory: Memory) -> 
 
 def test_the_real_server_refuses_the_same(ui_server: UiServer, monkeypatch: Any) -> None:
     calls: list[str] = []
-    original = ui_server.memory.list
+    original = ui_server.memory.notes.list
     monkeypatch.setattr(
-        ui_server.memory, "list", lambda *a, **k: (calls.append("list"), original(*a, **k))[1]
+        ui_server.memory.notes, "list", lambda *a, **k: (calls.append("list"), original(*a, **k))[1]
     )
     base = ui_server.base
     with httpx.Client(base_url=base, timeout=10) as client:
@@ -222,7 +235,7 @@ def test_a_guard_refusal_never_echoes_the_secret(page: AsgiPage) -> None:
     assert answer.json()["error"]["kind"] == "refused"
     assert secret not in answer.text
     assert secret[4:] not in answer.text
-    assert page.memory.list() == []
+    assert page.memory.notes.list() == []
 
 
 # -- rendering ---------------------------------------------------------------------------

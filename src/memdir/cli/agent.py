@@ -40,9 +40,9 @@ def _messages(path: Path | None) -> list[dict[str, Any]]:
 def index_command(as_json: bool) -> None:
     """Print the prompt index an agent gets at the start of a run."""
     memory = _memory()
-    text = memory.prompt_index()
+    text = memory.agent.prompt_index()
     if as_json:
-        emit_json({"index": text, "guidance": memory.guidance()})
+        emit_json({"index": text, "guidance": memory.agent.guidance()})
     else:
         click.echo(text)
 
@@ -74,7 +74,7 @@ def recall(message: str, history_file: Path | None, as_json: bool) -> None:
 @json_option
 def extract(conversation: Path, as_json: bool) -> None:
     """Extract notes from a conversation (a JSON list of messages) with the configured model."""
-    result = _memory().extract(_messages(conversation), force=True)
+    result = _memory().agent.extract(_messages(conversation), force=True)
     if as_json:
         emit_json(result)
         return

@@ -42,7 +42,7 @@ def verify(against: Path | None, as_json: bool) -> Outcome | None:
     kept elsewhere.
     """
     memory: Memory = click.get_current_context().obj.memory()
-    report = memory.audit_verify(against)
+    report = memory.audit.verify(against)
     if as_json:
         emit_json(report)
     elif report.ok:
@@ -73,7 +73,7 @@ def head(as_json: bool) -> None:
     past it or a head signed by another key. Exit 7 when the head does not verify.
     """
     memory: Memory = click.get_current_context().obj.memory()
-    current = memory.audit_head()
+    current = memory.audit.head()
     if as_json:
         emit_json(current)
         return

@@ -56,7 +56,7 @@ def restore(backup_id: str, as_json: bool) -> None:
     Give a backup id (see `memdir backups`), or a note's id or a unique prefix of it to
     restore that note's latest backup; an argument that is both is taken as a backup id.
     """
-    result = _memory().restore(backup_id)
+    result = _memory().backups.restore(backup_id)
     if as_json:
         emit_json(result)
         return

@@ -174,23 +174,23 @@ def encrypt(
     """
     memory = _memory()
     if show_status:
-        status = memory.encryption.status()
+        status = memory.crypto.status()
         emit_json(status) if as_json else _print_status(status)
         return
     stdin = _Stdin() if password_stdin else None
-    current = memory.encryption.status()
+    current = memory.crypto.status()
     password = None
     recovery = None
     if not current.keyring:
         new = _password(password_file, stdin, "New password", confirm=True)
-        recovery = memory.encryption.create_keyring(new)
+        recovery = memory.crypto.create_keyring(new)
         if not as_json:  # shown before converting, so that no failure later can lose it
             _print_recovery(recovery)
     elif not current.unlocked or password_file is not None or stdin is not None:
         password = _password(password_file, stdin, "Password")
     try:
         with progress_bar(not as_json) as progress:
-            report = memory.encryption.encrypt(password, _scopes(scope), progress=progress)
+            report = memory.crypto.encrypt(password, _scopes(scope), progress=progress)
     except MemdirError as error:
         if recovery is None or not as_json:
             raise
@@ -212,10 +212,10 @@ def decrypt(
     """Convert encrypted notes, history and backups back to plain files."""
     memory = _memory()
     stdin = _Stdin() if password_stdin else None
-    if not memory.encryption.status().unlocked or password_file or stdin:
-        memory.encryption.unlock(_password(password_file, stdin, "Password"))
+    if not memory.crypto.status().unlocked or password_file or stdin:
+        memory.crypto.unlock(_password(password_file, stdin, "Password"))
     with progress_bar(not as_json) as progress:
-        report = memory.encryption.decrypt(_scopes(scope), progress=progress)
+        report = memory.crypto.decrypt(_scopes(scope), progress=progress)
     emit_json(report) if as_json else _print_report(report, "decrypted")
 
 
@@ -246,11 +246,11 @@ def passwd(
     if recovery:
         key = _recovery(password_file, stdin)
         new = _password(new_password_file, stdin, "New password", line=1, confirm=True)
-        memory.encryption.passwd(new, recovery_key=key)
+        memory.crypto.passwd(new, recovery_key=key)
     else:
         old = _password(password_file, stdin, "Current password")
         new = _password(new_password_file, stdin, "New password", line=1, confirm=True)
-        memory.encryption.passwd(new, old_password=old)
+        memory.crypto.passwd(new, old_password=old)
     if as_json:
         emit_json({"changed": True})
     else:
@@ -276,11 +276,11 @@ def unlock(
     memory = _memory()
     stdin = _Stdin() if password_stdin else None
     if recovery:
-        status = memory.encryption.unlock(
+        status = memory.crypto.unlock(
             recovery_key=_recovery(password_file, stdin), idle_seconds=idle
         )
     else:
-        status = memory.encryption.unlock(
+        status = memory.crypto.unlock(
             _password(password_file, stdin, "Password"), idle_seconds=idle
         )
     emit_json(status) if as_json else _print_status(status)
@@ -291,7 +291,7 @@ def unlock(
 def lock(as_json: bool) -> None:
     """Lock the encrypted notes now: the key and the in-memory index are wiped."""
     memory = _memory()
-    ended = memory.encryption.lock()
+    ended = memory.crypto.lock()
     if as_json:
         emit_json({"locked": True, "wasUnlocked": ended})
     else:

@@ -102,7 +102,7 @@ def demo(keep: bool, as_json: bool) -> None:
             if not quiet:
                 console.print(f"  {h.score:.2f} {h.note_id}: {escape(h.summary)}")
         report["recalled"] = [h.note_id for h in hits]
-        linked = memory.links(fills.note.id)
+        linked = memory.notes.links(fills.note.id)
         if not quiet:
             for link in linked.outgoing:
                 console.print(
@@ -115,10 +115,10 @@ def demo(keep: bool, as_json: bool) -> None:
             fills.note.body + "\n\nApplies to the annual toggle too.",
             id=fills.note.id,
         )
-        versions = memory.history(fills.note.id)
+        versions = memory.notes.history(fills.note.id)
         if not quiet:
             console.print(f"  {fills.note.id} has {len(versions)} versions; diff:")
-            console.print(memory.diff(fills.note.id), markup=False)
+            console.print(memory.notes.diff(fills.note.id), markup=False)
         report["versions"] = len(versions)
 
         _step("4. the credential guard", quiet)
@@ -137,7 +137,7 @@ def demo(keep: bool, as_json: bool) -> None:
         backup = memory.backups()[0]
         if not quiet:
             console.print(f"  backup {backup.id} ({backup.reason})")
-        restored = memory.restore(backup.id)
+        restored = memory.backups.restore(backup.id)
         if not quiet:
             console.print(f"  restored {restored.note.id}")
         memory.forget(dup.note.id, purge=True)
@@ -146,7 +146,7 @@ def demo(keep: bool, as_json: bool) -> None:
         report["backup"] = backup.id
 
         _step("6. audit", quiet)
-        audit = memory.audit_verify()
+        audit = memory.audit.verify()
         report["auditOk"] = audit.ok
         report["auditEntries"] = audit.entries
         if not quiet:

@@ -33,7 +33,7 @@ def doctor(deep: bool, as_json: bool) -> Outcome | None:
     The search indexes are checked too (a damaged one is rebuilt from the files and
     reported). With --deep, stored data that fails verification exits 7."""
     memory: Memory = click.get_current_context().obj.memory()
-    report = memory.doctor(deep=deep)
+    report = memory.upkeep.doctor(deep=deep)
     if as_json:
         emit_json(report)
     else:

@@ -199,7 +199,7 @@ def supersede(old_id: str, new_id: str, scope: str | None, as_json: bool) -> Non
     The old note stays on disk and in history; recall and the prompt index leave it
     out, and search marks it "superseded by NEW_ID" and ranks NEW_ID above it.
     """
-    result = _memory().supersede(old_id, by=new_id, scope=scope)
+    result = _memory().notes.supersede(old_id, by=new_id, scope=scope)
     if as_json:
         emit_json(result)
     else:
@@ -241,7 +241,7 @@ def read(note_id: str, revision: str | None, as_json: bool) -> None:
 @json_option
 def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: bool) -> None:
     """List notes, most recently updated first."""
-    notes = _memory().list(scope=scope, type=type_, tag=tag)
+    notes = _memory().notes.list(scope=scope, type=type_, tag=tag)
     if as_json:
         emit_json(notes)
     elif not notes:
@@ -256,7 +256,7 @@ def list_notes(scope: str | None, type_: str | None, tag: str | None, as_json: b
 @json_option
 def history(note_id: str, as_json: bool) -> None:
     """Every version of a note kept on this machine."""
-    entries = _memory().history(note_id)
+    entries = _memory().notes.history(note_id)
     if as_json:
         emit_json(entries)
         return
@@ -277,7 +277,7 @@ def history(note_id: str, as_json: bool) -> None:
 @json_option
 def diff(note_id: str, rev_a: str | None, rev_b: str | None, as_json: bool) -> None:
     """Differences between two revisions (default: previous → current)."""
-    text = _memory().diff(note_id, rev_a, rev_b)
+    text = _memory().notes.diff(note_id, rev_a, rev_b)
     if as_json:
         emit_json({"id": note_id, "a": rev_a, "b": rev_b, "diff": text})
     elif not text:
@@ -291,7 +291,7 @@ def diff(note_id: str, rev_a: str | None, rev_b: str | None, as_json: bool) -> N
 @json_option
 def links(note_id: str, as_json: bool) -> None:
     """A note's links, backlinks and dangling links."""
-    report = _memory().links(note_id)
+    report = _memory().notes.links(note_id)
     if as_json:
         emit_json(report)
         return
@@ -320,7 +320,7 @@ def forget(
 ) -> Outcome | None:
     """Remove a note after showing what will go (asks first unless --yes)."""
     memory = _memory()
-    plan = memory.plan_forget(note_id, purge=purge, scope=scope)
+    plan = memory.upkeep.plan_forget(note_id, purge=purge, scope=scope)
     if not as_json:
         console.print(
             f"forget [bold]{plan.note.id}[/] ({plan.scope.value}): {escape(plan.note.summary)}"

@@ -89,7 +89,7 @@ def retrieve(
     query: str, mode: str, limit: int, scope: str | None, method: str, as_json: bool
 ) -> None:
     """Find chunks of notes, with revision, chunk hash and byte offsets in the file."""
-    chunks = _memory().retrieve(query, limit=limit, mode=mode, scope=scope, method=method)
+    chunks = _memory().index.retrieve(query, limit=limit, mode=mode, scope=scope, method=method)
     if as_json:
         emit_json(chunks)
         return
@@ -111,7 +111,7 @@ def reindex(as_json: bool) -> None:
     """Rebuild the search index from the note files (and embed every chunk)."""
     memory = _memory()
     with progress_bar(not as_json) as progress:
-        stats = memory.reindex(progress=progress)
+        stats = memory.index.reindex(progress=progress)
     if as_json:
         emit_json(stats)
         return

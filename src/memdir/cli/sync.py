@@ -48,7 +48,7 @@ def sync(ctx: click.Context, scope: str | None, as_json: bool) -> Outcome | None
     """
     if ctx.invoked_subcommand is not None:
         return None
-    result = _memory().sync(scope)
+    result = _memory().sync.run(scope)
     if as_json:
         emit_json(result)
     else:
@@ -117,7 +117,7 @@ def _print_status(status: SyncStatus) -> None:
 @json_option
 def status(as_json: bool) -> None:
     """Show whether sync is on, the account, and each scope's state."""
-    result = _memory().sync_status()
+    result = _memory().sync.status()
     if as_json:
         emit_json(result)
     else:
@@ -128,7 +128,7 @@ def status(as_json: bool) -> None:
 @json_option
 def switch_on(as_json: bool) -> None:
     """Turn sync on (persisted across restarts and sign-ins)."""
-    result = _memory().sync_switch(True)
+    result = _memory().sync.switch(True)
     if as_json:
         emit_json(result)
     else:
@@ -139,7 +139,7 @@ def switch_on(as_json: bool) -> None:
 @json_option
 def switch_off(as_json: bool) -> None:
     """Turn sync off: no cloud requests; notes keep working locally."""
-    result = _memory().sync_switch(False)
+    result = _memory().sync.switch(False)
     if as_json:
         emit_json(result)
     else:
@@ -177,7 +177,7 @@ def _read_token(token_file: Path | None) -> str:
 @json_option
 def login(server: str, token_file: Path | None, as_json: bool) -> None:
     """Sign in to a sync server; the token is checked, then stored with mode 0600."""
-    result = _memory().sync_login(server, _read_token(token_file))
+    result = _memory().sync.login(server, _read_token(token_file))
     if as_json:
         emit_json(result)
     else:
@@ -188,7 +188,7 @@ def login(server: str, token_file: Path | None, as_json: bool) -> None:
 @json_option
 def logout(as_json: bool) -> None:
     """Forget the stored sign-in (notes, the switch and scope bindings stay)."""
-    removed = _memory().sync_logout()
+    removed = _memory().sync.logout()
     if as_json:
         emit_json({"signedOut": removed})
     else:
@@ -207,7 +207,7 @@ def _diff(old: str | None, new: str | None, a: str, b: str) -> str:
 @json_option
 def conflicts(full: bool, as_json: bool) -> None:
     """Show notes held back by a conflict: baseline, this machine and the server."""
-    views = _memory().sync_conflicts()
+    views = _memory().sync.conflicts()
     if as_json:
         emit_json(views)
         return
@@ -271,12 +271,12 @@ def resolve(note_id: str, keep: str | None, edit: bool, scope: str | None, as_js
         raise InvalidInput("give exactly one of --keep local|server|both or --edit")
     text: str | None = None
     if edit:
-        draft = memory.sync_draft(note_id, scope)
-        edited = _edit(draft, memory.encryption.scratch_dir())
+        draft = memory.sync.draft(note_id, scope)
+        edited = _edit(draft, memory.crypto.scratch_dir())
         if edited is None:
             raise InvalidInput("the editor was closed without saving; nothing was changed")
         text = edited
-    result = memory.sync_resolve(note_id, keep, text=text, scope=scope)
+    result = memory.sync.resolve(note_id, keep, text=text, scope=scope)
     if as_json:
         emit_json(result)
         return

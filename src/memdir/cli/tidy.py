@@ -57,7 +57,7 @@ def tidy(
     contradictions (then: dismiss, merge, apply, auto)."""
     if ctx.invoked_subcommand is not None:
         return
-    findings = _memory().tidy(kinds or None, scope, confirm_with_llm=confirm)
+    findings = _memory().tidy.findings(kinds or None, scope, confirm_with_llm=confirm)
     if as_json:
         emit_json(findings)  # each: id, kind, scope, notes, reason, hashes
         return
@@ -82,7 +82,7 @@ def tidy(
 @json_option
 def dismiss(finding_id: str, as_json: bool) -> None:
     """Hide a finding on this machine until one of its notes is edited."""
-    result = _memory().dismiss(finding_id)
+    result = _memory().tidy.dismiss(finding_id)
     if as_json:
         emit_json(result)
         return
@@ -137,7 +137,7 @@ def merge(
     links to them point at it; every changed note is backed up (asks first unless --yes)."""
     body = _read_body(body_file) if body_file is not None else None
     memory = _memory()
-    plan = memory.plan_merge(note_ids, draft=draft, summary=summary, body=body, scope=scope)
+    plan = memory.merges.plan(note_ids, draft=draft, summary=summary, body=body, scope=scope)
     if plan_out is not None:
         _write_plan(plan, plan_out)
         if as_json:
@@ -183,7 +183,7 @@ def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool
         if not click.confirm(f"Merge these {len(plan.notes)} notes?", default=False):
             console.print("nothing was merged")
             return Outcome(EXIT_ERROR)
-    result = memory.apply_merge(plan)
+    result = memory.merges.apply(plan)
     if as_json:
         emit_json(result)
     else:
@@ -295,7 +295,7 @@ def auto(force: bool, as_json: bool) -> None:
     hosts run it on their own when memory.consolidate.auto is on."""
     from memdir.cli.output import fmt_ms
 
-    report = _memory().consolidate(force=force)
+    report = _memory().consolidation.run(force=force)
     if as_json:
         emit_json(report)
         return

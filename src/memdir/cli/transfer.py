@@ -49,7 +49,7 @@ def import_notes(
     server, mem0, a Markdown folder or a memdir export."""
     memory = _memory()
     with progress_bar(not as_json and not dry_run) as progress:
-        report = memory.import_from(path, kind, scope=scope, dry_run=dry_run, progress=progress)
+        report = memory.importer.run(path, kind, scope=scope, dry_run=dry_run, progress=progress)
     if as_json:
         emit_json(report)
         return
@@ -94,7 +94,7 @@ def _show_import(report: ImportReport) -> None:
 def export(out: Path, scope: str | None, fmt: str | None, as_json: bool) -> None:
     """Write the notes to a tar.gz, a zip or a folder you can read anywhere (with an index;
     `memdir import OUT --from memdir` reads it back)."""
-    report = _memory().export(out, scope=scope, format=fmt)
+    report = _memory().exporter.run(out, scope=scope, format=fmt)
     if as_json:
         emit_json(report)
         return

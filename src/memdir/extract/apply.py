@@ -348,7 +348,7 @@ def apply_answer(memory: ExtractHost, ctx: PromptContext, text: str) -> Applied:
 def _write(memory: ExtractHost, ctx: PromptContext, draft: Draft) -> tuple[Note, Scope] | None:
     """Create or update one note; None for an update that changes nothing."""
     if draft.action == "create":
-        result = memory.remember(
+        result = memory.notes.remember(
             draft.summary,
             body=draft.body,
             type=draft.type,
@@ -373,7 +373,7 @@ def _write(memory: ExtractHost, ctx: PromptContext, draft: Draft) -> tuple[Note,
         return None
     # Through the store, not `remember`: the replaced version is backed up first, and the
     # write is refused (Conflict) if the file changed after the model was shown it.
-    outcome = memory.save_over(
+    outcome = memory.notes.save_over(
         note, scope=shown.scope, revision=shown.revision, backup_reason=BACKUP_REASON
     )
     return outcome.note, shown.scope
@@ -394,6 +394,6 @@ def _resolve_new_links(
         body = truncate(_PLACEHOLDER.sub(resolve, note.body), memory.settings.max_note_bytes)
         try:
             validate_id(note.id)
-            memory.remember(note.summary, body=body, scope=scope, id=note.id)
+            memory.notes.remember(note.summary, body=body, scope=scope, id=note.id)
         except MemdirError as exc:
             warnings.append(f"links of {note.id} to new notes not resolved: {exc}")

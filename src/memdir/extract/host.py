@@ -15,16 +15,11 @@ from memdir.store.notes import CurrentNote, WriteResult
 if TYPE_CHECKING:
     from memdir.retrieve import Hit
 
-__all__ = ["ExtractHost"]
+__all__ = ["ExtractHost", "ExtractNotes"]
 
 
-class ExtractHost(Protocol):
-    """The note operations an extraction pass uses."""
-
-    @property
-    def settings(self) -> Settings:
-        """The settings in force (limits, `memory.autoExtract`, the `[llm]` endpoint)."""
-        ...
+class ExtractNotes(Protocol):
+    """The note operations an extraction pass uses (`Memory.notes`)."""
 
     def remember(
         self,
@@ -41,10 +36,6 @@ class ExtractHost(Protocol):
         """Create a note, or update note `id`."""
         ...
 
-    def search(self, query: str, limit: int = 10, *, method: str = "hybrid") -> builtins.list[Hit]:
-        """Notes best matching `query`."""
-        ...
-
     def list(self) -> builtins.list[Note]:
         """Every note, most recently updated first."""
         ...
@@ -57,4 +48,22 @@ class ExtractHost(Protocol):
         self, note: Note, *, scope: Scope, revision: str, backup_reason: str
     ) -> SaveOutcome:
         """Replace a note only if its file is still at `revision`, backing up the old one."""
+        ...
+
+
+class ExtractHost(Protocol):
+    """What an extraction pass uses of its memory: the settings, notes and search."""
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force (limits, `memory.autoExtract`, the `[llm]` endpoint)."""
+        ...
+
+    @property
+    def notes(self) -> ExtractNotes:
+        """The notes."""
+        ...
+
+    def search(self, query: str, limit: int = 10, *, method: str = "hybrid") -> builtins.list[Hit]:
+        """Notes best matching `query`."""
         ...

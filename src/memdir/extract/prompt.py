@@ -154,7 +154,7 @@ def _relevant(memory: ExtractHost, window: Sequence[Mapping[str, Any]]) -> built
         try:
             # Parsed from the very bytes whose revision is kept, so an update can insist
             # that the file has not changed since the model saw it.
-            current = memory.read_current(hit.note_id, scope=hit.scope)
+            current = memory.notes.read_current(hit.note_id, scope=hit.scope)
         except MemdirError:
             continue
         note = current.note
@@ -171,7 +171,7 @@ def _relevant(memory: ExtractHost, window: Sequence[Mapping[str, Any]]) -> built
 def _listed(memory: ExtractHost, exclude: set[str]) -> builtins.list[Note]:
     """Other notes by summary, most recently updated first, within LISTED_BUDGET_CHARS."""
     try:
-        notes = memory.list()
+        notes = memory.notes.list()
     except MemdirError:
         return []
     listed: builtins.list[Note] = []

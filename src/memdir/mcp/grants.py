@@ -259,7 +259,7 @@ def issue_grant(
     data = json.dumps(capability, indent=2).encode("utf-8") + b"\n"
     write_private(out, data, force=force)
     detail = f"{access} scope={scope}" + (f" state={state}" if state is not None else "")
-    memory.audit_record("grant", grant_id=grant.id, detail=detail)
+    memory.audit.append("grant", grant_id=grant.id, detail=detail)
     return grant
 
 
@@ -267,7 +267,7 @@ def revoke_grant(memory: Memory, grant_id: str, *, store: GrantStore | None = No
     """Revoke a grant (immediate) and audit it."""
     store = store or GrantStore(memory.settings.home, lock_timeout=memory.settings.lock_timeout)
     grant = store.revoke(grant_id)
-    memory.audit_record("revoke", grant_id=grant.id, detail=grant.access)
+    memory.audit.append("revoke", grant_id=grant.id, detail=grant.access)
     return grant
 
 

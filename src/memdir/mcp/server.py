@@ -206,7 +206,7 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
         if access.scope != "both":
             return f"This grant covers the {access.scope} scope only: use memory_search."
         # Scanning the note files blocks: keep the event loop free for other requests.
-        return await anyio.to_thread.run_sync(memory.prompt_index, limiter=limiter)
+        return await anyio.to_thread.run_sync(memory.agent.prompt_index, limiter=limiter)
 
     async def guidance() -> str:
         return GUIDANCE
@@ -360,18 +360,18 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
     server = build_server(memory, gate, states)
     # A long-lived process: vectors are filled in a worker thread, so no query waits for
     # the embedder (a search answers from the lexical index while they are behind).
-    filler = memory.embed_in_background()
+    filler = memory.index.embed_in_background()
     # And it watches the note directories: a query looks at the files changed since the
     # last one, not at every file (memdir.store.watch).
     memory.watch_files()
     memory.defer_usage_writes()  # a recall never waits for its statistics to be written
     # Signed in to a sync server: this long-running process syncs in the background (§7.2).
-    status = memory.sync_status()
-    coordinator = memory.background_sync() if status.server and status.enabled else None
+    status = memory.sync.status()
+    coordinator = memory.sync.background() if status.server and status.enabled else None
     if coordinator is not None:
         coordinator.start()
     # Opt-in (memory.consolidate.auto): merge same-topic notes when a pass is due (§6).
-    consolidator = memory.background_consolidation()
+    consolidator = memory.consolidation.background()
     if consolidator is not None:
         consolidator.start()
     try:

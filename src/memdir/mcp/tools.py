@@ -156,7 +156,9 @@ class MemoryTools:
         except NotFound:
             pass
         where = access.scope_for(None)
-        revisions = [e.revision for e in self.memory.history(note_id, scope=where) if e.revision]
+        revisions = [
+            e.revision for e in self.memory.notes.history(note_id, scope=where) if e.revision
+        ]
         if not revisions:
             raise NotFound(f"no note {note_id}")
         last = self.memory.read(note_id, revisions[-1], scope=where)
@@ -230,7 +232,7 @@ class MemoryTools:
     ) -> RetrieveOut:
         where = _access().scope_for(scope)
         with self._warnings() as warnings, observing(current_progress()) as report:
-            chunks = self.memory.retrieve(query, limit=limit, mode=mode, scope=where)
+            chunks = self.memory.index.retrieve(query, limit=limit, mode=mode, scope=where)
         method = report.method or SearchMethod.LEXICAL
         return RetrieveOut(
             chunks=[ChunkOut.of(c) for c in chunks], method=method.value, warnings=warnings
@@ -244,7 +246,7 @@ class MemoryTools:
         access = _access()
         note = self._note(id, access, scope)
         where = note.scope.value if note.scope else access.scope_for(scope)
-        current = self.memory.read_current(note.id, scope=where)
+        current = self.memory.notes.read_current(note.id, scope=where)
         # Changed between the two reads: the newer one is answered, if it may be shown.
         if current.note.hash != note.hash and not self._visible(current.note, access):
             raise NotFound(f"no note {id}")
@@ -266,7 +268,7 @@ class MemoryTools:
     def memory_history(self, id: NoteId) -> HistoryOut:
         access = _access()
         self._check_history(id, access)
-        entries = self.memory.history(id, scope=access.scope_for(None))
+        entries = self.memory.notes.history(id, scope=access.scope_for(None))
         return HistoryOut(id=id, entries=[HistoryEntryOut.of(e) for e in entries])
 
     def memory_diff(
@@ -283,14 +285,14 @@ class MemoryTools:
                 self.memory.read(id, rev, scope=where), access
             ):
                 raise NotFound(f"no note {id}")
-        diff = self.memory.diff(id, a, b, scope=where)
+        diff = self.memory.notes.diff(id, a, b, scope=where)
         # The revisions compared, as `Memory.diff` chooses them: `b` (default: the file now)
         # against `a` (default: the version recorded just before `b`; none for a first one).
-        revs = [e.revision for e in self.memory.history(id, scope=where) if e.revision]
+        revs = [e.revision for e in self.memory.notes.history(id, scope=where) if e.revision]
         right = (
             self._full_revision(id, b, where, revs)
             if b
-            else self.memory.read_current(id, scope=where).revision
+            else self.memory.notes.read_current(id, scope=where).revision
         )
         if a:
             left: str | None = self._full_revision(id, a, where, revs)
@@ -305,14 +307,16 @@ class MemoryTools:
     ) -> str:
         """The whole revision a (unique) prefix given by the caller names."""
         if revs is None:
-            revs = [e.revision for e in self.memory.history(note_id, scope=scope) if e.revision]
+            revs = [
+                e.revision for e in self.memory.notes.history(note_id, scope=scope) if e.revision
+            ]
         found = {r for r in revs if r.startswith(prefix)}
         return found.pop() if len(found) == 1 else prefix
 
     def memory_links(self, id: NoteId) -> LinksOut:
         access = _access()
         self._note(id, access)
-        report = self.memory.links(id, scope=access.scope_for(None), hide_private=True)
+        report = self.memory.notes.links(id, scope=access.scope_for(None), hide_private=True)
         return LinksOut.of(report)
 
     def memory_tidy(
@@ -324,7 +328,7 @@ class MemoryTools:
     ) -> TidyOut:
         where = _access().scope_for(scope)
         # Private notes are never shown over MCP: findings about them are left out.
-        findings = self.memory.tidy(kinds or None, where, hide_private=True)
+        findings = self.memory.tidy.findings(kinds or None, where, hide_private=True)
         hint = (
             "open the notes with memory_read; tell the user, who can merge, supersede "
             "(memory_write with supersedes) or dismiss (memdir tidy dismiss ID)"
@@ -434,7 +438,7 @@ class MemoryTools:
         # grant, is "no note" here exactly as memory_read says (its existence is not told,
         # and its content never reaches the draft).
         shown = {(n.scope, n.id) for n in (self._note(i, access, scope) for i in ids)}
-        plan = self.memory.plan_merge(
+        plan = self.memory.merges.plan(
             ids, draft="concat", summary=summary, body=body, scope=access.scope_for(scope)
         )
         for planned in plan.notes:
@@ -463,7 +467,7 @@ class MemoryTools:
                 "merged: call memory_merge without confirm again and show the new plan"
             )
         try:
-            result = self.memory.apply_merge(plan)
+            result = self.memory.merges.apply(plan)
         except Conflict as exc:
             raise self._unnamed(exc, plan, {i for _, i in shown}) from None
         hidden = {i for i in (*result.relinked, *result.skipped) if not self._shown(i, plan)}
@@ -480,7 +484,7 @@ class MemoryTools:
         see (a private note whose links the merge would rewrite): then without its id."""
         held = {
             c.id
-            for c in self.memory.sync_conflicts()
+            for c in self.memory.sync.conflicts()
             if c.scope == plan.scope.value and c.id not in shown
         }
         if any(i in str(exc) and not self._shown(i, plan) for i in held):

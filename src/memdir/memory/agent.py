@@ -1,5 +1,6 @@
-"""What an agent is shown unasked (§4): the prompt index and per-message recall, over the
-notes no sync conflict holds back."""
+"""`Memory.agent` (§4): what an agent is shown unasked (the prompt index and per-message
+recall, over the notes no sync conflict holds back), what it writes by itself
+(extraction) and the guidance that tells it when a note is worth writing."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from typing import TYPE_CHECKING, Any
 from memdir.config import Settings
 from memdir.core import Note, Scope
 from memdir.errors import Locked
+from memdir.guidance import GUIDANCE
 from memdir.memory.stores import Stores
 from memdir.store import UsageStats
 
 if TYPE_CHECKING:
+    from memdir.extract import ChatClient, ExtractionResult, ExtractionState, Reason
+    from memdir.extract.host import ExtractHost
     from memdir.index.stored import StoredTerms
     from memdir.retrieve import Recall, Recaller
 
@@ -36,8 +40,12 @@ class AgentView:
         *,
         held: Callable[[], set[tuple[Scope, str]]],
         home: Path,
+        host: ExtractHost,
+        chat: ChatClient | None = None,
     ) -> None:
         self.settings = settings
+        self._host = host
+        self._chat = chat
         self.home = home  # where the search indexes live (memdir.index.schema.index_file)
         self._first = threading.Lock()
         self.stores = stores
@@ -100,9 +108,18 @@ class AgentView:
         return prompt_index(self.notes(), self.settings.index_chars)
 
     def recall(
-        self, message: str, history: Sequence[Mapping[str, Any]], *, is_subagent: bool
+        self,
+        message: str,
+        history: Sequence[Mapping[str, Any]] = (),
+        *,
+        is_subagent: bool = False,
     ) -> Recall:
-        """§4.2: the notes to attach to a user message; raises only `Locked` (logs the rest)."""
+        """§4.2: the notes to attach to a user message; raises only `Locked` (logs the rest).
+
+        `history` holds the conversation's earlier messages as dicts; ids recalled into
+        them (``metadata["memdir"]["recalled"]``) are not attached again. Store the
+        returned `metadata` on the message and show `label`.
+        """
         from memdir.retrieve import Recall, Recaller, recalled_ids
 
         if is_subagent or not self.settings.recall.enabled:
@@ -140,3 +157,34 @@ class AgentView:
             except Exception:
                 _recall_log.warning("cannot record recall statistics", exc_info=True)
         return found
+
+    def extract(
+        self,
+        conversation: Sequence[Mapping[str, Any]],
+        llm: ChatClient | None = None,
+        *,
+        state: ExtractionState | None = None,
+        reason: Reason = "stop",
+        is_subagent: bool = False,
+        force: bool = False,
+        discard: int | None = None,
+    ) -> ExtractionResult:
+        """One extraction pass (§4.3) over the unread part of `conversation` (memdir.extract);
+        `llm` defaults to the chat client given to the memory, else the `[llm]` endpoint."""
+        from memdir.extract import extract
+
+        return extract(
+            self._host,
+            conversation,
+            llm if llm is not None else self._chat,
+            state=state,
+            reason=reason,
+            is_subagent=is_subagent,
+            force=force,
+            discard=discard,
+        )
+
+    @staticmethod
+    def guidance() -> str:
+        """The shipped text that tells an agent when a note is worth writing and when not."""
+        return GUIDANCE

@@ -56,8 +56,9 @@ class Asking:
         self._chat = chat
         self.gate = gate if gate is not None else EvidenceGate()
 
-    def ask(self, question: str, scope: Scope | str | None = None) -> Answer:
-        """The grounded answer to `question` from the notes of `scope` (None: both)."""
+    def ask(self, question: str, *, scope: Scope | str | None = None) -> Answer:
+        """§10: answer `question` from the notes of `scope` (None: both), every claim citing a
+        chunk sent to the `[llm]` model; without evidence no model is called. Audited."""
         if not isinstance(question, str) or not question.strip():
             raise InvalidInput("a question is needed")
         question = question.strip()

@@ -80,9 +80,11 @@ class Consolidation:
         *,
         held: Callable[[], set[tuple[Scope, str]]],
         clock: Callable[[], int],
+        reopen: Callable[[], AbstractContextManager[_Consolidates]],
     ) -> None:
         self.settings = settings
         self.stores = stores
+        self._reopen = reopen
         self.tidying = tidying
         self.merging = merging
         self._held = held
@@ -104,9 +106,12 @@ class Consolidation:
     def run(
         self, *, force: bool = False, stop: threading.Event | None = None
     ) -> ConsolidationReport:
-        """Run a pass over every scope that is due (`force`: every open scope, even with
-        `memory.consolidate.auto` off — an explicit request, never a background one). A
-        set `stop` ends the pass before its next merge."""
+        """Run the automatic consolidation pass (§6) over the scopes that are due: merge
+        same-topic notes (concatenated drafts, at most `maxMergesPerPass`), never notes in
+        a sync conflict or notes that contradict each other. Off unless
+        `memory.consolidate.auto` is on; `force` runs it now over every open scope
+        regardless (an explicit request, never a background one). A set `stop` ends the
+        pass before its next merge."""
         settings = self.settings.consolidate
         if not settings.auto and not force:
             return ConsolidationReport(False, "memory.consolidate.auto is off")
@@ -118,6 +123,21 @@ class Consolidation:
             return ConsolidationReport(
                 False, "another process is running a consolidation pass", next_due=None
             )
+
+    def background(
+        self, *, first_delay: float = 10.0, check_every: float = 600.0
+    ) -> AutoConsolidator | None:
+        """A thread that runs the pass whenever it is due, each pass on a memory of its
+        own; the caller starts and stops it. None when the pass is switched off."""
+        if not self.settings.consolidate.auto:
+            return None
+        return AutoConsolidator(
+            self._reopen,
+            self.next_due,
+            self._clock,
+            first_delay=first_delay,
+            check_every=check_every,
+        )
 
     def _run(self, force: bool, stop: threading.Event) -> ConsolidationReport:
         settings = self.settings.consolidate
@@ -213,10 +233,15 @@ def _leave_alone(
     return None
 
 
-class _Consolidates(Protocol):
-    def consolidate(
+class _Runs(Protocol):
+    def run(
         self, *, force: bool = False, stop: threading.Event | None = None
     ) -> ConsolidationReport: ...
+
+
+class _Consolidates(Protocol):
+    @property
+    def consolidation(self) -> _Runs: ...
 
 
 class AutoConsolidator:
@@ -273,7 +298,7 @@ class AutoConsolidator:
     def _pass(self) -> None:
         try:
             with self._reopen() as memory:
-                report = memory.consolidate(stop=self._stop)
+                report = memory.consolidation.run(stop=self._stop)
         except MemdirError as exc:
             self.errors.append(str(exc))
             log.warning("the consolidation pass failed: %s", exc)

@@ -19,7 +19,6 @@ import builtins
 import io
 import json
 import tarfile
-import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from memdir.store import revision_of
 __all__ = [
     "EXPORT_FORMATS",
     "ExportReport",
-    "export",
+    "Exporter",
 ]
 
 
@@ -112,16 +111,35 @@ def _readme(entries: builtins.list[dict[str, object]], when: int, archive: str) 
     return "\n".join(lines) + "\n"
 
 
-def export(
+class Exporter:
+    """`Memory.exporter`: the notes as an archive or folder that `importer` reads back."""
+
+    def __init__(self, stores: Stores, *, clock: Callable[[], int]) -> None:
+        self.stores = stores
+        self._clock = clock
+
+    def run(
+        self,
+        out: str | Path,
+        *,
+        scope: Scope | str | None = None,
+        format: str | None = None,
+        progress: Progress | None = None,
+    ) -> ExportReport:
+        """Write the notes of `scope` (None: both) to `out` as a tar.gz, a zip or a plain
+        folder (`format`, None: from the name) with an index; `importer.run(out, "memdir")`
+        gives back the same ids, hashes and timestamps. `out` must not exist yet."""
+        return _export(self.stores, Path(out), scope, format, self._clock(), progress)
+
+
+def _export(
     stores: Stores,
     out: Path,
-    *,
-    scope: Scope | str | None = None,
-    format: str | None = None,
-    clock: Callable[[], int] = lambda: int(time.time() * 1000),
-    progress: Progress | None = None,
+    scope: Scope | str | None,
+    format: str | None,
+    when: int,
+    progress: Progress | None,
 ) -> ExportReport:
-    """Write the notes of `scope` (None: every open scope) to `out`; see the module doc."""
     out = Path(out).expanduser()
     fmt = format or _format_of(out)
     if fmt not in EXPORT_FORMATS:
@@ -132,7 +150,6 @@ def export(
         raise InvalidInput(f"no folder {out.parent} to export into")
     chosen = parse_scope(scope)
     files, skipped = _collect(stores, chosen)
-    when = clock()
     entries = [e for _, _, e in files]
     index = {"format": _FORMAT, "version": 1, "exported_at": when, "notes": entries}
     extra = {

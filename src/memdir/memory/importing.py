@@ -102,7 +102,7 @@ class _Planned:
 
 
 class Importer:
-    """`run` one import over `Stores`."""
+    """`Memory.importer`: imports of other memory systems' notes (§5) over `Stores`."""
 
     def __init__(
         self,
@@ -119,14 +119,19 @@ class Importer:
 
     def run(
         self,
-        path: Path,
+        path: str | Path,
         kind: str | None = None,
-        scope: Scope | str | None = None,
         *,
+        scope: Scope | str | None = None,
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportReport:
-        """Import the source at `path` (its kind detected when None)."""
+        """Import another system's memory from `path` (§5): `kind` one of
+        `memdir.importers.KINDS` (None: detected). Every note passes the credential guard
+        (refusals are listed, the rest imported), keeps its source's timestamps and a
+        pointer to its source; a second import of the same source changes nothing, an
+        updated source updates its notes with a backup. `scope` overrides where notes go
+        (default: by type, §1.3). With `dry_run` nothing is written."""
         from memdir.importers import detect, reader
 
         source = Path(path).expanduser().resolve()

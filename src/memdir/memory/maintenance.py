@@ -1,17 +1,16 @@
-"""Forgetting with verification, backups and restore, health checks and the audit log."""
+"""`Memory.upkeep`: forgetting with verification, and health checks (doctor)."""
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memdir.config import Settings
-from memdir.core import DEFAULT_SCOPE, Note, Scope, is_valid_id, parse_note, parse_scope
+from memdir.core import Note, Scope, is_valid_id, parse_note, parse_scope
 from memdir.core.vocab import WriteEvent
 from memdir.errors import (
     Busy,
@@ -20,9 +19,6 @@ from memdir.errors import (
     IntegrityError,
     InvalidInput,
     MemdirError,
-    NotFound,
-    ParseError,
-    Refused,
     Remedy,
     disk_error,
 )
@@ -33,11 +29,8 @@ from memdir.store import (
     FileProblem,
     ScopeStore,
     load_project_id,
-    revision_of,
 )
-from memdir.store.audit import AuditVerification
 from memdir.store.sealing import MARKER
-from memdir.store.signing import AuditHead
 
 if TYPE_CHECKING:
     from memdir.retrieve import Retriever
@@ -48,7 +41,6 @@ __all__ = [
     "ForgetPlan",
     "ForgetResult",
     "Maintenance",
-    "RestoreResult",
 ]
 
 
@@ -75,15 +67,6 @@ class ForgetResult:
     purged_versions: int
     purged_backups: int
     checks: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreResult:
-    """A restored note and the backup of the version it replaced, if any."""
-
-    note: Note
-    backup_id: str
-    replaced_backup: BackupRecord | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +103,7 @@ class DoctorReport:
 
 
 class Maintenance:
-    """forget, backups, restore, doctor and audit verification over `Stores`.
+    """forget (planned, verified) and doctor over `Stores`.
 
     The retriever and the sync replica are reached through getters: both are built on
     first use, so a command that never forgets a note never loads them.
@@ -147,7 +130,7 @@ class Maintenance:
     # -- forgetting and restoring -------------------------------------------------------
 
     def plan_forget(
-        self, id: str, purge: bool = False, scope: Scope | str | None = None
+        self, id: str, purge: bool = False, *, scope: Scope | str | None = None
     ) -> ForgetPlan:
         """What `forget` would remove; show it to the user before confirming.
 
@@ -165,13 +148,14 @@ class Maintenance:
         self,
         id: str,
         purge: bool = False,
+        *,
         scope: Scope | str | None = None,
         expect_hash: str | None = None,
     ) -> ForgetResult:
-        """Remove a note and verify it is gone (with `purge`, its history and backups too).
-
-        `purge` also scrubs what a note already forgotten left (see `plan_forget`).
-        """
+        """Remove a note (the API call is the confirmation) and verify it is gone. Without
+        `purge` the removed version stays in the backups so a mistake can be undone; with
+        `purge` its history and backups are scrubbed as well, and what a note already
+        forgotten left behind (see `plan_forget`)."""
         store, found = self._find_or_left(id, scope, purge)
         id = found.id
         if purge and store.directory.read_bytes(id) is None:
@@ -328,96 +312,12 @@ class Maintenance:
             )
         return tuple(checks)
 
-    def backups(self, limit: int | None = 50) -> builtins.list[BackupRecord]:
-        """The latest backups, newest first."""
-        return self.stores.backups.list(limit)
-
-    def restore(self, backup_id: str) -> RestoreResult:
-        """Put a backup back in the directory it came from, backing up a newer version first.
-
-        `backup_id` may also name a note of this memory (its id or a unique prefix): then
-        that note's latest backup is restored. An argument that is both is a backup id.
-        """
-        record, data = self._backup_for(backup_id)
-        backup_id = record.id
-        # A note file may leave its id to the file name; the backup's record keeps that id.
-        file_id = record.note_id if is_valid_id(record.note_id) else None
-        try:
-            note = parse_note(data, file_id=file_id)
-        except ParseError as exc:
-            raise Refused(f"backup {backup_id} cannot be restored: {exc}") from None
-        store = self._restore_target(record, note)
-        located = note.located(store.scope, store.directory.file_for(note.id))
-        with store.lock():
-            current = store.directory.read_bytes(note.id)
-            if current is not None and revision_of(current) == record.revision:
-                return RestoreResult(located, backup_id, None)
-            outcome = store.save(
-                located,
-                raw=data,
-                event=WriteEvent.RESTORE,
-                backup_reason="replaced by restore" if current is not None else None,
-                expect_revision=revision_of(current) if current is not None else "",
-            )
-        replaced = None
-        if current is not None:
-            replaced = next((b for b in self.stores.backups.list(5) if b.note_id == note.id), None)
-        return RestoreResult(outcome.note, backup_id, replaced)
-
-    def _backup_for(self, ref: str) -> tuple[BackupRecord, bytes]:
-        """The backup `ref` names: a backup id, else the latest backup of the note it names."""
-        try:
-            return self.stores.backups.get(ref)
-        except (NotFound, InvalidInput) as error:
-            not_a_backup = error
-        here = {store.path.resolve() for store in self.stores.by_scope.values()}
-        records = [
-            r
-            for r in self.stores.backups.list(limit=None)
-            if is_valid_id(r.note_id) and (r.origin is None or r.origin.resolve() in here)
-        ]
-        latest: dict[str, BackupRecord] = {}
-        for r in records:  # newest first
-            latest.setdefault(str(r.note_id), r)
-        if ref in latest:
-            return self.stores.backups.get(latest[ref].id)
-        key = ref.casefold()
-        matches = sorted(i for i in latest if i.startswith(key))
-        if len(matches) == 1:
-            return self.stores.backups.get(latest[matches[0]].id)
-        if matches:
-            shown = "\n".join(f"  {i}  (backup {latest[i].id})" for i in matches[:10])
-            more = f"\n  … and {len(matches) - 10} more" if len(matches) > 10 else ""
-            raise InvalidInput(
-                f"{ref} is the beginning of {len(matches)} ids of notes with backups; give "
-                f"more of the id:\n{shown}{more}"
-            )
-        if isinstance(not_a_backup, InvalidInput) and not is_valid_id(ref):
-            raise not_a_backup
-        close = difflib.get_close_matches(key, [*latest, *(r.id for r in records)], n=5)
-        hint = ("; did you mean: " + ", ".join(close)) if close else ""
-        raise NotFound(
-            f"no backup {ref}, and no note {ref} with a backup{hint}", hint=Remedy.BACKUPS
-        )
-
-    def _restore_target(self, record: BackupRecord, note: Note) -> ScopeStore:
-        if record.origin is None:
-            return self.stores.store(DEFAULT_SCOPE[note.type])
-        for store in self.stores.by_scope.values():
-            if store.path.resolve() == record.origin.resolve():
-                return store
-        raise Refused(
-            f"backup {record.id} came from {record.origin}, which is not a note directory of "
-            "this project",
-            hint=Remedy.OTHER_PROJECT,
-        )
-
     # -- health -------------------------------------------------------------------------
 
     def doctor(self, deep: bool = False) -> DoctorReport:
-        """Unparseable files (never modified), dangling links, limits, damaged indexes and
-        warnings; with `deep`, also every history object, backup and audit entry, and
-        whether each index holds exactly what the files hold."""
+        """Unparseable files (never modified), dangling links, limits, damaged search indexes
+        and warnings; `deep` also verifies every history object, backup and audit entry, and
+        that each index holds exactly what the files hold (slower)."""
         problems: builtins.list[FileProblem] = []
         counts: dict[str, int] = {}
         dirs: dict[str, str] = {}
@@ -502,14 +402,6 @@ class Maintenance:
         problems.extend(self.stores.backups.verify())
         problems.extend(f"audit log: {p}" for p in self.stores.audit.verify().problems)
         return problems
-
-    def audit_verify(self, against: Path | None = None) -> AuditVerification:
-        """Check the audit log's chain, its signed head and, if given, a head kept elsewhere."""
-        return self.stores.audit.verify(against)
-
-    def audit_head(self) -> AuditHead:
-        """The audit log's signed head, to keep elsewhere for `audit_verify(against=...)`."""
-        return self.stores.audit.head()
 
 
 _T = TypeVar("_T")

@@ -21,13 +21,12 @@ from memdir.core.merging import MergeDraft
 from memdir.core.vocab import DraftKind, choices
 from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused
 from memdir.memory.stores import Stores
-from memdir.memory.syncing import commit_batch
+from memdir.memory.syncing import Sync
 from memdir.store import ScopeStore, check_secrets, revision_of
 from memdir.tidy.merge import MAX_MERGED, MergePlan, MergeResult, PlannedNote, relink
 
 if TYPE_CHECKING:
     from memdir.extract.llm import ChatClient
-    from memdir.sync.replica import Replica
 
 __all__ = ["DRAFT_KINDS", "MERGE_REASON", "Merging"]
 
@@ -45,13 +44,13 @@ class Merging:
         settings: Settings,
         stores: Stores,
         *,
-        replica: Callable[[], Replica],
+        sync: Sync,
         chat: Callable[[], ChatClient],
         clock: Callable[[], int],
     ) -> None:
         self.settings = settings
         self.stores = stores
-        self._replica = replica
+        self._sync = sync
         self._chat = chat
         self._clock = clock
 
@@ -157,7 +156,7 @@ class Merging:
             )
 
     def _check_not_held(self, scope: Scope, ids: Iterable[str]) -> None:
-        held = sorted(i for s, i in self._replica().held() if s is scope and i in set(ids))
+        held = sorted(i for s, i in self._sync.held() if s is scope and i in set(ids))
         if held:
             raise Conflict(
                 f"note {', '.join(held)} is held back by a sync conflict; settle it first "
@@ -190,10 +189,23 @@ class Merging:
 
     # -- applying ------------------------------------------------------------------------
 
+    def merge(
+        self,
+        ids: Iterable[str],
+        *,
+        draft: str = "concat",
+        summary: str | None = None,
+        body: str | None = None,
+        scope: Scope | str | None = None,
+    ) -> MergeResult:
+        """Plan and apply a merge in one step (see `plan` and `apply`)."""
+        return self.apply(self.plan(ids, draft=draft, summary=summary, body=body, scope=scope))
+
     def apply(self, plan: MergePlan) -> MergeResult:
-        """Carry out `plan`: refused, with nothing changed, when any original changed since
-        it was planned (Conflict), is gone (NotFound), is held back by a sync conflict, or
-        the draft is refused (guard, limits, the sync server's quota)."""
+        """Apply a merge plan: the oldest note's id is kept with the draft as its content,
+        the others are deleted, `[[deleted-id]]` links in the scope point at the kept note,
+        every changed note is backed up and the merge is audited; with sync on it goes to
+        the server first. Refused with nothing changed if any original changed since."""
         from memdir.tidy.merge import check_plan_ids
 
         check_plan_ids(plan)
@@ -257,12 +269,10 @@ class Merging:
         for note_id in sorted(gone):
             detail = f"merged into {plan.keep}"
             audit.append((MERGE_REASON, {"scope": scope, "note_id": note_id, "detail": detail}))
-        batch = commit_batch(
-            self._replica(),
-            self.stores,
+        batch = self._sync.commit_batch(
             writes,
-            plan.scope,
-            "auto-merge" if plan.source == "auto" else MERGE_REASON,
+            scope=plan.scope,
+            reason="auto-merge" if plan.source == "auto" else MERGE_REASON,
             expected=expected,
             audit=audit,
         )

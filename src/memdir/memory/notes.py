@@ -80,11 +80,16 @@ class Notebook:
         expect_revision: str | None = None,
         backup_reason: str | None = None,
     ) -> WriteResult:
-        """Create a note, or update the note `id` (None arguments keep their value).
+        """Create a note, or update the note `id`; see WriteResult for what comes back.
 
-        `expect_revision` ("" for 'must not exist') refuses the write (Conflict) when the
-        file is no longer the one the caller read; `backup_reason` backs up the version
-        an update replaces.
+        On update, every argument left as None keeps its value (body, type, tags,
+        supersedes, private); pass "" or () to clear. Unknown frontmatter keys are kept.
+        `supersedes` names notes of the note's own scope that it replaces; an id it does
+        not list yet is refused like in `supersede` (unknown, itself, other scope, cycle).
+        `private` notes are never indexed, recalled or shown over MCP. `expect_revision`
+        ("" for 'must not exist') refuses the write (Conflict, nothing written) when the
+        note's file changed since the caller read that revision — an editor's save, never
+        last-writer-wins; `backup_reason` backs up the version an update replaces.
         """
         note_type = parse_type(type)
         clear_type = type == ""
@@ -134,13 +139,15 @@ class Notebook:
             )
         return self._write_result(outcome.note, existing is None, True, outcome.revision)
 
-    def supersede(self, old: str, by: str, scope: Scope | str | None = None) -> SupersedeResult:
-        """Add `old` to the `supersedes` of note `by` (one write to `by`, backed up first).
+    def supersede(self, old: str, *, by: str, scope: Scope | str | None = None) -> SupersedeResult:
+        """Mark note `old` as replaced by note `by`: one write adds `old` to `by`'s supersedes.
 
-        Either may be a unique prefix. Refused: the same id twice (InvalidInput), an
-        unknown note (NotFound), notes of different scopes or a cycle (Refused). When `by`
-        already supersedes `old`, nothing is written and the result says so (`changed`
-        False).
+        `old` stays on disk and in history but is left out of recall and the prompt index,
+        and search marks it and ranks `by` above it. Both notes must be in one scope
+        (`scope`, None: wherever `by` is, project first). Raises InvalidInput for the same
+        id twice, NotFound for an unknown note, Refused across scopes or for a cycle (`old`
+        already supersedes `by`, directly or through other notes); when `by` already
+        supersedes `old`, nothing is written and `changed` is False.
         """
         if old == by:
             raise InvalidInput(f"a note cannot supersede itself ({old})")
@@ -241,8 +248,8 @@ class Notebook:
         self,
         id: str,
         revision: str | None = None,
-        scope: Scope | str | None = None,
         *,
+        scope: Scope | str | None = None,
         hide_private: bool = True,
     ) -> Note:
         """A note by id or unique prefix (project scope first), or one of its past revisions
@@ -301,7 +308,7 @@ class Notebook:
         return notes
 
     def history(
-        self, id: str, scope: Scope | str | None = None, *, hide_private: bool = True
+        self, id: str, *, scope: Scope | str | None = None, hide_private: bool = True
     ) -> builtins.list[HistoryEntry]:
         """Every version of a note recorded on this machine, oldest first (`id` may be a
         unique prefix of a note on disk; a note forgotten since is named by its exact id)."""
@@ -324,18 +331,19 @@ class Notebook:
         id: str,
         a: str | None = None,
         b: str | None = None,
-        scope: Scope | str | None = None,
         *,
+        scope: Scope | str | None = None,
         hide_private: bool = True,
     ) -> str:
-        """A unified diff between two revisions (default: `b`'s previous version and `b`)."""
+        """A unified diff between two revisions (default: `b`'s previous version and `b`, by
+        default the current one); the note is looked up in `scope` (None: project, then user)."""
         id = self.stores.resolve(id, scope, hide_private=hide_private, kept=True)
-        revs = [e.revision for e in self.history(id, scope) if e.revision]
+        revs = [e.revision for e in self.history(id, scope=scope) if e.revision]
         if not revs:
             raise NotFound(f"no stored versions of note {id}")
-        right = self.read(id, b, scope) if b else self.stores.find(id, scope)[1]
+        right = self.read(id, b, scope=scope) if b else self.stores.find(id, scope)[1]
         if a:
-            left = self.read(id, a, scope)
+            left = self.read(id, a, scope=scope)
         else:
             right_rev = revision_of(self._bytes(id, b, scope))
             if right_rev in revs:  # the version recorded just before b, not the latest other one
@@ -343,7 +351,7 @@ class Notebook:
             older = [r for r in revs if r != right_rev]
             if not older:
                 return ""
-            left = self.read(id, older[-1], scope)
+            left = self.read(id, older[-1], scope=scope)
         return "".join(
             difflib.unified_diff(
                 _display(left).splitlines(keepends=True),
@@ -365,10 +373,9 @@ class Notebook:
     ) -> LinkReport:
         """Outgoing links (resolved project first, then user), backlinks and dangling links.
 
-        The note is looked up in `scope` (None: project, then user). Notes outside `scope`
-        and, with `hide_private`, private notes are not shown: a link to one is listed
-        without its scope and summary (and is not dangling), and none of them is listed
-        as a backlink.
+        The note is looked up in `scope` (None: project, then user). Links to notes outside
+        `scope` or (with `hide_private`) to private notes are shown without their scope and
+        summary; such notes are not listed as backlinks.
         """
         _, note = self.stores.find(id, scope, hide_private=hide_private)
         id = note.id

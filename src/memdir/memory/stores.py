@@ -175,6 +175,18 @@ class Stores:
             raise Refused(f"the {scope.value} scope cannot be used: {why}")
         return store
 
+    def directory(self, scope: Scope | str) -> Path:
+        """The note directory of a scope."""
+        return self.store(parse_scope(scope) or Scope.PROJECT).path
+
+    def file_stamps(
+        self, scope: Scope | str | None = None
+    ) -> dict[Scope, dict[str, tuple[int, int, int, int]]]:
+        """(size, mtime_ns, inode, ctime_ns) of every note file of `scope` (None: each
+        open scope), by id, without reading any file: what a long-lived page polls to see
+        that a note changed here, in another process or in an editor."""
+        return {s.scope: s.directory.stamps()[0] for s in self.chosen(scope)}
+
     def chosen(self, scope: Scope | str | None) -> tuple[ScopeStore, ...]:
         """The store of `scope`, or every open store (project first) for None."""
         parsed = parse_scope(scope)

@@ -1,115 +1,222 @@
-"""Sync work that spans the store and the replica: batches written commit-first, and the
-§7.2 background coordinator of a long-running process."""
+"""`Memory.sync` (§7): this machine's sync state and passes, batches written commit-first,
+and the §7.2 background coordinator of a long-running process.
+
+The replica (the sync database and the HTTP client) is built on first use, so a command
+that never syncs opens neither.
+"""
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from memdir.core import Note, Scope
-from memdir.core.vocab import WriteEvent
+from memdir.config import Settings
+from memdir.core import Note, Scope, parse_scope
+from memdir.core.vocab import KeepSide, WriteEvent
 from memdir.errors import Conflict, InvalidInput, SyncRefused
 from memdir.memory.stores import Stores
 from memdir.store import revision_of
 
 if TYPE_CHECKING:
+    import httpx
+
     from memdir.sync.batch import BatchResult
-    from memdir.sync.replica import Replica, SyncRun
+    from memdir.sync.replica import ConflictView, Replica, Resolution, SyncRun, SyncStatus
     from memdir.sync.scheduler import SyncCoordinator
 
-__all__ = ["background_sync", "commit_batch"]
+__all__ = ["Sync"]
 
 
-class _Syncs(Protocol):
-    def sync(
+class _Runs(Protocol):
+    def run(
         self, scope: Scope | str | None = None, *, abort: threading.Event | None = None
     ) -> SyncRun: ...
 
 
-def commit_batch(
-    replica: Replica,
-    stores: Stores,
-    writes: Mapping[str, Note | None],
-    scope: Scope,
-    reason: str,
-    *,
-    expected: Mapping[str, str] | None = None,
-    audit: Sequence[tuple[str, Mapping[str, str | int | None]]] = (),
-) -> BatchResult:
-    """Write a batch (id -> note, None: delete): through the server first when sync is on.
+class _Reopened(Protocol):
+    @property
+    def sync(self) -> _Runs: ...
 
-    With `expected` (id -> the revision of its file when the batch was made; "" for no
-    file), the batch is refused (Conflict, nothing written) when any of those files has
-    changed since. Here the batch is written all or nothing, its `audit` entries with it
-    in one durable step; through the server first, a note edited here after the check
-    leaves the whole batch to the next sync pass (`skipped`).
-    """
-    from memdir.sync.batch import BatchResult, write_all
 
-    for note_id, note in writes.items():
-        if note is not None and note.id != note_id:
-            raise InvalidInput(f"batch entry {note_id} holds note {note.id}")
-    synced = replica.commit_first(scope, writes, reason, expected=expected, audit=audit)
-    store = stores.store(scope)
-    if synced is not None:
-        return synced
-    out = BatchResult(version=None)
-    with store.lock():
-        here = {i: store.directory.read_bytes(i) for i in writes}
-        revs = {i: revision_of(d) if d is not None else "" for i, d in here.items()}
-        for note_id, rev in (expected or {}).items():
-            if revs.get(note_id, rev) != rev:
-                raise Conflict(
-                    f"note {note_id} changed since the batch was made; nothing was written"
+class Sync:
+    """Sync of the open scopes with the account's server (off until signed in)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        stores: Stores,
+        *,
+        home: Path,
+        clock: Callable[[], int],
+        transport: httpx.BaseTransport | None,
+        reopen: Callable[[], AbstractContextManager[_Reopened]],
+    ) -> None:
+        self.settings = settings
+        self.stores = stores
+        self._home = home
+        self._clock = clock
+        self._transport = transport
+        self._reopen = reopen
+        self._replica: Replica | None = None
+        self._building = threading.Lock()
+
+    @property
+    def replica(self) -> Replica:
+        """This machine's sync state for the open scopes (built on first use)."""
+        with self._building:
+            if self._replica is None:
+                from memdir.store import ensure_project_id
+                from memdir.sync.replica import Replica
+
+                root = self.settings.project_root
+                self._replica = Replica(
+                    self._home / "memory-sync",
+                    self.stores.by_scope,
+                    (lambda: ensure_project_id(root)) if root is not None else None,
+                    clock=self._clock,
+                    lock_timeout=max(self.settings.lock_timeout, 30.0),
+                    transport=self._transport,
                 )
-        for note in writes.values():  # all checked before any is written
-            if note is not None:
-                store.admit(note)
-        saved, made = write_all(store, writes, reason, revs, audit=audit)
-    out.written.extend(saved)
-    out.deleted.extend(i for i, n in sorted(writes.items()) if n is None)
-    out.backup_ids.extend(r.id for r in made)
-    return out
+            return self._replica
 
+    def close(self) -> None:
+        if self._replica is not None:
+            self._replica.close()
 
-def background_sync(
-    replica: Replica,
-    stores: Stores,
-    reopen: Callable[[], AbstractContextManager[_Syncs]],
-    *,
-    budget_per_minute: int,
-    debounce: float,
-) -> SyncCoordinator:
-    """A coordinator whose passes each run on a fresh memory from `reopen` (its own thread)."""
-    from memdir.sync.scheduler import SyncCoordinator
+    def held(self) -> set[tuple[Scope, str]]:
+        """The notes held back by a sync conflict, as (scope, id)."""
+        return self.replica.held()
 
-    keys = replica.keys()
-    account = replica.account
+    def run(
+        self, scope: Scope | str | None = None, *, abort: threading.Event | None = None
+    ) -> SyncRun:
+        """One sync pass now (both scopes unless `scope`); `abort` stops it between requests."""
+        chosen = parse_scope(scope) if scope is not None else None
+        return self.replica.run((chosen,) if chosen is not None else None, abort=abort)
 
-    def run_pass(key: str, abort: threading.Event) -> bool:
-        scope = keys[key]
-        with reopen() as memory:
-            run = memory.sync(scope, abort=abort)
-        if scope.value in run.paused:
-            raise SyncRefused(run.paused[scope.value])
-        return any(r.changed or r.conflicts for r in run.reports)
+    def status(self) -> SyncStatus:
+        """Whether sync is on, the account, and each scope's state."""
+        return self.replica.status()
 
-    coordinator = SyncCoordinator(
-        run_pass,
-        enabled=lambda: account.enabled and account.credentials() is not None,
-        budget_per_minute=budget_per_minute,
-        debounce=debounce,
-    )
-    for key, scope in keys.items():
-        # This process works on its project for as long as it runs.
-        coordinator.add(key, always=True)
-        coordinator.used(key)
+    def login(self, server: str, token: str) -> SyncStatus:
+        """Check `token` with the server at `server` and store it (0600) for later passes."""
+        return self.replica.login(server, token)
 
-        def touched(note_id: str, event: WriteEvent, key: str = key) -> None:
-            if not event.from_sync:  # a pull is not a local write to upload
-                coordinator.touch(key)
+    def logout(self) -> bool:
+        """Remove the stored sign-in; False when there was none."""
+        return self.replica.logout()
 
-        stores.store(scope).on_change(touched)
-    return coordinator
+    def switch(self, on: bool) -> SyncStatus:
+        """Turn sync on or off for this user on this machine (persisted)."""
+        return self.replica.set_enabled(on)
+
+    def conflicts(self) -> builtins.list[ConflictView]:
+        """Every note held back by a sync conflict, with its three versions."""
+        return self.replica.conflicts()
+
+    def draft(self, id: str, scope: Scope | str | None = None) -> str:
+        """A merged draft of a conflicted note (conflict markers where the sides clash)."""
+        return self.replica.draft(id, parse_scope(scope) if scope is not None else None)
+
+    def resolve(
+        self,
+        id: str,
+        keep: KeepSide | str | None = None,
+        *,
+        text: str | None = None,
+        scope: Scope | str | None = None,
+    ) -> Resolution:
+        """Settle a conflict: keep `local`, `server` or `both`, or write the edited `text`."""
+        chosen = parse_scope(scope) if scope is not None else None
+        return self.replica.resolve(id, keep=keep, text=text, scope=chosen)
+
+    def commit_batch(
+        self,
+        writes: Mapping[str, Note | None],
+        *,
+        scope: Scope | str,
+        reason: str = "consolidation",
+        expected: Mapping[str, str] | None = None,
+        audit: Sequence[tuple[str, Mapping[str, str | int | None]]] = (),
+    ) -> BatchResult:
+        """Write a batch nobody reviews note by note (note id -> note, None: delete). With
+        sync on for the scope, the batch goes to the server first, checked against the
+        manifest version, and is written here only once accepted (§7.3); otherwise it is
+        written here directly, all or nothing, its `audit` entries with it in one durable
+        step. Replaced and deleted versions are backed up.
+
+        With `expected` (id -> the revision of its file when the batch was made; "" for no
+        file), the batch is refused (Conflict, nothing written) when any of those files has
+        changed since; through the server first, a note edited here after the check leaves
+        the whole batch to the next sync pass (`skipped`).
+        """
+        from memdir.sync.batch import BatchResult, write_all
+
+        chosen = parse_scope(scope) or Scope.PROJECT
+        for note_id, note in writes.items():
+            if note is not None and note.id != note_id:
+                raise InvalidInput(f"batch entry {note_id} holds note {note.id}")
+        synced = self.replica.commit_first(chosen, writes, reason, expected=expected, audit=audit)
+        store = self.stores.store(chosen)
+        if synced is not None:
+            return synced
+        out = BatchResult(version=None)
+        with store.lock():
+            here = {i: store.directory.read_bytes(i) for i in writes}
+            revs = {i: revision_of(d) if d is not None else "" for i, d in here.items()}
+            for note_id, rev in (expected or {}).items():
+                if revs.get(note_id, rev) != rev:
+                    raise Conflict(
+                        f"note {note_id} changed since the batch was made; nothing was written"
+                    )
+            for note in writes.values():  # all checked before any is written
+                if note is not None:
+                    store.admit(note)
+            saved, made = write_all(store, writes, reason, revs, audit=audit)
+        out.written.extend(saved)
+        out.deleted.extend(i for i, n in sorted(writes.items()) if n is None)
+        out.backup_ids.extend(r.id for r in made)
+        return out
+
+    def background(self, *, budget_per_minute: int = 8, debounce: float = 3.0) -> SyncCoordinator:
+        """A §7.2 coordinator for this process's scopes; the caller starts and stops it.
+
+        Writes through this memory schedule an upload about three seconds later; each
+        pass runs on a memory of its own in the coordinator's thread. The budget counts
+        passes: a pass is one request when nothing changed and two or three otherwise,
+        so eight passes keep the process near twenty requests a minute.
+        """
+        from memdir.sync.scheduler import SyncCoordinator
+
+        keys = self.replica.keys()
+        account = self.replica.account
+
+        def run_pass(key: str, abort: threading.Event) -> bool:
+            scope = keys[key]
+            with self._reopen() as memory:
+                run = memory.sync.run(scope, abort=abort)
+            if scope.value in run.paused:
+                raise SyncRefused(run.paused[scope.value])
+            return any(r.changed or r.conflicts for r in run.reports)
+
+        coordinator = SyncCoordinator(
+            run_pass,
+            enabled=lambda: account.enabled and account.credentials() is not None,
+            budget_per_minute=budget_per_minute,
+            debounce=debounce,
+        )
+        for key, scope in keys.items():
+            # This process works on its project for as long as it runs.
+            coordinator.add(key, always=True)
+            coordinator.used(key)
+
+            def touched(note_id: str, event: WriteEvent, key: str = key) -> None:
+                if not event.from_sync:  # a pull is not a local write to upload
+                    coordinator.touch(key)
+
+            self.stores.store(scope).on_change(touched)
+        return coordinator

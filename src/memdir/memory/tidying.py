@@ -84,10 +84,12 @@ class Tidying:
         usage: UsageStats,
         *,
         retriever: Callable[[], Retriever],
+        chat: Callable[[], ChatClient],
         clock: Callable[[], int],
         warn: Callable[[str], None],
     ) -> None:
         self.settings = settings
+        self._chat = chat
         self.stores = stores
         self.usage = usage
         self._retriever = retriever
@@ -105,9 +107,17 @@ class Tidying:
         scope: Scope | str | None = None,
         *,
         hide_private: bool = False,
+        confirm_with_llm: bool = False,
         include_dismissed: bool = False,
     ) -> builtins.list[Finding]:
-        """Findings of `kinds` (None: all) in `scope` (None: every open scope), project first."""
+        """The tidy-up list (§6): findings of `kinds` (None: all six) in `scope` (None: every
+        open scope, project first), without those dismissed on this machine.
+
+        Each finding has a stable id (its kind and the hashes of its notes), the note ids
+        and a one-line reason. With `hide_private`, findings about private notes are left
+        out (what an MCP caller may see). With `confirm_with_llm`, the `[llm]` model checks
+        each contradiction: those it rejects are left out, the others carry its verdict.
+        """
         from memdir.tidy.findings import scope_findings
 
         wanted = parse_kinds(kinds)
@@ -127,7 +137,7 @@ class Tidying:
                 if private.intersection(finding.notes):
                     continue
                 out.append(finding)
-        return out
+        return self.confirmed(out, self._chat()) if confirm_with_llm else out
 
     def _view(
         self, store: ScopeStore, kinds: builtins.list[FindingKind], targets: set[str]
@@ -257,7 +267,9 @@ class Tidying:
     # -- dismissals ----------------------------------------------------------------------
 
     def dismiss(self, finding_id: str) -> DismissResult:
-        """Leave finding `finding_id` out of the list until one of its notes changes."""
+        """Leave a finding out of `findings` on this machine until one of its notes is edited.
+        NotFound for an id not listed now (unknown, or a note changed); dismissing a finding
+        twice changes nothing (`changed` False)."""
         from memdir.tidy.findings import kind_of
 
         kind = kind_of(finding_id) if isinstance(finding_id, str) else None

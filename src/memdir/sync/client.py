@@ -65,7 +65,7 @@ class SecretInCommit(SecretRefused):
     """Raised when the sync server refused a commit (422 `secret_refused`): a note looks like it
     holds a credential. Nothing of the commit was stored; `ids` names the notes."""
 
-    def __init__(self, message: str, ids: tuple[str, ...]) -> None:
+    def __init__(self, message: str, ids: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.ids = ids
 

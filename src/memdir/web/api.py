@@ -99,7 +99,7 @@ class Api:
         scope, type_, tag = q.get("scope") or None, q.get("type") or None, q.get("tag") or None
 
         def run() -> dict[str, Any]:
-            notes = self.memory.list(scope, type_, tag)
+            notes = self.memory.notes.list(scope, type_, tag)
             return {"notes": [note_json(n) for n in notes]}
 
         return await self._call(run)
@@ -139,7 +139,7 @@ class Api:
             # Size, mtime and inode of every note file, no file read: any write here, in
             # another tab or process, or in an editor changes it.
             digest = hashlib.sha256()
-            for scope, stamps in self.memory.file_stamps().items():
+            for scope, stamps in self.memory.stores.file_stamps().items():
                 digest.update(f"{scope.value}:{len(stamps)}\n".encode())
                 for note_id in sorted(stamps):
                     digest.update(f"{note_id} {stamps[note_id]}\n".encode())
@@ -156,10 +156,10 @@ class Api:
         return await self._call(lambda: self._view(note_id, scope))
 
     def _view(self, note_id: str, scope: Scope | None) -> dict[str, Any]:
-        current = self.memory.read_current(note_id, scope)
+        current = self.memory.notes.read_current(note_id, scope)
         # Every scope shown: a project note's [[link]] may name a user note (§1.4), and ids
         # are unique across scopes, so the note is found wherever it is.
-        links = self.memory.links(current.note.id)
+        links = self.memory.notes.links(current.note.id)
         return view_json(current, links, list(links.superseded_by))
 
     async def create_note(self, request: Request) -> Response:
@@ -199,7 +199,7 @@ class Api:
             return failure(exc)
 
         def run() -> dict[str, Any]:
-            current = self.memory.read_current(note_id, scope)
+            current = self.memory.notes.read_current(note_id, scope)
             if current.revision != revision:
                 raise _Stale(self._view(current.note.id, current.scope))
             # One call: the same guard, limits and supersedes checks as every write, and
@@ -241,7 +241,7 @@ class Api:
             return failure(exc)
 
         def run() -> dict[str, Any]:
-            entries = self.memory.history(note_id, scope=scope)
+            entries = self.memory.notes.history(note_id, scope=scope)
             return {
                 "entries": [
                     {"revision": e.revision, "ts": e.ts, "event": e.event, "current": e.current}
@@ -262,7 +262,9 @@ class Api:
                     raise InvalidInput(f"{name}: a revision is hexadecimal, got {rev[:80]!r}")
         except InvalidInput as exc:
             return failure(exc)
-        return await self._call(lambda: {"diff": self.memory.diff(note_id, a, b, scope=scope)})
+        return await self._call(
+            lambda: {"diff": self.memory.notes.diff(note_id, a, b, scope=scope)}
+        )
 
     async def forget(self, request: Request) -> Response:
         try:
@@ -276,7 +278,7 @@ class Api:
             return failure(exc)
         if not confirm:
             return await self._call(
-                lambda: jsonable(self.memory.plan_forget(note_id, purge, scope=scope))
+                lambda: jsonable(self.memory.upkeep.plan_forget(note_id, purge, scope=scope))
             )
         return await self._call(
             lambda: jsonable(self.memory.forget(note_id, purge, scope=scope, expect_hash=expect))
@@ -291,7 +293,9 @@ class Api:
             scope = _scope(q.get("scope") or None)
         except InvalidInput as exc:
             return failure(exc)
-        return await self._call(lambda: {"findings": jsonable(self.memory.tidy(kinds, scope))})
+        return await self._call(
+            lambda: {"findings": jsonable(self.memory.tidy.findings(kinds, scope))}
+        )
 
     async def dismiss(self, request: Request) -> Response:
         try:
@@ -300,7 +304,7 @@ class Api:
             return failure(exc)
 
         def run() -> dict[str, Any]:
-            result = self.memory.dismiss(finding)
+            result = self.memory.tidy.dismiss(finding)
             return {"changed": result.changed, "finding": jsonable(result.finding)}
 
         return await self._call(run)
@@ -321,7 +325,9 @@ class Api:
         def run() -> dict[str, Any]:
             from memdir.tidy.merge import plan_to_json
 
-            plan = self.memory.plan_merge(ids, draft=draft, summary=summary, body=body, scope=scope)
+            plan = self.memory.merges.plan(
+                ids, draft=draft, summary=summary, body=body, scope=scope
+            )
             return {**plan_to_json(plan), "deletes": list(plan.deletes)}
 
         return await self._call(run)
@@ -333,7 +339,7 @@ class Api:
             plan = plan_from_json((await _body(request)).get("plan"))
         except InvalidInput as exc:
             return failure(exc)
-        return await self._call(lambda: jsonable(self.memory.apply_merge(plan)))
+        return await self._call(lambda: jsonable(self.memory.merges.apply(plan)))
 
     async def supersede(self, request: Request) -> Response:
         try:
@@ -343,7 +349,9 @@ class Api:
             scope = _scope(_opt_str(data, "scope"))
         except InvalidInput as exc:
             return failure(exc)
-        return await self._call(lambda: jsonable(self.memory.supersede(old, by=by, scope=scope)))
+        return await self._call(
+            lambda: jsonable(self.memory.notes.supersede(old, by=by, scope=scope))
+        )
 
     # -- backups ------------------------------------------------------------------------
 
@@ -354,12 +362,12 @@ class Api:
         backup_id = request.path_params["id"]
         if len(backup_id) > 200 or not all(c.isalnum() or c in "-_" for c in backup_id):
             return failure(InvalidInput(f"not a backup id: {backup_id[:80]!r}"))
-        return await self._call(lambda: jsonable(self.memory.restore(backup_id)))
+        return await self._call(lambda: jsonable(self.memory.backups.restore(backup_id)))
 
     # -- sync ---------------------------------------------------------------------------
 
     def _status(self) -> dict[str, Any]:
-        status = jsonable(self.memory.sync_status())
+        status = jsonable(self.memory.sync.status())
         for entry in status["scopes"]:
             entry["last_pull"] = self._last_pull.get(entry["scope"])
             entry["error"] = self._last_error.get(entry["scope"])
@@ -377,7 +385,7 @@ class Api:
             return failure(exc)
 
         def run() -> dict[str, Any]:
-            self.memory.sync_switch(on)
+            self.memory.sync.switch(on)
             return self._status()
 
         return await self._call(run)
@@ -409,9 +417,9 @@ class Api:
         errors: dict[str, dict[str, Any]] = {}
         first: MemdirError | None = None
         for one in scopes:
-            before = self.memory.file_stamps(one)[one]
+            before = self.memory.stores.file_stamps(one)[one]
             try:
-                run = self.memory.sync(one)
+                run = self.memory.sync.run(one)
             except (SyncFailed, Conflict) as exc:
                 first = first or exc
                 errors[one.value] = error_body(exc)[1]["error"]
@@ -437,7 +445,7 @@ class Api:
         }
 
     async def sync_conflicts(self, request: Request) -> Response:
-        return await self._call(lambda: {"conflicts": jsonable(self.memory.sync_conflicts())})
+        return await self._call(lambda: {"conflicts": jsonable(self.memory.sync.conflicts())})
 
     async def sync_draft(self, request: Request) -> Response:
         try:
@@ -445,7 +453,7 @@ class Api:
             scope = _scope(request.query_params.get("scope") or None)
         except InvalidInput as exc:
             return failure(exc)
-        return await self._call(lambda: {"draft": self.memory.sync_draft(note_id, scope)})
+        return await self._call(lambda: {"draft": self.memory.sync.draft(note_id, scope)})
 
     async def sync_resolve(self, request: Request) -> Response:
         try:
@@ -461,7 +469,7 @@ class Api:
         except InvalidInput as exc:
             return failure(exc)
         return await self._call(
-            lambda: jsonable(self.memory.sync_resolve(note_id, keep, text=text, scope=scope))
+            lambda: jsonable(self.memory.sync.resolve(note_id, keep, text=text, scope=scope))
         )
 
 

@@ -105,7 +105,7 @@ def serve(memory: Memory, port: int = 0, on_ready: Callable[[str], None] | None 
         # Parse every note once now, not during the first request (a locked encrypted
         # store is parsed when unlocked: the page starts and says it is locked meanwhile).
         with contextlib.suppress(Locked):
-            memory.list()
+            memory.notes.list()
         memory.watch_files()  # a search looks at the files changed since the last one only
         url = page_url(bound, token)
 
