@@ -17,7 +17,7 @@ from files import snapshot
 from memdir.cli.main import main
 from memdir.config import load_settings
 from memdir.errors import ConfigError
-from memdir.store.project import PROJECT_FILE, find_project_root, refused_root
+from memdir.project import PROJECT_FILE, find_project_root, refused_root
 
 NOTE = "no project here (the home folder is never one): working on your user notes"
 

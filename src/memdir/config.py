@@ -38,7 +38,7 @@ from typing import Literal, TypeAlias, TypeVar
 from memdir.core.vocab import AccessLevel, choices
 from memdir.errors import ConfigError
 from memdir.outbound import is_loopback
-from memdir.store.project import refused_root
+from memdir.project import refused_root
 
 __all__ = [
     "ACCESS_LEVELS",

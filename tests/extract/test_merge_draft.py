@@ -12,18 +12,17 @@ import pytest
 
 from memdir import Memory
 from memdir.core import Note, NoteType
+from memdir.core.merging import MAX_MERGED
 from memdir.core.note import MAX_SUMMARY_CHARS
 from memdir.errors import InvalidInput, NotFound, Refused
 from memdir.extract import AnswerRejected, ChatFailed, HttpChatClient
 from memdir.extract.apply import TRUNCATED_MARKER
 from memdir.extract.merge_draft import (
-    MAX_NOTES,
     MAX_PROMPT_CHARS,
     build_messages,
     check_draft,
     llm_draft,
 )
-from memdir.tidy.merge import MAX_MERGED
 
 from . import ChatServer, Reply, completion
 
@@ -309,10 +308,9 @@ def test_wrong_inputs_are_refused_before_any_call() -> None:
         llm_draft(chat, [A, huge], A, max_bytes=1000)
     with pytest.raises(InvalidInput):
         llm_draft(chat, [A], A, max_bytes=1000)
-    many = [Note(id=f"n-{i}", summary="s", created_at=i + 1) for i in range(MAX_NOTES + 1)]
+    many = [Note(id=f"n-{i}", summary="s", created_at=i + 1) for i in range(MAX_MERGED + 1)]
     with pytest.raises(InvalidInput, match="2 to 20"):
         llm_draft(chat, many, many[0], max_bytes=1000)
-    assert MAX_NOTES == MAX_MERGED  # restated from tidy, which extract may not import
     with pytest.raises(InvalidInput):
         llm_draft(chat, [A, B], Note(id="elsewhere", summary="s"), max_bytes=1000)
     assert chat.calls == []

@@ -12,7 +12,8 @@ import pytest
 
 from memdir import Memory
 from memdir.core import Note, Scope, render_note
-from memdir.store import NoteDirectory, load_project_id
+from memdir.project import load_project_id
+from memdir.store import NoteDirectory
 
 CTX = multiprocessing.get_context("fork")
 WORKERS = 4

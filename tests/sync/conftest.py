@@ -39,9 +39,9 @@ import pytest
 from memdir import Memory
 from memdir.core import Note, parse_note
 from memdir.files.atomic import atomic_write
+from memdir.project import load_project_id
 from memdir.server.rules import open_storage
 from memdir.server.storage.base import Storage
-from memdir.store.project import load_project_id
 from memdir.sync.protocol import Manifest, rev_of
 from memdir.sync.replica import SyncRun
 from memdir.sync.scope_pass import PassReport

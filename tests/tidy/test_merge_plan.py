@@ -13,10 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memdir.core import Note, NoteType, Scope
-from memdir.core.merging import MergeDraft
+from memdir.core.merging import MAX_MERGED, MergeDraft
 from memdir.errors import InvalidInput
 from memdir.tidy.merge import (
-    MAX_MERGED,
     PLAN_FORMAT,
     MergePlan,
     PlannedNote,

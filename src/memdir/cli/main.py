@@ -192,7 +192,7 @@ class AppContext:
             # Imported here: the facade pulls in the whole stack, which `--help` never needs.
             from memdir.config import load_settings
             from memdir.memory import Memory
-            from memdir.store import find_project_root
+            from memdir.project import find_project_root
 
             root = self.project.resolve() if self.project else find_project_root(Path.cwd())
             settings = load_settings(home=self.home, project_root=root)

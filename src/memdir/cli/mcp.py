@@ -170,8 +170,7 @@ def _install_project() -> Path | None:
     folder, but only when it really is one (a git work tree or a memdir project), so a
     user-level config is never pinned to whatever folder the command ran in.
     """
-    from memdir.store import find_project_root
-    from memdir.store.project import PROJECT_FILE
+    from memdir.project import PROJECT_FILE, find_project_root
 
     app = click.get_current_context().obj
     if app.project is not None:

@@ -6,7 +6,11 @@ from dataclasses import dataclass
 
 from memdir.core.note import NoteType
 
-__all__ = ["MergeDraft"]
+__all__ = ["MAX_MERGED", "MergeDraft"]
+
+#: Notes one merge may join (a same-topic finding names 2–6): tidy's plans and
+#: extraction's model drafts both hold to it.
+MAX_MERGED = 20
 
 
 @dataclass(frozen=True, slots=True)

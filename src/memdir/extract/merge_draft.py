@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memdir.core import Note, NoteType, normalize_tags, parse_type
-from memdir.core.merging import MergeDraft
+from memdir.core.merging import MAX_MERGED, MergeDraft
 from memdir.errors import InvalidInput, Refused
 from memdir.extract.apply import (
     BRACKETS,
@@ -33,7 +33,6 @@ from memdir.extract.llm import ChatClient
 from memdir.guard import redact
 
 __all__ = [
-    "MAX_NOTES",
     "MAX_PROMPT_CHARS",
     "SHORT_DRAFT_RATIO",
     "build_messages",
@@ -41,9 +40,6 @@ __all__ = [
     "llm_draft",
 ]
 
-#: Notes one merge may join: `memdir.tidy.merge.MAX_MERGED`, restated because tidy is a
-#: sibling layer this package may not import (a test keeps the two equal).
-MAX_NOTES = 20
 #: The most characters of note text one model draft is asked to merge.
 MAX_PROMPT_CHARS = 100_000
 #: A draft body shorter than this share of the concatenated originals is flagged.
@@ -100,13 +96,13 @@ def llm_draft(
 ) -> tuple[MergeDraft, tuple[str, ...]]:
     """The model's draft of `notes` merged into `keep`, checked, and what checking changed.
 
-    One model call. Raises InvalidInput (not 2–MAX_NOTES notes, `keep` not among them),
+    One model call. Raises InvalidInput (not 2–MAX_MERGED notes, `keep` not among them),
     Refused (a private note, which is never sent to a model; more than MAX_PROMPT_CHARS
     of note text), AnswerRejected (the answer is not one JSON object of the expected
     shape with a summary), and ChatFailed or ChatUnavailable from `chat`.
     """
-    if not 2 <= len(notes) <= MAX_NOTES:
-        raise InvalidInput(f"a merge joins 2 to {MAX_NOTES} notes ({len(notes)} given)")
+    if not 2 <= len(notes) <= MAX_MERGED:
+        raise InvalidInput(f"a merge joins 2 to {MAX_MERGED} notes ({len(notes)} given)")
     if all(n is not keep for n in notes):
         raise InvalidInput(f"the kept note {keep.id} is not one of the notes merged")
     private = sorted(n.id for n in notes if n.private)

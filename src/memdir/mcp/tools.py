@@ -22,6 +22,7 @@ from pydantic import AfterValidator, Field
 
 from memdir.core import AccessLevel, Note, NoteType, Scope, SearchMode, choices, validate_id
 from memdir.core.ids import ID_PATTERN
+from memdir.core.merging import MAX_MERGED
 from memdir.core.vocab import FindingKind, SearchMethod
 from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused
 from memdir.guidance import GUIDANCE
@@ -47,7 +48,7 @@ from memdir.mcp.models import (
 )
 from memdir.memory import Memory
 from memdir.retrieve.report import current_progress, observing
-from memdir.tidy.merge import MAX_MERGED, MergePlan, MergeResult
+from memdir.tidy.merge import MergePlan, MergeResult
 from memdir.tidy.merge import plan_token as merge_plan_token
 
 __all__ = ["PROGRESS", "TOOL_NAMES", "register_tools", "usable_tools"]

@@ -24,12 +24,8 @@ from memdir.errors import (
 )
 from memdir.files.atomic import TEMP_MARKER
 from memdir.memory.stores import Stores
-from memdir.store import (
-    BackupRecord,
-    FileProblem,
-    ScopeStore,
-    load_project_id,
-)
+from memdir.project import load_project_id
+from memdir.store import BackupRecord, FileProblem, ScopeStore
 from memdir.store.sealing import MARKER
 
 if TYPE_CHECKING:

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 from memdir.config import Settings
 from memdir.core import Note, Scope, is_valid_id, parse_note, parse_scope
-from memdir.core.merging import MergeDraft
+from memdir.core.merging import MAX_MERGED, MergeDraft
 from memdir.core.vocab import DraftKind, choices
 from memdir.errors import Conflict, InvalidInput, MemdirError, NotFound, Refused
 from memdir.memory.stores import Stores
 from memdir.memory.syncing import Sync
 from memdir.store import ScopeStore, check_secrets, revision_of
-from memdir.tidy.merge import MAX_MERGED, MergePlan, MergeResult, PlannedNote, relink
+from memdir.tidy.merge import MergePlan, MergeResult, PlannedNote, relink
 
 if TYPE_CHECKING:
     from memdir.extract.llm import ChatClient

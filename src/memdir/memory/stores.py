@@ -23,8 +23,8 @@ from memdir.core import Note, Scope, is_valid_id, parse_scope, validate_id
 from memdir.core.links import Link
 from memdir.errors import InvalidInput, NotFound, Refused
 from memdir.files.atomic import atomic_write, ensure_private_dir
-from memdir.store import AuditLog, Backups, History, NoteDirectory, ScopeStore, ensure_project_id
-from memdir.store.project import peek_project_id, refused_root
+from memdir.project import ensure_project_id, peek_project_id, refused_root
+from memdir.store import AuditLog, Backups, History, NoteDirectory, ScopeStore
 from memdir.store.sealing import Sealer
 
 __all__ = ["MAX_CANDIDATES", "Stores", "state_home"]

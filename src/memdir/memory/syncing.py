@@ -69,7 +69,7 @@ class Sync:
         """This machine's sync state for the open scopes (built on first use)."""
         with self._building:
             if self._replica is None:
-                from memdir.store import ensure_project_id
+                from memdir.project import ensure_project_id
                 from memdir.sync.replica import Replica
 
                 root = self.settings.project_root

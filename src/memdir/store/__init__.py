@@ -5,7 +5,6 @@ from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, Revision, revision_of
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan
 from memdir.store.notes import SaveOutcome, ScopeStore, check_secrets
-from memdir.store.project import ensure_project_id, find_project_root, load_project_id
 from memdir.store.usage import UsageStats
 
 __all__ = [
@@ -23,8 +22,5 @@ __all__ = [
     "ScopeStore",
     "UsageStats",
     "check_secrets",
-    "ensure_project_id",
-    "find_project_root",
-    "load_project_id",
     "revision_of",
 ]

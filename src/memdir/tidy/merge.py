@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.core import LINK_PATTERN, Note, NoteType, Scope, is_valid_id
-from memdir.core.merging import MergeDraft
+from memdir.core.merging import MAX_MERGED, MergeDraft
 from memdir.errors import InvalidInput
 
 __all__ = [
-    "MAX_MERGED",
     "PLAN_FORMAT",
     "PLAN_SOURCES",
     "MergePlan",
@@ -71,6 +70,21 @@ class MergePlan:
         """The ids the merge deletes (every original but the kept one)."""
         return tuple(n.id for n in self.notes if n.id != self.keep)
 
+    def to_json(self) -> dict[str, Any]:
+        """The plan as the JSON object a plan file holds (`from_json` reads it back)."""
+        return plan_to_json(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> MergePlan:
+        """A plan from a plan file's JSON object, checked field by field (InvalidInput)."""
+        return plan_from_json(data)
+
+    @property
+    def token(self) -> str:
+        """A digest of what a person agreed to: the notes' revisions and the draft. Applying
+        with a token that differs from the plan made now means something changed since."""
+        return plan_token(self)
+
 
 @dataclass(frozen=True, slots=True)
 class MergeResult:
@@ -88,8 +102,6 @@ class MergeResult:
     skipped: tuple[str, ...] = ()
 
 
-#: Notes one merge may join (a same-topic finding names 2–6).
-MAX_MERGED = 20
 #: How a plan file may say its draft was made.
 PLAN_SOURCES = ("concat", "llm", "edited")
 #: The plan file's format marker and version.

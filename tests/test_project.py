@@ -12,16 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memdir import InvalidInput, Memory
+from memdir import InvalidInput, Memory, project
 from memdir.core import Note, render_note
-from memdir.store import (
-    ensure_project_id,
-    find_project_root,
-    load_project_id,
-    project,
-    revision_of,
-)
-from memdir.store.project import PROJECT_FILE
+from memdir.project import PROJECT_FILE, ensure_project_id, find_project_root, load_project_id
+from memdir.store import revision_of
 
 
 @pytest.fixture
