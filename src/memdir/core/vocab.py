@@ -19,11 +19,13 @@ __all__ = [
     "ExportFormat",
     "FindingKind",
     "ImportKind",
+    "ItemStatus",
     "KeepSide",
     "NoteType",
     "Scope",
     "SearchMethod",
     "SearchMode",
+    "StorageBackend",
     "WriteEvent",
     "choices",
     "parse_choice",
@@ -92,6 +94,29 @@ class KeepSide(StrEnum):
     LOCAL = "local"
     SERVER = "server"
     BOTH = "both"
+
+
+class ItemStatus(StrEnum):
+    """Where a task or goal of the state store stands; ``done`` and ``dropped`` are closed."""
+
+    OPEN = "open"
+    ACTIVE = "active"
+    BLOCKED = "blocked"
+    DONE = "done"
+    DROPPED = "dropped"
+
+    @property
+    def closed(self) -> bool:
+        """True for the statuses `close` sets."""
+        return self in (ItemStatus.DONE, ItemStatus.DROPPED)
+
+
+class StorageBackend(StrEnum):
+    """Where the sync server keeps its documents (§7.5)."""
+
+    DIR = "dir"
+    POSTGRES = "postgres"
+    S3 = "s3"
 
 
 class AccessLevel(StrEnum):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
+
+from memdir.core.vocab import ItemStatus
 
 __all__ = [
     "AuditEntry",
@@ -16,21 +17,6 @@ __all__ = [
     "Session",
     "Task",
 ]
-
-
-class ItemStatus(StrEnum):
-    """Where a task or goal stands; ``done`` and ``dropped`` are closed."""
-
-    OPEN = "open"
-    ACTIVE = "active"
-    BLOCKED = "blocked"
-    DONE = "done"
-    DROPPED = "dropped"
-
-    @property
-    def closed(self) -> bool:
-        """True for the statuses `close` sets."""
-        return self in (ItemStatus.DONE, ItemStatus.DROPPED)
 
 
 @dataclass(frozen=True, slots=True)
