@@ -17,6 +17,7 @@ from memdir.config import Settings
 from memdir.core import Note, NoteType, Scope, parse_choice
 from memdir.core.vocab import SearchMethod, SearchMode
 from memdir.memory.stores import Stores
+from memdir.retrieve.report import current_progress, observing
 from memdir.store import UsageStats
 
 if TYPE_CHECKING:
@@ -43,6 +44,12 @@ TypeChoice = NoteType | str | Iterable[NoteType | str] | None
 
 class Index:
     """Search, retrieve, reindex and nearest notes over one memory's stores."""
+
+    #: `with memory.index.observing(progress=show) as report:` around a search says which
+    #: method it ran and streams index-building progress (`memdir.retrieve.report`).
+    observing = staticmethod(observing)
+    #: The progress callback of the `observing` block the caller is in (None: none).
+    current_progress = staticmethod(current_progress)
 
     def __init__(
         self,
