@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for text in messages_from(args):
             print(f"> {text}")
             print(answer(memory, client, history, text))
-        result = memory.agent.extract(history, client, state=state, force=args.agent.extract)
+        result = memory.agent.extract(history, client, state=state, force=args.extract)
         if result.error:
             print(f"extraction: {result.error}", file=sys.stderr)
         elif result.skipped:

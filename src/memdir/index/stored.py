@@ -22,11 +22,17 @@ from pathlib import Path
 
 from memdir.core import Note, Scope, parse_note
 from memdir.errors import ParseError
-from memdir.index.rows import Stamp, changed_ns
-from memdir.index.schema import SCHEMA_VERSION
+from memdir.index.rows import RACY_NS, Stamp, changed_ns
+from memdir.index.schema import SCHEMA_VERSION, index_file
 from memdir.index.tokenize import note_recall_terms
 
-__all__ = ["StoredTerms", "fill_recall_terms", "put_recall_terms", "read_stored"]
+__all__ = [
+    "StoredTerms",
+    "fill_recall_terms",
+    "put_recall_terms",
+    "read_stored",
+    "stored_terms",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,15 @@ def fill_recall_terms(conn: sqlite3.Connection, note_id: str, data: bytes, rev: 
 
 def _terms(text: str) -> frozenset[str]:
     return frozenset(text.split("\n")) - {""}
+
+
+def stored_terms(
+    home: Path, state_key: str, scope: Scope, stamps: Mapping[str, Stamp]
+) -> tuple[list[StoredTerms], set[str]] | None:
+    """`read_stored` from the search index of the scope whose state key is `state_key`
+    under `home`: what a first recall in a short-lived process reads instead of every
+    note file (a file changed within the racy window counts as changed)."""
+    return read_stored(index_file(home, state_key), scope, stamps, racy_ns=RACY_NS)
 
 
 def read_stored(

@@ -66,9 +66,7 @@ class AgentView:
         index holds them, by their stored terms, and the others read from their files;
         None when the notes must all be read (a watched host keeps them in memory, a scope
         above maxNotes or without a usable index)."""
-        from memdir.index.rows import RACY_NS
-        from memdir.index.schema import index_file
-        from memdir.index.stored import read_stored
+        from memdir.index.stored import stored_terms
 
         held = self._held()
         stored: list[StoredTerms] = []
@@ -79,8 +77,7 @@ class AgentView:
             stamps, over = store.directory.stamps()
             if over:
                 return None
-            path = index_file(self.home, store.state_key)
-            got = read_stored(path, store.scope, stamps, racy_ns=RACY_NS)
+            got = stored_terms(self.home, store.state_key, store.scope, stamps)
             if got is None:
                 return None
             stored += [t for t in got[0] if (store.scope, t.note_id) not in held]
