@@ -183,14 +183,14 @@ def _tokenise(texts: list[str]) -> Callable[[], np.ndarray]:
 
 def _python_side(texts: list[str]) -> Callable[[], np.ndarray]:
     """memdir's work around the engine: text checks, sorting, placing and normalising rows."""
-    from memdir.embed import _base, _local
+    from memdir.embed import _base, local
 
     fake = np.random.default_rng(0).standard_normal((len(texts), 384)).astype(np.float32)
 
     def run() -> np.ndarray:
-        items = [_local._engine_text(t) for t in _base.check_texts(texts)]
+        items = [local._engine_text(t) for t in _base.check_texts(texts)]
         out = np.empty((len(items), 384), dtype=np.float32)
-        for rows in _local._batches(items, _local._BATCH):
+        for rows in local.batches(items, local.BATCH):
             out[rows] = fake[rows]
         _base.normalise_rows(out, "bench")
         return np.empty((0, 384), np.float32)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import InvalidInput, Memory, project
+from memdir import InvalidInput, Memory
 from memdir.core import Note, render_note
 from memdir.project import PROJECT_FILE, ensure_project_id, find_project_root, load_project_id
 from memdir.store import revision_of
@@ -209,8 +209,7 @@ def test_losing_a_creation_race_returns_the_winners_id(
         (root / PROJECT_FILE).write_text(json.dumps(winner))
         return None
 
-    monkeypatch.setattr(project, "_git_root_commit", other_process_writes_first)
-    assert ensure_project_id(tmp_path) == winner["id"]
+    assert ensure_project_id(tmp_path, root_commit=other_process_writes_first) == winner["id"]
     assert json.loads((tmp_path / PROJECT_FILE).read_text()) == winner
     assert sorted(p.name for p in (tmp_path / ".memdir").iterdir()) == ["project.json"]
 

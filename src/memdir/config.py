@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal, TypeAlias, TypeVar
 
-from memdir.core.vocab import AccessLevel, choices
+from memdir.core.vocab import AccessLevel, Scope, choices
 from memdir.errors import ConfigError
 from memdir.outbound import is_loopback
 from memdir.project import refused_root
@@ -54,7 +54,6 @@ __all__ = [
     "validate_env_name",
 ]
 
-#: ``mcp.access`` values, narrowest first.
 #: The `mcp.access` values, weakest first (the vocabulary is `memdir.core.AccessLevel`).
 ACCESS_LEVELS: tuple[str, ...] = choices(AccessLevel)
 
@@ -314,10 +313,10 @@ def load_settings(
 
     errors: list[str] = []
     sources: list[Path] = []
-    user_values = _load_file(user_path, "user", root, errors, sources)
+    user_values = _load_file(user_path, Scope.USER, root, errors, sources)
     project_values: dict[str, object] = {}
     if project_path is not None:
-        project_values = _load_file(project_path, "project", root, errors, sources)
+        project_values = _load_file(project_path, Scope.PROJECT, root, errors, sources)
     if errors:
         raise ConfigError("\n".join(errors))
 
@@ -409,7 +408,7 @@ def _opt(values: Mapping[str, object], name: str) -> str | None:
 
 def _load_file(
     path: Path,
-    scope: Literal["user", "project"],
+    scope: Scope,
     project_root: Path | None,
     errors: list[str],
     sources: list[Path],
@@ -464,7 +463,7 @@ def _walk(
     tree: _Tree,
     prefix: str,
     path: Path,
-    scope: Literal["user", "project"],
+    scope: Scope,
     project_root: Path | None,
     values: dict[str, object],
     problems: list[str],
@@ -479,12 +478,12 @@ def _walk(
                 _walk(value, spec, f"{dotted}.", path, scope, project_root, values, problems)
             else:
                 problems.append(f"{dotted} must be a table, got {_show(value)}")
-        elif spec.policy == "user_only" and scope == "project":
+        elif spec.policy == "user_only" and scope is Scope.PROJECT:
             problems.append(
                 f"{dotted} is a user setting (it decides where note text is sent); set it in "
                 f"$MEMDIR_HOME/{CONFIG_NAME}, not in a project config"
             )
-        elif spec.policy == "project_only" and scope == "user":
+        elif spec.policy == "project_only" and scope is Scope.USER:
             problems.append(
                 f"{dotted} is a project setting; set it in "
                 f"<project>/{PROJECT_CONFIG_DIR}/{CONFIG_NAME}, not in the user config"

@@ -15,6 +15,7 @@ import re
 import secrets
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from memdir.errors import InvalidInput
@@ -24,6 +25,7 @@ __all__ = [
     "PROJECT_FILE",
     "ensure_project_id",
     "find_project_root",
+    "git_root_commit",
     "load_project_id",
     "peek_project_id",
     "refused_root",
@@ -66,7 +68,9 @@ def find_project_root(start: Path) -> Path | None:
     return None
 
 
-def _git_root_commit(root: Path) -> str | None:
+def git_root_commit(root: Path) -> str | None:
+    """The root commit of the git repository at `root` (the lowest, if it has several);
+    None when `root` is not a repository, git is missing or the history is empty."""
     if not (root / ".git").exists():
         return None
     try:
@@ -108,19 +112,22 @@ def load_project_id(root: Path) -> str | None:
 def peek_project_id(root: Path) -> str | None:
     """The project's id without writing anything: the stored one, else a git root commit
     (what `ensure_project_id` would store); None when only a new random id would do."""
-    return load_project_id(root) or _git_root_commit(root)
+    return load_project_id(root) or git_root_commit(root)
 
 
-def ensure_project_id(root: Path) -> str:
+def ensure_project_id(
+    root: Path, *, root_commit: Callable[[Path], str | None] = git_root_commit
+) -> str:
     """The project's id, writing `.memdir/project.json` first if it does not exist.
 
     Two processes opening a new project at once agree: the file is created
-    exclusively, and the one that loses the race reads the winner's id.
+    exclusively, and the one that loses the race reads the winner's id. `root_commit`
+    finds the git root commit that becomes the id of a repository.
     """
     existing = load_project_id(root)
     if existing is not None:
         return existing
-    commit = _git_root_commit(root)
+    commit = root_commit(root)
     doc = {
         "id": commit if commit else secrets.token_hex(16),
         "source": "git-root-commit" if commit else "random",

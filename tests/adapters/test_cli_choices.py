@@ -9,7 +9,7 @@ import click
 import pytest
 
 from memdir.cli.main import main
-from memdir.cli.mcp import GRANT_SCOPES
+from memdir.clients import grants
 from memdir.core.vocab import (
     DraftKind,
     ExportFormat,
@@ -20,9 +20,9 @@ from memdir.core.vocab import (
     Scope,
     SearchMethod,
     SearchMode,
+    StorageBackend,
     choices,
 )
-from memdir.mcp import grants
 
 #: Option name → the vocabulary its choices must equal.
 VOCABULARY: dict[str, type[StrEnum]] = {
@@ -35,6 +35,7 @@ VOCABULARY: dict[str, type[StrEnum]] = {
     "kind": ImportKind,
     "fmt": ExportFormat,
     "draft": DraftKind,
+    "backend": StorageBackend,
 }
 
 
@@ -71,13 +72,13 @@ def test_choice_comes_from_the_vocabulary(
         assert tuple(choice.choices) == grants.STATE_ACCESS
         return
     if path == "memdir mcp grant" and param.name == "scope":
-        assert tuple(choice.choices) == (*choices(Scope), "both") == GRANT_SCOPES
-        assert set(GRANT_SCOPES) == set(grants.GRANT_SCOPES)
+        # A grant covers one scope or both (the grants' own words).
+        assert tuple(choice.choices) == grants.GRANT_SCOPES
         return
     vocabulary = VOCABULARY.get(param.name or "")
     if vocabulary is None:
-        # Not a vocabulary word (the MCP client, the server's storage backend).
-        assert param.name in {"client", "backend"}, f"{path} {param.name}: which vocabulary?"
+        # Not a vocabulary word (the MCP client).
+        assert param.name == "client", f"{path} {param.name}: which vocabulary?"
         return
     assert tuple(choice.choices) == choices(vocabulary)
     if param.default is not None and not param.multiple:  # a repeatable option has none

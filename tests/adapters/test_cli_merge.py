@@ -442,3 +442,38 @@ def test_auto_json_shape(cli: Invoke, home: Path, dup: tuple[str, str, str]) -> 
     assert again["ran"] is False and again["reason"] == "not due yet (cooldown)"
     text = cli("tidy", "auto")
     assert text.stdout.strip() == "no pass ran: not due yet (cooldown)"
+
+
+#: A credential pasted into a plan file by mistake.
+FAKE_TOKEN = "ghp_" + "R8xK2mQ9vL4tZ7pW1nB6cY3hJ5dF0sA2eG8u"
+
+
+def _cli_plan(cli: Invoke, tmp_path: Path) -> Path:
+    a = json.loads(cli("remember", "Use pnpm for packages", "--body", "pnpm.", "--json").stdout)
+    b = json.loads(cli("remember", "Packages use pnpm", "--body", "Not npm.", "--json").stdout)
+    plan = tmp_path / "plan.json"
+    out = cli("tidy", "merge", a["note"]["id"], b["note"]["id"], "--plan-out", str(plan))
+    assert out.exit_code == 0, out.output
+    return plan
+
+
+def test_apply_json_needing_confirmation_prints_no_credential(cli: Invoke, tmp_path: Path) -> None:
+    plan = _cli_plan(cli, tmp_path)
+    data = json.loads(plan.read_text("utf-8"))
+    data["draft"]["body"] += f"\n\ndeploy token {FAKE_TOKEN}"  # pasted by mistake
+    plan.write_text(json.dumps(data))
+    shown = cli("tidy", "apply", str(plan))  # the human preview: redacted
+    assert FAKE_TOKEN not in shown.output
+    out = cli("tidy", "apply", str(plan), "--json")
+    assert out.exit_code != 0
+    assert FAKE_TOKEN not in out.output + out.stderr
+
+
+def test_apply_preview_prints_no_credential_in_tags(cli: Invoke, tmp_path: Path) -> None:
+    plan = _cli_plan(cli, tmp_path)
+    data = json.loads(plan.read_text("utf-8"))
+    data["draft"]["tags"].append(FAKE_TOKEN)
+    plan.write_text(json.dumps(data))
+    out = cli("tidy", "apply", str(plan))
+    assert out.exit_code != 0
+    assert FAKE_TOKEN not in out.output + out.stderr

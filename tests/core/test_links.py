@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdir.core.links import LINK_PATTERN, extract_links
+from memdir.core import Scope
+from memdir.core.links import LINK_PATTERN, Link, LinkReport, extract_links
 
 
 def test_links_in_first_seen_order_without_repeats() -> None:
@@ -32,3 +36,27 @@ def test_every_linked_id_comes_back_once(ids: list[str], sep: str) -> None:
     body = sep.join(f"[[{i}]]" for i in ids)
     assert extract_links(body) == tuple(dict.fromkeys(ids))
     assert all(LINK_PATTERN.fullmatch(f"[[{i}]]") for i in ids)
+
+
+# -- the link report --------------------------------------------------------------------------
+
+
+def test_dangling_links_are_unresolved_ones_that_are_not_hidden() -> None:
+    report = LinkReport(
+        "source",
+        outgoing=(
+            Link("here", Scope.PROJECT, "Here"),
+            Link("nowhere", None, None),
+            Link("secret-one", None, None),
+            Link("gone", None, None),
+        ),
+        backlinks=(),
+        hidden=("secret-one",),
+    )
+    assert report.dangling == ("nowhere", "gone")
+    assert LinkReport("x", (), ()).dangling == ()
+
+
+def test_frozen_records_refuse_changes() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Link("a", None, None).target = "b"  # type: ignore[misc]

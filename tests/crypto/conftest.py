@@ -22,11 +22,16 @@ def enc_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Path) -> 
     return path
 
 
-@pytest.fixture
-def enc_project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
+def make_project(tmp_path: Path, name: str = "project") -> Path:
+    """A git project directory `name` under `tmp_path`."""
+    path = tmp_path / name
     (path / ".git").mkdir(parents=True)
     return path
+
+
+@pytest.fixture
+def enc_project(tmp_path: Path) -> Path:
+    return make_project(tmp_path)
 
 
 def open_memory(project: Path, home: Path) -> Memory:
@@ -48,6 +53,7 @@ def seed(memory: Memory) -> None:
     memory.forget("old-plan")
 
 
-def plaintext_hits(*roots: Path) -> list[str]:
-    """Files under `roots` holding any of the secret words (as bytes, any case)."""
-    return files_holding(roots, SECRET_WORDS)
+def plaintext_hits(*roots: Path, words: tuple[str, ...] = SECRET_WORDS) -> list[str]:
+    """Files under `roots` holding any of `words`, the secret words by default (as bytes,
+    any case)."""
+    return files_holding(roots, words)

@@ -1,12 +1,10 @@
-"""Tests for `embed/_factory.py`: the provider name chooses the embedder class."""
+"""Tests for `memdir.embed.make_embedder`: the provider name chooses the embedder class."""
 
 from __future__ import annotations
 
 import pytest
 
-from memdir.embed._base import EmbedderUnavailable
-from memdir.embed._factory import PROVIDERS, make_embedder
-from memdir.embed._http import HttpEmbedder
+from memdir.embed import PROVIDERS, EmbedderUnavailable, HttpEmbedder, make_embedder
 from memdir.errors import MemdirError
 
 

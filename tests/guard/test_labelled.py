@@ -1,11 +1,11 @@
-"""Tests for `guard/_labelled.py`: a label, a connector and a value, in prose of any language."""
+"""Tests for `guard/labelled.py`: a label, a connector and a value, in prose of any language."""
 
 from __future__ import annotations
 
 import pytest
 
 from memdir.guard import redact, scan_text
-from memdir.guard._labelled import labelled_hits
+from memdir.guard.labelled import labelled_hits
 
 PW = "Vq" + "83Lm" + "02Xz"
 

@@ -1,15 +1,15 @@
-"""Tests for `guard/_lexicon.py`: every label is found by the one factored regex."""
+"""Tests for `memdir.guard.lexicon`: every label is found by the one factored regex."""
 
 from __future__ import annotations
 
 import re
 
-from memdir.guard import _lexicon
+from memdir.guard import lexicon
 
 
 def test_factored_regex_finds_what_the_plain_alternation_finds() -> None:
     # The factored alternation must keep the branch order (longest label first).
-    plain = re.compile("|".join(p for p, _ in _lexicon._ENTRIES))
+    plain = re.compile("|".join(p for p, _ in lexicon.ENTRIES))
     samples = " ".join(
         [
             "Passwort passwörter mot de passe mot_de_passe contraseña parola d'ordine",
@@ -18,7 +18,7 @@ def test_factored_regex_finds_what_the_plain_alternation_finds() -> None:
             "zugangsdaten identifiants credenciales учетные данные dane logowania",
         ]
     )
-    got = [(m.start(), m.end()) for m in _lexicon.LABEL_RE.finditer(samples)]
+    got = [(m.start(), m.end()) for m in lexicon.LABEL_RE.finditer(samples)]
     assert got == [(m.start(), m.end()) for m in plain.finditer(samples)]
     assert len(got) >= 25
 
@@ -39,11 +39,11 @@ def test_matched_words_map_back_to_their_kind() -> None:
         "api-key": "API key",
     }
     for word, kind in expected.items():
-        m = _lexicon.LABEL_RE.match(word)
+        m = lexicon.LABEL_RE.match(word)
         assert m is not None, word
-        assert _lexicon.label_for(m.group()).kind == kind, word
+        assert lexicon.label_for(m.group()).kind == kind, word
 
 
 def test_languages_are_all_present() -> None:
-    scripts = {label.script for _, label in _lexicon._ENTRIES}
+    scripts = {label.script for _, label in lexicon.ENTRIES}
     assert scripts == {"latin", "zh", "ja", "ko"}

@@ -1,4 +1,4 @@
-"""Tests for `guard/_message.py`: a refusal names kind, field and line, never the value."""
+"""Tests for `guard/message.py`: a refusal names kind, field and line, never the value."""
 
 from __future__ import annotations
 

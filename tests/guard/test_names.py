@@ -1,10 +1,10 @@
-"""Tests for `guard/_names.py`: which key names are secret-sounding, and how they are labelled."""
+"""Tests for `guard/names.py`: which key names are secret-sounding, and how they are labelled."""
 
 from __future__ import annotations
 
 import pytest
 
-from memdir.guard._names import KeyClass, classify_key
+from memdir.guard.names import KeyClass, classify_key
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Tests for `guard/_normalise.py`: folding look-alikes while reporting against the original."""
+"""Tests for `guard/normalise.py`: folding look-alikes while reporting against the original."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memdir.guard import Finding, redact, scan_text
-from memdir.guard._normalise import normalise
+from memdir.guard.normalise import normalise
 
 from .corpus import ALNUM, tok
 

@@ -1,4 +1,4 @@
-"""Tests for `guard/_scan.py`: line numbers and order, fields, and redaction of what is found."""
+"""Tests for `guard/scan.py`: line numbers and order, fields, and redaction of what is found."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Tests for `guard/_shapes.py`: private keys, JWTs, URLs, headers and command lines."""
+"""Tests for `guard/shapes.py`: private keys, JWTs, URLs, headers and command lines."""
 
 from __future__ import annotations
 
 import pytest
 
-from memdir.guard._shapes import shape_hits
+from memdir.guard.shapes import shape_hits
 
 from .corpus import ALNUM, PW_DB, jwt, pem_body, tok
 

@@ -1,11 +1,11 @@
-"""Tests for `guard/_structured.py`: values below their key, in secret-named blocks and tables."""
+"""Tests for `guard/structured.py`: values below their key, in secret-named blocks and tables."""
 
 from __future__ import annotations
 
 import pytest
 
 from memdir.guard import Finding, scan_text
-from memdir.guard._structured import structured_hits
+from memdir.guard.structured import structured_hits
 
 PW = "Vq" + "83Lm" + "02Xz"
 

@@ -1,4 +1,4 @@
-"""Tests for `guard/_values.py`: placeholders, randomness and password-likeness of a value."""
+"""Tests for `guard/values.py`: placeholders, randomness and password-likeness of a value."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdir.guard._values import (
+from memdir.guard.values import (
     class_count,
     diceware_phrase,
     is_placeholder,

@@ -1,12 +1,12 @@
-"""Tests for `guard/_vendors.py`: vendor token formats recognised by their prefix and shape."""
+"""Tests for `guard/vendors.py`: vendor token formats recognised by their prefix and shape."""
 
 from __future__ import annotations
 
 import pytest
 
 from memdir.guard import scan_text
-from memdir.guard._hit import PRIO_VENDOR, Hit
-from memdir.guard._vendors import vendor_hits
+from memdir.guard.hit import PRIO_VENDOR, Hit
+from memdir.guard.vendors import vendor_hits
 
 from .corpus import AWS_ID, GH_PAT, GL_PAT, STRIPE_LIVE
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from memdir.core import NoteType
 from memdir.errors import InvalidInput
-from memdir.importers import _markdown as md
 from memdir.importers import base, basic_memory, claude_code, codex, markdown
+from memdir.importers import markdown_files as md
 from memdir.importers.base import REF_PATTERN, Ref, iso_ms
 
 from . import (

@@ -15,7 +15,9 @@ import pytest
 
 from memdir import Memory
 from memdir.core import Note, Scope, render_note
+from memdir.index import db as index_db
 from memdir.index.schema import SCHEMA_VERSION, open_index_db
+from memdir.store.notedir import NoteDirectory
 
 GARBAGE = b"this is not a database \x00\xff" * 300
 
@@ -222,7 +224,6 @@ def test_an_index_without_the_added_tables_gets_them_keeping_its_vectors(
     from memdir.index.db import SearchIndex
     from memdir.store.notedir import NoteDirectory
 
-    monkeypatch.setattr("memdir.index.db._RACY_NS", 1_000_000)
     monkeypatch.setattr("memdir.index.rows.RACY_NS", 1_000_000)
     notes = NoteDirectory(Scope.PROJECT, tmp_path / "notes", lock_timeout=5, max_notes=100)
     notes.path.mkdir()
@@ -263,3 +264,34 @@ def test_an_index_without_the_added_tables_gets_them_keeping_its_vectors(
     finally:
         index.close()
         old.close()
+
+
+def test_converting_a_version_4_index_in_place_keeps_a_running_version_4_process_working(
+    tmp_path: Path,
+) -> None:
+    """A memdir that predates the added tables (an MCP server started before the upgrade)
+    keeps its connection to the index and writes rows as it did: 13 values, no column
+    list. The tables are added beside the notes table, whose layout is unchanged."""
+    import sqlite3
+
+    from memdir.core import Note, Scope, render_note
+
+    notes = NoteDirectory(Scope.PROJECT, tmp_path / "notes", lock_timeout=5, max_notes=100)
+    notes.path.mkdir()
+    note = Note(id="n-1", summary="Walrus", body="walrus", created_at=1, updated_at=1)
+    (notes.path / "n-1.md").write_bytes(render_note(note))
+    path = tmp_path / "index.sqlite3"
+    index = index_db.SearchIndex(path)
+    index.refresh(notes)
+    index.close()
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("DROP TABLE note_ctimes")  # what the older memdir did not have
+    old.execute("DROP TABLE recall_terms")
+    index = index_db.SearchIndex(path)  # this version opens it: the tables are added
+    index.close()
+    # The older process indexes a note it cannot parse, as its code did.
+    old.execute(
+        "INSERT INTO notes VALUES (?,?,?,?,?,'bad',?,'','',NULL,'[]','[]',0)",
+        ("n-2", 10, 1, 2, 3, "rev"),
+    )
+    old.close()

@@ -92,9 +92,9 @@ def test_an_unreadable_note_is_left_out_and_the_rest_is_indexed(
     assert index.disagreements(source) == []  # doctor reports the file, not the index
     # Tried again on every refresh (making a file readable need not change its stamp),
     # without writing anything while it stays unreadable.
-    generation = index._generation
+    writes = index.writes
     assert index.refresh(source).unreadable == ("secret",)
-    assert index._generation == generation
+    assert index.writes == writes
     del source.unreadable["secret"]
     assert index.refresh(source).added == 1
     assert set(_found(index, "deploys")) == {"staging", "rollbacks", "hand", "secret"}

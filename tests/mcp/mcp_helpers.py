@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mcp import StdioServerParameters
 from memdir import Memory
-from memdir.mcp.grants import issue_grant
+from memdir.clients.grants import issue_grant
 
 
 def memdir_command() -> list[str]:

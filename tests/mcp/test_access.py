@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from memdir.clients.grants import GrantStore
 from memdir.core import AccessLevel
 from memdir.errors import InvalidInput, Refused, Remedy
 from memdir.mcp.access import Access, Gate, bearer_token
-from memdir.mcp.grants import GrantStore
 
 READ, WRITE, DELETE = AccessLevel
 

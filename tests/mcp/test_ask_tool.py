@@ -18,12 +18,13 @@ from extract import ChatServer, completion
 from loopback import serving
 from mcp import Client
 from memdir import Memory
+from memdir.clients.grants import revoke_grant
 from memdir.core import AccessLevel
 from memdir.errors import Refused
 from memdir.extract import HttpChatClient
 from memdir.mcp.access import CURRENT, Access
-from memdir.mcp.grants import revoke_grant
-from memdir.mcp.tools import TOOL_NAMES, MemoryTools, usable_tools
+from memdir.mcp.tools import TOOL_NAMES, usable_tools
+from memdir.mcp.tools.ask import memory_ask
 
 READ = Access(AccessLevel.READ, "both", False, "g-read")
 USER_READ = Access(AccessLevel.READ, "user", False, "g-user")
@@ -33,7 +34,7 @@ QUESTION = "Which strategy do our deploys on the staging cluster use?"
 def ask(memory: Memory, access: Access, **kwargs: Any) -> dict[str, Any]:
     token = CURRENT.set(access)
     try:
-        out = MemoryTools(memory).memory_ask(**kwargs)
+        out = memory_ask(memory, **kwargs)
     finally:
         CURRENT.reset(token)
     assert isinstance(out, BaseModel)

@@ -18,10 +18,9 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner
 
-from memdir._version import __version__
+from memdir import __version__
 from memdir.cli.main import main
-from memdir.errors import Refused
-from memdir.mcp.install_bundle import (
+from memdir.clients.bundle import (
     MANIFEST_VERSION,
     REGISTRY_NAME,
     SERVER_SCHEMA,
@@ -29,6 +28,7 @@ from memdir.mcp.install_bundle import (
     server_json,
     write_bundle,
 )
+from memdir.errors import Refused
 from memdir.mcp.tools import TOOL_NAMES
 
 PACKAGING = Path(__file__).resolve().parents[2] / "packaging"
@@ -129,7 +129,7 @@ def _validate(doc: Any, schema: dict[str, Any]) -> None:
 
 
 def test_manifest_has_the_documented_fields() -> None:
-    doc = manifest(python="/opt/py/bin/python", platform="darwin")
+    doc = manifest(python="/opt/py/bin/python", tools=TOOL_NAMES, platform="darwin")
     _validate(doc, MANIFEST_REQUIRED)
     assert doc["manifest_version"] == MANIFEST_VERSION
     config = doc["server"]["mcp_config"]
@@ -169,14 +169,14 @@ def test_packaging_files_are_what_the_code_writes() -> None:
     on_disk = json.loads((PACKAGING / "server.json").read_text(encoding="utf-8"))
     assert on_disk == server_json()
     template = json.loads((PACKAGING / "mcpb" / "manifest.json").read_text(encoding="utf-8"))
-    assert template == manifest(python="python3", platform=None)
+    assert template == manifest(python="python3", tools=TOOL_NAMES, platform=None)
     _validate(on_disk, SERVER_REQUIRED)
     _validate(template, MANIFEST_REQUIRED)
 
 
 def test_bundle_zip_runs_memdir_with_this_interpreter(tmp_path: Path) -> None:
     out = tmp_path / "memdir.mcpb"
-    result = write_bundle(out)
+    result = write_bundle(out, tools=TOOL_NAMES)
     assert result.python == sys.executable
     with zipfile.ZipFile(out) as archive:
         assert sorted(archive.namelist()) == ["manifest.json", "server/launch.py"]
@@ -190,8 +190,8 @@ def test_bundle_zip_runs_memdir_with_this_interpreter(tmp_path: Path) -> None:
     )
     assert ran.returncode == 0 and __version__ in ran.stdout
     with pytest.raises(Refused, match="--force"):
-        write_bundle(out)
-    assert write_bundle(out, force=True).path == out
+        write_bundle(out, tools=TOOL_NAMES)
+    assert write_bundle(out, tools=TOOL_NAMES, force=True).path == out
 
 
 def test_cli_bundle(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from mcp_helpers import memdir_command
 
 from memdir.cli.main import main
-from memdir.mcp.install import install
-from memdir.mcp.install_check import PROBLEMS, CheckReport, check
+from memdir.clients.check import PROBLEMS, CheckReport, check
+from memdir.clients.install import install
 
 BIN = str(Path(sys.executable).parent)
 

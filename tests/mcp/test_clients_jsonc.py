@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memdir.mcp.install_jsonc import JsoncError, loads, set_member
+from memdir.clients.jsonc import JsoncError, loads, set_member
 
 ENTRY = {"command": "memdir", "args": ["mcp", "serve"], "env": {"MEMDIR_HOME": "/h/ü"}}
 

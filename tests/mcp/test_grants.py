@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from memdir import Memory
 from memdir.cli.main import main
+from memdir.clients.grants import GrantStore, issue_grant, read_grant_file, revoke_grant
 from memdir.errors import InvalidInput, NotFound, Refused
 from memdir.mcp.access import Gate
-from memdir.mcp.grants import GrantStore, issue_grant, read_grant_file, revoke_grant
 from memdir.mcp.tools import TOOL_NAMES, usable_tools
 
 

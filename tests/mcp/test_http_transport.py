@@ -21,8 +21,8 @@ from mcp_helpers import all_text, make_grant, memdir_command
 
 from mcp import Client
 from memdir import Memory
+from memdir.clients.grants import GrantStore, issue_grant, revoke_grant
 from memdir.errors import Refused
-from memdir.mcp.grants import GrantStore, issue_grant, revoke_grant
 from memdir.mcp.server import parse_http_address
 from memdir.mcp.tools import TOOL_NAMES
 

@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from memdir.cli.main import main
+from memdir.clients import jsonc
+from memdir.clients.install import install
+from memdir.clients.specs import CLIENTS, client_spec
 from memdir.errors import InvalidInput, Refused
-from memdir.mcp import install_jsonc
-from memdir.mcp.clients import CLIENTS, client_spec
-from memdir.mcp.install import install
 
 PROJECT_FILES = {
     "claude-code": ".mcp.json",
@@ -59,7 +59,7 @@ def _entry(client: str, path: Path, name: str = "memdir") -> Any:
     text = path.read_text(encoding="utf-8")
     if client == "codex":
         return tomllib.loads(text)["mcp_servers"][name]
-    return install_jsonc.loads(text)[KEYS.get(client, "mcpServers")][name]
+    return jsonc.loads(text)[KEYS.get(client, "mcpServers")][name]
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -163,7 +163,7 @@ def test_project_files_name_no_machine_path(
     monkeypatch.setenv("MEMDIR_HOME", str(home / "mh"))
     result = _run(client, project, home, memdir_home=home / "mh")
     text = result.path.read_text(encoding="utf-8")
-    for value in _strings(install_jsonc.loads(text)):
+    for value in _strings(jsonc.loads(text)):
         assert not Path(value).is_absolute() and not value.startswith(("/", "\\"))
         assert ":\\" not in value
     for machine in (str(project), str(home), sys.prefix, str(Path(sys.executable).parent), ".venv"):
@@ -254,7 +254,7 @@ def test_jsonc_files_keep_their_comments(where: tuple[Path, Path]) -> None:
     text = settings.read_text()
     assert "// For information on how to configure Zed" in text and "// bigger" in text
     assert "/* servers */" in text
-    doc = install_jsonc.loads(text)
+    doc = jsonc.loads(text)
     assert doc["ui_font_size"] == 16 and doc["context_servers"]["other"]["command"] == "x"
     assert doc["context_servers"]["memdir"]["args"][-2:] == ["mcp", "serve"]
 

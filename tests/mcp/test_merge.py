@@ -294,3 +294,44 @@ def test_confirm_needs_the_plans_token_and_refuses_a_stale_one(
     )
     assert err and text.startswith("conflict:") and "changed since that plan" in text
     assert _files(project, home) == before
+
+
+def _live_text(memory: Memory) -> str:
+    """The text of every note file in the project directory."""
+    return "\n".join(
+        p.read_text("utf-8") for p in sorted(memory.stores.directory("project").glob("*.md"))
+    )
+
+
+def test_mcp_merge_confirm_refuses_notes_changed_since_the_plan(memory: Memory) -> None:
+    """A note edited between the plan the user was shown and the confirm is never lost:
+    the confirm is refused (the handler called in-process, as the server does)."""
+    from memdir.core import AccessLevel
+    from memdir.errors import MemdirError
+    from memdir.mcp.access import CURRENT, Access
+    from memdir.mcp.tools.tidy import memory_merge
+
+    a = memory.remember(
+        "Staging deploys run through the blue cluster", "Needs a ticket.", id="blue-a"
+    ).note.id
+    b = memory.remember(
+        "Staging deploys go via the blue cluster", "Rollbacks use old tags.", id="blue-b"
+    ).note.id
+    token = CURRENT.set(Access(AccessLevel.READ_WRITE_DELETE, "both", True, None))
+    try:
+        body = "Needs a ticket. Rollbacks use old tags."  # the agent's body, shown to the user
+        plan = memory_merge(memory, ids=[a, b], confirm=False, body=body).model_dump()
+        assert plan["applied"] is False
+        # The user (or another agent) adds a fact to b before the agent confirms.
+        memory.remember(
+            "Staging deploys go via the blue cluster",
+            "Rollbacks use old tags. NEVER on Fridays.",
+            id=b,
+        )
+        try:
+            memory_merge(memory, ids=[a, b], confirm=True, body=body)
+        except MemdirError:
+            return  # refused: nothing of the edit is lost
+    finally:
+        CURRENT.reset(token)
+    assert "NEVER on Fridays" in _live_text(memory), "the edit made after the plan is gone"

@@ -12,22 +12,21 @@ from pathlib import Path
 import pytest
 
 from memdir import Memory
+from memdir.clients.grants import GrantStore, issue_grant, read_grant_file, token_digest
 from memdir.core import AccessLevel, choices
 from memdir.errors import InvalidInput, Refused, Remedy
 from memdir.mcp.access import Access, Gate
-from memdir.mcp.grants import GrantStore, issue_grant, read_grant_file, token_digest
-from memdir.mcp.state_arguments import STATUSES
-from memdir.mcp.state_tools import STATE_TOOL_NAMES, StateStores, usable_state_tools
-from memdir.mcp.tools import TOOL_NAMES, usable_tools
-from memdir.state import ItemStatus
+from memdir.mcp.tools import STATE_TOOL_NAMES, TOOL_NAMES, usable_tools
+from memdir.mcp.tools.state import StateStores
 
 READ, WRITE, DELETE = AccessLevel
 _READING = {"state_task_list", "state_task_get", "state_goal_list", "state_goal_get"}
 _READING |= {"state_session_list"}
 
 
-def test_the_statuses_are_the_stores() -> None:
-    assert choices(ItemStatus) == STATUSES
+def usable_state_tools(access: Access) -> frozenset[str]:
+    """The state tools `access` is offered."""
+    return usable_tools(access) & frozenset(STATE_TOOL_NAMES)
 
 
 def test_an_old_grants_file_still_loads_and_gives_no_state(tmp_path: Path) -> None:
@@ -135,7 +134,7 @@ def test_the_tools_offered_follow_the_state_access(tmp_path: Path) -> None:
         access = Gate("read_write", store, fixed=(grant.id, token)).resolve(None)
         assert usable_state_tools(access) == set(offered), state
         # The note tools are offered as before: state access is a dimension of its own.
-        assert usable_tools(access) == set(TOOL_NAMES) - {
+        assert usable_tools(access) - set(STATE_TOOL_NAMES) == set(TOOL_NAMES) - {
             "memory_write",
             "memory_delete",
             "memory_merge",

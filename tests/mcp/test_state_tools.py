@@ -22,14 +22,14 @@ from mcp_helpers import make_grant, memdir_command, stdio_params
 from mcp import Client
 from memdir import Memory
 from memdir.cli.main import main as cli
+from memdir.clients.grants import GrantStore, read_grant_file
 from memdir.errors import Remedy
 from memdir.mcp.access import Gate
 from memdir.mcp.failures import ErrorKind, remedy_text
-from memdir.mcp.grants import GrantStore, read_grant_file
 from memdir.mcp.server import build_server
-from memdir.mcp.state_arguments import MAX_FIELD_VALUE, MAX_FIELDS, MAX_TITLE
-from memdir.mcp.state_tools import STATE_TOOL_NAMES, StateStores
-from memdir.mcp.tools import TOOL_NAMES
+from memdir.mcp.tools import STATE_TOOL_NAMES, TOOL_NAMES
+from memdir.mcp.tools.state import StateStores
+from memdir.mcp.tools.state_arguments import MAX_FIELD_VALUE, MAX_FIELDS, MAX_TITLE
 from memdir.state import State
 
 AWS_KEY = "AKIAZQ7ABCDEFGHIJKLM"

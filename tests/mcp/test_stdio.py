@@ -13,8 +13,9 @@ from mcp_helpers import all_text, make_grant, memdir_command, stdio_params
 
 from mcp import Client
 from memdir import Memory
-from memdir.mcp.grants import GrantStore, revoke_grant
+from memdir.clients.grants import GrantStore, revoke_grant
 from memdir.mcp.tools import TOOL_NAMES
+from memdir.store import UsageStats
 from memdir.sync.baseline import Baseline
 
 
@@ -201,7 +202,7 @@ def test_expired_grant_refuses_to_start(
     project, home = env
     store = GrantStore(home, clock=lambda: 1_000)  # issued in 1970: long expired
     out = tmp_path / "old.grant"
-    from memdir.mcp.grants import issue_grant
+    from memdir.clients.grants import issue_grant
 
     issue_grant(memory, minutes=5, out=out, store=store)
     token = json.loads(out.read_text())["token"]
@@ -329,3 +330,32 @@ def test_concurrent_calls_on_a_synced_project(env: tuple[Path, Path], memory: Me
 
     anyio.run(main)
     assert errors == []
+
+
+def test_recalls_counted_by_the_mcp_server_are_on_disk_once_it_has_served(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memdir mcp serve` returns from `serve` and the process exits (the CLI never closes
+    its Memory): the write-behind thread is a daemon, so what it holds then is lost."""
+    from types import SimpleNamespace
+
+    from memdir.mcp import server as mcp_server
+
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
+    m = Memory.open(project, home=home)
+    m.usage.coalesce = 60.0  # the writer has not run yet
+    try:
+        written = m.remember("Walrus migration", "The walrus migration starts in spring.")
+        recalled: list[str] = []
+
+        async def run_stdio_async() -> None:  # the client asks once, then hangs up
+            recalled.extend(m.recall("when does the walrus migration start?").note_ids)
+
+        fake = SimpleNamespace(run_stdio_async=run_stdio_async)
+        monkeypatch.setattr(mcp_server, "build_server", lambda memory, gate, states=None: fake)
+        mcp_server.serve(m)
+        assert recalled == [written.note.id]
+        key = m.stores.chosen("project")[0].state_key
+        assert UsageStats(home / "memory-usage").counts(key) == {written.note.id: 1}
+    finally:
+        m.close()

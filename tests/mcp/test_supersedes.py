@@ -17,7 +17,7 @@ from memdir.core import AccessLevel
 from memdir.errors import NotFound, Refused
 from memdir.guidance import EMPTY_INDEX
 from memdir.mcp.access import CURRENT, Access
-from memdir.mcp.tools import MAX_SUPERSEDES, MemoryTools
+from memdir.mcp.tools.notes import MAX_SUPERSEDES, memory_write
 
 BOTH = Access(AccessLevel.READ_WRITE, "both", False, None)
 USER_ONLY = Access(AccessLevel.READ_WRITE, "user", False, "g-user")
@@ -26,7 +26,7 @@ USER_ONLY = Access(AccessLevel.READ_WRITE, "user", False, "g-user")
 def write(memory: Memory, access: Access, **kwargs: Any) -> dict[str, Any]:
     token = CURRENT.set(access)
     try:
-        out = MemoryTools(memory).memory_write(**kwargs)
+        out = memory_write(memory, **kwargs)
     finally:
         CURRENT.reset(token)
     assert isinstance(out, BaseModel)

@@ -13,11 +13,12 @@ from pydantic import BaseModel, ValidationError
 
 from mcp import Client
 from memdir import Memory
+from memdir.clients.grants import GrantStore, read_grant_file
 from memdir.core import AccessLevel
 from memdir.errors import Refused
 from memdir.mcp.access import CURRENT, Access, Gate
-from memdir.mcp.grants import GrantStore, read_grant_file
-from memdir.mcp.tools import TOOL_NAMES, MemoryTools, usable_tools
+from memdir.mcp.tools import TOOL_NAMES, usable_tools
+from memdir.mcp.tools.tidy import memory_tidy
 
 READ = Access(AccessLevel.READ, "both", False, "g-read")
 USER_READ = Access(AccessLevel.READ, "user", False, "g-user")
@@ -26,7 +27,7 @@ USER_READ = Access(AccessLevel.READ, "user", False, "g-user")
 def tidy(memory: Memory, access: Access, **kwargs: Any) -> dict[str, Any]:
     token = CURRENT.set(access)
     try:
-        out = MemoryTools(memory).memory_tidy(**kwargs)
+        out = memory_tidy(memory, **kwargs)
     finally:
         CURRENT.reset(token)
     assert isinstance(out, BaseModel)
@@ -117,7 +118,7 @@ def test_memory_tidy_through_the_server_under_a_read_grant(
 def test_an_unknown_kind_is_refused_by_the_schema() -> None:
     from pydantic import TypeAdapter
 
-    from memdir.mcp.tools import KindArg
+    from memdir.mcp.tools.arguments import KindArg
 
     with pytest.raises(ValidationError, match="'same_topic'"):
         TypeAdapter(KindArg).validate_python("duplicates")

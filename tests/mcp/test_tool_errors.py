@@ -20,7 +20,7 @@ from mcp import Client
 from memdir import Memory
 from memdir.errors import Busy, Conflict, DiskError, MemdirError, NotFound, Remedy, SecretRefused
 from memdir.mcp.failures import ErrorKind, ToolArguments, error_text, kind_of, remedy_text
-from memdir.mcp.tools import TOOL_NAMES, MemoryTools
+from memdir.mcp.tools import TOOLS
 
 
 def _every_error_class() -> list[type[MemdirError]]:
@@ -79,11 +79,7 @@ def test_the_kind_comes_first_and_once(error: MemdirError, text: str) -> None:
 
 
 def _arguments() -> ToolArguments:
-    checker = ToolArguments()
-    tools = MemoryTools(None)  # type: ignore[arg-type]  # only the signatures are read
-    for name in TOOL_NAMES:
-        checker.add(name, getattr(tools, name))
-    return checker
+    return ToolArguments.of(TOOLS)
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,8 @@
-"""The MCP tool functions (`memdir.mcp.tools.MemoryTools`) under a grant's access: what a
+"""The MCP tool handlers (`memdir.mcp.tools`) under a grant's access: what a
 caller may see when the same id exists in both scopes, and the errors agents get."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,7 +13,9 @@ from memdir.core import AccessLevel, Note, render_note
 from memdir.errors import MemdirError, Refused, Remedy, SyncRefused
 from memdir.mcp.access import CURRENT, Access
 from memdir.mcp.failures import remedy_text
-from memdir.mcp.tools import MemoryTools
+from memdir.mcp.registry import wrap
+from memdir.mcp.tools import Tool, tool_named
+from memdir.mcp.tools.record import READS
 
 USER_ONLY = Access(AccessLevel.READ_WRITE, "user", False, "g-user")
 BOTH = Access(AccessLevel.READ_WRITE, "both", False, None)
@@ -32,39 +33,36 @@ def twin(memory: Memory) -> Memory:
     return memory
 
 
-@pytest.fixture
-def tools(twin: Memory) -> Iterator[MemoryTools]:
-    yield MemoryTools(twin)
-
-
-def call(tools: MemoryTools, access: Access, name: str, **kwargs: Any) -> dict[str, Any]:
+def call(memory: Memory, access: Access, name: str, **kwargs: Any) -> dict[str, Any]:
+    tool = tool_named(name)
+    assert tool is not None
     token = CURRENT.set(access)
     try:
-        out = getattr(tools, name)(**kwargs)
+        out = tool.handler(memory, **kwargs)
     finally:
         CURRENT.reset(token)
     assert isinstance(out, BaseModel)
     return out.model_dump()
 
 
-def test_a_user_grant_diffs_the_user_note_not_the_project_note(tools: MemoryTools) -> None:
-    out = call(tools, USER_ONLY, "memory_diff", id="shared")
+def test_a_user_grant_diffs_the_user_note_not_the_project_note(twin: Memory) -> None:
+    out = call(twin, USER_ONLY, "memory_diff", id="shared")
     assert "PROJECT ONLY" not in out["diff"]
     assert out["diff"] == ""  # the user note has one version
-    both = call(tools, BOTH, "memory_diff", id="shared")
+    both = call(twin, BOTH, "memory_diff", id="shared")
     assert "PROJECT ONLY TEXT" in both["diff"]
 
 
-def test_a_user_grant_gets_the_user_notes_links(tools: MemoryTools) -> None:
-    out = call(tools, USER_ONLY, "memory_links", id="shared")
+def test_a_user_grant_gets_the_user_notes_links(twin: Memory) -> None:
+    out = call(twin, USER_ONLY, "memory_links", id="shared")
     assert out["outgoing"] == [] and out["dangling"] == []
-    both = call(tools, BOTH, "memory_links", id="shared")
+    both = call(twin, BOTH, "memory_links", id="shared")
     assert [link["id"] for link in both["outgoing"]] == ["project-target"]
 
 
-def test_a_user_grant_reads_the_user_notes_history(tools: MemoryTools) -> None:
-    user = call(tools, USER_ONLY, "memory_history", id="shared")
-    both = call(tools, BOTH, "memory_history", id="shared")
+def test_a_user_grant_reads_the_user_notes_history(twin: Memory) -> None:
+    user = call(twin, USER_ONLY, "memory_history", id="shared")
+    both = call(twin, BOTH, "memory_history", id="shared")
     assert len(user["entries"]) == 1
     assert len(both["entries"]) == 2
 
@@ -73,14 +71,17 @@ def test_search_filters_run_inside_the_search(memory: Memory) -> None:
     for i in range(30):
         memory.remember(f"Staging deploy fact {i}", "staging", type="project", tags=["ops"])
     memory.remember("Staging deploy rule", "staging", type="feedback", tags=["ops", "Rule"])
-    tools = MemoryTools(memory)
-    out = call(tools, BOTH, "memory_search", query="staging deploy", type="feedback", limit=1)
+    out = call(memory, BOTH, "memory_search", query="staging deploy", type="feedback", limit=1)
     assert [h["id"] for h in out["hits"]] == [memory.notes.list(type="feedback")[0].id]
     assert out["hits"][0]["tags"] == ["ops", "Rule"]
-    tagged = call(tools, BOTH, "memory_search", query="staging", tags=["RULE"], limit=5)
+    tagged = call(memory, BOTH, "memory_search", query="staging", tags=["RULE"], limit=5)
     assert len(tagged["hits"]) == 1
-    many = call(tools, BOTH, "memory_search", query="staging", type="project", limit=25)
+    many = call(memory, BOTH, "memory_search", query="staging", type="project", limit=25)
     assert len(many["hits"]) == 25
+
+
+def _tool(name: str, handler: Any) -> Tool:
+    return Tool(name, handler, description="", annotations=READS, access=AccessLevel.READ)
 
 
 @pytest.mark.parametrize("hint", list(Remedy))
@@ -95,12 +96,11 @@ def test_tool_errors_start_with_the_kind_and_carry_the_hint(memory: Memory) -> N
     import anyio
     from mcp_types import CallToolResult
 
-    from memdir.mcp.tools import _wrap  # the wrapper every registered tool goes through
-
-    def refuse() -> None:
+    def refuse(memory: Memory) -> None:
         raise SyncRefused("sync is off; notes stay local", hint=Remedy.SYNC_ON)
 
-    wrapped = _wrap(refuse, anyio.CapacityLimiter(1))
+    # The wrapper every registered tool goes through.
+    wrapped = wrap(_tool("memory_refuse", refuse), memory, anyio.CapacityLimiter(1))
     result = anyio.run(wrapped)
     assert isinstance(result, CallToolResult) and result.is_error
     message = result.content[0].text  # type: ignore[union-attr]
@@ -115,12 +115,11 @@ def test_a_crash_is_an_internal_error_that_tells_nothing(memory: Memory) -> None
     import anyio
     from mcp_types import CallToolResult
 
-    from memdir.mcp.tools import _wrap
-
-    def memory_crash() -> None:
+    def crash(memory: Memory) -> None:
         raise RuntimeError("/home/someone/secret-path exploded")
 
-    result = anyio.run(_wrap(memory_crash, anyio.CapacityLimiter(1)))
+    tool = _tool("memory_crash", crash)
+    result = anyio.run(wrap(tool, memory, anyio.CapacityLimiter(1)))
     assert isinstance(result, CallToolResult) and result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
     assert text.startswith("internal: memory_crash failed unexpectedly")

@@ -6,9 +6,11 @@ and the background thread that runs it."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from files import write_project_config
 from memdir import Memory
 from memdir.config import load_settings
 from memdir.core.vocab import FindingKind
+from memdir.errors import MemdirError
 from memdir.memory.consolidating import ConsolidationReport
 from sync_server import add_user, running_server
 
@@ -362,7 +365,7 @@ def test_the_background_thread_runs_a_pass_and_stops(make: Callable[[str], Memor
         assert _wait_for(lambda: bool(consolidator.reports)), consolidator.errors
     finally:
         consolidator.stop()
-    assert not consolidator._thread.is_alive()
+    assert not consolidator.is_alive()
     assert consolidator.errors == []
     (report,) = consolidator.reports
     assert merged_pairs(report) == {tuple(sorted(p)) for p in pairs}
@@ -386,5 +389,101 @@ def test_the_background_thread_waits_for_the_cooldown(
         assert _wait_for(lambda: bool(consolidator.reports)), consolidator.errors
     finally:
         consolidator.stop()
-    assert not consolidator._thread.is_alive()
+    assert not consolidator.is_alive()
     assert not exists(memory, pairs[0][1])
+
+
+# -- a damaged dismissals file, a clock set back, a stop during a merge -----------------------
+
+
+@pytest.fixture
+def auto_memory(make: Callable[[str], Memory], clock: Clock) -> tuple[Memory, Clock]:
+    """A memory with the automatic pass on (the user config), and its clock."""
+    return make(AUTO), clock
+
+
+def _pair(memory: Memory, clock: Clock) -> tuple[str, str]:
+    clock.advance(1 / 3600)
+    a = memory.remember("Use pnpm for package management", "pnpm only.").note.id
+    clock.advance(1 / 3600)
+    b = memory.remember("Package management uses pnpm", "Not npm.").note.id
+    found = [f for f in memory.tidy.findings([FindingKind.SAME_TOPIC]) if set(f.notes) == {a, b}]
+    assert found
+    return a, b
+
+
+def test_a_damaged_dismissals_file_does_not_let_the_pass_merge_dismissed_groups(
+    auto_memory: tuple[Memory, Clock], home: Path
+) -> None:
+    memory, clock = auto_memory
+    a, b = _pair(memory, clock)
+    finding = next(
+        f for f in memory.tidy.findings([FindingKind.SAME_TOPIC]) if set(f.notes) == {a, b}
+    )
+    memory.tidy.dismiss(finding.id)  # "do not merge these"
+    path = home / "tidy" / "dismissed.json"
+    # A torn write by another tool, a bad hand edit, a disk error: the file is garbage.
+    path.write_text(path.read_text("utf-8")[:-7])
+    try:
+        report = memory.consolidation.run(force=True)
+    except MemdirError:
+        return  # a clear error is a fix
+    merged = {r.kept for r in report.merged} | {d for r in report.merged for d in r.deleted}
+    assert not ({a, b} & merged), "the dismissed pair was merged"
+
+
+def test_a_clock_that_went_back_does_not_stop_the_pass_for_a_year(
+    auto_memory: tuple[Memory, Clock],
+) -> None:
+    memory, clock = auto_memory
+    _pair(memory, clock)
+    clock.advance(24 * 365)  # the clock ran a year ahead (a bad RTC, a VM restore) ...
+    assert memory.consolidation.run().ran
+    clock.advance(-24 * 365)  # ... and was set right
+    clock.advance(25)  # more than cooldownHours (24) later
+    _pair_again(memory, clock)
+    report = memory.consolidation.run()
+    assert report.ran, report.reason
+
+
+def _pair_again(memory: Memory, clock: Clock) -> tuple[str, str]:
+    clock.advance(1 / 3600)
+    a = memory.remember("Deploy the api with helm charts", "helm.").note.id
+    clock.advance(1 / 3600)
+    b = memory.remember("Helm charts deploy the api", "Charts in ops/.").note.id
+    return a, b
+
+
+def test_stop_leaves_no_merge_running_after_it_returns(
+    auto_memory: tuple[Memory, Clock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.memory.merging import Merging
+
+    memory, clock = auto_memory
+    _pair(memory, clock)
+    _pair_again(memory, clock)
+    clock.advance(1 / 3600)
+    memory.remember("Release notes go to the blog every Friday", "Friday.")
+    clock.advance(1 / 3600)
+    memory.remember("The blog gets release notes every Friday", "Blog.")
+    real = Merging.apply
+    started: list[float] = []
+    running = threading.Event()
+
+    def slow_apply(self: Merging, plan: Any) -> Any:
+        started.append(time.monotonic())
+        running.set()
+        time.sleep(0.6)  # a large scope, a slow disk, a sync server round trip
+        return real(self, plan)
+
+    monkeypatch.setattr(Merging, "apply", slow_apply)
+    worker = memory.consolidation.background(first_delay=0.01, check_every=60)
+    assert worker is not None
+    worker.start()
+    assert running.wait(20)
+    worker.stop()  # the host is shutting down: stop waits for the merge under way
+    stopped = time.monotonic()
+    alive = worker.is_alive()
+    worker.stop(30)  # (waits for the thread, were it still running)
+    later = [t for t in started if t > stopped]
+    assert not alive and not later, f"alive after stop: {alive}; merges begun after: {len(later)}"

@@ -3,6 +3,7 @@ restoring backups (§2) and doctor (broken files, dangling links, leftovers, war
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -16,6 +17,8 @@ from memdir import Conflict, Memory, NotFound, Refused
 from memdir.cli.main import main
 from memdir.core import Note, Scope, render_note
 from memdir.errors import EXIT_NOT_FOUND, Remedy
+from memdir.memory.maintenance import DoctorReport
+from memdir.store.notedir import FileProblem
 
 BODY = "The quokka phosphorescence ledger lives in vault seven."
 WORDS = (b"quokka", b"phosphorescence")
@@ -450,3 +453,21 @@ def test_deep_doctor_finds_an_index_that_disagrees_with_the_files(memory: Memory
         assert "versioned" in finding and "000000000000" in finding
         later.index.reindex()
         assert later.upkeep.doctor(deep=True).ok
+
+
+# -- the doctor report ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"problems": (FileProblem(Scope.PROJECT, Path("bad.md"), "no frontmatter"),)},
+        {"dangling": (("a", "b"),)},
+        {"warnings": ("user notes are unavailable",)},
+        {"leftovers": (Path(".a.md.tmp-1"),)},
+    ],
+)
+def test_doctor_is_ok_only_when_nothing_needs_attention(change: dict[str, object]) -> None:
+    healthy = DoctorReport(problems=(), dangling=(), warnings=(), cleaned=3, counts={"user": 1})
+    assert healthy.ok
+    assert not dataclasses.replace(healthy, **change).ok  # type: ignore[arg-type]

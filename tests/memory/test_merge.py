@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from disks import fill, needs_root, tmpfs
@@ -604,3 +610,301 @@ def test_a_project_config_does_not_change_merge(memory: Memory, project: Path) -
     a = memory.remember("Use pnpm for packages", "x").note.id
     b = memory.remember("Packages use pnpm", "y").note.id
     assert memory.merges.merge([a, b]).kept == a
+
+
+# -- what the merge keeps: a given body, the plan file, supersedes, maxNotes, a crash ----------
+
+FAKE_TOKEN = "ghp_" + "R8xK2mQ9vL4tZ7pW1nB6cY3hJ5dF0sA2eG8u"
+
+
+def test_a_given_body_linking_a_deleted_note_is_relinked(memory: Memory) -> None:
+    a = memory.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
+    b = memory.remember("Packages use pnpm", "Not npm.", id="pnpm-b").note.id
+    result = memory.merges.merge([a, b], body="pnpm only; see also [[pnpm-b]].")
+    assert result.deleted == (b,)
+    body = memory.read(a).body
+    assert f"[[{b}]]" not in body, body  # a link to the note this merge deleted
+
+
+def test_a_plan_files_source_never_reaches_the_audit_log(memory: Memory, home: Path) -> None:
+    from memdir.tidy.merge import plan_from_json, plan_to_json
+
+    a = memory.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
+    b = memory.remember("Packages use pnpm", "Not npm.", id="pnpm-b").note.id
+    data = plan_to_json(memory.merges.plan([a, b]))
+    data["source"] = FAKE_TOKEN  # what a person (or a script) may leave in the file
+    with pytest.raises(InvalidInput, match="source must be one of"):
+        memory.merges.apply(plan_from_json(data))
+    data["source"] = "auto"  # the background pass's alone
+    with pytest.raises(InvalidInput, match="source must be one of"):
+        plan_from_json(data)
+    data["source"] = "edited"
+    memory.merges.apply(plan_from_json(data))
+    texts = [p.read_text("utf-8") for p in home.rglob("audit.jsonl")]
+    assert texts
+    assert not any(FAKE_TOKEN in t for t in texts), "the secret is in the audit log"
+
+
+def test_a_live_note_merged_into_a_superseded_note_stays_live(memory: Memory) -> None:
+    old = memory.remember("Deploys run on Fridays", "Deploy on Fridays.", id="deploy-old").note.id
+    live = memory.remember(
+        "Deploys need the zebra ticket", "Every deploy needs a zebra ticket.", id="deploy-live"
+    ).note.id
+    memory.remember(
+        "Deploys run on Mondays", "Deploy on Mondays now.", id="deploy-new", supersedes=[old]
+    )
+    try:
+        result = memory.merges.merge([old, live])  # `old` is the oldest: its id is kept
+    except MemdirError:
+        return  # refusing is a fix too
+    holder = result.kept
+    assert "zebra ticket" in memory.read(holder).body
+    hits = memory.search("zebra ticket")
+    mine = [h for h in hits if h.note_id == holder]
+    assert mine and mine[0].superseded_by is None, (
+        f"the live text now sits in {holder}, superseded by "
+        f"{mine[0].superseded_by if mine else '?'}"
+    )
+
+
+def test_a_superseded_note_merged_into_a_live_one_does_not_come_back(memory: Memory) -> None:
+    keep = memory.remember("Deploy notes", "Deploys go through staging.", id="deploy-keep").note.id
+    stale = memory.remember("Deploy day", "Deploy on Fridays only.", id="deploy-stale").note.id
+    newer = memory.remember(
+        "Deploy day changed", "Deploy on Mondays only.", id="deploy-day", supersedes=[stale]
+    ).note.id
+    try:
+        result = memory.merges.merge([keep, stale])
+    except MemdirError:
+        return  # refusing is a fix too
+    assert result.kept == keep
+    supersedes = memory.read(newer).supersedes
+    live_with_fridays = [
+        h.note_id
+        for h in memory.search("Fridays")
+        if h.superseded_by is None and h.note_id != newer
+    ]
+    assert not live_with_fridays and stale not in supersedes, (live_with_fridays, supersedes)
+
+
+def test_a_merge_relinks_notes_above_max_notes(project: Path, home: Path) -> None:
+    from memdir.core import Note, render_note
+
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n[memory]\nmaxNotes = 3\n')
+    m = open_memory(project, home)
+    try:
+        a = m.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
+        b = m.remember("Packages use pnpm", "Not npm.", id="pnpm-b").note.id
+        m.remember("Other", "x", id="other")
+        # Two more files, written by hand (a git pull): the least recently changed one is
+        # the note linking to b.
+        directory = m.stores.directory("project")
+        old = Note(id="linker", summary="Build", body="See [[pnpm-b]].", created_at=1, updated_at=1)
+        path = directory / "linker.md"
+        path.write_bytes(render_note(old))
+        os.utime(path, (1_000_000, 1_000_000))
+        extra = Note(id="later", summary="Later", body="y", created_at=1, updated_at=1)
+        (directory / "later.md").write_bytes(render_note(extra))
+        m.merges.merge([a, b])
+        assert "[[pnpm-b]]" not in path.read_text("utf-8"), "a link to the deleted note is left"
+    finally:
+        m.close()
+
+
+_CRASH = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+    from memdir import Memory
+    from memdir.config import load_settings
+    from memdir.store.notedir import NoteDirectory
+
+    project, home = Path(sys.argv[1]), Path(sys.argv[2])
+    memory = Memory(load_settings(home=home, project_root=project))
+    a = memory.remember("Use pnpm for packages", "pnpm only.", id="pnpm-a").note.id
+    b = memory.remember("Packages use pnpm", "ONLY-IN-B: pin pnpm 9.", id="pnpm-b").note.id
+    plan = memory.merges.plan([a, b])
+    real = NoteDirectory.write_bytes
+
+    def write_bytes(self, note_id, data, **kw):
+        if note_id == a:
+            os._exit(9)  # the process dies here: power loss, SIGKILL, interpreter exit
+        return real(self, note_id, data, **kw)
+
+    NoteDirectory.write_bytes = write_bytes
+    memory.merges.apply(plan)
+    """
+)
+
+
+def test_a_merge_killed_part_way_loses_no_note(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
+    run = subprocess.run(
+        [sys.executable, "-c", _CRASH, str(project), str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 9, run.stderr
+    m = open_memory(project, home)
+    try:
+        ids = {n.id for n in m.notes.list()}
+        text = "\n".join(m.read(i).body for i in ids)
+    finally:
+        m.close()
+    assert "ONLY-IN-B" in text, f"notes now: {sorted(ids)}; B's text is in no note"
+
+
+# -- with sync on: what the commit-first path reports and writes here ----------------------
+
+
+class AfterCommit(httpx.HTTPTransport):
+    """The HTTP transport of a machine: real requests; once armed (`then`), it runs `then`
+    once, right after the sync server took a commit, before the machine reads the answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.then: Callable[[], None] | None = None
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        taken = request.method == "POST" and request.url.path.endswith("/memory/commit")
+        if taken and response.status_code == 200 and self.then is not None:
+            then, self.then = self.then, None
+            then()
+        return response
+
+
+@contextlib.contextmanager
+def signed_in(tmp_path: Path, *server_args: str) -> Iterator[tuple[Memory, Path, AfterCommit]]:
+    """A machine (user notes only) signed in to a fresh loopback sync server; its transport."""
+    data = tmp_path / "srv"
+    data.mkdir()
+    token = add_user(data, "alice")
+    with running_server(data, extra_args=["--rate-limit", "0", *server_args]) as server:
+        home = tmp_path / "home-a"
+        home.mkdir()
+        (home / "config.toml").write_text('[embed]\nprovider = "none"\n')
+        transport = AfterCommit()
+        m = Memory(load_settings(home=home), clock=Clock(), sync_transport=transport)
+        try:
+            m.sync.login(server.url, token)
+            yield m, data, transport
+        finally:
+            m.close()
+
+
+def _user_pair(m: Memory) -> tuple[str, str]:
+    # The kept note (oldest) sorts after the deleted one: the batch removes that first.
+    keep = m.remember("Terse answers please", "Short.", scope="user", id="zz-terse").note.id
+    gone = m.remember("Answers short and terse", "No fluff.", scope="user", id="aa-terse").note.id
+    m.remember("Style", "See [[aa-terse]].", scope="user", id="style-c")
+    return keep, gone
+
+
+def _edit_after_the_server_accepted(
+    transport: AfterCommit, m: Memory, note_id: str, old: bytes, new: bytes
+) -> None:
+    def edit() -> None:
+        # An editor saves the note just after the server took the batch.
+        path = m.stores.directory("user") / f"{note_id}.md"
+        path.write_bytes(path.read_bytes().replace(old, new))
+
+    transport.then = edit
+
+
+def test_with_sync_a_skipped_note_is_not_reported_or_audited_as_deleted(tmp_path: Path) -> None:
+    with signed_in(tmp_path) as (m, _, transport):
+        keep, gone = _user_pair(m)
+        m.sync.run()
+        _edit_after_the_server_accepted(transport, m, gone, b"No fluff.", b"No fluff, ever.")
+        result = m.merges.merge([keep, gone])
+        assert gone in result.skipped  # kept as edited here
+        assert (m.stores.directory("user") / f"{gone}.md").is_file()
+        audited = [
+            e
+            for e in m.stores.audit.entries()
+            if e.action == "merge" and e.fields.get("note_id") == gone
+        ]
+        assert gone not in result.deleted and not audited, (result.deleted, audited)
+
+
+def test_with_sync_a_failing_local_write_does_not_say_nothing_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from memdir.store.notedir import NoteDirectory
+
+    with signed_in(tmp_path) as (m, data, _):
+        keep, gone = _user_pair(m)
+        m.sync.run()
+        real = NoteDirectory.write_bytes
+
+        def write_bytes(self: NoteDirectory, note_id: str, data: bytes, **kwargs: Any) -> Any:
+            if note_id == keep:  # the disk fills up as the kept note is written here
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(self, note_id, data, **kwargs)
+
+        monkeypatch.setattr(NoteDirectory, "write_bytes", write_bytes)
+        with pytest.raises(MemdirError) as caught:
+            m.merges.merge([keep, gone])
+        monkeypatch.undo()
+        still_here = (m.stores.directory("user") / f"{gone}.md").is_file()
+        # The server took the merge: the kept note has a second revision there.
+        revisions = [p for p in data.rglob("*.md") if p.parent.name == keep]
+        assert len(revisions) == 2, revisions
+        message = str(caught.value)
+        assert still_here or "nothing was changed" not in message, (
+            f"{gone} deleted here, the server holds the merge, and the error says: {message}"
+        )
+
+
+def test_with_sync_every_backup_is_reported(tmp_path: Path) -> None:
+    with signed_in(tmp_path) as (m, _, _):
+        keep, gone = _user_pair(m)
+        m.sync.run()
+        result = m.merges.merge([keep, gone])
+        assert result.version is not None  # through the server
+        made = {b.id for b in m.backups() if b.reason == "merge"}
+        assert len(made) == 3  # the kept note, the deleted one, the relinked one
+        assert set(result.backup_ids) == made, (result.backup_ids, made)
+
+
+def test_with_sync_a_merge_that_happened_is_not_reported_as_an_error(tmp_path: Path) -> None:
+    from memdir.tidy.merge import plan_from_json, plan_to_json
+
+    with signed_in(tmp_path) as (m, _, _):
+        keep, gone = _user_pair(m)
+        m.sync.run()
+        data = plan_to_json(m.merges.plan([keep, gone]))
+        data["source"] = "edited by hand " * 40  # free text: refused when the plan is read
+        with pytest.raises(InvalidInput):
+            plan_from_json(data)
+        data["source"] = "edited"
+        plan = plan_from_json(data)
+        try:
+            m.merges.apply(plan)
+            raised = None
+        except MemdirError as exc:
+            raised = exc
+        happened = not (m.stores.directory("user") / f"{gone}.md").exists()
+        assert not (raised is not None and happened), f"merged, yet: {raised}"
+
+
+def test_with_sync_a_skipped_kept_note_does_not_leave_a_half_merge(tmp_path: Path) -> None:
+    with signed_in(tmp_path) as (m, _, transport):
+        keep, gone = _user_pair(m)
+        m.sync.run()
+        _edit_after_the_server_accepted(transport, m, keep, b"Short.", b"Short. EDITED")
+        try:
+            result = m.merges.merge([keep, gone])
+        except MemdirError:
+            return  # refusing (nothing here changed) is a fix too
+        assert keep in result.skipped
+        text = "\n".join(p.read_text("utf-8") for p in m.stores.directory("user").glob("*.md"))
+        assert "Short. EDITED" in text  # the edit is kept, good
+        assert "No fluff." in text, f"{gone} deleted here, its text only on the server"

@@ -244,7 +244,7 @@ def test_a_query_of_a_short_lived_process_begins_no_batch_after_its_deadline(
     """With a slow model and a backlog, a query does not embed QUERY_EMBED_BUDGET chunks:
     it begins no new batch after QUERY_EMBED_SECONDS (here one batch takes longer than
     that), answers, and the rest waits for the next query."""
-    from memdir.retrieve.retriever import _QUERY_BATCH, QUERY_EMBED_BUDGET, QUERY_EMBED_SECONDS
+    from memdir.retrieve.retriever import QUERY_BATCH, QUERY_EMBED_BUDGET, QUERY_EMBED_SECONDS
 
     assert QUERY_EMBED_SECONDS < 0.25
     embedder = _SlowEmbedder(events)
@@ -254,6 +254,6 @@ def test_a_query_of_a_short_lived_process_begins_no_batch_after_its_deadline(
         ids, _ = _search(m)
         assert ids
         assert events.count("embedded") == 1
-        assert len(embedder.embedded) == _QUERY_BATCH
+        assert len(embedder.embedded) == QUERY_BATCH
         _search(m)
-        assert len(embedder.embedded) == 2 * _QUERY_BATCH  # the next query goes on
+        assert len(embedder.embedded) == 2 * QUERY_BATCH  # the next query goes on

@@ -21,7 +21,6 @@ from .recall_cases import CASES, NOTES, remember_all
 def quick_settle(monkeypatch: pytest.MonkeyPatch) -> None:
     """A racy window of 20 ms (the real one is 2 s)."""
     monkeypatch.setattr("memdir.index.rows.RACY_NS", 20_000_000)
-    monkeypatch.setattr("memdir.index.db._RACY_NS", 20_000_000)
 
 
 def _settle() -> None:

@@ -90,7 +90,7 @@ _RACY_S = 0.02
 
 @pytest.fixture(autouse=True)
 def _quick_settle(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("memdir.index.db._RACY_NS", int(_RACY_S * 1e9))
+    monkeypatch.setattr("memdir.index.rows.RACY_NS", int(_RACY_S * 1e9))
 
 
 def _s(store: Store) -> ScopeStore:

@@ -118,7 +118,7 @@ def _age(*paths: Path) -> None:
 def quick_settle(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     """A racy window of 20 ms (the real one is 2 s, for FAT's clock), and a call that
     waits it out: files changed before that call are then trusted by their stamps."""
-    monkeypatch.setattr("memdir.index.db._RACY_NS", 20_000_000)
+    monkeypatch.setattr("memdir.index.rows.RACY_NS", 20_000_000)
     return lambda: time.sleep(0.04)
 
 

@@ -14,7 +14,6 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 from memdir.errors import MemdirError, Refused  # noqa: E402
-from memdir.server.storage import postgres as postgres_module  # noqa: E402
 from memdir.server.storage.postgres import SCHEMA_VERSION, PostgresStorage  # noqa: E402
 from memdir.sync.protocol import Entry, Manifest, rev_of  # noqa: E402
 
@@ -204,7 +203,7 @@ def test_a_bulk_put_of_5000_objects_stores_them_all(storage: PostgresStorage) ->
 def test_a_put_larger_than_one_statement_goes_in_whole(
     storage: PostgresStorage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postgres_module, "_PUT_CHUNK_BYTES", 1000)  # a statement per ~3 objects
+    monkeypatch.setattr(storage, "put_chunk_bytes", 1000)  # a statement per ~3 objects
     objects = []
     for number in range(50):
         data = f"{number:03d}".encode() * 100

@@ -166,7 +166,7 @@ def test_a_valid_sum_over_a_file_that_is_no_state_store_is_refused(
     (tmp_path / "b" / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IntegrityError, match="its own SHA-256"):
         sqlite_state.restore(tmp_path / "b")
-    from memdir.state._backup import manifest_sum
+    from memdir.state import manifest_sum
 
     manifest["manifest_sha256"] = manifest_sum(manifest)
     (tmp_path / "b" / "manifest.json").write_text(json.dumps(manifest))

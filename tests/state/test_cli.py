@@ -145,11 +145,7 @@ def test_a_file_option_chooses_another_store(home: Path, tmp_path: Path) -> None
     assert other.is_file() and not (home / "state").exists()
 
 
-def test_the_status_option_lists_every_status_and_checks_it(cli: Invoke) -> None:
-    from memdir.cli.state import _STATUSES
-    from memdir.state import ItemStatus
-
-    assert tuple(s.value for s in ItemStatus) == _STATUSES
+def test_the_status_option_checks_the_status(cli: Invoke) -> None:
     result = cli("task", "add", "x", "--status", "finished", "--json")
     assert result.exit_code == EXIT_USAGE
     assert "unknown status 'finished'" in json.loads(result.stdout)["error"]["message"]

@@ -28,6 +28,7 @@ from memdir.store.audit import (
     MAX_VALUE_CHARS,
     AuditEntry,
     AuditLog,
+    AuditReport,
 )
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -588,3 +589,14 @@ def test_verify_never_raises_on_garbage(log_bytes: bytes, head_bytes: bytes | No
             log.head_path.write_bytes(head_bytes)
         report = log.verify()
         assert report.ok == (not report.problems)
+
+
+# -- the verification report --------------------------------------------------------------------
+
+
+def test_audit_report_raises_only_when_failed() -> None:
+    AuditReport(True, 4, 4, "h", ()).raise_if_failed()
+    failed = AuditReport(False, 4, 3, "h", ("entry 2: bad hash", "head mismatch"))
+    with pytest.raises(IntegrityError) as info:
+        failed.raise_if_failed()
+    assert str(info.value) == ("audit log failed verification: entry 2: bad hash; head mismatch")

@@ -6,6 +6,8 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from memdir.store import UsageStats
 
 
@@ -91,3 +93,44 @@ def test_a_file_changed_by_another_process_is_read_again(tmp_path: Path) -> None
     assert mine.counts("p") == {"a": 2, "b": 1}
     mine.forget("p", "a")
     assert other.counts("p") == {"b": 1}
+
+
+def test_a_recall_counted_before_another_process_forgot_the_note_is_not_written_after(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "memory-usage"
+    host = UsageStats(root)
+    host.record("project-k", ["walrus-f1", "heron-f2"])
+    host.defer()  # a long-lived host: recalls are written behind
+    host.record("project-k", ["walrus-f1"])
+    UsageStats(root).forget("project-k", "walrus-f1")  # `memdir forget`, another process
+    assert "walrus-f1" not in UsageStats(root).counts("project-k")
+    host.close()  # writes what was counted before the note was forgotten
+    assert UsageStats(root).counts("project-k") == {"heron-f2": 1}
+
+
+def test_a_note_forgotten_while_the_writer_thread_flushes_stays_forgotten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    root = tmp_path / "memory-usage"
+    host = UsageStats(root, coalesce=0.0)
+    host.record("project-k", ["walrus-g1", "heron-g2"])
+    entered, go = threading.Event(), threading.Event()
+    real = UsageStats.write
+
+    def slow(self: UsageStats, key: str, counts: dict[str, tuple[int, int, bool]]) -> None:
+        if threading.current_thread().name == "memdir-usage-writer":
+            entered.set()  # it took the pending counts and is about to write them
+            go.wait(5)
+        real(self, key, counts)
+
+    monkeypatch.setattr(UsageStats, "write", slow)
+    host.defer()
+    host.record("project-k", ["walrus-g1"])
+    assert entered.wait(5)
+    host.forget("project-k", "walrus-g1")  # the MCP server's forget, in another thread
+    go.set()
+    host.close()
+    assert UsageStats(root).counts("project-k") == {"heron-g2": 1}

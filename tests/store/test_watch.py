@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memdir.store.watch import DirectoryWatch, _load_inotify, unwatchable_reason
+from memdir.store.watch import DirectoryWatch, load_inotify, unwatchable_reason
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -133,7 +133,7 @@ class _FakeINotify:
 
 
 def _fake_loader(queue: list[Any], fail_add: OSError | None = None) -> Any:
-    real = _load_inotify()
+    real = load_inotify()
     module = SimpleNamespace(
         flags=real.flags, INotify=lambda nonblocking: _FakeINotify(queue, fail_add)
     )
@@ -142,7 +142,7 @@ def _fake_loader(queue: list[Any], fail_add: OSError | None = None) -> Any:
 
 @linux
 def test_an_overflowed_queue_is_unknown(tmp_path: Path) -> None:
-    flags = _load_inotify().flags
+    flags = load_inotify().flags
     queue: list[Any] = []
     watch = _watch(tmp_path, loader=_fake_loader(queue))
     queue.append(SimpleNamespace(wd=1, mask=flags.MODIFY, cookie=0, name="a.md"))
@@ -220,3 +220,31 @@ def test_each_consumer_looks_at_every_file_now_and_then(tmp_path: Path) -> None:
     assert watch.changes() is None
     assert watch.changes() == set()
     watch.close()
+
+
+def test_a_mount_over_another_on_the_same_point_is_the_one_that_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """autofs (systemd's automount of NFS homes) sits on /home/me and the NFS mount made
+    on demand over it, at the same point: later lines of mountinfo hide earlier ones."""
+    monkeypatch.setattr(sys, "platform", "linux")
+    mountinfo = (
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        "40 22 0:50 / /home/me rw,relatime shared:20 - autofs systemd-1 rw,fd=50\n"
+        "41 40 0:51 / /home/me rw,relatime shared:21 - nfs4 server:/home/me rw\n"
+    )
+    assert unwatchable_reason(Path("/home/me/project/.memdir"), mountinfo) is not None
+
+
+@pytest.mark.parametrize("fstype", ["gfs2", "ocfs2", "drvfs"])
+def test_shared_and_host_file_systems_are_not_watched(
+    fstype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GFS2/OCFS2 (one disk, several machines) and WSL1's drvfs (the Windows side): inotify
+    hears only what this kernel did there."""
+    monkeypatch.setattr(sys, "platform", "linux")
+    mountinfo = (
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        f"40 22 0:50 / /shared rw,relatime shared:20 - {fstype} /dev/sdc1 rw\n"
+    )
+    assert unwatchable_reason(Path("/shared/project/.memdir"), mountinfo) is not None

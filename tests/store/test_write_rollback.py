@@ -24,6 +24,7 @@ from memdir.core.vocab import WriteEvent
 from memdir.errors import DiskError, NotFound
 from memdir.store import AuditLog, History, revision_of
 from memdir.store.rollback import Rollback
+from memdir.store.signing import MachineKey
 
 Mount = Callable[[Path, str], Path]
 
@@ -248,7 +249,7 @@ def test_an_interrupt_after_the_audit_entry_is_durable_keeps_the_write(
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt  # while the head is signed, after the entry is on disk
 
-    monkeypatch.setattr(AuditLog, "_write_head", interrupted)
+    monkeypatch.setattr(MachineKey, "sign", interrupted)
     with pytest.raises(KeyboardInterrupt):
         m.remember("Deploys go through staging", body="second", id="deploys")
     monkeypatch.undo()

@@ -25,7 +25,9 @@ from memdir.errors import (
     SyncRefused,
 )
 from memdir.sync.baseline import Baseline, RemoteEntry
+from memdir.sync.comparison import PassReport
 from memdir.sync.protocol import Entry, rev_of
+from memdir.sync.replica import SyncRun
 from sync_server import admin_key, auth_headers
 
 from .conftest import SCOPES, Machine, Server, World, lines, report
@@ -882,3 +884,24 @@ def test_user_notes_are_shared_by_projects_and_project_notes_are_not(world: Worl
     assert set(b.files("project")) == {mine}
     assert set(b.files("user")) == {shared}
     world.assert_converged(a, b)
+
+
+# -- the reports of a run ------------------------------------------------------------------------
+
+
+def test_sync_run_counts_the_conflicts_of_every_scope() -> None:
+    run = SyncRun(
+        reports=[
+            PassReport("project", conflicts=["a", "b"]),
+            PassReport("user", conflicts=["c"]),
+            PassReport("other"),
+        ]
+    )
+    assert run.conflicts == 3
+    assert SyncRun().conflicts == 0
+
+
+@pytest.mark.parametrize("field", ["pulled", "pushed", "merged", "deleted_here", "deleted_there"])
+def test_a_pass_changed_when_anything_moved(field: str) -> None:
+    assert not PassReport("project", conflicts=["x"], requests=3).changed
+    assert PassReport("project", **{field: ["n"]}).changed  # type: ignore[arg-type]

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memdir.core import Note
-from memdir.tidy._values import Quantity, parse_quantities
 from memdir.tidy.contradiction import (
     EXCERPT_MAX_CHARS,
     Contradiction,
@@ -20,6 +19,7 @@ from memdir.tidy.contradiction import (
     read_statement,
     split_statements,
 )
+from memdir.tidy.values import Quantity, parse_quantities
 
 from .pairs import ALL, HELD, LANGUAGES, LATE, TUNING, Pair
 
@@ -346,7 +346,7 @@ def test_a_qualifier_in_an_english_sentence_is_an_elaboration_not_a_new_choice()
 
 
 def test_a_function_word_two_languages_share_hints_at_neither() -> None:
-    from memdir.tidy._lexicon import STEM_LANGUAGE_HINTS
+    from memdir.tidy.lexicon import STEM_LANGUAGE_HINTS
 
     assert "on" not in STEM_LANGUAGE_HINTS
     assert STEM_LANGUAGE_HINTS.get("nicht") == "german"

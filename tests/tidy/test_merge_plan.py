@@ -21,6 +21,7 @@ from memdir.tidy.merge import (
     PlannedNote,
     concat_draft,
     keeper,
+    paragraphs,
     plan_from_json,
     plan_to_json,
     relink,
@@ -52,12 +53,6 @@ def relinked(notes: list[Note], body: str) -> str:
     """`body` with links to the merged notes naming the kept one (as the draft has them)."""
     keep = keeper(notes).id
     return relink(body, {n.id for n in notes} - {keep}, keep)
-
-
-def paragraphs(body: str) -> list[str]:
-    from memdir.tidy.merge import _paragraphs
-
-    return _paragraphs(body)
 
 
 # -- keeper ------------------------------------------------------------------------------
@@ -241,6 +236,27 @@ def test_the_keepers_body_comes_first(notes: list[Note]) -> None:
     fresh = [p for p in paragraphs(relinked(notes, keep.body)) if key(p) != title(keep.summary)]
     out = paragraphs(concat_draft(notes).body)
     assert [key(p) for p in out[: len(fresh)]] == [key(p) for p in fresh]
+
+
+def _note(note_id: str, summary: str, body: str, at: int) -> Note:
+    return Note(id=note_id, summary=summary, body=body, created_at=at, updated_at=at)
+
+
+def test_the_concat_draft_keeps_code_blocks_whole() -> None:
+    a = _note("setup-a", "Setup script", "Set the counter:\n\nx = 1", 1)
+    code = "```python\nimport os\n\nx = 1\n\nprint(os.environ['HOME'], x)\n```"
+    b = _note("setup-b", "Setup script steps", code, 2)
+    draft = concat_draft([a, b])
+    assert code in draft.body, draft.body
+
+
+def test_the_concat_draft_keeps_paragraphs_that_differ_in_case_or_indentation() -> None:
+    a = _note("cfg-a", "Config path", "The config lives in /etc/App/config.yml", 1)
+    b = _note("cfg-b", "Config path again", "The config lives in /etc/app/config.yml", 2)
+    assert "/etc/app/config.yml" in concat_draft([a, b]).body
+    c = _note("py-a", "Deploy loop", "```\nif ok:\n    deploy()\nrollback()\n```", 1)
+    d = _note("py-b", "Deploy loop fixed", "```\nif ok:\n    deploy()\n    rollback()\n```", 2)
+    assert "    rollback()" in concat_draft([c, d]).body
 
 
 # -- relink --------------------------------------------------------------------------------

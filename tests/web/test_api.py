@@ -16,7 +16,7 @@ import httpx
 import pytest
 from web_helpers import AsgiPage, UiServer
 
-from memdir import Memory
+from memdir import FindingKind, Memory
 from memdir.web.api import MAX_BODY_BYTES
 
 NOTE_KEYS = {
@@ -262,6 +262,28 @@ def test_changes_stamp_follows_every_change(page: AsgiPage) -> None:
 # -- tidy-up list ------------------------------------------------------------------------------
 
 
+def test_tidy_sends_every_finding_kind_with_its_label_and_actions(page: AsgiPage) -> None:
+    """The page names findings and offers actions from what the server sends, so a kind
+    memdir adds reaches the page without the page restating the vocabulary."""
+    kinds = page.get("/api/tidy").json()["kinds"]
+    assert list(kinds) == [k.value for k in FindingKind]
+    assert kinds[FindingKind.SAME_TOPIC] == {
+        "label": "Same topic",
+        "merge": True,
+        "supersede": False,
+    }
+    assert kinds[FindingKind.CONTRADICTION] == {
+        "label": "Contradiction",
+        "merge": True,
+        "supersede": True,
+    }
+    assert kinds[FindingKind.BROKEN_LINK] == {
+        "label": "Broken link",
+        "merge": False,
+        "supersede": False,
+    }
+
+
 def test_tidy_dismiss_merge_apply_and_supersede(page: AsgiPage) -> None:
     a = make(page, "The build cache lives in /var/cache/build", tags=["build", "cache"])
     b = make(page, "Build cache lives in /var/cache/build on CI", tags=["build", "cache"])
@@ -472,3 +494,24 @@ def test_save_with_an_empty_type_clears_it_and_null_keeps_it(page: AsgiPage) -> 
     assert cleared.status_code == 200, cleared.text
     assert cleared.json()["type"] is None
     assert page.memory.read(note["id"]).type is None
+
+
+def test_a_non_ascii_digit_limit_is_an_invalid_json_answer(page: AsgiPage) -> None:
+    r = page.request("GET", "/api/search", params={"q": "deploy", "limit": "²"})
+    assert r.status_code == 400, (r.status_code, r.headers.get("content-type"), r.text)
+    assert r.json()["error"]["kind"] == "invalid"
+
+
+def test_a_link_to_a_note_of_the_other_scope_is_not_dangling(page: AsgiPage) -> None:
+    user = page.memory.remember("Prefers tabs", "I indent with tabs.", scope="user")
+    project = page.memory.remember("Editor setup", f"See [[{user.note.id}]].", scope="project")
+    assert page.memory.notes.links(project.note.id).outgoing[0].scope is not None  # it resolves
+    view = page.request("GET", f"/api/notes/{project.note.id}", params={"scope": "project"})
+    assert view.status_code == 200, view.text
+    data = view.json()
+    assert "dangling" not in data["html"], data["html"]
+    assert data["links"] == [
+        {"target": user.note.id, "scope": "user", "summary": "Prefers tabs"}
+    ], data["links"]
+    back = page.request("GET", f"/api/notes/{user.note.id}", params={"scope": "user"}).json()
+    assert [b["target"] for b in back["backlinks"]] == [project.note.id], back["backlinks"]

@@ -528,7 +528,7 @@ def test_a_real_sync_conflict_resolved_in_the_conflict_view(
         type="user",
         id="shell-settings",
     )
-    here.sync()
+    here.sync.run()
     there.sync.run()
     assert {n.id for n in there.notes.list(scope="user")} >= {keep, by_hand}
     _set_body(here, keep, "Editor settings:\ntabs are 2 spaces\nformat on save")

@@ -14,22 +14,18 @@ from rich.markup import escape
 from memdir.cli.errors import Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms
-from memdir.core.vocab import Scope, choices
+from memdir.clients import grants as grant_api
+from memdir.clients.install import SERVER_NAME
+from memdir.clients.specs import CLIENTS, SCOPES
 from memdir.errors import EXIT_ERROR
-from memdir.mcp import grants as grant_api
-from memdir.mcp.clients import CLIENTS, SCOPES
-from memdir.mcp.install import SERVER_NAME
 
 if TYPE_CHECKING:
     from memdir import Memory
 
-__all__ = ["GRANT_SCOPES", "mcp_group"]
+__all__ = ["mcp_group"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-#: What a grant may cover: one scope, or both.
-GRANT_SCOPES = (*choices(Scope), "both")
 
 
 def _memory() -> Memory:
@@ -82,7 +78,7 @@ def serve(grant_file: Path | None, address: str | None) -> None:
 )
 @click.option(
     "--scope",
-    type=click.Choice(GRANT_SCOPES),
+    type=click.Choice(grant_api.GRANT_SCOPES),
     default="both",
     show_default=True,
     help="Which notes the grant covers.",
@@ -239,8 +235,8 @@ def install(
     Project files (Claude Code, Cursor, VS Code, Gemini CLI) name the command `memdir`
     and no machine path; user files name this memdir's absolute path and --project.
     """
-    from memdir.mcp.install import explicit_home
-    from memdir.mcp.install import install as install_client
+    from memdir.clients.install import explicit_home
+    from memdir.clients.install import install as install_client
 
     app = click.get_current_context().obj
     result = install_client(
@@ -294,7 +290,7 @@ def check(
     Reads the client's file, finds the entry, runs its command with its arguments,
     environment and folder over stdio, then initializes, lists the tools and searches once.
     """
-    from memdir.mcp.install_check import check as check_client
+    from memdir.clients.check import check as check_client
 
     report = check_client(
         client, project=_install_project(), scope=scope, name=name, timeout=timeout
@@ -356,10 +352,11 @@ def bundle(
     bundled), so build it where it will be used; Claude Desktop asks for the project
     folder when installing it.
     """
-    from memdir.mcp.install_bundle import server_json as registry_entry
-    from memdir.mcp.install_bundle import write_bundle
+    from memdir.clients.bundle import server_json as registry_entry
+    from memdir.clients.bundle import write_bundle
+    from memdir.mcp.tools import TOOL_NAMES  # imports the MCP SDK: only when bundling
 
-    result = write_bundle(out, python=python, force=force)
+    result = write_bundle(out, tools=TOOL_NAMES, python=python, force=force)
     if server_json is not None:
         server_json.write_text(
             json.dumps(registry_entry(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

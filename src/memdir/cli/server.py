@@ -12,6 +12,7 @@ import click
 
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms
+from memdir.core.vocab import StorageBackend, choices
 from memdir.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -34,8 +35,8 @@ _data_option = click.option(
 )
 _backend_option = click.option(
     "--backend",
-    type=click.Choice(["dir", "postgres", "s3"]),
-    default="dir",
+    type=click.Choice(choices(StorageBackend)),
+    default=StorageBackend.DIR.value,
     show_default=True,
     help="Where notes are stored: the data directory, PostgreSQL (needs --dsn), or an "
     "S3-compatible object store (needs --s3-endpoint and --bucket).",
@@ -79,8 +80,9 @@ def _storage(
 ) -> Storage:
     from memdir.server.rules import S3Location, open_storage
 
-    s3 = S3Location(s3_endpoint, bucket, prefix) if backend == "s3" else None
-    return open_storage(backend, data, dsn, s3)
+    kind = StorageBackend(backend)
+    s3 = S3Location(s3_endpoint, bucket, prefix) if kind is StorageBackend.S3 else None
+    return open_storage(kind, data, dsn, s3)
 
 
 @click.group(name="server")

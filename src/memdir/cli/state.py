@@ -12,15 +12,14 @@ import click
 from memdir.cli.errors import ErrorWithDetails, Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms, print_columns
+from memdir.core.vocab import ItemStatus, choices
 from memdir.errors import EXIT_ERROR, InvalidInput
 
 if TYPE_CHECKING:
-    from memdir.state import Goal, State, Task
+    from memdir import State
+    from memdir.state import Goal, Task
 
 __all__ = ["state"]
-
-#: The statuses of tasks and goals (memdir.state.ItemStatus; a test keeps them equal).
-_STATUSES = ("open", "active", "blocked", "done", "dropped")
 
 
 class _Opened:
@@ -33,7 +32,7 @@ class _Opened:
 
     def open(self) -> State:
         if self.store is None:
-            from memdir.state import State
+            from memdir import State
 
             home = click.get_current_context().find_root().obj.home
             self.store = State.open(self.path, home=home, actor=self.actor)
@@ -111,10 +110,10 @@ def _show(value: Any, as_json: bool, text: Callable[[], None]) -> None:
 _field_option = click.option(
     "--field", "fields", multiple=True, metavar="KEY=VALUE", help="A named field (repeatable)."
 )
-# Checked by the store (InvalidInput, exit 2), not a click.Choice: the CLI's choices come
-# from memdir.core.vocab, and the statuses are the state store's own (memdir.state).
+# Checked by the store (InvalidInput, exit 2), not a click.Choice; the help lists the
+# statuses of memdir.core.vocab.ItemStatus.
 _status_option = click.option(
-    "--status", default=None, metavar="STATUS", help=f"One of: {', '.join(_STATUSES)}."
+    "--status", default=None, metavar="STATUS", help=f"One of: {', '.join(choices(ItemStatus))}."
 )
 
 
@@ -367,7 +366,7 @@ def restore(directory: Path, yes: bool, as_json: bool) -> Outcome | None:
     backup is refused (exit 7) and nothing changes. The store as it was is kept as a
     backup under state/pre-restore/.
     """
-    from memdir.state import State
+    from memdir import State
 
     checked = State.check_backup(directory)
     if not as_json:

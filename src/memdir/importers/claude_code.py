@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from memdir.importers import _markdown as md
+from memdir.importers import markdown_files as md
 from memdir.importers.base import Imported, Problem, Reading
 
 __all__ = ["KIND", "detect", "read"]

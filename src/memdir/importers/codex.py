@@ -30,7 +30,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from memdir.core import NoteType
-from memdir.importers import _markdown as md
+from memdir.importers import markdown_files as md
 from memdir.importers.base import Imported, Problem, Reading, iso_ms
 
 __all__ = ["KIND", "detect", "read"]

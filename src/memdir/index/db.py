@@ -50,12 +50,12 @@ import numpy.typing as npt
 
 from memdir.core import Note, NoteType, Scope
 from memdir.errors import IntegrityError
+from memdir.index import rows as index_rows
 from memdir.index.ann import AnnIndexes
 from memdir.index.note_rows import delete_note, index_note, put_ctime
 from memdir.index.query import SearchFilter, kept_sql
 from memdir.index.refusal import Behind, behind, mismatches, refusal
 from memdir.index.rows import (
-    RACY_NS,
     ChunkRow,
     NoteSource,
     RefreshStats,
@@ -83,7 +83,6 @@ __all__ = [
     "embed_text",
 ]
 
-_RACY_NS = RACY_NS
 #: note id → (stamp, indexed_ns, revision) as indexed.
 Known = dict[str, tuple[Stamp, int, str]]
 
@@ -93,7 +92,7 @@ def _settled(known: Known) -> dict[str, Stamp] | None:
     trust its stamp alone (it must be read again)."""
     out: dict[str, Stamp] = {}
     for note_id, (stamp, indexed, _) in known.items():
-        if indexed - changed_ns(stamp) < _RACY_NS:
+        if indexed - changed_ns(stamp) < index_rows.RACY_NS:
             return None
         out[note_id] = stamp
     return out
@@ -240,7 +239,10 @@ class SearchIndex:
             return damage_record(self._conn)
 
     @contextmanager
-    def _write(self, *, changes: bool = True) -> Iterator[sqlite3.Connection]:
+    def transaction(self, *, changes: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any
+        error), under this index's lock: every change this class makes goes through it.
+        `changes`: whether the commit changes what queries see (not a mere re-stamp)."""
         with self._lock:
             conn = self._conn  # the one this transaction began on, even if replaced meanwhile
             conn.execute("BEGIN IMMEDIATE")
@@ -323,7 +325,7 @@ class SearchIndex:
                 for note_id, stamp in stamps.items()
                 if (seen := known.get(note_id)) is None
                 or seen[0] != stamp
-                or seen[1] - changed_ns(stamp) < _RACY_NS
+                or seen[1] - changed_ns(stamp) < index_rows.RACY_NS
             ]
             if not todo and not removed:
                 self._refreshed = start
@@ -352,7 +354,7 @@ class SearchIndex:
             # What the index holds of an unreadable note cannot be checked: it goes too.
             dropped = [*removed, *(note_id for note_id in unreadable if note_id in known)]
             if dropped:
-                with self._write() as conn:
+                with self.transaction() as conn:
                     for note_id in dropped:
                         delete_note(conn, note_id)
                 for note_id in dropped:  # once committed: a refused write changes nothing
@@ -398,7 +400,7 @@ class SearchIndex:
         stamps, _ = source.stamps()
         with self._lock:
             known = dict(self._known_rows())
-        return behind(known, stamps, source.read_bytes, racy_ns=_RACY_NS)
+        return behind(known, stamps, source.read_bytes, racy_ns=index_rows.RACY_NS)
 
     def _apply(
         self, batch: Sequence[tuple[str, Stamp, bytes | None]], known: Known
@@ -410,7 +412,7 @@ class SearchIndex:
         changes = False
         done: Known = {}
         gone: list[str] = []
-        with self._write(changes=False) as conn:
+        with self.transaction(changes=False) as conn:
             for note_id, stamp, data in batch:
                 if data is None:  # removed since the listing
                     delete_note(conn, note_id)
@@ -452,7 +454,7 @@ class SearchIndex:
         in old segments until a merge) and checkpoint the WAL, so no copy of the note's
         terms remains in the database files.
         """
-        with self._write() as conn:
+        with self.transaction() as conn:
             hashes = [
                 r[0]
                 for r in conn.execute("SELECT embed_hash FROM chunks WHERE note_id=?", (note_id,))
@@ -470,7 +472,7 @@ class SearchIndex:
     @_healing
     def clear(self) -> None:
         """Empty the index (vectors stay cached: they are keyed by content)."""
-        with self._write() as conn:  # holds the lock: no refresh runs in between
+        with self.transaction() as conn:  # holds the lock: no refresh runs in between
             self._refreshed = None  # a refresh of some files only would not refill it
             conn.execute("DELETE FROM fts")
             conn.execute("DELETE FROM chunks")
@@ -732,7 +734,7 @@ class SearchIndex:
         data = np.ascontiguousarray(matrix, dtype=np.float32)
         if data.ndim != 2 or data.shape[0] != len(hashes):
             raise ValueError(f"{len(hashes)} hashes but vectors of shape {data.shape}")
-        with self._write() as conn:
+        with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO vectors(embedder, embed_hash, vec) VALUES (?,?,?)",
                 [(embedder, h, data[i].tobytes()) for i, h in enumerate(hashes)],

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from memdir.core import Note, Scope, parse_note
 from memdir.errors import ParseError
-from memdir.index.rows import RACY_NS, Stamp, changed_ns
+from memdir.index import rows
+from memdir.index.rows import Stamp, changed_ns
 from memdir.index.schema import SCHEMA_VERSION, index_file
 from memdir.index.tokenize import note_recall_terms
 
@@ -85,7 +86,7 @@ def stored_terms(
     """`read_stored` from the search index of the scope whose state key is `state_key`
     under `home`: what a first recall in a short-lived process reads instead of every
     note file (a file changed within the racy window counts as changed)."""
-    return read_stored(index_file(home, state_key), scope, stamps, racy_ns=RACY_NS)
+    return read_stored(index_file(home, state_key), scope, stamps, racy_ns=rows.RACY_NS)
 
 
 def read_stored(

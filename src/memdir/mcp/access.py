@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from memdir.clients.grants import GrantStore
 from memdir.core import AccessLevel
 from memdir.errors import InvalidInput, Refused, Remedy
-from memdir.mcp.grants import GrantStore
 
 __all__ = ["CURRENT", "Access", "Gate", "bearer_token"]
 
@@ -70,6 +70,16 @@ class Access:
                 f"changing it needs a grant with state access {needed.value}; {done}",
                 hint=Remedy.MCP_GRANT,
             )
+
+    def allows(self, needed: AccessLevel, *, state: bool = False) -> bool:
+        """Whether this access reaches `needed`: of the notes (deleting also needs the
+        delete right), or with `state` of the agent state store (none without a grant
+        that names it)."""
+        if state:
+            return self.state is not None and needed.rank <= self.state.rank
+        if needed is AccessLevel.READ_WRITE_DELETE:
+            return self.level is not AccessLevel.READ and self.can_delete
+        return needed.rank <= self.level.rank
 
     def scope_for(self, requested: str | None) -> str | None:
         """The scope to pass to `Memory` (None: both), refusing one the grant does not cover."""

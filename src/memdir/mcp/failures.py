@@ -14,14 +14,16 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
-import typing
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError, create_model
 
 from memdir.errors import ErrorKind, MemdirError, Remedy, SecretRefused, kind_of
+
+if TYPE_CHECKING:
+    from memdir.mcp.tools.record import Tool
 
 __all__ = [
     "ErrorKind",
@@ -83,21 +85,34 @@ def error_result(text: str) -> CallToolResult:
 
 
 class ToolArguments:
-    """The arguments of each tool, checked against the tool function's own signature (the
-    one its input schema is made from), with each problem said in one short line."""
+    """The arguments of each tool, checked against its handler's own signature (the one
+    its input schema is made from), with each problem said in one short line; a strict
+    tool also refuses an argument it does not take (a misspelt name would otherwise be
+    dropped silently and the call would do something else)."""
 
     def __init__(self) -> None:
         self._models: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {}
+        self._strict: dict[str, tuple[str, ...]] = {}
 
-    def add(self, name: str, fn: Callable[..., Any]) -> None:
-        """Check the arguments of tool `name` against the parameters of `fn`."""
-        hints = typing.get_type_hints(fn, include_extras=True)
+    @classmethod
+    def of(cls, tools: Iterable[Tool]) -> ToolArguments:
+        """A checker of the arguments of every tool in `tools`."""
+        checker = cls()
+        for tool in tools:
+            checker.add(tool)
+        return checker
+
+    def add(self, tool: Tool) -> None:
+        """Check the arguments of `tool` against the parameters of its handler."""
         fields: dict[str, Any] = {}
-        for param in inspect.signature(fn).parameters.values():
+        parameters = tool.parameters().parameters
+        for param in parameters.values():
             default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[param.name] = (hints[param.name], default)
-        model = create_model(f"{name}_arguments", **fields)
-        self._models[name] = (model, model.model_json_schema().get("properties", {}))
+            fields[param.name] = (param.annotation, default)
+        model = create_model(f"{tool.name}_arguments", **fields)
+        self._models[tool.name] = (model, model.model_json_schema().get("properties", {}))
+        if tool.strict:
+            self._strict[tool.name] = tuple(parameters)
 
     def problem(self, name: str, arguments: Mapping[str, Any] | None) -> str | None:
         """`invalid: argument: what was expected` for arguments the tool cannot take (None:
@@ -105,6 +120,12 @@ class ToolArguments:
         entry = self._models.get(name)
         if entry is None:
             return None
+        known = self._strict.get(name)
+        unknown = [k for k in (arguments or {}) if known is not None and k not in known]
+        if unknown:
+            listed = ", ".join(repr(k[:40]) for k in unknown[:5])
+            takes = ", ".join(known or ()) or "no arguments"
+            return f"{ErrorKind.INVALID}: unknown argument {listed}; {name} takes {takes}"
         model, properties = entry
         given = dict(arguments or {})
         for key, value in given.items():  # as the SDK does: JSON text for a non-string field

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from memdir.core import Note
-from memdir.core.links import Link, LinkReport
-from memdir.core.merging import MergeDraft
-from memdir.memory.maintenance import ForgetResult
-from memdir.retrieve import Chunk, Hit
-from memdir.store.notes import HistoryEntry, WriteResult
-from memdir.tidy.findings import Finding
+from memdir.core.vocab import FindingKind, ItemStatus, choices
 
-if TYPE_CHECKING:  # the state store is imported when a state tool is first called
+if TYPE_CHECKING:  # the result types are imported where a tool makes them
+    from memdir import (
+        Chunk,
+        Finding,
+        ForgetResult,
+        HistoryEntry,
+        Hit,
+        Link,
+        LinkReport,
+        MergeDraft,
+        Note,
+        WriteResult,
+    )
     from memdir.state import Goal, Session, Task
 
 __all__ = [
@@ -39,6 +46,12 @@ __all__ = [
     "TidyOut",
     "WriteOut",
 ]
+
+
+def _spoken(vocabulary: type[StrEnum]) -> str:
+    """The members' values as words: ``a, b or c``."""
+    names = choices(vocabulary)
+    return ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
 class SearchHitOut(BaseModel):
@@ -289,9 +302,7 @@ class FindingOut(BaseModel):
     """One entry of the tidy-up list: what is wrong, with which notes."""
 
     id: str
-    kind: str = Field(
-        description="same_topic, broken_link, missing_file, unused, too_long or contradiction"
-    )
+    kind: str = Field(description=_spoken(FindingKind))
     scope: str
     notes: list[str]
     reason: str
@@ -360,7 +371,7 @@ class MergeOut(BaseModel):
     message: str
 
 
-# -- the agent state store (memdir.mcp.state_tools) -------------------------------------
+# -- the agent state store (memdir.mcp.tools.state) -------------------------------------
 
 
 class GoalOut(BaseModel):
@@ -368,7 +379,7 @@ class GoalOut(BaseModel):
 
     id: str
     title: str
-    status: str = Field(description="open, active, blocked, done or dropped")
+    status: str = Field(description=_spoken(ItemStatus))
     priority: int = Field(description="higher comes first")
     notes: str
     fields: dict[str, str] = Field(description="named text fields")
@@ -396,7 +407,7 @@ class TaskOut(BaseModel):
 
     id: str
     title: str
-    status: str = Field(description="open, active, blocked, done or dropped")
+    status: str = Field(description=_spoken(ItemStatus))
     priority: int = Field(description="higher comes first")
     notes: str
     goal_id: str | None = Field(description="the goal this task serves")

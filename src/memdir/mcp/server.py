@@ -34,18 +34,14 @@ from mcp_types.jsonrpc import INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from memdir import __version__
+from memdir.clients.grants import GrantStore, read_grant_file
 from memdir.errors import InvalidInput, MemdirError, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
 from memdir.mcp.failures import ToolArguments, error_result, error_text
-from memdir.mcp.grants import GrantStore, read_grant_file
-from memdir.mcp.state_tools import (
-    StateStores,
-    register_state_tools,
-    state_refusal,
-    usable_state_tools,
-)
-from memdir.mcp.tools import PROGRESS, register_tools, usable_tools
+from memdir.mcp.registry import PROGRESS, register_tools
+from memdir.mcp.tools import tool_named, usable_tools
+from memdir.mcp.tools.state import StateStores
 from memdir.memory import Memory
 
 __all__ = [
@@ -121,8 +117,8 @@ class _Guard:
 
     def __init__(self, gate: Gate) -> None:
         self.gate = gate
-        #: The tools' argument checkers, set once the tools are registered.
-        self.arguments: tuple[ToolArguments, ...] = ()
+        #: The tools' argument checker, set once the tools are registered.
+        self.arguments = ToolArguments()
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -139,13 +135,13 @@ class _Guard:
             raise MCPError(INVALID_REQUEST, message) from None
         if ctx.method == "tools/call":
             params = ctx.params or {}
-            refusal = state_refusal(access, str(params.get("name")))
+            tool = tool_named(str(params.get("name")))
+            refusal = tool.refusal(access) if tool is not None else None
             if refusal is not None:  # also for a server that registered no state tools
                 return error_result(refusal)
-            for checker in self.arguments:
-                problem = checker.problem(str(params.get("name")), params.get("arguments"))
-                if problem is not None:  # said in one line, before the SDK's own validation
-                    return error_result(problem)
+            problem = self.arguments.problem(str(params.get("name")), params.get("arguments"))
+            if problem is not None:  # said in one line, before the SDK's own validation
+                return error_result(problem)
         token = CURRENT.set(access)
         progress = PROGRESS.set(ctx.session.report_progress)  # no-op without a progressToken
         try:
@@ -154,7 +150,7 @@ class _Guard:
             PROGRESS.reset(progress)
             CURRENT.reset(token)
         if ctx.method == "tools/list":
-            result = _only_usable(result, usable_tools(access) | usable_state_tools(access))
+            result = _only_usable(result, usable_tools(access))
         return result
 
 
@@ -191,13 +187,9 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
         middleware=[guard],
         cache_hints=_CACHE_HINTS,
     )
-    # One call into `memory` at a time, each in a worker thread (see mcp.tools._wrap).
+    # One call into `memory` at a time, each in a worker thread (see mcp.registry.wrap).
     limiter = anyio.CapacityLimiter(1)
-    guard.arguments = (register_tools(server, memory, limiter),)
-    if states is not None:
-        # The state store is its own database: its calls need not wait for a note search.
-        state_limiter = anyio.CapacityLimiter(1)
-        guard.arguments += (register_state_tools(server, states, state_limiter),)
+    guard.arguments = register_tools(server, memory, limiter, states)
 
     async def prompt_index() -> str:
         access = CURRENT.get()

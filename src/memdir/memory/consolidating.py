@@ -275,6 +275,10 @@ class AutoConsolidator:
         """Start the thread."""
         self._thread.start()
 
+    def is_alive(self) -> bool:
+        """Whether the thread runs (started, and not ended yet)."""
+        return self._thread.is_alive()
+
     def stop(self, timeout: float = 30.0) -> None:
         """Ask the thread to end and wait for a merge under way to finish (a pass stops
         before its next merge; each merge is one all-or-nothing batch)."""

@@ -25,7 +25,7 @@ def configured_embedder(s: EmbedSettings, home: Path) -> Embedder:
             batch_size=s.batch_size,
         )
     if s.provider == "local":
-        # One OpenMP thread per engine call, one worker per core (memdir.embed._local):
+        # One OpenMP thread per engine call, one worker per core (memdir.embed.local):
         # no OpenMP barrier waits, both cores busy (see docs/retrieval.md).
         return make_embedder("local", verified_cache=home / "models", threads=1)
     return make_embedder(s.provider)

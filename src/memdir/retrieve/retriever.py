@@ -75,6 +75,7 @@ from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
 
 __all__ = [
+    "QUERY_BATCH",
     "QUERY_EMBED_BUDGET",
     "STAND_IN_SECONDS",
     "Chunk",
@@ -89,7 +90,9 @@ __all__ = [
 #: after that): the rest waits for the next query, a long-running host or `reindex`.
 QUERY_EMBED_BUDGET = 64
 QUERY_EMBED_SECONDS = 0.2
-_QUERY_BATCH = 8
+#: Chunks per model call when a query embeds: it waits for one such batch at most past
+#: QUERY_EMBED_SECONDS.
+QUERY_BATCH = 8
 #: How long a stand-in index (or one whose vectors the disk refused) is used before the
 #: index file is tried again.
 STAND_IN_SECONDS = 30.0
@@ -117,16 +120,19 @@ class Retriever:
         warn: Callable[[str], None],
         params: FusionParams = DEFAULT_PARAMS,
         images: IndexImages | None = None,
+        pool: IndexPool | None = None,
     ) -> None:
         self.home = home
         self.embed_settings = embed
         self.usage = usage
         self.params = params
         self._sink = warn
-        self._pool = IndexPool(home, warn)
+        #: The index database of each scope, opened on first use (`pool`: given one, else
+        #: a new `IndexPool` under `home`).
+        self.pool = pool if pool is not None else IndexPool(home, warn)
         #: Where encrypted scopes' in-memory indexes are kept between processes.
         self.images = images
-        self._pool.images = images
+        self.pool.images = images
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
         self._loading = threading.Lock()
@@ -152,7 +158,7 @@ class Retriever:
         """Stop the background filler and close every index database."""
         if self._filler is not None:
             self._filler.stop()
-        self._pool.close()
+        self.pool.close()
 
     # -- parts --------------------------------------------------------------------------
 
@@ -168,23 +174,23 @@ class Retriever:
         (doctor reports it itself). When the disk refuses to open it for writing, a
         stand-in — unless `writing`, which raises the disk's error instead. An encrypted
         scope's index is in memory only (`memdir.retrieve.indexes`)."""
-        return self._pool.open(store, quiet=quiet, writing=writing, retry_after=STAND_IN_SECONDS)
+        return self.pool.open(store, quiet=quiet, writing=writing, retry_after=STAND_IN_SECONDS)
 
     def index_path(self, store: ScopeStore) -> Path:
         """Where a scope's index database lives."""
-        return self._pool.path(store)
+        return self.pool.path(store)
 
     def discard_index(self, store: ScopeStore) -> None:
         """Close a scope's index and remove its file from the disk."""
-        self._pool.discard(store)
+        self.pool.discard(store)
 
     def drop_memory_indexes(self) -> None:
         """Forget encrypted scopes' in-memory indexes (the store was locked)."""
-        self._pool.drop_memory()
+        self.pool.drop_memory()
 
     def keep_indexes(self) -> None:
         """Give encrypted scopes' changed in-memory indexes to the unlock agent."""
-        self._pool.keep_all()
+        self.pool.keep_all()
 
     def _healed(self, run: Callable[[], _T]) -> _T:
         """`run()`, run once more after an index it used turned out damaged (and was
@@ -192,7 +198,7 @@ class Retriever:
         try:
             return run()
         except IndexDamaged as exc:
-            self._pool.damaged(exc.path, exc.reason)
+            self.pool.damaged(exc.path, exc.reason)
         try:
             return run()
         except IndexDamaged as exc:
@@ -324,7 +330,7 @@ class Retriever:
         pending = index.pending(embedder_id, limit=budget)
         done = 0
         # Against a deadline, small batches: the query waits for one at most past it.
-        size = _BATCH if seconds is None else _QUERY_BATCH
+        size = _BATCH if seconds is None else QUERY_BATCH
         until = None if seconds is None else time.monotonic() + seconds
         for start in range(0, len(pending), size):
             if until is not None and start and time.monotonic() >= until:
@@ -413,7 +419,7 @@ class Retriever:
 
     def _in_memory(self, store: ScopeStore) -> str | None:
         """What to say when a scope's index is one built in memory (None: it is not)."""
-        reason = self._pool.stand_ins.get(store.state_key, (None,))[0]
+        reason = self.pool.stand_ins.get(store.state_key, (None,))[0]
         if self.index(store).stand_in != "memory" or reason is None:
             return None
         return (
@@ -720,9 +726,9 @@ class Retriever:
         A scope that has no index yet has nothing to check unless `deep`.
         """
         path = self.index_path(store)
-        if not deep and not self._pool.is_open(store.state_key) and not path.exists():
+        if not deep and not self.pool.is_open(store.state_key) and not path.exists():
             return []
-        opening = not self._pool.is_open(store.state_key)
+        opening = not self.pool.is_open(store.state_key)
         index = self._open(store, quiet=True)
         damaged = opening and index.damage is not None
         try:

@@ -34,9 +34,9 @@ from pathlib import Path
 
 from memdir import __version__
 from memdir.core import Note, parse_note, validate_id
-from memdir.errors import InvalidInput, MemdirError, ParseError, SecretRefused
+from memdir.core.vocab import StorageBackend, choices
+from memdir.errors import InvalidInput, MemdirError, ParseError
 from memdir.server.storage.base import Storage, StoredObject
-from memdir.store import check_secrets
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
     MIN_PROTOCOL,
@@ -147,9 +147,20 @@ def _check_put(change: Change) -> _Put:
     return _Put(change.id, change.base, change.rev, data, note)
 
 
-def _places(exc: SecretRefused) -> str:
-    """The kinds and places of a guard's findings (never the values)."""
-    seen = dict.fromkeys(f"{kind} ({field}, line {line})" for kind, field, line in exc.findings)
+def _secret_places(note: Note) -> str | None:
+    """The kinds and places (never the values) of what the credential guard finds in the
+    note's summary, body, tags and other frontmatter; None when it finds nothing. The
+    same fields and wording as a local write's check, so a refusal reads the same."""
+    # The guard's lexicons take a while to compile: only a server that commits pays for them.
+    from memdir.guard import scan_fields
+
+    fields = {"summary": note.summary, "body": note.body, "tags": " ".join(note.tags)}
+    for key, value in note.extra:
+        fields[f"frontmatter {key}"] = value if isinstance(value, str) else repr(value)
+    found = scan_fields(fields)
+    if not found:
+        return None
+    seen = dict.fromkeys(f"{f.kind} ({name}, line {f.line})" for name, f in found)
     return ", ".join(seen) or "a credential"
 
 
@@ -163,10 +174,9 @@ def _check_secrets(puts: Sequence[_Put]) -> None:
     for put in puts:
         if put.note is None:
             continue  # sealed: nothing the server could read (the client's guard ran)
-        try:
-            check_secrets(put.note)
-        except SecretRefused as exc:
-            found[put.id] = _places(exc)
+        where = _secret_places(put.note)
+        if where is not None:
+            found[put.id] = where
     if found:
         listing = "; ".join(f"note {note_id}: {where}" for note_id, where in sorted(found.items()))
         raise Rejection(
@@ -480,18 +490,26 @@ class S3Location:
 
 
 def open_storage(
-    backend: str, data_dir: Path, dsn: str | None = None, s3: S3Location | None = None
+    backend: StorageBackend | str,
+    data_dir: Path,
+    dsn: str | None = None,
+    s3: S3Location | None = None,
 ) -> Storage:
     """The storage backend by name: `dir` (under `data_dir`), `postgres` (at `dsn`) or `s3`
     (the bucket `s3` names)."""
-    if backend == "dir":
+    try:
+        kind = StorageBackend(backend)
+    except ValueError:
+        *names, last = choices(StorageBackend)
+        raise InvalidInput(
+            f"unknown storage backend {backend!r}; use {', '.join(names)} or {last}"
+        ) from None
+    if kind is StorageBackend.DIR:
         from memdir.server.storage.directory import DirectoryStorage
 
         return DirectoryStorage(data_dir)
-    if backend == "s3":
+    if kind is StorageBackend.S3:
         return _open_s3(s3)
-    if backend != "postgres":
-        raise InvalidInput(f"unknown storage backend {backend!r}; use dir, postgres or s3")
     if not dsn:
         raise InvalidInput("the postgres backend needs --dsn (or MEMDIR_SERVER_DSN)")
     try:

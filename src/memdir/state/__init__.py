@@ -5,6 +5,7 @@ verified backups. `State` is the API; the CLI's `memdir state` is a thin layer o
 
 from __future__ import annotations
 
+from ._backup import manifest_sum
 from ._guard import key_is_secret
 from ._rows import AuditEntry, BackupInfo, Goal, ItemStatus, MetaEntry, RestoreInfo, Session, Task
 from ._store import State, default_state_path
@@ -21,4 +22,5 @@ __all__ = [
     "Task",
     "default_state_path",
     "key_is_secret",
+    "manifest_sum",
 ]

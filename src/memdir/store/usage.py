@@ -23,21 +23,26 @@ from pathlib import Path
 from memdir.files.atomic import atomic_write, ensure_private_dir
 from memdir.files.lock import DirLock
 
-__all__ = ["UsageStats"]
+__all__ = ["COALESCE_S", "UsageStats"]
 
 _log = logging.getLogger(__name__)
 _Data = dict[str, dict[str, int]]
 _Held = tuple[int, int, bool]
-#: How long a deferred write waits for more recalls to join it.
-_COALESCE_S = 0.5
+#: How long a deferred write waits for more recalls to join it (seconds; the default).
+COALESCE_S = 0.5
 
 
 class UsageStats:
     """Recall counts per note, per scope state key."""
 
-    def __init__(self, root: Path, *, lock_timeout: float = 10.0) -> None:
+    def __init__(
+        self, root: Path, *, lock_timeout: float = 10.0, coalesce: float = COALESCE_S
+    ) -> None:
         self.root = root
         self.lock_timeout = lock_timeout
+        #: How long a deferred write waits for more recalls to join it (seconds), read
+        #: before each wait.
+        self.coalesce = coalesce
         self._lock = threading.Lock()
         #: key → (stamp of the file, what it held), for reads.
         self._read: dict[str, tuple[tuple[int, int, int, int], _Data]] = {}
@@ -119,9 +124,13 @@ class UsageStats:
                         dropped.discard(note_id)  # recalled again: it is there again
                     self._wake.set()
                     return
-        self._write(key, {note_id: (1, now, False) for note_id in ids})
+        self.write(key, {note_id: (1, now, False) for note_id in ids})
 
-    def _write(self, key: str, counts: dict[str, _Held]) -> None:
+    def write(self, key: str, counts: dict[str, tuple[int, int, bool]]) -> None:
+        """Add `counts` to the file of `key`, under its lock. `counts`: note id → (recalls,
+        the last one in Unix ms, whether the file held the note when it was first counted).
+        Counts of a note forgotten meanwhile (here, by another process, or its file gone)
+        are left out."""
         ensure_private_dir(self.root)
         with DirLock(
             self.root / f".{key}.lock", timeout=self.lock_timeout, label="usage statistics"
@@ -184,7 +193,7 @@ class UsageStats:
             pending, self._pending = self._pending, {}
         for key, counts in pending.items():
             try:
-                self._write(key, counts)
+                self.write(key, counts)
             except Exception as exc:
                 with self._lock:  # kept, merged with what came meanwhile
                     mine = self._pending.setdefault(key, {})
@@ -199,7 +208,7 @@ class UsageStats:
             self._wake.wait()
             if self._closing:
                 return
-            self._stop.wait(_COALESCE_S)  # let more recalls join; `close` cuts it short
+            self._stop.wait(self.coalesce)  # let more recalls join; `close` cuts it short
             self._wake.clear()
             self.flush()
 

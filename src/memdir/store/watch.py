@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FULL_LOOK_SECONDS", "DirectoryWatch", "unwatchable_reason"]
+__all__ = ["FULL_LOOK_SECONDS", "DirectoryWatch", "load_inotify", "unwatchable_reason"]
 
 #: However quiet the watch, each consumer looks at every file this often: a bound on what
 #: inotify never reports (a write through a hard link from outside the directory, or
@@ -89,7 +89,9 @@ def unwatchable_reason(path: Path, mountinfo: str | None = None) -> str | None:
     return None
 
 
-def _load_inotify() -> Any:
+def load_inotify() -> Any:
+    """The inotify_simple module (the default `loader` of `DirectoryWatch`), imported when a
+    watch first needs it; Linux only."""
     import inotify_simple  # type: ignore[import-untyped]  # ctypes wrapper; Linux only
 
     return inotify_simple
@@ -107,7 +109,7 @@ class DirectoryWatch:
         path: Path,
         is_note_name: Callable[[str], bool],
         *,
-        loader: Callable[[], Any] = _load_inotify,
+        loader: Callable[[], Any] = load_inotify,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.path = path

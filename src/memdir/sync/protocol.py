@@ -43,9 +43,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memdir.core import Scope
 
 __all__ = [
     "ERROR_CODES",
@@ -104,6 +106,12 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 Rev = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 NoteId = Annotated[str, Field(min_length=1, max_length=80)]
 ProjectId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$")]
+if TYPE_CHECKING:
+    ScopeName: TypeAlias = str
+else:
+    #: A scope on the wire: the plain value of a `memdir.core.Scope`, user first (the
+    #: order of the schema and of the validation message since protocol version 1).
+    ScopeName = Literal[Scope.USER.value, Scope.PROJECT.value]
 
 
 #: The first bytes of a sealed text (`memdir.crypto.seal.FIRST_LINE`, repeated here so
@@ -177,19 +185,19 @@ class Quotas(_Model):
 class ScopeRef(_Model):
     """Which logical scope a request is about: the user's notes or one project's."""
 
-    kind: Literal["user", "project"]
+    kind: ScopeName
     project: ProjectId | None = None
 
     @model_validator(mode="after")
     def _project_iff_kind(self) -> ScopeRef:
-        if (self.kind == "project") != (self.project is not None):
+        if (self.kind == Scope.PROJECT) != (self.project is not None):
             raise ValueError("`project` is required for kind=project and only there")
         return self
 
     @property
     def key(self) -> str:
         """A storage key: `user` or `project/<id>`."""
-        return "user" if self.kind == "user" else f"project/{self.project}"
+        return self.kind if self.kind == Scope.USER else f"{self.kind}/{self.project}"
 
 
 class Entry(_Model):

@@ -26,8 +26,8 @@ from functools import lru_cache
 
 from memdir.core import Note
 from memdir.index.tokenize import stemmer
-from memdir.tidy._lexicon import CONTRAST_CLASSES, MONTHS, STEM_LANGUAGE_HINTS, Role
-from memdir.tidy._values import Num, Quantity, Token, extract_values, tokenize
+from memdir.tidy.lexicon import CONTRAST_CLASSES, MONTHS, STEM_LANGUAGE_HINTS, Role
+from memdir.tidy.values import Num, Quantity, Token, extract_values, tokenize
 
 __all__ = [
     "EXCERPT_MAX_CHARS",

@@ -35,6 +35,7 @@ __all__ = [
     "check_plan_ids",
     "concat_draft",
     "keeper",
+    "paragraphs",
     "plan_from_json",
     "plan_to_json",
     "plan_token",
@@ -134,7 +135,7 @@ def _is_heading(paragraph: str) -> bool:
     return "\n" not in paragraph.strip() and bool(_HEADING.match(paragraph.strip()))
 
 
-def _paragraphs(body: str) -> list[str]:
+def paragraphs(body: str) -> list[str]:
     """The body's blocks, split on blank lines outside fenced code (a fence is one block)."""
     blocks: list[str] = []
     current: list[str] = []
@@ -187,7 +188,7 @@ def concat_draft(notes: Sequence[Note]) -> MergeDraft:
         # and so is a heading that repeats a summary or an earlier heading (a note's own
         # repeats are its own business and kept).
         fresh: list[str] = []
-        for paragraph in _paragraphs(relink(note.body, gone, keep.id)):
+        for paragraph in paragraphs(relink(note.body, gone, keep.id)):
             if _key(paragraph) in seen or (_is_heading(paragraph) and _title(paragraph) in titles):
                 continue
             fresh.append(paragraph)

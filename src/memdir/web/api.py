@@ -23,9 +23,15 @@ from memdir.core import Note, Scope, choices, parse_scope, validate_id
 from memdir.core.vocab import DraftKind, KeepSide, SearchMethod, SearchMode
 from memdir.errors import Conflict, InvalidInput, MemdirError, SyncFailed
 from memdir.memory import Memory
-from memdir.retrieve.report import observing
 from memdir.sync.comparison import PassReport
-from memdir.web.payload import error_body, hit_json, jsonable, note_json, view_json
+from memdir.web.payload import (
+    error_body,
+    finding_kinds_json,
+    hit_json,
+    jsonable,
+    note_json,
+    view_json,
+)
 
 __all__ = ["MAX_BODY_BYTES", "Api"]
 
@@ -122,7 +128,7 @@ class Api:
         def run() -> dict[str, Any]:
             before = len(self.memory.warnings)
             try:
-                with observing() as report:
+                with self.memory.index.observing() as report:
                     hits = self.memory.search(
                         query, limit, mode, scope, method=method, type=type_, tags=tags
                     )
@@ -294,7 +300,10 @@ class Api:
         except InvalidInput as exc:
             return failure(exc)
         return await self._call(
-            lambda: {"findings": jsonable(self.memory.tidy.findings(kinds, scope))}
+            lambda: {
+                "findings": jsonable(self.memory.tidy.findings(kinds, scope)),
+                "kinds": finding_kinds_json(),
+            }
         )
 
     async def dismiss(self, request: Request) -> Response:
@@ -318,25 +327,23 @@ class Api:
             summary = _opt_str(data, "summary")
             body = _opt_str(data, "body")
             scope = _scope(_opt_str(data, "scope"))
-            draft = _choice(_opt_str(data, "draft") or "concat", DraftKind, "draft")
+            draft = _choice(_opt_str(data, "draft") or DraftKind.CONCAT.value, DraftKind, "draft")
         except InvalidInput as exc:
             return failure(exc)
 
         def run() -> dict[str, Any]:
-            from memdir.tidy.merge import plan_to_json
-
             plan = self.memory.merges.plan(
                 ids, draft=draft, summary=summary, body=body, scope=scope
             )
-            return {**plan_to_json(plan), "deletes": list(plan.deletes)}
+            return {**plan.to_json(), "deletes": list(plan.deletes)}
 
         return await self._call(run)
 
     async def apply(self, request: Request) -> Response:
-        from memdir.tidy.merge import plan_from_json
+        from memdir import MergePlan
 
         try:
-            plan = plan_from_json((await _body(request)).get("plan"))
+            plan = MergePlan.from_json((await _body(request)).get("plan"))
         except InvalidInput as exc:
             return failure(exc)
         return await self._call(lambda: jsonable(self.memory.merges.apply(plan)))

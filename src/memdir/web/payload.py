@@ -5,17 +5,27 @@ Shapes are those of docs/web.md; times are Unix milliseconds, enums their values
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.core import Note
 from memdir.core.links import LinkReport
 from memdir.core.plain import plain
+from memdir.core.vocab import FindingKind
 from memdir.errors import ErrorKind, MemdirError, SecretRefused, kind_of
-from memdir.retrieve.hits import Hit
-from memdir.store.notes import CurrentNote
 from memdir.web.render import render_body
 
-__all__ = ["STATUS", "error_body", "hit_json", "jsonable", "note_json", "view_json"]
+if TYPE_CHECKING:
+    from memdir import CurrentNote, Hit
+
+__all__ = [
+    "STATUS",
+    "error_body",
+    "finding_kinds_json",
+    "hit_json",
+    "jsonable",
+    "note_json",
+    "view_json",
+]
 
 #: The HTTP status of each error kind (docs/web.md).
 STATUS: dict[ErrorKind, int] = {
@@ -29,6 +39,25 @@ STATUS: dict[ErrorKind, int] = {
     ErrorKind.UNAVAILABLE: 503,
     ErrorKind.INTERNAL: 500,
 }
+
+#: The kinds of finding whose notes the tidy-up page offers to merge.
+_MERGED = frozenset({FindingKind.SAME_TOPIC, FindingKind.CONTRADICTION})
+#: The kinds of finding where, for two notes, the page offers that one supersede the other.
+_SUPERSEDED = frozenset({FindingKind.CONTRADICTION})
+
+
+def finding_kinds_json() -> dict[str, dict[str, Any]]:
+    """Every kind of finding (`memdir.core.vocab.FindingKind`, in its order) as the tidy-up
+    page shows it: its label (``same_topic`` is "Same topic") and whether it offers `merge`
+    and `supersede` (dismissing is offered for every kind)."""
+    return {
+        kind.value: {
+            "label": kind.value.replace("_", " ").capitalize(),
+            "merge": kind in _MERGED,
+            "supersede": kind in _SUPERSEDED,
+        }
+        for kind in FindingKind
+    }
 
 
 def jsonable(value: Any) -> Any:

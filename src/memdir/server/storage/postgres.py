@@ -88,8 +88,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 _MIGRATION_LOCK = 0x6D656D646972  # "memdir"
 _USER_LOCK_CLASS = 0x6D656D64  # "memd"
 
-# Bytes of object bodies sent per INSERT statement (all in one transaction).
-_PUT_CHUNK_BYTES = 16 * 1024 * 1024
+#: Bytes of object bodies sent per INSERT statement (all in one transaction).
+PUT_CHUNK_BYTES = 16 * 1024 * 1024
 _CONNECT_TIMEOUT_S = 10
 
 
@@ -133,8 +133,12 @@ class _Target:
 class PostgresStorage:
     """`Storage` in a PostgreSQL database; safe to share between threads and processes."""
 
-    def __init__(self, dsn: str, *, max_connections: int = 10) -> None:
+    def __init__(
+        self, dsn: str, *, max_connections: int = 10, put_chunk_bytes: int = PUT_CHUNK_BYTES
+    ) -> None:
         self._target = _Target(dsn)
+        #: Bytes of object bodies one INSERT statement carries at most.
+        self.put_chunk_bytes = put_chunk_bytes
         kwargs: dict[str, Any] = {"autocommit": True}
         if "connect_timeout" not in self._target.params:
             kwargs["connect_timeout"] = _CONNECT_TIMEOUT_S
@@ -256,7 +260,7 @@ class PostgresStorage:
             revs.append(rev)
             bodies.append(bytes(body))
             size += len(body)
-            if size >= _PUT_CHUNK_BYTES:
+            if size >= self.put_chunk_bytes:
                 chunks.append((ids, revs, bodies))
                 ids, revs, bodies, size = [], [], [], 0
         if ids:

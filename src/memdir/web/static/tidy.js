@@ -20,21 +20,15 @@ import {
 } from "./dom.js";
 
 // -- the tidy-up list ---------------------------------------------------------------------
-export const KIND_LABEL = {
-  same_topic: "Same topic",
-  broken_link: "Broken link",
-  missing_file: "Missing file",
-  unused: "Unused",
-  too_long: "Too long",
-  contradiction: "Contradiction",
-};
-
+// The kinds of finding are memdir's (`GET /api/tidy` sends them beside the findings, as
+// `{kind: {label, merge, supersede}}`): what a finding is called and offers comes from there.
 export async function viewTidy(route, current) {
   const data = await api("GET", "tidy");
   if (!current()) return;
   const findings = data.findings || [];
+  const kinds = data.kinds || {};
   const list = h("ul", { class: "findings", id: "findings" });
-  for (const f of findings) list.append(findingItem(f));
+  for (const f of findings) list.append(findingItem(f, kinds[f.kind] || {}));
   page(
     "Tidy up",
     h("p", { class: "count", text: `${findings.length} ${findings.length === 1 ? "finding" : "findings"}` }),
@@ -45,7 +39,7 @@ export async function viewTidy(route, current) {
   view.dirty = () => !!main().querySelector(".merge-draft");
 }
 
-export function findingItem(f) {
+export function findingItem(f, kind = {}) {
   const box = h("div", { class: "finding-actions" });
   const notes = f.notes || [];
   const dismiss = h("button", {
@@ -63,12 +57,12 @@ export function findingItem(f) {
     },
   });
   const buttons = [];
-  if (f.kind === "same_topic" || f.kind === "contradiction") {
+  if (kind.merge) {
     buttons.push(
       h("button", { type: "button", class: "merge", text: "Merge…", onclick: () => mergeFlow(f, box) }),
     );
   }
-  if (f.kind === "contradiction" && notes.length === 2) {
+  if (kind.supersede && notes.length === 2) {
     const [a, b] = notes;
     const supersede = (old, by) =>
       h("button", {
@@ -91,7 +85,7 @@ export function findingItem(f) {
   const li = h(
     "li",
     { class: `finding kind-${f.kind}`, "data-finding": f.id },
-    h("h2", {}, h("span", { class: "kind", text: KIND_LABEL[f.kind] || f.kind }), " ",
+    h("h2", {}, h("span", { class: "kind", text: kind.label || f.kind }), " ",
       h("span", { class: `scope scope-${f.scope}`, text: f.scope })),
     h("p", { class: "reason", text: f.reason || "" }),
     h("ul", { class: "finding-notes" }, notes.map((id) =>

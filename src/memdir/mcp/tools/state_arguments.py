@@ -1,17 +1,17 @@
-"""The arguments of the state tools (`memdir.mcp.state_tools`): their types, bounds and
+"""The arguments of the state tools (`memdir.mcp.tools.state`): their types, bounds and
 checks, each problem said in one line (`invalid: fields.area: longer than 10000
-characters`), and a checker that also refuses an argument a tool does not take."""
+characters`); the state tools are strict, so an argument a tool does not take is refused
+too (`memdir.mcp.failures.ToolArguments`)."""
 
 from __future__ import annotations
 
-import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
-from memdir.mcp.failures import ErrorKind, ToolArguments
+from memdir.core.vocab import ItemStatus, choices
 
 __all__ = [
     "MAX_FIELDS",
@@ -34,16 +34,14 @@ __all__ = [
     "Notes",
     "Priority",
     "Status",
-    "StrictArguments",
     "Summary",
     "TaskId",
     "Title",
 ]
 
-#: The statuses of tasks and goals (`memdir.state.ItemStatus`, not imported at start-up;
-#: a test keeps them equal); the last two are closed.
-STATUSES = ("open", "active", "blocked", "done", "dropped")
-_CLOSED = STATUSES[3:]
+#: The statuses of tasks and goals, and those that close one.
+STATUSES = choices(ItemStatus)
+_CLOSED = tuple(status.value for status in ItemStatus if status.closed)
 
 MAX_TITLE = 1_000
 #: The store's own limit on notes and summaries.
@@ -213,25 +211,3 @@ Limit = Annotated[
     BeforeValidator(_integer(1, MAX_LIST)),
 ]
 IncludeClosed = Annotated[bool, Field(description="Also done and dropped ones (default: open).")]
-
-
-class StrictArguments(ToolArguments):
-    """`ToolArguments` that also refuses an argument the tool does not take (a misspelt
-    name would otherwise be dropped silently and the call would do something else)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._names: dict[str, tuple[str, ...]] = {}
-
-    def add(self, name: str, fn: Callable[..., Any]) -> None:
-        super().add(name, fn)
-        self._names[name] = tuple(inspect.signature(fn).parameters)
-
-    def problem(self, name: str, arguments: Mapping[str, Any] | None) -> str | None:
-        known = self._names.get(name)
-        unknown = [k for k in (arguments or {}) if known is not None and k not in known]
-        if unknown:
-            said = ", ".join(repr(k[:40]) for k in unknown[:5])
-            takes = ", ".join(known or ()) or "no arguments"
-            return f"{ErrorKind.INVALID}: unknown argument {said}; {name} takes {takes}"
-        return super().problem(name, arguments)

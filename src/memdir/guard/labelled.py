@@ -19,8 +19,8 @@ import bisect
 import re
 from collections.abc import Iterator
 
-from ._hit import PRIO_LABEL, Hit
-from ._lexicon import (
+from .hit import PRIO_LABEL, Hit
+from .lexicon import (
     ADVERB_WORDS,
     AS_WORDS,
     CJK_CONNECTOR_RE,
@@ -39,7 +39,7 @@ from ._lexicon import (
     Label,
     label_for,
 )
-from ._values import (
+from .values import (
     class_count,
     diceware_phrase,
     looks_random,

@@ -1,4 +1,4 @@
-"""Review tests for sync (§7, §2): rarely exercised paths of one pass, resolution and batches.
+"""Rarely exercised paths of sync (§7, §2): one pass that fails midway, resolution, batches.
 
 Tests marked xfail(strict=True) show a bug: they fail today and pass once it is fixed.
 Most run on the `pair` fixture (user notes, two machines, one directory-backend server);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._hit import Finding
+from .hit import Finding
 
 __all__ = ["describe"]
 

@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ._hit import PRIO_ASSIGN, Hit
-from ._names import KeyClass, classify_key
-from ._values import looks_random, password_like, plausible_password, prose_phrase
+from .hit import PRIO_ASSIGN, Hit
+from .names import KeyClass, classify_key
+from .values import looks_random, password_like, plausible_password, prose_phrase
 
 __all__ = ["assignment_hits"]
 

@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ._hit import PRIO_VENDOR, Hit
-from ._values import class_count, looks_random, shannon_entropy
+from .hit import PRIO_VENDOR, Hit
+from .values import class_count, looks_random, shannon_entropy
 
 __all__ = ["vendor_hits"]
 

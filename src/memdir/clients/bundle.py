@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,19 +71,19 @@ main(prog_name="memdir")
 '''
 
 
-def _tools() -> list[dict[str, str]]:
-    from memdir.mcp.tools import TOOL_NAMES  # imports the MCP SDK: only when bundling
-
-    return [{"name": name} for name in TOOL_NAMES]
-
-
 def manifest(
-    *, python: str, version: str = __version__, platform: str | None = None
+    *,
+    python: str,
+    tools: Sequence[str],
+    version: str = __version__,
+    platform: str | None = None,
 ) -> dict[str, Any]:
     """The MCPB manifest for a bundle that runs memdir with the interpreter `python`.
 
-    `platform` (``sys.platform``) limits the bundle to the machine kind that built it;
-    None leaves it out (the template in packaging/).
+    `tools` names the tools the server offers (the MCP adapter's `memdir.mcp.tools.TOOL_NAMES`:
+    this package sits below it and does not import it). `platform` (``sys.platform``)
+    limits the bundle to the machine kind that built it; None leaves it out (the template
+    in packaging/).
     """
     compatibility: dict[str, Any] = {"runtimes": {"python": ">=3.11"}}
     if platform is not None:
@@ -121,7 +122,7 @@ def manifest(
                 "env": {"MEMDIR_HOME": "${user_config.memdir_home}"},
             },
         },
-        "tools": _tools(),
+        "tools": [{"name": name} for name in tools],
         "compatibility": compatibility,
         "user_config": {
             "project": {
@@ -192,14 +193,17 @@ class BundleResult:
     manifest: dict[str, Any]
 
 
-def write_bundle(out: Path, *, python: str | None = None, force: bool = False) -> BundleResult:
-    """Write the ``.mcpb`` zip to `out` (refused when it exists, unless `force`)."""
+def write_bundle(
+    out: Path, *, tools: Sequence[str], python: str | None = None, force: bool = False
+) -> BundleResult:
+    """Write the ``.mcpb`` zip to `out` (refused when it exists, unless `force`); `tools`
+    as for `manifest`."""
     if out.exists() and not force:
         raise Refused(f"{out} exists; pass --force to replace it")
     # sys.executable as it is, not resolved: a venv's python is a link, and resolving it
     # would run the base interpreter, which does not have memdir installed.
     python = python or sys.executable
-    doc = manifest(python=python, platform=sys.platform)
+    doc = manifest(python=python, tools=tools, platform=sys.platform)
     files = {
         "manifest.json": json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
         LAUNCHER: _LAUNCHER_TEXT,

@@ -12,10 +12,10 @@ import itertools
 import re
 from collections.abc import Iterator
 
-from ._hit import PRIO_LABEL, Hit
-from ._lexicon import LABEL_RE, PASSWORD_KINDS, label_for
-from ._names import classify_key
-from ._values import looks_random, prose_password, strong_password, token_like
+from .hit import PRIO_LABEL, Hit
+from .lexicon import LABEL_RE, PASSWORD_KINDS, label_for
+from .names import classify_key
+from .values import looks_random, prose_password, strong_password, token_like
 
 __all__ = ["structured_hits"]
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping
 
-from ._assign import assignment_hits
-from ._hit import Finding, Hit
-from ._labelled import labelled_hits
-from ._normalise import normalise
-from ._shapes import shape_hits
-from ._structured import structured_hits
-from ._vendors import vendor_hits
+from .assign import assignment_hits
+from .hit import Finding, Hit
+from .labelled import labelled_hits
+from .normalise import normalise
+from .shapes import shape_hits
+from .structured import structured_hits
+from .vendors import vendor_hits
 
 __all__ = ["redact", "scan_fields", "scan_text"]
 

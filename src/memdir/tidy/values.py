@@ -8,7 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from memdir.tidy._lexicon import (
+from memdir.tidy.lexicon import (
     CJK_NUMERALS,
     LATIN_ROLES,
     MONTHS,

@@ -9,8 +9,8 @@ import json
 import re
 from collections.abc import Iterator
 
-from ._hit import PRIO_SHAPE, PRIO_VENDOR, Hit
-from ._values import is_stand_in, looks_random, plausible_password, prose_password
+from .hit import PRIO_SHAPE, PRIO_VENDOR, Hit
+from .values import is_stand_in, looks_random, plausible_password, prose_password
 
 __all__ = ["shape_hits"]
 

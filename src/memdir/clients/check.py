@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memdir.clients.install import SERVER_NAME, parse_config
+from memdir.clients.specs import ClientSpec, client_spec, config_path, launch_cwd, validate_name
 from memdir.errors import Refused
-from memdir.mcp.clients import ClientSpec, client_spec, config_path, launch_cwd, validate_name
-from memdir.mcp.install import SERVER_NAME, parse_config
 
 __all__ = ["PROBLEMS", "CheckReport", "check"]
 

@@ -1,8 +1,8 @@
 """Merge the entry that runs `memdir mcp serve` into an MCP client's config file.
 
-Which file, key and scope each client uses lives in `memdir.mcp.clients`. Merging keeps
+Which file, key and scope each client uses lives in `memdir.clients.specs`. Merging keeps
 every other key and server (JSON with comments is edited in place, see
-`memdir.mcp.install_jsonc`; TOML by replacing only memdir's own table), backs the
+`memdir.clients.jsonc`; TOML by replacing only memdir's own table), backs the
 original up beside it (``FILE.bak-YYYYmmdd-HHMMSS``), changes nothing when the entry is
 already there, and refuses a file that does not parse. A symlinked config (dotfile
 managers) is written through the link, never replaced by a file.
@@ -32,10 +32,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from memdir.clients import jsonc
+from memdir.clients.specs import (
+    CLIENTS,
+    SCOPES,
+    ClientSpec,
+    client_spec,
+    config_path,
+    validate_name,
+)
 from memdir.errors import Refused
 from memdir.files.atomic import atomic_write
-from memdir.mcp import install_jsonc
-from memdir.mcp.clients import CLIENTS, SCOPES, ClientSpec, client_spec, config_path, validate_name
 
 __all__ = [
     "CLIENTS",
@@ -173,8 +180,8 @@ def parse_config(spec: ClientSpec, text: str | None, path: Path) -> dict[str, An
     if text is None or not text.strip():
         return {}
     try:
-        doc: Any = tomllib.loads(text) if spec.format == "toml" else install_jsonc.loads(text)
-    except (tomllib.TOMLDecodeError, install_jsonc.JsoncError) as exc:
+        doc: Any = tomllib.loads(text) if spec.format == "toml" else jsonc.loads(text)
+    except (tomllib.TOMLDecodeError, jsonc.JsoncError) as exc:
         kind = "TOML" if spec.format == "toml" else "JSON"
         raise Refused(
             f"{path} is not valid {kind} ({exc}); fix it first, nothing was written"
@@ -188,7 +195,7 @@ def _merge(spec: ClientSpec, text: str | None, name: str, entry: dict[str, Any],
     if spec.format == "toml":
         return _merge_toml(text or "", name, entry, path)
     try:
-        return install_jsonc.set_member(text or "", spec.key, name, entry)
+        return jsonc.set_member(text or "", spec.key, name, entry)
     except ValueError as exc:  # parse errors were reported by _current already
         raise Refused(f"cannot merge into {path} safely ({exc}); nothing was written") from None
 
@@ -206,7 +213,7 @@ def _backup_path(path: Path) -> Path:
 def _snippet(spec: ClientSpec, name: str, entry: dict[str, Any]) -> str:
     if spec.format == "toml":
         return _toml_section(name, entry)
-    return install_jsonc.set_member("", spec.key, name, entry)
+    return jsonc.set_member("", spec.key, name, entry)
 
 
 def _notes(
