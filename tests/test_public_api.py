@@ -104,11 +104,10 @@ def test_fixed_names_of_the_spec_are_public(tmp_path: Path) -> None:
             "restore": memory.backups.restore,
             "prompt_index": memory.agent.prompt_index,
             "recall": memory.agent.recall,
-            "ask": memory.answers.ask,
         }
         for name, method in fixed.items():
             assert getattr(memory, name) == method, name
-        assert callable(memory.backups) and callable(memory.close)
+        assert callable(memory.backups) and callable(memory.close) and callable(memory.ask)
         assert callable(memdir.Memory.open)
     finally:
         memory.close()

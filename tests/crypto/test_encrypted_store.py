@@ -373,6 +373,61 @@ def test_a_lock_in_the_middle_of_a_write_leaves_the_old_note(
     assert sorted(p.name for p in path.parent.iterdir() if p.name.endswith(".md")) == ["alpha.md"]
 
 
+def test_a_lock_right_after_a_write_reports_the_note_written(
+    enc_project: Path, enc_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was a bug: `remember` looks up the nearest notes after the note is on disk, and a
+    lock in between (another process, the inactivity timeout) raised Locked — "nothing was
+    written" — for a note that was written (the flaky lock-during-writes test above)."""
+    import memdir.memory.encryption as encryption
+    from memdir.retrieve import Retriever
+
+    monkeypatch.setattr(encryption, "KEY_REUSE_SECONDS", 0.0)
+    _encrypted(enc_project, enc_home)
+    nearest = Retriever.nearest
+    raised: list[BaseException] = []
+
+    def locking(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        AgentClient(m.crypto.socket).lock()  # `memdir lock` elsewhere, right after the write
+        try:
+            return nearest(self, *args, **kwargs)
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
+    path = enc_project / "MEMORY" / "fresh.md"
+    with open_memory(enc_project, enc_home) as m:
+        monkeypatch.setattr(Retriever, "nearest", locking)
+        result = m.remember("Fresh", body=f"The {SECRET_WORDS[3]} fjord.", id="fresh")
+        monkeypatch.setattr(Retriever, "nearest", nearest)
+    assert [type(e) for e in raised] == [Locked], "the lookup did not meet the lock"
+    assert result.created and result.changed and result.note.id == "fresh"
+    assert result.nearest == () and not result.likely_duplicate  # unknown, not failed
+    assert is_sealed(path.read_bytes())
+    with open_memory(enc_project, enc_home) as m:
+        m.crypto.unlock(PASSWORD, idle_seconds=60)
+        assert m.read("fresh").body == f"The {SECRET_WORDS[3]} fjord."
+        assert m.notes.history("fresh")[-1].current
+        assert not m.upkeep.doctor().problems
+
+
+def test_a_failed_neighbour_lookup_never_fails_a_write(
+    enc_project: Path, enc_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.retrieve import Retriever
+
+    _encrypted(enc_project, enc_home)
+
+    def damaged(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise IntegrityError("the search index is damaged again right after being rebuilt")
+
+    with open_memory(enc_project, enc_home) as m:
+        monkeypatch.setattr(Retriever, "nearest", damaged)
+        result = m.remember("Fresh", body="a new note", id="fresh")
+        assert result.created and result.nearest == ()
+        assert m.read("fresh").body == "a new note"
+
+
 def test_recall_on_a_locked_store_logs_no_traceback(
     enc_project: Path, enc_home: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

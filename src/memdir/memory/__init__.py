@@ -18,10 +18,10 @@ holds no verbs of its own. Each noun owns its verbs and its result types:
 
 The names §5 fixes (`remember`, `read`, `list`, `search`, `retrieve`, `history`, `diff`,
 `links`, `forget`, `backups()`, `restore`, `reindex`, `doctor`, `prompt_index`, `recall`,
-`ask`) are the nouns' own bound methods, not restatements. The retriever and the sync
-replica are built on first use, so a command that only lists notes imports neither numpy
-nor the HTTP client. Injection points, the way httpx takes a transport: `embedder`,
-`sync_transport`, `clock` and `chat`.
+`ask`) are the nouns' own methods. The retriever, the sync replica, `importer`, `exporter`
+and `answers` are built on first use, so listing notes loads no numpy, HTTP client or
+guard. Injection points, as httpx takes a transport: `embedder`, `sync_transport`,
+`clock` and `chat`.
 """
 
 from __future__ import annotations
@@ -29,18 +29,16 @@ from __future__ import annotations
 import builtins
 import time
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdir.config import Settings, load_settings
 from memdir.core import Scope
 from memdir.memory.agent import AgentView
-from memdir.memory.asking import Asking
 from memdir.memory.backups import BackupShelf
 from memdir.memory.consolidating import Consolidation
 from memdir.memory.encryption import Encryption
-from memdir.memory.exporting import Exporter
-from memdir.memory.importing import Importer
 from memdir.memory.maintenance import Maintenance
 from memdir.memory.merging import Merging
 from memdir.memory.notes import Notebook
@@ -53,8 +51,12 @@ from memdir.store import UsageStats
 if TYPE_CHECKING:
     import httpx
 
+    from memdir.answer.check import Answer
     from memdir.embed import Embedder
     from memdir.extract import ChatClient
+    from memdir.memory.asking import Asking
+    from memdir.memory.exporting import Exporter
+    from memdir.memory.importing import Importer
 
 __all__ = ["Memory"]
 
@@ -130,16 +132,8 @@ class Memory:
         self.consolidation = Consolidation(
             settings, stores, self.tidy, self.merges, held=held, clock=clock, reopen=self.reopen
         )
-        self.importer = Importer(settings, stores, clock=clock, warn=self._warn)
-        self.exporter = Exporter(stores, clock=clock)
         self.agent = AgentView(
             settings, stores, self.usage, held=held, home=home, host=self, chat=chat
-        )
-        self.answers = Asking(
-            settings,
-            stores.audit,
-            retrieve=lambda q, n, s: self.index.retrieve(q, limit=n, scope=s),
-            chat=self.chat_client,
         )
         # The names §5 fixes, as the nouns' own methods: each signature is written once.
         self.remember, self.read, self.list = notes.remember, notes.read, notes.list
@@ -147,7 +141,6 @@ class Memory:
         self.search, self.retrieve, self.reindex = index.search, index.retrieve, index.reindex
         self.forget, self.doctor, self.restore = upkeep.forget, upkeep.doctor, backups.restore
         self.prompt_index, self.recall = self.agent.prompt_index, self.agent.recall
-        self.ask = self.answers.ask
 
     @classmethod
     def open(
@@ -186,6 +179,36 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @cached_property
+    def importer(self) -> Importer:
+        """Imports of other systems' memories (§5)."""
+        from memdir.memory.importing import Importer
+
+        return Importer(self.settings, self.stores, clock=self.clock, warn=self._warn)
+
+    @cached_property
+    def exporter(self) -> Exporter:
+        """Exports of the notes as an archive or a folder."""
+        from memdir.memory.exporting import Exporter
+
+        return Exporter(self.stores, clock=self.clock)
+
+    @cached_property
+    def answers(self) -> Asking:
+        """Grounded answers from the notes (§10)."""
+        from memdir.memory.asking import Asking
+
+        return Asking(
+            self.settings,
+            self.stores.audit,
+            retrieve=lambda q, n, s: self.index.retrieve(q, limit=n, scope=s),
+            chat=self.chat_client,
+        )
+
+    def ask(self, question: str, *, scope: Scope | str | None = None) -> Answer:
+        """§5's `m.ask`: `answers.ask` (the answer module is loaded on first use)."""
+        return self.answers.ask(question, scope=scope)
 
     @property
     def scopes(self) -> tuple[Scope, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -27,7 +28,7 @@ from memdir.core import (
     validate_id,
 )
 from memdir.core.links import Link, LinkReport
-from memdir.errors import Conflict, InvalidInput, NotFound, ParseError, Refused
+from memdir.errors import Conflict, InvalidInput, Locked, NotFound, ParseError, Refused
 from memdir.memory.stores import Stores
 from memdir.store import SaveOutcome, ScopeStore, check_secrets, revision_of
 from memdir.store.notes import CurrentNote, HistoryEntry, SupersedeResult, WriteResult
@@ -42,6 +43,8 @@ Nearest = Callable[[Note], Sequence["Neighbour"]]
 
 #: The reason on the backup of the superseding note's version that `supersede` replaced.
 SUPERSEDE_BACKUP_REASON = "supersede"
+
+_log = logging.getLogger("memdir.store")
 
 
 class _Fields(NamedTuple):
@@ -90,6 +93,10 @@ class Notebook:
         ("" for 'must not exist') refuses the write (Conflict, nothing written) when the
         note's file changed since the caller read that revision — an editor's save, never
         last-writer-wins; `backup_reason` backs up the version an update replaces.
+
+        An error raised means nothing was written: once the note is on disk this returns.
+        The nearest notes are looked up after the write and are left empty when that fails
+        (e.g. the store was locked meanwhile) rather than failing the call.
         """
         note_type = parse_type(type)
         clear_type = type == ""
@@ -220,7 +227,7 @@ class Notebook:
     def _write_result(self, note: Note, created: bool, changed: bool, rev: str) -> WriteResult:
         from memdir.retrieve import DUPLICATE_THRESHOLD
 
-        nearest = tuple(self._nearest(note))
+        nearest = self._neighbours(note)
         # A note it supersedes is near by design: that is no duplicate to update instead.
         duplicate = next(
             (
@@ -241,6 +248,25 @@ class Notebook:
             dangling_links=dangling,
             duplicate_of=duplicate.note_id if duplicate else None,
         )
+
+    def _neighbours(self, note: Note) -> tuple[Neighbour, ...]:
+        """The notes nearest to `note`, or none when they cannot be looked up now.
+
+        Called once the note is on disk: a write that landed is never reported as failed
+        because this advice could not be given — the store locked meanwhile (by another
+        process or the inactivity timeout, between the write and the index lookup), a
+        damaged index, a neighbour's file unreadable.
+        """
+        try:
+            return tuple(self._nearest(note))
+        except Locked:
+            _log.info(
+                "note %s was written; the store was locked before its neighbours were found",
+                note.id,
+            )
+        except Exception:
+            _log.exception("note %s was written; its nearest notes could not be found", note.id)
+        return ()
 
     # -- reading ------------------------------------------------------------------------
 

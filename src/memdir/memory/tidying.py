@@ -27,12 +27,11 @@ from memdir.files import DirLock
 from memdir.files.atomic import atomic_write, ensure_private_dir
 from memdir.memory.stores import Stores
 from memdir.store import ScopeStore, UsageStats
-from memdir.tidy.findings import Finding
 
 if TYPE_CHECKING:
     from memdir.extract.llm import ChatClient
     from memdir.retrieve import Retriever
-    from memdir.tidy.findings import ScopeView
+    from memdir.tidy.findings import Finding, ScopeView
 
 __all__ = [
     "DismissResult",

@@ -49,7 +49,13 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What `remember` did and what the store already holds near it."""
+    """What `remember` did and what the store already holds near it.
+
+    A write that raised left nothing; one that comes back is on disk. `nearest` (and
+    so `likely_duplicate`) is advice looked up after the write: empty when it could not
+    be looked up (the store locked right after the write, a damaged index), never a
+    reason to report the write as failed.
+    """
 
     note: Note
     created: bool
