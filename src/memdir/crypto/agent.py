@@ -18,27 +18,31 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import fcntl
 import hashlib
-import json
 import math
 import os
 import resource
 import selectors
 import signal
 import socket
-import stat
-import struct
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.errors import InvalidInput, LimitExceeded, MemdirError, Refused
+from memdir.errors import InvalidInput, LimitExceeded, MemdirError
+from memdir.files.sockets import MAX_CONNECTIONS, runtime_dir
+from memdir.files.sockets import SocketFault as _Fault
+from memdir.files.sockets import claim_socket as _claim
+from memdir.files.sockets import path_lock as _path_lock
+from memdir.files.sockets import peer_uid as _peer_uid
+from memdir.files.sockets import read_frame as _read_frame
+from memdir.files.sockets import send_frame as _send
+from memdir.files.sockets import unlink_stale as _unlink_stale
 
 __all__ = [
     "DEFAULT_IDLE_SECONDS",
@@ -56,15 +60,13 @@ __all__ = [
 #: Seconds without use after which the agent wipes everything and exits.
 DEFAULT_IDLE_SECONDS = 900.0
 
-_PREFIX, _UCRED = struct.Struct(">II"), struct.Struct("3i")
-_MAX_HEADER, _MAX_KEY, _MAX_NAME = 64 * 1024, 4096, 256
+_MAX_KEY, _MAX_NAME = 4096, 256
 _CONN_TIMEOUT = 10.0  # a silent client holds only its own thread, and only this long
-_MAX_CONNECTIONS = 64
+_MAX_CONNECTIONS = MAX_CONNECTIONS
 _START_WAIT = 10.0
 _ZEROS = bytes(1 << 20)
 _USE = frozenset({"put_key", "get_key", "touch", "put_blob", "get_blob"})
 _KEEP_ENV = ("PATH", "PYTHONPATH", "PYTHONHOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
-_umask_lock = threading.Lock()
 _Reply = tuple[dict[str, Any], Any, Callable[[], None] | None]
 
 
@@ -94,99 +96,16 @@ class AgentStatus:
     blob_bytes: int
 
 
-def runtime_dir(environ: Mapping[str, str]) -> Path:
-    """The private folder of agent sockets: $XDG_RUNTIME_DIR/memdir if XDG_RUNTIME_DIR is a
-    private folder of ours, else /tmp/memdir-<uid>; created 0700, Refused when unsafe."""
-    uid, xdg = os.getuid(), Path(environ.get("XDG_RUNTIME_DIR", ""))
-    path = Path(f"/tmp/memdir-{uid}")
-    with contextlib.suppress(OSError):
-        st = xdg.stat()
-        if stat.S_ISDIR(st.st_mode) and (st.st_uid, st.st_mode & 0o077) == (uid, 0):
-            path = xdg / "memdir" if xdg.is_absolute() else path
-    with contextlib.suppress(FileExistsError):
-        path.mkdir(mode=0o700)
-        path.chmod(0o700)
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise Refused(f"{path} is a symbolic link or not a folder; the agent needs a real one")
-    if st.st_uid != uid:
-        raise Refused(f"{path} belongs to uid {st.st_uid}, not to this user (uid {uid})")
-    if st.st_mode & 0o077:
-        mode = stat.S_IMODE(st.st_mode)
-        raise Refused(f"{path} is open to group or others (mode {mode:04o}); it must be 0700")
-    return path
-
-
 def socket_path(home: Path, environ: Mapping[str, str]) -> Path:
     """The agent socket of one MEMDIR_HOME (one agent per home)."""
     digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:16]
     return runtime_dir(environ) / f"agent-{digest}.sock"
 
 
-class _Fault(Exception):
-    """A broken frame or a refused request; code (the reply's ``error``) names which."""
-
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.code, self.extra = code, extra
-
-
 def _zero(buf: bytearray) -> None:
     """Overwrite buf with zeros in place (in chunks: no blob-sized temporary)."""
     for start in range(0, len(buf), len(_ZEROS)):
         buf[start : start + len(_ZEROS)] = _ZEROS[: len(buf) - start]
-
-
-def _recv(sock: socket.socket, n: int, *, eof_ok: bool = False) -> bytearray | None:
-    """Exactly n bytes; None when eof_ok and the stream ends before the first byte."""
-    buf, got = bytearray(n), 0
-    with memoryview(buf) as view:
-        while got < n:
-            k = sock.recv_into(view[got:])
-            if k == 0:
-                if eof_ok and got == 0:
-                    return None
-                raise _Fault("truncated", "the connection closed in the middle of a frame")
-            got += k
-    return buf
-
-
-def _read_frame(
-    sock: socket.socket, limit: Callable[[dict[str, Any]], int]
-) -> tuple[dict[str, Any], bytearray] | None:
-    """One frame (None: the peer closed between frames); limit(header) caps the payload."""
-    prefix = _recv(sock, _PREFIX.size, eof_ok=True)
-    if prefix is None:
-        return None
-    head_len, body_len = _PREFIX.unpack(prefix)
-    if not 0 < head_len <= _MAX_HEADER:
-        raise _Fault("bad-frame", f"a header of {head_len} bytes (at most {_MAX_HEADER})")
-    try:
-        header = json.loads(bytes(_recv(sock, head_len) or b""))
-    except (UnicodeDecodeError, ValueError):
-        raise _Fault("bad-frame", "the header is not JSON") from None
-    if not isinstance(header, dict):
-        raise _Fault("bad-frame", "the header is not a JSON object")
-    if body_len > (cap := limit(header)):
-        raise _Fault("too-large", f"a payload of {body_len} bytes (at most {cap})")
-    return header, _recv(sock, body_len) or bytearray()
-
-
-def _send(sock: socket.socket, header: Mapping[str, Any], payload: Any = b"") -> None:
-    """Write one frame; payload is any bytes-like object, sent without a copy."""
-    head = json.dumps(header, separators=(",", ":")).encode()
-    size = memoryview(payload).nbytes
-    sock.sendall(_PREFIX.pack(len(head), size) + head)
-    if size:
-        sock.sendall(payload)
-
-
-def _peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end (None where SO_PEERCRED does not exist)."""
-    if (option := getattr(socket, "SO_PEERCRED", None)) is None:
-        return None
-    uid: int = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, option, _UCRED.size))[1]
-    return uid
 
 
 def _idle(value: Any) -> float:
@@ -209,62 +128,6 @@ def _generation(value: Any) -> int | None:
     """value if it is a generation number (an int ≥ 0, not a bool), else None."""
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
     return value if ok else None
-
-
-@contextlib.contextmanager
-def _path_lock(path: Path) -> Iterator[None]:
-    """An exclusive flock beside the socket: the arbiter of probe, unlink and bind races."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-    fd = os.open(path.with_name(path.name + ".lock"), flags, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _unlink_stale(path: Path) -> bool:
-    """Whether an agent answers at path; if none does, remove a (stale) socket file there.
-
-    Callers hold `_path_lock`, so a fresh agent's socket is never taken for a stale one.
-    """
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(1.0)
-        try:
-            probe.connect(str(path))
-            return True
-        except TimeoutError:  # a full backlog: it lives
-            return True
-        except OSError:
-            pass
-    with contextlib.suppress(FileNotFoundError):
-        if not stat.S_ISSOCK(os.lstat(path).st_mode):
-            raise Refused(f"{path} exists and is not a socket; memdir will not replace it")
-        path.unlink()
-    return False
-
-
-def _claim(path: Path) -> tuple[socket.socket, int]:
-    """A listening socket at path (0600 from the start) and its inode; FileExistsError when
-    a live agent already answers there."""
-    with _path_lock(path):
-        if _unlink_stale(path):
-            raise FileExistsError(f"an agent already answers at {path}")
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            with _umask_lock:
-                old = os.umask(0o177)
-                try:
-                    sock.bind(str(path))
-                finally:
-                    os.umask(old)
-            path.chmod(0o600)
-            sock.listen(_MAX_CONNECTIONS)
-            sock.setblocking(False)
-            return sock, os.lstat(path).st_ino
-        except BaseException:
-            sock.close()
-            raise
 
 
 @dataclass(slots=True)
