@@ -1,5 +1,5 @@
 """`python -m memdir`: the same as the `memdir` command."""
 
-from memdir.cli.main import main
+from memdir.launch import main
 
-main(prog_name="memdir")
+main()

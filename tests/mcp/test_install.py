@@ -199,6 +199,7 @@ def test_merge_keeps_other_keys_and_servers_and_backs_up(where: tuple[Path, Path
     assert result.written and result.backup is not None
     assert result.backup.read_text() == original
     assert result.backup.name.startswith(".mcp.json.bak-")
+    assert project not in result.backup.parents  # never an untracked file in the repository
     doc = json.loads(path.read_text())
     assert doc["keep"] == [1, 2] and doc["mcpServers"]["other"] == {"command": "x"}
     assert path.read_text().startswith('{\n    "mcpServers": {\n        "other"')  # style kept

@@ -99,6 +99,16 @@ COMMANDS: dict[str, CommandSpec] = {
             "Lock the encrypted notes now: the key and the in-memory index are wiped.",
         ),
         (
+            "hook",
+            "hooks:hook",
+            "Answer an agent client's hook: its JSON on stdin, its output on stdout.",
+        ),
+        (
+            "hooks",
+            "hooks:hooks_group",
+            "Memory that arrives by itself: hooks for Claude Code, Codex, Gemini CLI and Cursor.",
+        ),
+        (
             "mcp",
             "mcp:mcp_group",
             "The MCP server for agents: serve it, grant access, set up clients.",

@@ -3,8 +3,9 @@
 Which file, key and scope each client uses lives in `memdir.clients.specs`. Merging keeps
 every other key and server (JSON with comments is edited in place, see
 `memdir.clients.jsonc`; TOML by replacing only memdir's own table), backs the
-original up beside it (``FILE.bak-YYYYmmdd-HHMMSS``), changes nothing when the entry is
-already there, and refuses a file that does not parse. A symlinked config (dotfile
+original up under the memdir home (``backups/client-configs/FILE.bak-…``, never beside
+the file: that would be an untracked file in the user's repository), changes nothing
+when the entry is already there, and refuses a file that does not parse. A symlinked config (dotfile
 managers) is written through the link, never replaced by a file.
 
 What an entry names:
@@ -20,6 +21,7 @@ What an entry names:
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -42,7 +44,7 @@ from memdir.clients.specs import (
     validate_name,
 )
 from memdir.errors import Refused
-from memdir.files.atomic import atomic_write
+from memdir.files import atomic_write, ensure_private_dir
 
 __all__ = [
     "CLIENTS",
@@ -53,7 +55,9 @@ __all__ = [
     "explicit_home",
     "install",
     "parse_config",
+    "read_config",
     "this_memdir",
+    "write_merged",
 ]
 
 SERVER_NAME = "memdir"
@@ -200,14 +204,76 @@ def _merge(spec: ClientSpec, text: str | None, name: str, entry: dict[str, Any],
         raise Refused(f"cannot merge into {path} safely ({exc}); nothing was written") from None
 
 
-def _backup_path(path: Path) -> Path:
+def backup_folder(memdir_home: Path | None, environ: Mapping[str, str] | None = None) -> Path:
+    """Where config backups go: under the memdir home, never beside the file (a ``.bak``
+    beside a committed config is an untracked file in the user's repository)."""
+    from memdir.config import default_home
+
+    return (memdir_home or default_home(environ)) / "backups" / "client-configs"
+
+
+def _backup_path(path: Path, folder: Path) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 1
+    where = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    base = f"{path.name}.bak-{stamp}-{where}"
+    candidate, n = folder / base, 1
     while candidate.exists():
-        candidate = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+        candidate = folder / f"{base}-{n}"
         n += 1
     return candidate
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What `write_merged` did: the diff, and where the original went."""
+
+    diff: str
+    written: bool
+    backup: Path | None
+
+
+def read_config(path: Path) -> str | None:
+    """The text of a client config (through a symlink); None when there is none."""
+    real = path.resolve() if path.is_symlink() else path
+    try:
+        return real.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Refused(f"cannot read {path} ({exc}); nothing was written") from None
+
+
+def write_merged(
+    path: Path,
+    text: str | None,
+    merged: str,
+    *,
+    dry_run: bool,
+    memdir_home: Path | None,
+    environ: Mapping[str, str] | None = None,
+) -> Written:
+    """Write `merged` over `path` (whose text was `text`): the original backed up under
+    the memdir home first, atomically, through a symlink; only the diff with `dry_run`."""
+    diff = "".join(
+        difflib.unified_diff(
+            (text or "").splitlines(keepends=True),
+            merged.splitlines(keepends=True),
+            fromfile=str(path) if text is not None else "/dev/null",
+            tofile=str(path),
+        )
+    )
+    if dry_run:
+        return Written(diff, False, None)
+    real = path.resolve() if path.is_symlink() else path
+    backup = None
+    if text is not None:
+        folder = backup_folder(memdir_home, environ)
+        ensure_private_dir(folder)
+        backup = _backup_path(real, folder)
+        shutil.copy2(real, backup)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(real, merged.encode("utf-8"))
+    return Written(diff, True, backup)
 
 
 def _snippet(spec: ClientSpec, name: str, entry: dict[str, Any]) -> str:
@@ -319,13 +385,7 @@ def install(
         on_path=on_path,
     )
     snippet = _snippet(spec, name, entry)
-    real = path.resolve() if path.is_symlink() else path
-    try:
-        text: str | None = real.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Refused(f"cannot read {path} ({exc}); nothing was written") from None
+    text = read_config(path)
     doc = parse_config(spec, text, path)
     base = InstallResult(
         spec.name,
@@ -342,23 +402,10 @@ def install(
     if doc.get(spec.key, {}).get(name) == entry:
         return replace(base, unchanged=True)
     merged = _merge(spec, text, name, entry, path)
-    diff = "".join(
-        difflib.unified_diff(
-            (text or "").splitlines(keepends=True),
-            merged.splitlines(keepends=True),
-            fromfile=str(path) if text is not None else "/dev/null",
-            tofile=str(path),
-        )
+    done = write_merged(
+        path, text, merged, dry_run=dry_run, memdir_home=memdir_home, environ=environ
     )
-    if dry_run:
-        return replace(base, diff=diff)
-    backup = None
-    if text is not None:
-        backup = _backup_path(real)
-        shutil.copy2(real, backup)
-    real.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(real, merged.encode("utf-8"))
-    return replace(base, written=True, backup=backup, diff=diff)
+    return replace(base, written=done.written, backup=done.backup, diff=done.diff)
 
 
 def explicit_home(cli_home: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:

@@ -1,0 +1,444 @@
+"""Merge memdir's hook entries into an agent client's hook configuration (§11), with the
+rules of `memdir mcp install`: every other hook and key kept (comments too, outside the
+event lists memdir changes), the original backed up under the memdir home, a second
+install changing nothing, no machine path in a project file, and a refused file that
+does not parse. Each client's events, files and shapes are documented in docs/hooks.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.clients import jsonc
+from memdir.clients.install import Launcher, read_config, this_memdir, write_merged
+from memdir.errors import InvalidInput, Refused
+
+__all__ = [
+    "HOOK_CLIENTS",
+    "HookInstall",
+    "HookSpec",
+    "hook_spec",
+    "hooks_path",
+    "install_hooks",
+    "installed_events",
+    "is_memdir_hook",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    """Where and how one client keeps hooks."""
+
+    name: str
+    title: str
+    #: Project file (relative to the project) and user file (relative to the user's home).
+    project_file: str
+    user_file: str
+    #: The events memdir installs, with the seconds each may take.
+    events: tuple[tuple[str, int], ...]
+    #: "groups": ``hooks.EVENT = [{"matcher", "hooks": [{"type": "command", …}]}]``
+    #: (Claude Code, Codex, Gemini CLI); "flat": ``hooks.EVENT = [{"command": …}]`` (Cursor).
+    shape: str = "groups"
+    #: Timeouts in milliseconds rather than seconds (Gemini CLI).
+    millis: bool = False
+    #: An environment variable naming the user folder instead of `user_file`'s parent.
+    user_dir_var: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+HOOK_CLIENTS: dict[str, HookSpec] = {
+    s.name: s
+    for s in (
+        HookSpec(
+            "claude-code",
+            "Claude Code",
+            ".claude/settings.json",
+            ".claude/settings.json",
+            (
+                ("SessionStart", 10),
+                ("UserPromptSubmit", 10),
+                ("PreCompact", 30),
+                ("Stop", 30),
+                ("SessionEnd", 30),
+            ),
+            user_dir_var="CLAUDE_CONFIG_DIR",
+        ),
+        HookSpec(
+            "codex",
+            "Codex",
+            ".codex/hooks.json",
+            ".codex/hooks.json",
+            (
+                ("SessionStart", 10),
+                ("UserPromptSubmit", 10),
+                ("PreCompact", 30),
+                ("Stop", 30),
+                ("SessionEnd", 30),
+            ),
+            user_dir_var="CODEX_HOME",
+        ),
+        HookSpec(
+            "gemini",
+            "Gemini CLI",
+            ".gemini/settings.json",
+            ".gemini/settings.json",
+            # No SessionStart (context it adds makes `--resume` drop the earlier turns in
+            # 0.61: the index comes with the first message instead) and no PreCompress
+            # (fired on every turn, compressing or not).
+            (("BeforeAgent", 10), ("AfterAgent", 30), ("SessionEnd", 30)),
+            millis=True,
+        ),
+        HookSpec(
+            "cursor",
+            "Cursor",
+            ".cursor/hooks.json",
+            ".cursor/hooks.json",
+            (
+                ("sessionStart", 10),
+                ("preCompact", 30),
+                ("stop", 30),
+                ("sessionEnd", 30),
+            ),
+            shape="flat",
+        ),
+    )
+}
+
+
+def hook_spec(client: str) -> HookSpec:
+    """The hook spec of `client` (InvalidInput for an unknown one)."""
+    try:
+        return HOOK_CLIENTS[client]
+    except KeyError:
+        names = ", ".join(sorted(HOOK_CLIENTS))
+        raise InvalidInput(f"no hooks for client {client!r} (choose from {names})") from None
+
+
+def hooks_path(
+    spec: HookSpec,
+    scope: str,
+    *,
+    project: Path | None,
+    user_home: Path,
+    environ: Mapping[str, str],
+) -> Path:
+    """The file memdir's hooks go into."""
+    if scope == "project":
+        if project is None:
+            raise InvalidInput(
+                f"no project here for {spec.title}'s project hooks: run it in a project, pass "
+                "--project, or use --scope user"
+            )
+        return project / spec.project_file
+    if scope != "user":
+        raise InvalidInput(f"scope must be project or user, not {scope!r}")
+    if spec.user_dir_var and environ.get(spec.user_dir_var):
+        return Path(environ[spec.user_dir_var]) / Path(spec.user_file).name
+    return user_home / spec.user_file
+
+
+def is_memdir_hook(hook: Any) -> bool:
+    """Whether one hook entry runs `memdir hook` (by any path to memdir)."""
+    if not isinstance(hook, Mapping):
+        return False
+    command = hook.get("command")
+    if not isinstance(command, str):
+        return False
+    words = command.split()
+    return (
+        any(
+            Path(w.strip("'\"")).name in ("memdir", "memdir.exe")
+            and words[i + 1 :][:1] == ["hook"]
+            for i, w in enumerate(words)
+        )
+        or " -m memdir hook " in f" {command} "
+    )
+
+
+def _command(spec: HookSpec, launcher: Launcher, event: str) -> str:
+    import shlex
+
+    parts = [launcher.command, *launcher.prefix, "hook", "--client", spec.name, event]
+    return shlex.join(parts)
+
+
+def _ours(spec: HookSpec, launcher: Launcher, event: str, seconds: int) -> dict[str, Any]:
+    command = _command(spec, launcher, event)
+    if spec.shape == "flat":
+        return {"command": command}
+    hook: dict[str, Any] = {"type": "command", "command": command}
+    if spec.name == "gemini":
+        hook["name"] = "memdir"
+    hook["timeout"] = seconds * 1000 if spec.millis else seconds
+    return {"hooks": [hook]}
+
+
+def _without_ours(spec: HookSpec, entries: Sequence[Any]) -> list[Any]:
+    """The event's entries with memdir's hooks taken out (a group left empty goes)."""
+    kept: list[Any] = []
+    for entry in entries:
+        if spec.shape == "flat":
+            if not is_memdir_hook(entry):
+                kept.append(entry)
+            continue
+        hooks = entry.get("hooks") if isinstance(entry, Mapping) else None
+        if not isinstance(hooks, list):
+            kept.append(entry)
+            continue
+        others = [h for h in hooks if not is_memdir_hook(h)]
+        if len(others) == len(hooks):
+            kept.append(entry)
+        elif others:
+            kept.append({**entry, "hooks": others})
+    return kept
+
+
+def installed_events(spec: HookSpec, doc: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Event → the memdir commands configured for it in a parsed hook file."""
+    table = doc.get("hooks") if isinstance(doc, Mapping) else None
+    found: dict[str, list[str]] = {}
+    if not isinstance(table, Mapping):
+        return found
+    for event, entries in table.items():
+        if not isinstance(entries, list):
+            continue
+        hooks = (
+            entries
+            if spec.shape == "flat"
+            else [
+                h
+                for e in entries
+                if isinstance(e, Mapping) and isinstance(e.get("hooks"), list)
+                for h in e["hooks"]
+            ]
+        )
+        commands = [str(h["command"]) for h in hooks if is_memdir_hook(h)]
+        if commands:
+            found[str(event)] = commands
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class HookInstall:
+    """What `install_hooks` wrote (or would write) and what the user must still do."""
+
+    client: str
+    scope: str
+    path: Path
+    events: tuple[str, ...]
+    written: bool
+    unchanged: bool
+    dry_run: bool
+    backup: Path | None
+    diff: str
+    notes: tuple[str, ...]
+
+
+def _parse(text: str | None, path: Path) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        doc = jsonc.loads(text)
+    except ValueError as exc:
+        raise Refused(f"{path} does not parse ({exc}); nothing was written") from None
+    if not isinstance(doc, dict):
+        raise Refused(f"{path} is not a JSON object; nothing was written")
+    if "hooks" in doc and not isinstance(doc["hooks"], dict):
+        raise Refused(f'"hooks" in {path} is not an object; nothing was written')
+    return doc
+
+
+def install_hooks(
+    client: str,
+    *,
+    project: Path | None,
+    scope: str = "project",
+    dry_run: bool = False,
+    user_home: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    command: str | None = None,
+    memdir_home: Path | None = None,
+) -> HookInstall:
+    """Merge memdir's hooks into `client`'s hook file for `scope`."""
+    from memdir.clients.trust import approval_notes
+
+    spec = hook_spec(client)
+    environ = os.environ if environ is None else environ
+    user_home = user_home or Path.home()
+    path = hooks_path(spec, scope, project=project, user_home=user_home, environ=environ)
+    if command is not None:
+        launcher = Launcher(command)
+    elif scope == "project":
+        launcher = Launcher("memdir")  # no machine path in a file meant to be committed
+    else:
+        launcher = this_memdir()
+    text = read_config(path)
+    doc = _parse(text, path)
+    table = dict(doc.get("hooks") or {})
+    merged = text or ""
+    changed = False
+    if spec.shape == "flat" and not merged.strip():
+        merged = '{\n  "version": 1,\n  "hooks": {}\n}\n'
+    for event, seconds in spec.events:
+        current = table.get(event, [])
+        if not isinstance(current, list):
+            raise Refused(f'"hooks.{event}" in {path} is not a list; nothing was written')
+        wanted = [*_without_ours(spec, current), _ours(spec, launcher, event, seconds)]
+        if wanted == current:
+            continue
+        try:
+            merged = jsonc.set_member(merged, "hooks", event, wanted)
+        except ValueError as exc:
+            raise Refused(f"cannot merge into {path} safely ({exc}); nothing was written") from None
+        changed = True
+    notes: list[str] = []
+    if (
+        scope == "project"
+        and command is None
+        and shutil.which("memdir", path=environ.get("PATH")) is None
+    ):
+        notes.append(
+            f"`memdir` is not on PATH here, so {spec.title} will not find it: install it for "
+            "your user (`pipx install memdir`), or install the hooks with --scope user"
+        )
+    notes += approval_notes(spec.name, project=project, user_home=user_home, environ=environ)
+    events = tuple(e for e, _ in spec.events)
+    if not changed:
+        return HookInstall(
+            spec.name, scope, path, events, False, True, dry_run, None, "", tuple(notes)
+        )
+    done = write_merged(
+        path, text, merged, dry_run=dry_run, memdir_home=memdir_home, environ=environ
+    )
+    return HookInstall(
+        spec.name,
+        scope,
+        path,
+        events,
+        done.written,
+        False,
+        dry_run,
+        done.backup,
+        done.diff,
+        tuple(notes),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HookCheck:
+    """What `check_hooks` found: the file, the events, a live run, the approvals."""
+
+    client: str
+    scope: str
+    path: Path
+    events: tuple[str, ...]
+    missing: tuple[str, ...]
+    command: str
+    #: The live run's output (the client's JSON) or "" when it did not run.
+    output: str
+    approvals: tuple[Any, ...]
+    problem: str | None = None
+    #: "works", "pending" (installed and running, but the client still asks for an
+    #: approval or trust step) or "broken".
+    status: str = "broken"
+
+    @property
+    def ok(self) -> bool:
+        """Installed, answering, and nothing the client still asks for."""
+        return self.status == "works"
+
+
+def _probe(spec: HookSpec, command: str, cwd: Path, environ: Mapping[str, str]) -> str:
+    """Run the installed command as the client would for a run's first event; its output."""
+    import json
+    import shlex
+    import subprocess
+    import uuid
+
+    event = spec.events[0][0]
+    payload = {
+        "session_id": f"memdir-hooks-check-{uuid.uuid4()}",
+        "transcript_path": "",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        "source": "startup",
+        "prompt": "memdir hooks check",
+    }
+    try:
+        done = subprocess.run(
+            shlex.split(command),
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            cwd=cwd,
+            env=dict(environ),
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Refused(f"the hook command did not run: {exc}") from None
+    if done.returncode != 0:
+        raise Refused(f"the hook command exited {done.returncode}")
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
+def check_hooks(
+    client: str,
+    *,
+    project: Path | None,
+    scope: str = "project",
+    user_home: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> HookCheck:
+    """Read the client's hook file, run memdir's first hook as the client would, and say
+    which approval or trust step the client still asks for."""
+    from memdir.clients.trust import approvals
+
+    spec = hook_spec(client)
+    environ = os.environ if environ is None else environ
+    user_home = user_home or Path.home()
+    path = hooks_path(spec, scope, project=project, user_home=user_home, environ=environ)
+    steps = tuple(approvals(spec.name, project=project, user_home=user_home, environ=environ))
+    base = HookCheck(spec.name, scope, path, (), tuple(e for e, _ in spec.events), "", "", steps)
+    try:
+        text = read_config(path)
+        doc = _parse(text, path)
+    except Refused as exc:
+        return _replace(base, problem=str(exc))
+    if text is None:
+        return _replace(
+            base,
+            problem=f"{path} does not exist: run `memdir hooks install "
+            f"--client {spec.name} --scope {scope}`",
+        )
+    found = installed_events(spec, doc)
+    events = tuple(e for e, _ in spec.events if e in found)
+    missing = tuple(e for e, _ in spec.events if e not in found)
+    first = found.get(spec.events[0][0], [""])[0]
+    checked = _replace(base, events=events, missing=missing, command=first)
+    if missing:
+        return _replace(checked, problem="memdir's hooks are missing for " + ", ".join(missing))
+    words = first.split()
+    exe = words[0] if words else ""
+    if not (Path(exe).is_file() or shutil.which(exe, path=environ.get("PATH"))):
+        return _replace(checked, problem=f"{exe!r} is not found (not on PATH here)")
+    try:
+        output = _probe(spec, first, project or user_home, environ)
+    except Refused as exc:
+        return _replace(checked, problem=str(exc))
+    if "<memory-index>" not in output and "memdir" not in output:
+        return _replace(
+            checked, output=output, problem="the hook answered without the memory index"
+        )
+    pending = any(s.state != "approved" for s in steps)
+    return _replace(checked, output=output, status="pending" if pending else "works")
+
+
+def _replace(check: HookCheck, **changes: Any) -> HookCheck:
+    from dataclasses import replace
+
+    return replace(check, **changes)
