@@ -52,6 +52,10 @@ class HookClient:
     output: Literal["hook-specific", "cursor"]
     #: Environment variables the client sets to the project folder.
     project_vars: tuple[str, ...] = ()
+    #: The prompt index comes with a session's first message instead of at its start
+    #: (Gemini CLI 0.61 drops the earlier turns of a resumed session whose start hook
+    #: added context).
+    index_on_prompt: bool = False
 
     def kind(self, event: str) -> Kind | None:
         """memdir's kind of one of this client's events (None: not one memdir answers)."""
@@ -105,6 +109,7 @@ CLIENTS: dict[str, HookClient] = {
             },
             "hook-specific",
             ("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
+            index_on_prompt=True,
         ),
         HookClient(
             "cursor",

@@ -78,6 +78,11 @@ def answer(call: HookCall, ctx: HookContext) -> str:
     return _extract_later(call, ctx, sessions, key, root)
 
 
+def index_block(index: str) -> str:
+    """The prompt index (§4.1) as the context a run starts with."""
+    return f"<memory-index>\n{INDEX_HEADER}\n\n{index}\n</memory-index>"
+
+
 def _locked(call: HookCall, sessions: Sessions, key: str) -> str:
     """The locked notice, once per session; then silence."""
     with sessions.update(key) as state:
@@ -105,7 +110,7 @@ def _start(
 
             messages = read_transcript(call.transcript).messages
             state["extraction"] = ExtractionState.resumed(messages).to_dict()
-    context = f"<memory-index>\n{INDEX_HEADER}\n\n{index}\n</memory-index>"
+    context = index_block(index) if not call.client.index_on_prompt else ""
     if notices:
         context += "\n" + "\n".join(f"memdir: {n}" for n in notices)
     return render(call, context, "; ".join(f"memdir: {n}" for n in notices))
@@ -125,10 +130,16 @@ def _prompt(
     held = set(transcript.recalled)
     held |= {str(i) for i, at in ledger if isinstance(at, int) and at >= compactions}
     memory = ctx.memory(root)
+    index = ""
     try:
         found = memory.recall(call.prompt, [{"metadata": {"memdir": {"recalled": sorted(held)}}}])
+        if call.client.index_on_prompt and state.get("indexAt") != compactions:
+            index = index_block(memory.agent.prompt_index())
     except Locked:
         return _locked(call, sessions, key)
+    if index:
+        with sessions.update(key) as fresh:
+            fresh["indexAt"] = compactions
     if found.count:
         with sessions.update(key) as fresh:
             kept = [
@@ -139,9 +150,7 @@ def _prompt(
             ]
             fresh["attached"] = kept + [[i, compactions] for i in found.note_ids]
             fresh["compactions"] = compactions
-    context = found.block
-    if notices:
-        context = "\n".join([*(f"memdir: {n}" for n in notices), context]).strip()
+    context = "\n".join([index, *(f"memdir: {n}" for n in notices), found.block]).strip()
     return render(call, context, notice)
 
 
