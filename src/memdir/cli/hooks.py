@@ -157,3 +157,36 @@ def _public(report: HookCheck) -> dict[str, Any]:
     from dataclasses import asdict
 
     return asdict(report)
+
+
+@hooks_group.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("memdir-claude-plugin"),
+    show_default=True,
+    help="The folder to write (a plugin marketplace holding the memdir plugin).",
+)
+@click.option(
+    "--command", default="memdir", show_default=True, metavar="CMD", help="The command to run."
+)
+@click.option("--force", is_flag=True, help="Replace files there that differ.")
+@json_option
+def plugin(out: Path, command: str, force: bool, as_json: bool) -> None:
+    """Write a Claude Code plugin (hooks and MCP server) to install from a local folder.
+
+    Then: `claude plugin marketplace add OUT` and `claude plugin install memdir@memdir`.
+    """
+    from memdir._version import __version__
+    from memdir.clients.hooks import write_plugin
+
+    written = write_plugin(out, __version__, command=command, force=force)
+    if as_json:
+        emit_json({"path": out, "files": written})
+        return
+    console.print(f"wrote the memdir plugin to {out}", markup=False)
+    console.print(
+        f"  install it: `claude plugin marketplace add {out}` then "
+        "`claude plugin install memdir@memdir`",
+        markup=False,
+    )

@@ -306,7 +306,16 @@ def check(
             console.print(f"  [green]ok[/] {step}")
         for warning in report.warnings:
             console.print(f"  warning: {warning}", markup=False, style="yellow")
-        if report.ok:
+        for waiting in report.pending:
+            console.print(
+                f"  [yellow]{waiting.state}[/] {escape(waiting.what)}: {escape(waiting.detail)}"
+            )
+        if report.ok and report.pending:
+            console.print(
+                f"[yellow]memdir's server starts and answers, but {client} will not run it "
+                "until the step above is done[/]"
+            )
+        elif report.ok:
             tools = len(report.tools)
             console.print(
                 f"[green]memdir works in {client}[/] ({tools} tools, protocol "
@@ -318,7 +327,7 @@ def check(
                 console.print("  server stderr:", markup=False)
                 for line in report.stderr.splitlines():
                     console.print(f"    {line}", markup=False)
-    return None if report.ok else Outcome(EXIT_ERROR)
+    return None if report.ok and not report.pending else Outcome(EXIT_ERROR)
 
 
 @mcp_group.command()

@@ -22,6 +22,7 @@ from typing import Any
 
 from memdir.clients.install import SERVER_NAME, parse_config
 from memdir.clients.specs import ClientSpec, client_spec, config_path, launch_cwd, validate_name
+from memdir.clients.trust import Approval, approvals
 from memdir.errors import Refused
 
 __all__ = ["PROBLEMS", "CheckReport", "check"]
@@ -99,6 +100,14 @@ class CheckReport:
     warnings: tuple[str, ...] = ()
     stderr: str = ""
     env_names: tuple[str, ...] = field(default_factory=tuple)
+    #: The approval or trust steps the client asks for before it runs the server
+    #: (`memdir.clients.trust.Approval`); any not "approved" means it does not run yet.
+    approvals: tuple[Approval, ...] = ()
+
+    @property
+    def pending(self) -> tuple[Approval, ...]:
+        """The steps the client still asks for."""
+        return tuple(a for a in self.approvals if a.state != "approved")
 
 
 def _expand(
@@ -348,6 +357,17 @@ def check(
                 raise _Fail("handshake_failed", _describe(exc)) from None
             errlog.seek(0)
             stderr = _tail(errlog.read())
-        return report(None, "", tools=tuple(tools), protocol_version=version)
+        steps = approvals(
+            spec.name,
+            project=project,
+            user_home=user_home,
+            environ=environ,
+            purpose="mcp",
+            scope=scope,
+            server=name,
+        )
+        return report(
+            None, "", tools=tuple(tools), protocol_version=version, approvals=tuple(steps)
+        )
     except _Fail as fail:
         return report(fail.problem, fail.detail)

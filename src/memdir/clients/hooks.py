@@ -152,8 +152,7 @@ def is_memdir_hook(hook: Any) -> bool:
     words = command.split()
     return (
         any(
-            Path(w.strip("'\"")).name in ("memdir", "memdir.exe")
-            and words[i + 1 :][:1] == ["hook"]
+            Path(w.strip("'\"")).name in ("memdir", "memdir.exe") and words[i + 1 :][:1] == ["hook"]
             for i, w in enumerate(words)
         )
         or " -m memdir hook " in f" {command} "
@@ -306,7 +305,9 @@ def install_hooks(
             f"`memdir` is not on PATH here, so {spec.title} will not find it: install it for "
             "your user (`pipx install memdir`), or install the hooks with --scope user"
         )
-    notes += approval_notes(spec.name, project=project, user_home=user_home, environ=environ)
+    notes += approval_notes(
+        spec.name, project=project, user_home=user_home, environ=environ, scope=scope
+    )
     events = tuple(e for e, _ in spec.events)
     if not changed:
         return HookInstall(
@@ -402,7 +403,9 @@ def check_hooks(
     environ = os.environ if environ is None else environ
     user_home = user_home or Path.home()
     path = hooks_path(spec, scope, project=project, user_home=user_home, environ=environ)
-    steps = tuple(approvals(spec.name, project=project, user_home=user_home, environ=environ))
+    steps = tuple(
+        approvals(spec.name, project=project, user_home=user_home, environ=environ, scope=scope)
+    )
     base = HookCheck(spec.name, scope, path, (), tuple(e for e, _ in spec.events), "", "", steps)
     try:
         text = read_config(path)
@@ -442,3 +445,80 @@ def _replace(check: HookCheck, **changes: Any) -> HookCheck:
     from dataclasses import replace
 
     return replace(check, **changes)
+
+
+PLUGIN_NAME = "memdir"
+_PLUGIN_DESCRIPTION = (
+    "Long-term memory as Markdown notes: the memory index at each session's start, "
+    "relevant notes recalled with each message, and memdir's MCP tools."
+)
+
+
+def plugin_files(version: str, command: str = "memdir") -> dict[str, str]:
+    """A Claude Code plugin marketplace holding the memdir plugin (its hooks and its MCP
+    server), as relative path → text; `claude plugin marketplace add DIR` then
+    `claude plugin install memdir@memdir` installs it from a local folder."""
+    import json
+
+    spec = HOOK_CLIENTS["claude-code"]
+    launcher = Launcher(command)
+    hooks = {event: [_ours(spec, launcher, event, seconds)] for event, seconds in spec.events}
+
+    def dump(value: Any) -> str:
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+    owner = {"name": "memdir"}
+    return {
+        ".claude-plugin/marketplace.json": dump(
+            {
+                "name": PLUGIN_NAME,
+                "owner": owner,
+                "plugins": [
+                    {
+                        "name": PLUGIN_NAME,
+                        "source": f"./{PLUGIN_NAME}",
+                        "description": _PLUGIN_DESCRIPTION,
+                        "version": version,
+                    }
+                ],
+            }
+        ),
+        f"{PLUGIN_NAME}/.claude-plugin/plugin.json": dump(
+            {
+                "name": PLUGIN_NAME,
+                "version": version,
+                "description": _PLUGIN_DESCRIPTION,
+                "author": owner,
+                "license": "MIT",
+                "keywords": ["memory", "notes", "mcp", "hooks"],
+            }
+        ),
+        f"{PLUGIN_NAME}/hooks/hooks.json": dump(
+            {"description": "memdir: the memory index, recall and extraction", "hooks": hooks}
+        ),
+        f"{PLUGIN_NAME}/.mcp.json": dump(
+            {"mcpServers": {PLUGIN_NAME: {"command": command, "args": ["mcp", "serve"]}}}
+        ),
+    }
+
+
+def write_plugin(
+    out: Path, version: str, *, command: str = "memdir", force: bool = False
+) -> list[Path]:
+    """Write the plugin marketplace of `plugin_files` under `out` (Refused when a file
+    there differs, unless `force`); the paths written."""
+    from memdir.files import atomic_write
+
+    files = plugin_files(version, command)
+    if not force:
+        for rel, text in files.items():
+            target = out / rel
+            if target.exists() and target.read_text(encoding="utf-8") != text:
+                raise Refused(f"{target} exists and differs; pass --force to replace it")
+    written: list[Path] = []
+    for rel, text in files.items():
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, text.encode("utf-8"))
+        written.append(target)
+    return written

@@ -384,6 +384,17 @@ def install(
         home_written=home_written,
         on_path=on_path,
     )
+    if scope == "project":
+        from memdir.clients.trust import approval_notes
+
+        notes += approval_notes(
+            spec.name,
+            project=project,
+            user_home=user_home,
+            environ=environ,
+            purpose="mcp",
+            scope=scope,
+        )
     snippet = _snippet(spec, name, entry)
     text = read_config(path)
     doc = parse_config(spec, text, path)

@@ -189,24 +189,40 @@ def approvals(
     project: Path | None,
     user_home: Path,
     environ: Mapping[str, str],
+    purpose: str = "hooks",
+    scope: str = "project",
     server: str = "memdir",
 ) -> list[Approval]:
-    """The approval steps `client` asks for here, and where each stands."""
+    """The approval steps `client` asks for before it runs memdir's `purpose` ("hooks" or
+    "mcp") from a `scope` file here, and where each stands."""
     if client == "claude-code":
-        return _claude(project, user_home, environ, server)
-    if client == "gemini":
+        steps = _claude(project, user_home, environ, server)
+        wanted = "MCP server approval" if purpose == "mcp" else "folder trust (project hooks)"
+        return [s for s in steps if s.what == wanted and (scope == "project" or purpose != "mcp")]
+    if client == "gemini" and scope == "project":
         return _gemini(project, user_home, environ)
-    if client == "codex":
-        return _codex(project, user_home, environ)
+    if client == "codex" and purpose == "hooks":
+        steps = _codex(project if scope == "project" else None, user_home, environ)
+        return steps
     return []
 
 
 def approval_notes(
-    client: str, *, project: Path | None, user_home: Path, environ: Mapping[str, str]
+    client: str,
+    *,
+    project: Path | None,
+    user_home: Path,
+    environ: Mapping[str, str],
+    purpose: str = "hooks",
+    scope: str = "project",
 ) -> list[str]:
     """What install says about the steps still to take."""
-    return [
-        f"{a.what}: {a.detail}"
-        for a in approvals(client, project=project, user_home=user_home, environ=environ)
-        if a.state != "approved"
-    ]
+    steps = approvals(
+        client,
+        project=project,
+        user_home=user_home,
+        environ=environ,
+        purpose=purpose,
+        scope=scope,
+    )
+    return [f"{a.what}: {a.detail}" for a in steps if a.state != "approved"]
