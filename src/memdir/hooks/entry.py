@@ -22,12 +22,10 @@ from typing import NoReturn
 __all__ = ["home_of", "main", "parse_argv", "run"]
 
 #: Seconds a hook may take before it gives up silently (MEMDIR_HOOK_DEADLINE overrides):
-#: under every client's own timeout, so the client never waits on memdir.
-DEADLINE = 20.0
+#: under the 10 s timeout `memdir hooks install` writes, so the client never kills it.
+DEADLINE = 8.0
 #: Seconds to wait for the warm server's answer.
 WARM_TIMEOUT = 5.0
-#: Environment variables a hook passes on to the warm server (how the project is found).
-_PASSED = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "PATH", "HOME")
 
 USAGE = """\
 Usage: memdir hook [--client NAME] EVENT
@@ -110,8 +108,9 @@ def run(home: Path, client: str | None, event: str) -> int:
         except Exception:
             path = None
         if path is not None:
-            passed = {k: environ[k] for k in _PASSED if k in environ}
-            out = ask(path, client or "", event, stdin, passed, WARM_TIMEOUT)
+            # The whole environment: the background extraction it may start needs the
+            # model's key variable (the socket is private to this user).
+            out = ask(path, client or "", event, stdin, environ, WARM_TIMEOUT)
             if out is None:
                 with contextlib.suppress(Exception):
                     ensure_started(home, environ)

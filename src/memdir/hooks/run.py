@@ -11,7 +11,7 @@ import contextlib
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -53,6 +53,8 @@ class HookContext:
     home: Path
     memory: Callable[[Path | None], Memory]
     environ: dict[str, str]
+    #: Set when the store answered "locked" (a kept memory is then opened afresh).
+    locked: list[bool] = field(default_factory=list)
 
 
 def project_of(call: HookCall) -> Path | None:
@@ -83,8 +85,9 @@ def index_block(index: str) -> str:
     return f"<memory-index>\n{INDEX_HEADER}\n\n{index}\n</memory-index>"
 
 
-def _locked(call: HookCall, sessions: Sessions, key: str) -> str:
+def _locked(call: HookCall, ctx: HookContext, sessions: Sessions, key: str) -> str:
     """The locked notice, once per session; then silence."""
+    ctx.locked.append(True)
     with sessions.update(key) as state:
         said = bool(state.get("lockedSaid"))
         state["lockedSaid"] = True
@@ -99,7 +102,7 @@ def _start(
     try:
         index = memory.agent.prompt_index()
     except Locked:
-        return _locked(call, sessions, key)
+        return _locked(call, ctx, sessions, key)
     notices = sessions.take_announcements(_project_key(root), None)
     with sessions.update(key) as state:
         state.pop("lockedSaid", None)
@@ -119,10 +122,9 @@ def _start(
 def _prompt(
     call: HookCall, ctx: HookContext, sessions: Sessions, key: str, root: Path | None
 ) -> str:
-    notices = sessions.take_announcements(_project_key(root), key)
-    notice = "; ".join(f"memdir: {n}" for n in notices)
     if not call.prompt.strip():
-        return render(call, "", notice)
+        notices = sessions.take_announcements(_project_key(root), key)
+        return render(call, "", "; ".join(f"memdir: {n}" for n in notices))
     transcript = read_transcript(call.transcript, messages=False)
     state = sessions.load(key)
     compactions = max(transcript.compactions, int(state.get("compactions", 0)))
@@ -136,7 +138,7 @@ def _prompt(
         if call.client.index_on_prompt and state.get("indexAt") != compactions:
             index = index_block(memory.agent.prompt_index())
     except Locked:
-        return _locked(call, sessions, key)
+        return _locked(call, ctx, sessions, key)
     if index:
         with sessions.update(key) as fresh:
             fresh["indexAt"] = compactions
@@ -150,8 +152,9 @@ def _prompt(
             ]
             fresh["attached"] = kept + [[i, compactions] for i in found.note_ids]
             fresh["compactions"] = compactions
+    notices = sessions.take_announcements(_project_key(root), key)  # once recall is done
     context = "\n".join([index, *(f"memdir: {n}" for n in notices), found.block]).strip()
-    return render(call, context, notice)
+    return render(call, context, "; ".join(f"memdir: {n}" for n in notices))
 
 
 def _extract_later(
@@ -274,11 +277,15 @@ def answer_hook(
         root = project_of(call)
         kept, lock = memory.memory(root)
         with lock:
+            ctx = HookContext(home, lambda _: kept, dict(environ))
             try:
-                return answer(call, HookContext(home, lambda _: kept, dict(environ)))
+                out = answer(call, ctx)
             except BaseException:
                 memory.forget(root)  # a failure may leave it damaged: open afresh next time
                 raise
+        if ctx.locked:
+            memory.forget(root)  # reopened after an unlock, not from a locked state
+        return out
     except Exception as exc:
         from memdir.errors import MemdirError
 
