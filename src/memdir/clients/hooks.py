@@ -100,6 +100,9 @@ HOOK_CLIENTS: dict[str, HookSpec] = {
             ".cursor/hooks.json",
             (
                 ("sessionStart", 10),
+                # Documented output: continue/user_message only; builds that read
+                # additional_context attach recall, the others ignore it.
+                ("beforeSubmitPrompt", 10),
                 ("preCompact", 30),
                 ("stop", 30),
                 ("sessionEnd", 30),

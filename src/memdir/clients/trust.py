@@ -145,6 +145,9 @@ def _gemini(project: Path | None, user_home: Path, environ: Mapping[str, str]) -
 
 def _codex(project: Path | None, user_home: Path, environ: Mapping[str, str]) -> list[Approval]:
     base = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else user_home / ".codex"
+    hooks_file = (project if project is not None else base.parent) / ".codex" / "hooks.json"
+    if project is None and environ.get("CODEX_HOME"):
+        hooks_file = base / "hooks.json"
     try:
         config = tomllib.loads((base / "config.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
@@ -152,8 +155,10 @@ def _codex(project: Path | None, user_home: Path, environ: Mapping[str, str]) ->
     out: list[Approval] = []
     hooks = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
     state = hooks.get("state") if isinstance(hooks, dict) else None
+    # Keyed "FILE:EVENT:GROUP:INDEX": memdir's hooks are trusted when one of its file is.
     trusted = isinstance(state, dict) and any(
-        isinstance(v, dict) and v.get("trusted_hash") for v in state.values()
+        str(k).startswith(f"{hooks_file}:") and isinstance(v, dict) and v.get("trusted_hash")
+        for k, v in state.items()
     )
     out.append(
         Approval(

@@ -239,7 +239,9 @@ def render(call: HookCall, context: str, notice: str) -> str:
             out["additional_context"] = context
         if call.kind == "prompt":
             out["continue"] = True
-        if notice:
+            if context:  # not in Cursor's documented output; builds that read it use it
+                out["additional_context"] = context
+        elif notice:
             out["user_message"] = notice
         return json.dumps(out, ensure_ascii=False) if out else ""
     if context and call.kind in ("start", "prompt"):

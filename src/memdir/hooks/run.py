@@ -108,7 +108,8 @@ def _start(
         state.pop("lockedSaid", None)
         if call.source == "compact" or call.source == "clear":
             state["compactions"] = int(state.get("compactions", 0)) + 1
-        if call.source == "resume" and "extraction" not in state and call.transcript:
+        resumed = call.source in ("resume", "fork")  # a fork carries its parent's turns
+        if resumed and "extraction" not in state and call.transcript:
             from memdir.extract import ExtractionState
 
             messages = read_transcript(call.transcript).messages
@@ -126,6 +127,8 @@ def _prompt(
         notices = sessions.take_announcements(_project_key(root), key)
         return render(call, "", "; ".join(f"memdir: {n}" for n in notices))
     transcript = read_transcript(call.transcript, messages=False)
+    if transcript.subagent:
+        return ""  # a subagent's own transcript: it recalls nothing
     state = sessions.load(key)
     compactions = max(transcript.compactions, int(state.get("compactions", 0)))
     ledger = [e for e in state.get("attached", []) if isinstance(e, list) and len(e) == 2]

@@ -249,6 +249,8 @@ def _gemini_items(data: bytes) -> list[dict[str, Any]]:
 
 def _gemini(data: bytes, out: Transcript, *, messages: bool) -> None:
     out.kind = "gemini"
+    head = next(_lines(data[: data.find(b"\n") if b"\n" in data else 0]), None)
+    out.subagent = head is not None and head.get("kind") == "subagent"
     for item in _gemini_items(data):
         out.recalled |= _recalled_in(item.get("content"))
         kind = item.get("type")
