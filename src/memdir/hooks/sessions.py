@@ -55,7 +55,7 @@ def log_failure(home: Path, client: str, event: str, message: str) -> None:
     try:
         from memdir.guard import redact
 
-        line = " ".join(redact(message).split())[:2000]
+        line = " ".join(redact(f"{client} {event}: {message}").split())[:2000]
         path = log_path(home)
         ensure_private_dir(path.parent)
         with contextlib.suppress(OSError):
@@ -64,7 +64,7 @@ def log_failure(home: Path, client: str, event: str, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            os.write(fd, f"{stamp} {client} {event}: {line}\n".encode())
+            os.write(fd, f"{stamp} {line}\n".encode())
         finally:
             os.close(fd)
     except Exception:
