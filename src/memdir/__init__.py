@@ -7,10 +7,12 @@ only what `Memory` needs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memdir._lazy import lazy_names
 from memdir._version import __version__
+
+#: `typing.TYPE_CHECKING` without importing typing (a hook's process imports memdir and
+#: little else; type checkers read this name by name).
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from memdir.answer.check import Answer, AnswerStatus, Citation, Claim

@@ -165,7 +165,13 @@ def is_memdir_hook(hook: Any) -> bool:
 def _command(spec: HookSpec, launcher: Launcher, event: str) -> str:
     import shlex
 
-    parts = [launcher.command, *launcher.prefix, "hook", "--client", spec.name, event]
+    # A --command such as "uvx memdir" is words; an installed path may hold a space.
+    head = (
+        [launcher.command]
+        if Path(launcher.command).is_absolute()
+        else shlex.split(launcher.command)
+    )
+    parts = [*head, *launcher.prefix, "hook", "--client", spec.name, event]
     return shlex.join(parts)
 
 
@@ -290,9 +296,11 @@ def install_hooks(
         current = table.get(event, [])
         if not isinstance(current, list):
             raise Refused(f'"hooks.{event}" in {path} is not a list; nothing was written')
-        wanted = [*_without_ours(spec, current), _ours(spec, launcher, event, seconds)]
-        if wanted == current:
-            continue
+        ours = _ours(spec, launcher, event, seconds)
+        others = _without_ours(spec, current)
+        if ours in current and len(others) == len(current) - 1:
+            continue  # memdir's entry is there as it should be, wherever the user put it
+        wanted = [*others, ours]
         try:
             merged = jsonc.set_member(merged, "hooks", event, wanted)
         except ValueError as exc:
@@ -428,7 +436,12 @@ def check_hooks(
     checked = _replace(base, events=events, missing=missing, command=first)
     if missing:
         return _replace(checked, problem="memdir's hooks are missing for " + ", ".join(missing))
-    words = first.split()
+    import shlex
+
+    try:
+        words = shlex.split(first)
+    except ValueError:
+        words = []
     exe = words[0] if words else ""
     if not (Path(exe).is_file() or shutil.which(exe, path=environ.get("PATH"))):
         return _replace(checked, problem=f"{exe!r} is not found (not on PATH here)")

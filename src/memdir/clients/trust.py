@@ -102,18 +102,27 @@ def _claude(
     return out
 
 
-def _gemini_trusted(project: Path, user_home: Path) -> bool | None:
-    rules = _json(user_home / ".gemini" / "trustedFolders.json")
+def _gemini_trusted(project: Path, user_home: Path, environ: Mapping[str, str]) -> bool | None:
+    """Gemini CLI's verdict for `project` (None: no rule covers it). A TRUST_FOLDER rule on X
+    covers X and below, TRUST_PARENT on X covers X's parent and below, DO_NOT_TRUST on X
+    covers X and below; the rule with the longest covered path wins."""
+    from memdir.clients import jsonc
+
+    custom = environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+    path = Path(custom) if custom else user_home / ".gemini" / "trustedFolders.json"
+    try:
+        rules = jsonc.loads(path.read_text(encoding="utf-8"))  # Gemini allows comments
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(rules, dict):
+        return None
     verdict: bool | None = None
     best = -1
     for raw, rule in rules.items():
-        path = Path(raw)
-        if rule == "TRUST_PARENT":
-            covered = project == path or path in project.parents or path == project.parent
-        else:
-            covered = project == path or path in project.parents
-        if covered and len(path.parts) > best:
-            best = len(path.parts)
+        folder = Path(raw)
+        covered = folder.parent if rule == "TRUST_PARENT" else folder
+        if (project == covered or covered in project.parents) and len(covered.parts) > best:
+            best = len(covered.parts)
             verdict = rule != "DO_NOT_TRUST"
     return verdict
 
@@ -128,7 +137,7 @@ def _gemini(project: Path | None, user_home: Path, environ: Mapping[str, str]) -
     folder = security.get("folderTrust") if isinstance(security, dict) else None
     if isinstance(folder, dict) and folder.get("enabled") is False:
         return [Approval("folder trust", "approved", "folder trust is switched off")]
-    trusted = _gemini_trusted(project, user_home)
+    trusted = _gemini_trusted(project, user_home, environ)
     if trusted:
         return [Approval("folder trust", "approved", "the folder is trusted")]
     state = "refused" if trusted is False else "pending"

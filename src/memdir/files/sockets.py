@@ -13,11 +13,14 @@ import socket
 import stat
 import struct
 import threading
-from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from memdir.errors import Refused
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see memdir/__init__)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+    from typing import Any
 
 __all__ = [
     "MAX_CONNECTIONS",

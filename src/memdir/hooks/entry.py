@@ -14,10 +14,13 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import FrameType
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see memdir/__init__)
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from types import FrameType
+    from typing import NoReturn
 
 __all__ = ["home_of", "main", "parse_argv", "run"]
 

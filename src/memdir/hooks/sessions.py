@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memdir.files import atomic_write, ensure_private_dir
+from memdir.files import ensure_private_dir
 
 __all__ = [
     "Sessions",
@@ -105,7 +105,16 @@ class Sessions:
 
     @staticmethod
     def _write(path: Path, data: dict[str, Any]) -> None:
-        atomic_write(path, json.dumps(data, sort_keys=True).encode(), mode=0o600)
+        """Replace the file whole (a reader never sees half of it) without fsync: this is
+        bookkeeping a hook writes on every message, and losing the last change to a power
+        cut costs at most one note attached twice."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, json.dumps(data, sort_keys=True).encode())
+        finally:
+            os.close(fd)
+        tmp.replace(path)
 
     def load(self, key: str) -> dict[str, Any]:
         """A session's state ({} for a new or unreadable one)."""

@@ -17,19 +17,14 @@ as payload; reply: ``{"ok": true}`` with the output as payload, or ``{"ok": fals
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import os
-import selectors
 import socket
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memdir._version import __version__
 from memdir.files.sockets import (
@@ -41,7 +36,11 @@ from memdir.files.sockets import (
     send_frame,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks import this
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from memdir import Memory
 
 __all__ = ["IDLE_SECONDS", "WarmServer", "ask", "ensure_started", "main", "socket_for"]
@@ -86,6 +85,8 @@ def ask(
 
 def ensure_started(home: Path, environ: Mapping[str, str]) -> None:
     """Start the warm server for `home` in the background (it exits at once when one runs)."""
+    import subprocess
+
     env = {k: v for k, v in environ.items()}
     env["MEMDIR_HOME"] = str(home)
     subprocess.Popen(
@@ -138,6 +139,7 @@ class WarmServer:
                 with kept[2]:
                     kept[1].close()
             memory = Memory.open(root, home=self.home)
+            memory.defer_usage_writes()  # no hook waits for the disk to count a recall
             lock = threading.Lock()
             self._memories[root] = (stamp, memory, lock)
             return memory, lock
@@ -152,6 +154,8 @@ class WarmServer:
 
     def serve_forever(self) -> None:
         """Accept until idle, stopped, or the home is gone; then remove the socket."""
+        import selectors
+
         sel = selectors.DefaultSelector()
         sel.register(self._listener, selectors.EVENT_READ)
         try:
@@ -213,6 +217,8 @@ class WarmServer:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m memdir.hooks.warm")
     parser.add_argument("--home", type=Path, required=True)
     args = parser.parse_args(argv)
