@@ -140,6 +140,7 @@ class WarmServer:
                     kept[1].close()
             memory = Memory.open(root, home=self.home)
             memory.defer_usage_writes()  # no hook waits for the disk to count a recall
+            memory.watch_files()  # a recall looks only at the files changed since the last
             lock = threading.Lock()
             self._memories[root] = (stamp, memory, lock)
             return memory, lock

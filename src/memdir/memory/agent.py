@@ -137,7 +137,8 @@ class AgentView:
             if cold is None:
                 notes = self.notes()
                 found = self._recaller.recall(message, notes, self.settings.recall, exclude=exclude)
-                scopes = {(n.scope, n.id) for n in notes}
+                chosen = set(found.note_ids)  # only what was attached needs its scope
+                scopes = {(n.scope, n.id) for n in notes if n.id in chosen}
         except Locked:
             raise  # an encrypted store is locked: say so (and how to unlock), never hide it
         except Exception:
