@@ -4,8 +4,9 @@ install|check` (set a client up, then prove it works)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 from rich.markup import escape
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
     from memdir.clients.hooks import HookCheck
 
 __all__ = ["hook", "hooks_group"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _HOOK_CLIENTS = ("claude-code", "codex", "gemini", "cursor")
 
@@ -51,6 +55,20 @@ def hooks_group() -> None:
     """Memory that arrives by itself: hooks for Claude Code, Codex, Gemini CLI and Cursor."""
 
 
+def _client_options(func: Callable[P, R]) -> Callable[P, R]:
+    """--client and --scope, as install and check take them."""
+    func = click.option(
+        "--scope",
+        type=click.Choice(("project", "user")),
+        default="project",
+        show_default=True,
+        help="The project's hook file (committed, no machine path) or the user's.",
+    )(func)
+    return click.option(
+        "--client", type=click.Choice(_HOOK_CLIENTS), required=True, help="The client."
+    )(func)
+
+
 def _project() -> Path | None:
     from memdir.cli.mcp import _install_project
 
@@ -58,14 +76,7 @@ def _project() -> Path | None:
 
 
 @hooks_group.command()
-@click.option("--client", type=click.Choice(_HOOK_CLIENTS), required=True, help="The client.")
-@click.option(
-    "--scope",
-    type=click.Choice(("project", "user")),
-    default="project",
-    show_default=True,
-    help="The project's hook file (committed, no machine path) or the user's.",
-)
+@_client_options
 @click.option(
     "--dry-run", is_flag=True, help="Show the diff that would be written; change nothing."
 )
@@ -116,14 +127,7 @@ def install(client: str, scope: str, dry_run: bool, command: str | None, as_json
 
 
 @hooks_group.command()
-@click.option("--client", type=click.Choice(_HOOK_CLIENTS), required=True, help="The client.")
-@click.option(
-    "--scope",
-    type=click.Choice(("project", "user")),
-    default="project",
-    show_default=True,
-    help="Which hook file to check.",
-)
+@_client_options
 @json_option
 def check(client: str, scope: str, as_json: bool) -> Outcome | None:
     """Read the client's hook file, run memdir's first hook as the client would, and report

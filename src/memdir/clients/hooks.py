@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memdir.clients import jsonc
 from memdir.clients.install import Launcher, read_config, this_memdir, write_merged
@@ -20,8 +20,11 @@ from memdir.errors import InvalidInput, Refused
 
 __all__ = [
     "HOOK_CLIENTS",
+    "KINDS",
+    "HookEvent",
     "HookInstall",
     "HookSpec",
+    "Kind",
     "hook_spec",
     "hooks_path",
     "install_hooks",
@@ -30,17 +33,32 @@ __all__ = [
 ]
 
 
+#: memdir's kinds of hook event: a run starts; the user sent a message; history is about
+#: to be compacted; the agent finished its answer; the session ended; a subagent stopped.
+Kind = Literal["start", "prompt", "compact", "stop", "end", "subagent"]
+KINDS: tuple[Kind, ...] = ("start", "prompt", "compact", "stop", "end", "subagent")
+
+
+@dataclass(frozen=True, slots=True)
+class HookEvent:
+    """One of a client's hook events: memdir's kind of it and the seconds it may take
+    (None: memdir answers it when run but does not install it)."""
+
+    name: str
+    kind: Kind
+    seconds: int | None = 10
+
+
 @dataclass(frozen=True, slots=True)
 class HookSpec:
-    """Where and how one client keeps hooks."""
+    """One client's hooks: where they live, their events, and how output adds context."""
 
     name: str
     title: str
     #: Project file (relative to the project) and user file (relative to the user's home).
     project_file: str
     user_file: str
-    #: The events memdir installs, with the seconds each may take.
-    events: tuple[tuple[str, int], ...]
+    events: tuple[HookEvent, ...]
     #: "groups": ``hooks.EVENT = [{"matcher", "hooks": [{"type": "command", …}]}]``
     #: (Claude Code, Codex, Gemini CLI); "flat": ``hooks.EVENT = [{"command": …}]`` (Cursor).
     shape: str = "groups"
@@ -48,7 +66,35 @@ class HookSpec:
     millis: bool = False
     #: An environment variable naming the user folder instead of `user_file`'s parent.
     user_dir_var: str | None = None
-    notes: tuple[str, ...] = field(default=())
+    #: Environment variables the client sets to the project folder in a hook.
+    project_vars: tuple[str, ...] = ()
+    #: The prompt index comes with a session's first message instead of at its start
+    #: (Gemini CLI 0.61 drops the earlier turns of a resumed session whose start hook
+    #: added context).
+    index_on_prompt: bool = False
+
+    @property
+    def installed(self) -> tuple[tuple[str, int], ...]:
+        """The events memdir installs, with the seconds each may take."""
+        return tuple((e.name, e.seconds) for e in self.events if e.seconds is not None)
+
+    def kind(self, event: str) -> Kind | None:
+        """memdir's kind of one of this client's events, or a kind named as such (None:
+        not one memdir answers); matched without regard to case, ``_`` or ``-``."""
+        folded = event.replace("_", "").replace("-", "").lower()
+        found = next((e.kind for e in self.events if e.name.lower() == folded), None)
+        return found or next((k for k in KINDS if k == folded), None)
+
+
+def _claude_like(stop: str = "Stop") -> tuple[HookEvent, ...]:
+    return (
+        HookEvent("SessionStart", "start"),
+        HookEvent("UserPromptSubmit", "prompt"),
+        HookEvent("PreCompact", "compact", 30),
+        HookEvent(stop, "stop", 30),
+        HookEvent("SessionEnd", "end", 30),
+        HookEvent("SubagentStop", "subagent", None),
+    )
 
 
 HOOK_CLIENTS: dict[str, HookSpec] = {
@@ -59,27 +105,16 @@ HOOK_CLIENTS: dict[str, HookSpec] = {
             "Claude Code",
             ".claude/settings.json",
             ".claude/settings.json",
-            (
-                ("SessionStart", 10),
-                ("UserPromptSubmit", 10),
-                ("PreCompact", 30),
-                ("Stop", 30),
-                ("SessionEnd", 30),
-            ),
+            _claude_like(),
             user_dir_var="CLAUDE_CONFIG_DIR",
+            project_vars=("CLAUDE_PROJECT_DIR",),
         ),
         HookSpec(
             "codex",
             "Codex",
             ".codex/hooks.json",
             ".codex/hooks.json",
-            (
-                ("SessionStart", 10),
-                ("UserPromptSubmit", 10),
-                ("PreCompact", 30),
-                ("Stop", 30),
-                ("SessionEnd", 30),
-            ),
+            _claude_like(),
             user_dir_var="CODEX_HOME",
         ),
         HookSpec(
@@ -87,11 +122,19 @@ HOOK_CLIENTS: dict[str, HookSpec] = {
             "Gemini CLI",
             ".gemini/settings.json",
             ".gemini/settings.json",
-            # No SessionStart (context it adds makes `--resume` drop the earlier turns in
-            # 0.61: the index comes with the first message instead) and no PreCompress
-            # (fired on every turn, compressing or not).
-            (("BeforeAgent", 10), ("AfterAgent", 30), ("SessionEnd", 30)),
+            (
+                # Not installed: context a start hook adds makes `--resume` drop the earlier
+                # turns in 0.61 (the index comes with the first message instead), and
+                # PreCompress fires on every turn, compressing or not.
+                HookEvent("SessionStart", "start", None),
+                HookEvent("BeforeAgent", "prompt"),
+                HookEvent("PreCompress", "compact", None),
+                HookEvent("AfterAgent", "stop", 30),
+                HookEvent("SessionEnd", "end", 30),
+            ),
             millis=True,
+            project_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
+            index_on_prompt=True,
         ),
         HookSpec(
             "cursor",
@@ -99,15 +142,17 @@ HOOK_CLIENTS: dict[str, HookSpec] = {
             ".cursor/hooks.json",
             ".cursor/hooks.json",
             (
-                ("sessionStart", 10),
+                HookEvent("sessionStart", "start"),
                 # Documented output: continue/user_message only; builds that read
                 # additional_context attach recall, the others ignore it.
-                ("beforeSubmitPrompt", 10),
-                ("preCompact", 30),
-                ("stop", 30),
-                ("sessionEnd", 30),
+                HookEvent("beforeSubmitPrompt", "prompt"),
+                HookEvent("preCompact", "compact", 30),
+                HookEvent("stop", "stop", 30),
+                HookEvent("sessionEnd", "end", 30),
+                HookEvent("subagentStop", "subagent", None),
             ),
             shape="flat",
+            project_vars=("CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
         ),
     )
 }
@@ -292,7 +337,7 @@ def install_hooks(
     changed = False
     if spec.shape == "flat" and not merged.strip():
         merged = '{\n  "version": 1,\n  "hooks": {}\n}\n'
-    for event, seconds in spec.events:
+    for event, seconds in spec.installed:
         current = table.get(event, [])
         if not isinstance(current, list):
             raise Refused(f'"hooks.{event}" in {path} is not a list; nothing was written')
@@ -319,7 +364,7 @@ def install_hooks(
     notes += approval_notes(
         spec.name, project=project, user_home=user_home, environ=environ, scope=scope
     )
-    events = tuple(e for e, _ in spec.events)
+    events = tuple(e for e, _ in spec.installed)
     if not changed:
         return HookInstall(
             spec.name, scope, path, events, False, True, dry_run, None, "", tuple(notes)
@@ -372,7 +417,7 @@ def _probe(spec: HookSpec, command: str, cwd: Path, environ: Mapping[str, str]) 
     import subprocess
     import uuid
 
-    event = spec.events[0][0]
+    event = spec.installed[0][0]
     payload = {
         "session_id": f"memdir-hooks-check-{uuid.uuid4()}",
         "transcript_path": "",
@@ -417,7 +462,7 @@ def check_hooks(
     steps = tuple(
         approvals(spec.name, project=project, user_home=user_home, environ=environ, scope=scope)
     )
-    base = HookCheck(spec.name, scope, path, (), tuple(e for e, _ in spec.events), "", "", steps)
+    base = HookCheck(spec.name, scope, path, (), tuple(e for e, _ in spec.installed), "", "", steps)
     try:
         text = read_config(path)
         doc = _parse(text, path)
@@ -430,9 +475,9 @@ def check_hooks(
             f"--client {spec.name} --scope {scope}`",
         )
     found = installed_events(spec, doc)
-    events = tuple(e for e, _ in spec.events if e in found)
-    missing = tuple(e for e, _ in spec.events if e not in found)
-    first = found.get(spec.events[0][0], [""])[0]
+    events = tuple(e for e, _ in spec.installed if e in found)
+    missing = tuple(e for e, _ in spec.installed if e not in found)
+    first = found.get(spec.installed[0][0], [""])[0]
     checked = _replace(base, events=events, missing=missing, command=first)
     if missing:
         return _replace(checked, problem="memdir's hooks are missing for " + ", ".join(missing))
@@ -478,7 +523,7 @@ def plugin_files(version: str, command: str = "memdir") -> dict[str, str]:
 
     spec = HOOK_CLIENTS["claude-code"]
     launcher = Launcher(command)
-    hooks = {event: [_ours(spec, launcher, event, seconds)] for event, seconds in spec.events}
+    hooks = {event: [_ours(spec, launcher, event, seconds)] for event, seconds in spec.installed}
 
     def dump(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"

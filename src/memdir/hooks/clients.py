@@ -17,7 +17,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from memdir.clients.hooks import HOOK_CLIENTS, HookSpec, Kind
 
 __all__ = [
     "CLIENTS",
@@ -30,103 +32,15 @@ __all__ = [
     "render",
 ]
 
-Kind = Literal["start", "prompt", "compact", "stop", "end", "subagent"]
 #: The most stdin a hook reads (a hook input is a few kilobytes; a prompt can be long).
 MAX_INPUT = 8 << 20
+#: A client's hook vocabulary is its install spec (memdir.clients.hooks): one table.
+HookClient = HookSpec
+CLIENTS: dict[str, HookClient] = HOOK_CLIENTS
 
 
 class HookInputError(ValueError):
     """The hook input cannot be used (not JSON, an unknown client or event)."""
-
-
-@dataclass(frozen=True, slots=True)
-class HookClient:
-    """One client's hook vocabulary."""
-
-    name: str
-    title: str
-    #: The client's event names → memdir's kinds (matched without regard to case).
-    events: Mapping[str, Kind]
-    #: How output adds context: "hook-specific" (Claude Code, Codex, Gemini CLI: JSON
-    #: ``hookSpecificOutput.additionalContext`` and ``systemMessage``) or "cursor".
-    output: Literal["hook-specific", "cursor"]
-    #: Environment variables the client sets to the project folder.
-    project_vars: tuple[str, ...] = ()
-    #: The prompt index comes with a session's first message instead of at its start
-    #: (Gemini CLI 0.61 drops the earlier turns of a resumed session whose start hook
-    #: added context).
-    index_on_prompt: bool = False
-
-    def kind(self, event: str) -> Kind | None:
-        """memdir's kind of one of this client's events (None: not one memdir answers)."""
-        folded = event.replace("_", "").replace("-", "").lower()
-        for name, kind in self.events.items():
-            if name.lower() == folded:
-                return kind
-        kinds: tuple[Kind, ...] = ("start", "prompt", "compact", "stop", "end", "subagent")
-        return next((k for k in kinds if k == folded), None)
-
-
-CLIENTS: dict[str, HookClient] = {
-    c.name: c
-    for c in (
-        HookClient(
-            "claude-code",
-            "Claude Code",
-            {
-                "SessionStart": "start",
-                "UserPromptSubmit": "prompt",
-                "PreCompact": "compact",
-                "Stop": "stop",
-                "SessionEnd": "end",
-                "SubagentStop": "subagent",
-            },
-            "hook-specific",
-            ("CLAUDE_PROJECT_DIR",),
-        ),
-        HookClient(
-            "codex",
-            "Codex",
-            {
-                "SessionStart": "start",
-                "UserPromptSubmit": "prompt",
-                "PreCompact": "compact",
-                "Stop": "stop",
-                "SessionEnd": "end",
-                "SubagentStop": "subagent",
-            },
-            "hook-specific",
-        ),
-        HookClient(
-            "gemini",
-            "Gemini CLI",
-            {
-                "SessionStart": "start",
-                "BeforeAgent": "prompt",
-                "PreCompress": "compact",
-                "AfterAgent": "stop",
-                "SessionEnd": "end",
-            },
-            "hook-specific",
-            ("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
-            index_on_prompt=True,
-        ),
-        HookClient(
-            "cursor",
-            "Cursor",
-            {
-                "sessionStart": "start",
-                "beforeSubmitPrompt": "prompt",
-                "preCompact": "compact",
-                "stop": "stop",
-                "sessionEnd": "end",
-                "subagentStop": "subagent",
-            },
-            "cursor",
-            ("CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
-        ),
-    )
-}
 
 
 def client_for(name: str) -> HookClient:
@@ -234,7 +148,7 @@ def render(call: HookCall, context: str, notice: str) -> str:
     if not context and not notice:
         return ""
     out: dict[str, Any] = {}
-    if call.client.output == "cursor":
+    if call.client.shape == "flat":  # Cursor
         if call.kind == "start" and context:
             out["additional_context"] = context
         if call.kind == "prompt":

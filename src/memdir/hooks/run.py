@@ -8,7 +8,6 @@ failure into "exit 0, print nothing, one log line", so the agent always goes on.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from memdir.errors import Locked
 from memdir.hooks.clients import HookCall, render
-from memdir.hooks.sessions import Sessions, log_failure
+from memdir.hooks.sessions import Sessions, detach, log_failure
 from memdir.hooks.transcripts import read_transcript
 from memdir.project import find_project_root
 
@@ -224,16 +223,7 @@ def spawn_extraction(
         argv += ["--limit", str(limit)]
     env = dict(ctx.environ)
     env["MEMDIR_HOME"] = str(ctx.home)
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        env=env,
-        cwd=str(root) if root is not None else str(ctx.home),
-    )
+    detach(argv, env, root if root is not None else ctx.home)
 
 
 class Memories(Protocol):

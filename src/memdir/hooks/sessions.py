@@ -12,7 +12,6 @@ atomically; a damaged one reads as a fresh session.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -22,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from memdir.files import ensure_private_dir
+from memdir.files.sockets import path_lock
 
 __all__ = [
     "Sessions",
+    "detach",
     "hooks_dir",
     "log_failure",
     "log_path",
@@ -86,14 +87,10 @@ class Sessions:
 
     @contextlib.contextmanager
     def _locked(self, path: Path) -> Iterator[None]:
+        """An exclusive flock on ``PATH.lock`` (its folder made private first)."""
         ensure_private_dir(path.parent)
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
-        fd = os.open(path.with_name(path.name + ".lock"), flags, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with path_lock(path):
             yield
-        finally:
-            os.close(fd)
 
     @staticmethod
     def _read(path: Path) -> dict[str, Any]:
@@ -175,3 +172,20 @@ class Sessions:
                 with contextlib.suppress(OSError):
                     if path.stat().st_mtime < cutoff:
                         path.unlink()
+
+
+def detach(argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    """Start `argv` (one of memdir's own modules) in its own session, so that it outlives
+    the hook and the client never waits for it."""
+    import subprocess
+
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+        env=env,
+        cwd=str(cwd),
+    )

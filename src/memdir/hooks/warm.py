@@ -85,20 +85,12 @@ def ask(
 
 def ensure_started(home: Path, environ: Mapping[str, str]) -> None:
     """Start the warm server for `home` in the background (it exits at once when one runs)."""
-    import subprocess
+    from memdir.hooks.sessions import detach
 
-    env = {k: v for k, v in environ.items()}
+    env = dict(environ)
     env["MEMDIR_HOME"] = str(home)
-    subprocess.Popen(
-        [sys.executable, "-m", "memdir.hooks.warm", "--home", str(home)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        env=env,
-        cwd=str(home) if home.is_dir() else "/",
-    )
+    argv = [sys.executable, "-m", "memdir.hooks.warm", "--home", str(home)]
+    detach(argv, env, home if home.is_dir() else Path("/"))
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
