@@ -28,8 +28,7 @@ from typing import Any
 
 import pytest
 
-from memdir import Memory
-from memdir._version import __version__
+from memdir import Memory, __version__
 from memdir.files.sockets import read_frame, send_frame
 from memdir.hooks.warm import socket_for
 
