@@ -185,6 +185,10 @@ NO_MEMORY = {
     ("mcp", "bundle"),
     ("mcp", "check"),
     ("mcp", "install"),
+    # A hook answers an agent client: it never fails (exit 0, one log line) and opens
+    # memory its own way; hooks install/check/plugin touch the clients' files only.
+    ("hook",),
+    ("hooks",),
 }
 LEAVES = [
     (path, command)

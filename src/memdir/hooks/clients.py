@@ -147,6 +147,10 @@ def render(call: HookCall, context: str, notice: str) -> str:
     "" when there is neither (the normal case: the client goes on unchanged)."""
     if not context and not notice:
         return ""
+    from memdir.guard import redact
+
+    # Notes written by hand never passed the guard: nothing a hook prints holds a credential.
+    context, notice = redact(context), redact(notice)
     out: dict[str, Any] = {}
     if call.client.shape == "flat":  # Cursor
         if call.kind == "start" and context:
