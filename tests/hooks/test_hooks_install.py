@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,7 @@ from memdir.clients import jsonc
 from memdir.clients.hooks import HOOK_CLIENTS, check_hooks, install_hooks, is_memdir_hook
 from memdir.clients.install import this_memdir
 from memdir.clients.trust import approvals
+from memdir.errors import Refused
 
 #: The documented events of each client, with the seconds each may take.
 EVENTS: dict[str, dict[str, int]] = {
@@ -644,3 +647,56 @@ def test_check_accepts_a_memdir_path_with_a_space(env: Env) -> None:
     assert command.startswith(f"'{folder / 'memdir'}' hook ")
     report = check_hooks("cursor", project=env.project, scope="user", user_home=env.home)
     assert report.problem is None and report.ok
+
+
+# -- review findings: line endings, symlink loops, read-only files, lock files ----------------
+
+
+def test_a_crlf_settings_file_stays_crlf(env: Env) -> None:
+    path = env.project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(b'\xef\xbb\xbf{\r\n  "model": "x"\r\n}\r\n')
+    result = _install(env, "claude-code")
+    data = path.read_bytes()
+    assert result.written and data.startswith(b"\xef\xbb\xbf")
+    assert data.count(b"\n") == data.count(b"\r\n") > 3  # every line CRLF, none turned LF
+    assert "\r" not in result.diff and '+  "hooks": {' in result.diff
+    assert _install(env, "claude-code").unchanged
+
+
+def test_a_symlink_loop_is_refused_with_a_message(env: Env) -> None:
+    path = env.project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.symlink_to(path.name)
+    r = _cli("hooks", "install", "--client", "claude-code")
+    assert r.exit_code == 4 and "Traceback" not in r.output
+    assert "nothing was written" in r.output + (r.stderr or "")
+
+
+def test_a_read_only_settings_file_is_refused_not_replaced(env: Env) -> None:
+    path = env.project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"model": "x"}\n')
+    path.chmod(0o444)
+    with pytest.raises(Refused, match="read-only"):
+        _install(env, "claude-code")
+    assert path.read_text() == '{"model": "x"}\n'
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+def test_the_sweep_of_old_sessions_keeps_their_lock_files(env: Env) -> None:
+    from memdir.hooks.sessions import Sessions
+
+    sessions = Sessions(env.memdir_home)
+    key = sessions.key("claude-code", "old")
+    with sessions.update(key) as state:
+        state["x"] = 1
+    with sessions.pass_lock(key):
+        pass
+    folder = env.memdir_home / "hooks" / "sessions"
+    month_ago = time.time() - 40 * 86400
+    for path in folder.iterdir():
+        os.utime(path, (month_ago, month_ago))
+    sessions.sweep()
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([f"{key}.json.lock", f"{key}.extract.lock"])

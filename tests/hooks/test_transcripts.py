@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,8 @@ PREAMBLE = "Notes from memory that may bear on this message (recalled automatica
 def block(*notes: tuple[str, str]) -> str:
     """A recall block as memdir renders it (summary, id) per note."""
     entries = "\n\n".join(f"## {summary} [[{nid}]]\nbody" for summary, nid in notes)
-    return f"<recalled-memory>\n{PREAMBLE}\n\n{entries}\n</recalled-memory>"
+    marker = f"<!-- memdir:recalled {' '.join(nid for _, nid in notes)} -->"
+    return f"<recalled-memory>\n{PREAMBLE}\n\n{entries}\n{marker}\n</recalled-memory>"
 
 
 def offset_of(path: Path, marker: bytes, nth: int = 0) -> int:
@@ -446,3 +448,49 @@ def test_arbitrary_lines_never_raise_and_recall_only_written_ids(
     for message in read.messages:
         assert message["role"] in ("user", "assistant")
         assert isinstance(message["content"], str)
+
+
+# -- what names attached notes, and what does not (review findings) -----------------------------
+
+
+def test_only_memdir_marker_in_hook_output_names_attached_notes(tmp_path: Path) -> None:
+    """A heading in a note's body names nothing; a block quoted by a tool result or typed by
+    the user attaches nothing either (it could hide a note for the rest of a session)."""
+    body_heading = block(("Release process", "release")).replace(
+        "body", "body\n## Related [[bravo-note]]"
+    )
+    assert recalled_in_text(body_heading) == {"release"}
+    quoted = block(("Pricing", "pricing-cards"))
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": quoted}, "uuid": "u1"},
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t", "content": quoted}],
+            },
+            "uuid": "u2",
+        },
+        {"type": "attachment", "attachment": {"content": [block(("Deploys", "deploys"))]}},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    for messages in (False, True):
+        assert read_transcript(path, messages=messages).recalled == {"deploys"}
+
+
+def test_a_fifo_or_device_is_never_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    results: list[Any] = []
+
+    def read_both() -> None:
+        for path in (fifo, Path("/dev/zero")):
+            read = read_transcript(path)
+            results.append((read.kind, read.messages, read.recalled))
+
+    reader = threading.Thread(target=read_both, daemon=True)
+    reader.start()
+    reader.join(120)  # a FIFO with no writer would block an open() forever
+    assert not reader.is_alive(), "read_transcript waited on a FIFO"
+    assert results == [("", [], set())] * 2

@@ -254,3 +254,43 @@ def test_it_picks_up_a_user_config_change(warm: Warm) -> None:
     )
     out, in_process = warm.hook("UserPromptSubmit", prompt=DEPLOY, session_id="c3")
     assert not in_process and "[[deploy-checklist]]" in context(out)
+
+
+def test_an_encrypted_store_is_never_kept_warm_so_a_lock_takes_effect_at_once(
+    warm: Warm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decrypted notes must not outlive `memdir lock` in a process that keeps them."""
+    from memdir.crypto.agent import AgentClient, AgentUnavailable
+
+    monkeypatch.setenv("MEMDIR_HOME", str(warm.home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(warm.runtime))
+    password = b"tangerine-Xylo-8317-harbour"
+    try:
+        with Memory.open(warm.project, home=warm.home, embedder=None) as memory:
+            memory.crypto.encrypt(password)  # leaves it unlocked
+        warm.hook("SessionStart", source="startup")  # starts the server
+        warm.started()
+        out, in_process = warm.hook("UserPromptSubmit", session_id="e1", prompt=DEPLOY)
+        assert in_process  # declined by the warm server, answered here
+        assert "[[deploy-checklist]]" in context(out)
+        with Memory.open(warm.project, home=warm.home, embedder=None) as memory:
+            assert memory.crypto.lock() is True
+        out, _ = warm.hook("UserPromptSubmit", session_id="e2", prompt=DEPLOY)
+        assert "zanzibar" not in out and "memory is locked" in out
+    finally:
+        for sock in (warm.runtime / "memdir").glob("agent-*.sock"):
+            with contextlib.suppress(AgentUnavailable, OSError):
+                AgentClient(sock).lock()
+
+
+def test_each_memdir_version_has_its_own_socket(warm: Warm) -> None:
+    from memdir.hooks import warm as module
+
+    env = {"XDG_RUNTIME_DIR": str(warm.runtime)}
+    here = socket_for(warm.home, env)
+    original = module.__version__
+    try:
+        module.__version__ = original + ".other"
+        assert socket_for(warm.home, env) != here
+    finally:
+        module.__version__ = original

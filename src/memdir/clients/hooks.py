@@ -330,7 +330,8 @@ def install_hooks(
         launcher = Launcher("memdir")  # no machine path in a file meant to be committed
     else:
         launcher = this_memdir()
-    text = read_config(path)
+    raw = read_config(path)
+    text = raw.replace("\r\n", "\n") if raw is not None else None  # merged as LF
     doc = _parse(text, path)
     table = dict(doc.get("hooks") or {})
     merged = text or ""
@@ -370,7 +371,7 @@ def install_hooks(
             spec.name, scope, path, events, False, True, dry_run, None, "", tuple(notes)
         )
     done = write_merged(
-        path, text, merged, dry_run=dry_run, memdir_home=memdir_home, environ=environ
+        path, raw, merged, dry_run=dry_run, memdir_home=memdir_home, environ=environ
     )
     return HookInstall(
         spec.name,

@@ -232,11 +232,21 @@ class Written:
     backup: Path | None
 
 
-def read_config(path: Path) -> str | None:
-    """The text of a client config (through a symlink); None when there is none."""
-    real = path.resolve() if path.is_symlink() else path
+def _real(path: Path) -> Path:
+    """The file a config path names, through a symlink (a dotfile manager's link)."""
     try:
-        return real.read_text(encoding="utf-8")
+        return path.resolve(strict=False) if path.is_symlink() else path
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise Refused(f"cannot follow {path} ({exc}); nothing was written") from None
+
+
+def read_config(path: Path) -> str | None:
+    """The text of a client config (through a symlink, line endings as written); None
+    when there is none."""
+    real = _real(path)
+    try:
+        with real.open(encoding="utf-8", newline="") as fh:
+            return fh.read()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -254,17 +264,22 @@ def write_merged(
 ) -> Written:
     """Write `merged` over `path` (whose text was `text`): the original backed up under
     the memdir home first, atomically, through a symlink; only the diff with `dry_run`."""
+    merged = merged.replace("\r\n", "\n")
+    if text is not None and "\r\n" in text:  # a CRLF file stays CRLF (no line-wide diff)
+        merged = merged.replace("\n", "\r\n")
     diff = "".join(
         difflib.unified_diff(
-            (text or "").splitlines(keepends=True),
-            merged.splitlines(keepends=True),
+            (text or "").replace("\r\n", "\n").splitlines(keepends=True),
+            merged.replace("\r\n", "\n").splitlines(keepends=True),
             fromfile=str(path) if text is not None else "/dev/null",
             tofile=str(path),
         )
     )
     if dry_run:
         return Written(diff, False, None)
-    real = path.resolve() if path.is_symlink() else path
+    real = _real(path)
+    if text is not None and not real.stat().st_mode & 0o200:
+        raise Refused(f"{path} is read-only; nothing was written (make it writable first)")
     backup = None
     if text is not None:
         folder = backup_folder(memdir_home, environ)
@@ -396,7 +411,8 @@ def install(
             scope=scope,
         )
     snippet = _snippet(spec, name, entry)
-    text = read_config(path)
+    raw = read_config(path)
+    text = raw.replace("\r\n", "\n") if raw is not None else None  # merged as LF
     doc = parse_config(spec, text, path)
     base = InstallResult(
         spec.name,
@@ -414,7 +430,7 @@ def install(
         return replace(base, unchanged=True)
     merged = _merge(spec, text, name, entry, path)
     done = write_merged(
-        path, text, merged, dry_run=dry_run, memdir_home=memdir_home, environ=environ
+        path, raw, merged, dry_run=dry_run, memdir_home=memdir_home, environ=environ
     )
     return replace(base, written=done.written, backup=done.backup, diff=done.diff)
 

@@ -91,6 +91,15 @@ def _guess(payload: Mapping[str, Any], event: str) -> HookClient:
     return CLIENTS["claude-code"]
 
 
+def _session(payload: Mapping[str, Any]) -> str:
+    """The session's id as the client names it (a number counts too; none: "default")."""
+    for name in ("session_id", "conversation_id", "sessionId"):
+        value = payload.get(name)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return "default"
+
+
 def _prompt(payload: Mapping[str, Any]) -> str:
     text = _text(payload, "prompt", "user_prompt", "message")
     if text:
@@ -133,7 +142,7 @@ def parse_call(
         client=spec,
         event=event,
         kind=kind,
-        session_id=_text(payload, "session_id", "conversation_id", "sessionId") or "default",
+        session_id=_session(payload),
         transcript=_text(payload, "transcript_path", "transcriptPath") or None,
         cwd=Path(cwd_text) if cwd_text else None,
         prompt=_prompt(payload),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from memdir.errors import Locked
 from memdir.hooks.clients import HookCall, render
 from memdir.hooks.sessions import Sessions, detach, log_failure
-from memdir.hooks.transcripts import read_transcript
+from memdir.hooks.transcripts import mark_recalled, read_transcript
 from memdir.project import find_project_root
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INDEX_HEADER",
     "LOCKED_NOTICE",
+    "Declined",
     "HookContext",
     "Memories",
     "answer",
@@ -155,7 +156,8 @@ def _prompt(
             fresh["attached"] = kept + [[i, compactions] for i in found.note_ids]
             fresh["compactions"] = compactions
     notices = sessions.take_announcements(_project_key(root), key)  # once recall is done
-    context = "\n".join([index, *(f"memdir: {n}" for n in notices), found.block]).strip()
+    block = mark_recalled(found.block, found.note_ids) if found.count else ""
+    context = "\n".join([index, *(f"memdir: {n}" for n in notices), block]).strip()
     return render(call, context, "; ".join(f"memdir: {n}" for n in notices))
 
 
@@ -226,12 +228,27 @@ def spawn_extraction(
     detach(argv, env, root if root is not None else ctx.home)
 
 
+#: Seconds the warm server waits for another hook of the same project before it declines.
+LOCK_WAIT = 2.0
+
+
+class Declined(Exception):
+    """The warm server will not answer this hook (the client answers it in-process)."""
+
+
+def _encrypted(memory: Memory) -> bool:
+    status = memory.crypto.status()
+    return status.keyring or any(s.state != "plain" for s in status.scopes)
+
+
 class Memories(Protocol):
     """Kept memories (the warm server): one per project, each with its lock."""
 
     def memory(self, root: Path | None) -> tuple[Memory, threading.Lock]: ...
 
     def forget(self, root: Path | None) -> None: ...
+
+    def decline(self, root: Path | None) -> None: ...
 
 
 def answer_hook(
@@ -269,16 +286,27 @@ def answer_hook(
                         item.close()
         root = project_of(call)
         kept, lock = memory.memory(root)
-        with lock:
+        if not lock.acquire(timeout=LOCK_WAIT):
+            raise Declined("another hook of this project is still being answered")
+        try:
+            if _encrypted(kept):
+                # Decrypted notes live no longer than the unlock agent keeps the key:
+                # never in a process that outlives a lock. Answered in-process instead.
+                memory.decline(root)
+                raise Declined("an encrypted store is not kept warm")
             ctx = HookContext(home, lambda _: kept, dict(environ))
             try:
                 out = answer(call, ctx)
             except BaseException:
                 memory.forget(root)  # a failure may leave it damaged: open afresh next time
                 raise
+        finally:
+            lock.release()
         if ctx.locked:
             memory.forget(root)  # reopened after an unlock, not from a locked state
         return out
+    except Declined:
+        raise
     except Exception as exc:
         from memdir.errors import MemdirError
 

@@ -164,11 +164,12 @@ class Sessions:
         return [str(i.get("text", "")) for i in mine if i.get("text")]
 
     def sweep(self) -> None:
-        """Remove session files untouched for `SESSION_DAYS` days."""
+        """Remove session files untouched for `SESSION_DAYS` days (their empty lock files
+        stay: removing one that another process holds would let two passes run at once)."""
         folder = self.root / "sessions"
         cutoff = time.time() - SESSION_DAYS * 86400
         with contextlib.suppress(OSError):
-            for path in folder.iterdir():
+            for path in folder.glob("*.json"):  # never a lock file: one may be held
                 with contextlib.suppress(OSError):
                     if path.stat().st_mtime < cutoff:
                         path.unlink()

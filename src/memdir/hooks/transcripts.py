@@ -12,9 +12,11 @@ Three formats, told apart by their content rather than by the client that named 
   compaction;
 - Gemini CLI chat files: one JSON object with ``messages`` of type ``user``/``gemini``.
 
-Hook output the client records (Claude Code keeps it as an attachment line, Codex as a
-message) still holds memdir's ``<recalled-memory>`` blocks: their ``## summary [[id]]``
-headings say which notes are attached while the lines that carry them remain. A
+Hook output the client records — Claude Code as an ``attachment`` line, Codex as a
+``developer`` message, Gemini CLI as an escaped ``<hook_context>`` part of the user's
+message — still holds memdir's ``<recalled-memory>`` blocks, each ending in a marker line
+that names its notes: they stay attached while those lines remain. Only those places are
+read (a tool result or a user message quoting a block attaches nothing). A
 transcript is read from its end when it is very large; only the part after the last
 compaction matters.
 """
@@ -24,19 +26,23 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Transcript", "read_transcript", "recalled_in_text", "strip_recalled"]
+__all__ = ["Transcript", "mark_recalled", "read_transcript", "recalled_in_text", "strip_recalled"]
 
 #: At most this much of a transcript is read (its end: what follows the last compaction).
 MAX_BYTES = 64 * 1024 * 1024
 _OPEN, _CLOSE = "<recalled-memory>", "</recalled-memory>"
 _BLOCK = re.compile(re.escape(_OPEN) + r".*?" + re.escape(_CLOSE), re.S)
-_HEADING = re.compile(r"^## .*\[\[([^\[\]\s]+)\]\]\s*$", re.M)
+#: The line a hook puts last in each block it attaches, naming the notes: what is read
+#: back (a heading in a note's body, or a tool result quoting a block, names nothing).
+_MARKER = re.compile(r"^<!-- memdir:recalled ([^<>\n]*?) -->$", re.M)
 #: Messages a client puts in the user's role that the user never wrote (Codex's context).
 _INJECTED = (
     "<environment_context>",
@@ -83,7 +89,15 @@ def recalled_in_text(text: str) -> set[str]:
         text = html.unescape(text)
     if _OPEN not in text:
         return set()
-    return {m for block in _BLOCK.findall(text) for m in _HEADING.findall(block)}
+    return {i for block in _BLOCK.findall(text) for m in _MARKER.findall(block) for i in m.split()}
+
+
+def mark_recalled(block: str, note_ids: Iterable[str]) -> str:
+    """`block` with the marker line that names its notes (read back by `recalled_in_text`)."""
+    marker = f"<!-- memdir:recalled {' '.join(note_ids)} -->"
+    if not block.endswith(_CLOSE):
+        return block
+    return f"{block[: -len(_CLOSE)]}{marker}\n{_CLOSE}"
 
 
 def strip_recalled(text: str) -> str:
@@ -91,7 +105,9 @@ def strip_recalled(text: str) -> str:
     the user's message (never fed back into extraction)."""
     if "<hook_context>" in text:
         text = _HOOK_CONTEXT.sub("", text)
-    return _BLOCK.sub("", text).strip() if _OPEN in text else text.strip()
+    if _OPEN in text:
+        text = _BLOCK.sub("", text)
+    return text.strip()
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -138,7 +154,11 @@ def _has_tool_result(content: Any) -> bool:
 
 def _read_tail(path: Path, limit: int | None) -> tuple[bytes, bool]:
     """The file's bytes up to `limit` (its last MAX_BYTES when more) and whether it was cut."""
-    with path.open("rb") as fh:
+    # Never block on a FIFO or a device: opened without waiting, read only if regular.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
         size = fh.seek(0, 2)
         if limit is not None:
             size = min(size, max(0, limit))
@@ -172,12 +192,15 @@ def _claude(data: bytes, out: Transcript, *, messages: bool) -> None:
     if not messages:  # the prompt hook: only the lines that carry a block
         for raw in data.splitlines():
             if _OPEN.encode() in raw:
-                out.recalled |= _recalled_in(next(_lines(raw), None))
+                line = next(_lines(raw), None)
+                if line is not None and line.get("type") == "attachment":
+                    out.recalled |= _recalled_in(line.get("attachment"))
         return
     main = side = 0
     for line in _lines(data):
-        out.recalled |= _recalled_in(line) if _OPEN in json.dumps(line) else set()
         kind = line.get("type")
+        if kind == "attachment":  # hook output; never a user's or a tool's text
+            out.recalled |= _recalled_in(line.get("attachment"))
         if kind not in ("user", "assistant"):
             continue
         if line.get("isSidechain"):
@@ -246,8 +269,8 @@ def _codex(data: bytes, out: Transcript, *, messages: bool) -> None:
         kind, payload = line.get("type"), line.get("payload")
         if not isinstance(payload, dict):
             continue
-        if _OPEN in json.dumps(payload):
-            out.recalled |= _recalled_in(payload)
+        if kind == "response_item" and payload.get("role") == "developer":  # hook output
+            out.recalled |= _recalled_in(payload.get("content"))
         if messages and kind == "response_item":
             message = _codex_message(payload, seen)
             if message is not None:
@@ -282,7 +305,10 @@ def _gemini(data: bytes, out: Transcript, *, messages: bool) -> None:
     head = next(_lines(data[: data.find(b"\n") if b"\n" in data else 0]), None)
     out.subagent = head is not None and head.get("kind") == "subagent"
     for item in _gemini_items(data):
-        out.recalled |= _recalled_in(item.get("content"))
+        if item.get("type") == "user":  # hook output is escaped into <hook_context> parts
+            for text in _strings(item.get("content")):
+                for part in _HOOK_CONTEXT.findall(text):
+                    out.recalled |= recalled_in_text(part)
         kind = item.get("type")
         if not messages or kind not in ("user", "gemini", "model"):
             continue

@@ -49,11 +49,14 @@ __all__ = ["IDLE_SECONDS", "WarmServer", "ask", "ensure_started", "main", "socke
 IDLE_SECONDS = 900.0
 _MAX_PAYLOAD = 8 << 20
 _CONN_TIMEOUT = 10.0
+#: Seconds a project whose store is encrypted is declined before it is looked at again.
+DECLINE_SECONDS = 60.0
 
 
 def socket_for(home: Path, environ: Mapping[str, str]) -> Path:
     """The warm server's socket for one memdir home."""
-    digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:16]
+    # One server per home and memdir version: two installed versions never stop each other.
+    digest = hashlib.sha256(f"{home.resolve()}\0{__version__}".encode()).hexdigest()[:16]
     return runtime_dir(environ) / f"hooks-{digest}.sock"
 
 
@@ -111,6 +114,7 @@ class WarmServer:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._memories: dict[Path | None, tuple[object, Memory, threading.Lock]] = {}
+        self._declined: dict[Path | None, float] = {}
 
     def _config_stamp(self, root: Path | None) -> object:
         from memdir.config import CONFIG_NAME
@@ -121,7 +125,11 @@ class WarmServer:
     def memory(self, root: Path | None) -> tuple[Memory, threading.Lock]:
         """The kept memory of a project, reopened when a config file changed."""
         from memdir import Memory
+        from memdir.hooks.run import Declined
 
+        declined = self._declined.get(root)
+        if declined is not None and time.monotonic() - declined < DECLINE_SECONDS:
+            raise Declined("an encrypted store is not kept warm")
         stamp = self._config_stamp(root)
         with self._lock:
             kept = self._memories.get(root)
@@ -136,6 +144,11 @@ class WarmServer:
             lock = threading.Lock()
             self._memories[root] = (stamp, memory, lock)
             return memory, lock
+
+    def decline(self, root: Path | None) -> None:
+        """Answer no hook of `root` for a while (an encrypted store: in-process only)."""
+        self._declined[root] = time.monotonic()
+        self.forget(root)
 
     def forget(self, root: Path | None) -> None:
         """Drop a kept memory (after a failure: the next hook opens it afresh)."""
@@ -194,18 +207,21 @@ class WarmServer:
             return {"ok": False, "error": "version", "message": "another memdir version"}, b""
         if header.get("op") != "hook":
             return {"ok": False, "error": "unknown-op", "message": "no such request"}, b""
-        from memdir.hooks.run import answer_hook
+        from memdir.hooks.run import Declined, answer_hook
 
         environ = header.get("environ")
         environ = {str(k): str(v) for k, v in environ.items()} if isinstance(environ, dict) else {}
-        out = answer_hook(
-            self.home,
-            str(header.get("client") or ""),
-            str(header.get("event") or ""),
-            payload,
-            environ,
-            memory=self,
-        )
+        try:
+            out = answer_hook(
+                self.home,
+                str(header.get("client") or ""),
+                str(header.get("event") or ""),
+                payload,
+                environ,
+                memory=self,
+            )
+        except Declined as why:
+            return {"ok": False, "error": "declined", "message": str(why)}, b""
         return {"ok": True}, out.encode("utf-8")
 
 
