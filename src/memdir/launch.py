@@ -13,15 +13,13 @@ def main() -> None:
     """Run the `memdir` command line."""
     argv = sys.argv[1:]
     if "hook" in argv[:5]:
-        from memdir.hooks.entry import parse_argv
+        from memdir.hooks.entry import is_hook_call
+        from memdir.hooks.entry import main as hook_main
 
-        if (parsed := parse_argv(argv)) is not None:
-            import os
-
-            from memdir.hooks.entry import home_of, run
-
-            home, client, event = parsed
-            raise SystemExit(run(home_of(home, os.environ), client, event))
+        # Help goes to click; any other hook line, even a malformed one, exits 0 (a
+        # client reads exit 2 as "block the prompt").
+        if is_hook_call(argv) and not {"-h", "--help"} & set(argv):
+            raise SystemExit(hook_main(argv))
     from memdir.cli.main import main as cli
 
     cli(prog_name="memdir")

@@ -609,3 +609,19 @@ def test_the_deadline_gives_up_silently_when_the_warm_server_never_answers(
         )
     line = assert_one_failure(notes, done, 0)
     assert "deadline" in line
+
+
+def test_a_malformed_hook_command_line_exits_0_and_logs(hooks: Hooks) -> None:
+    """A client reads exit 2 from a prompt hook as "block the prompt": never give it."""
+    for argv in ([], ["a", "b"], ["--client"], ["--bogus", "Stop"]):
+        done = subprocess.run(
+            [str(MEMDIR), "hook", *argv],
+            input=b"{}",
+            capture_output=True,
+            env=hooks.env(),
+            timeout=120,
+            check=False,
+        )
+        assert (done.returncode, done.stdout) == (0, b""), (argv, done.stderr)
+        assert b"Usage: memdir hook" in done.stderr
+    assert len(hooks.log()) == 4

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import NoReturn
 
-__all__ = ["home_of", "main", "parse_argv", "run"]
+__all__ = ["home_of", "is_hook_call", "main", "parse_argv", "run"]
 
 #: Seconds a hook may take before it gives up silently (MEMDIR_HOOK_DEADLINE overrides):
 #: under the 10 s timeout `memdir hooks install` writes, so the client never kills it.
@@ -46,6 +46,16 @@ def home_of(explicit: str | None, environ: Mapping[str, str]) -> Path:
     """The memdir home: --home, else $MEMDIR_HOME, else ~/.memdir (as memdir.config)."""
     value = explicit or environ.get("MEMDIR_HOME", "").strip()
     return Path(value).expanduser().resolve() if value else Path.home() / ".memdir"
+
+
+def is_hook_call(argv: Sequence[str]) -> bool:
+    """Whether the command line is ``[--home H] [--project P] hook …``."""
+    args = list(argv)
+    while args and args[0] in ("--home", "--project") and len(args) > 1:
+        args = args[2:]
+    while args and args[0].startswith(("--home=", "--project=")):
+        args = args[1:]
+    return bool(args) and args[0] == "hook"
 
 
 def parse_argv(argv: Sequence[str]) -> tuple[str | None, str | None, str] | None:
@@ -133,8 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``memdir [--home H] hook [--client C] EVENT``; None-returning callers exit with it."""
     args = list(sys.argv[1:] if argv is None else argv)
     parsed = parse_argv(args)
-    if parsed is None:
-        sys.stdout.write(USAGE)
+    if parsed is None:  # a client's hook line gone wrong: say so, never block the agent
+        from memdir.hooks.sessions import log_failure
+
+        sys.stderr.write(USAGE)
+        line = " ".join(args)[:300]
+        log_failure(home_of(None, os.environ), "?", "?", f"not a hook command line: {line}")
         return 0
     home_arg, client, event = parsed
     return run(home_of(home_arg, os.environ), client, event)
