@@ -238,7 +238,12 @@ def main(argv: list[str] | None = None) -> int:
         idle = IDLE_SECONDS
     try:
         server = WarmServer(home, socket_for(home, os.environ), idle_seconds=idle)
-    except (FileExistsError, OSError, Exception):
+    except FileExistsError:
+        return 0  # one answers there already
+    except Exception as exc:
+        from memdir.hooks.sessions import log_failure
+
+        log_failure(home, "-", "warm", f"the warm hook server cannot start: {exc}")
         return 0
     server.serve_forever()
     return 0
