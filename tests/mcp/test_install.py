@@ -270,7 +270,11 @@ def test_symlinked_config_is_written_through_the_link(where: tuple[Path, Path]) 
     link.symlink_to(dotfiles)
     result = _run("windsurf", project, home)
     assert link.is_symlink() and "memdir" in json.loads(dotfiles.read_text())["mcpServers"]
-    assert result.backup is not None and result.backup.parent == dotfiles.parent
+    # The backup goes under the memdir home, never into the (often committed) dotfiles.
+    assert result.backup is not None and result.backup.read_text() == '{"mcpServers": {}}'
+    assert result.backup.parent.name == "client-configs" and list(dotfiles.parent.iterdir()) == [
+        dotfiles
+    ]
 
 
 @pytest.mark.parametrize(
