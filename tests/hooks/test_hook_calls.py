@@ -625,3 +625,13 @@ def test_a_malformed_hook_command_line_exits_0_and_logs(hooks: Hooks) -> None:
         assert (done.returncode, done.stdout) == (0, b""), (argv, done.stderr)
         assert b"Usage: memdir hook" in done.stderr
     assert len(hooks.log()) == 4
+
+
+def test_a_numeric_session_id_is_its_own_session() -> None:
+    from memdir.hooks.clients import parse_call
+
+    calls = [
+        parse_call(json.dumps({"session_id": sid, "prompt": "x"}).encode(), "prompt", "codex")
+        for sid in (5, 6, "5", None, True)
+    ]
+    assert [c.session_id for c in calls] == ["5", "6", "5", "default", "default"]
