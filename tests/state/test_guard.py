@@ -127,3 +127,52 @@ def test_the_database_file_never_holds_a_refused_value(sqlite_state: State) -> N
     sqlite_state.close()
     for path in sqlite_state.path.parent.iterdir():
         assert b"Zq7" not in path.read_bytes(), path
+
+
+#: Key names that are credentials, or name one as people write them (issue 24, item 1).
+CREDENTIAL_KEYS = [
+    "ghp_Zq7abcdefghijklmnopqrstuvwxyz0123456",  # a token used as the name itself
+    "AKIAZQ7ABCDEFGHIJKLM",
+    "sk-proj-Zq7abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+    "db_pass",
+    "sessionid",
+    "session_id",
+    "PHPSESSID",
+    "cookie",
+    "p\u0430ssword",  # a Cyrillic а
+    "t\u03bfken",  # a Greek ο
+    "\u0440\u0430ssw\u043erd",  # Cyrillic р, а, о
+]
+
+
+@pytest.mark.parametrize("key", CREDENTIAL_KEYS)
+def test_a_credential_as_a_key_name_is_refused_on_every_path_and_never_echoed(
+    sqlite_state: State, key: str
+) -> None:
+    attempts = [
+        lambda: sqlite_state.set_meta(key, "v"),
+        lambda: sqlite_state.add_task("t", fields={key: "v"}),
+        lambda: sqlite_state.add_goal("g", fields={key: "v"}),
+        lambda: sqlite_state.record_session("agent", fields={key: "v"}),
+    ]
+    for attempt in attempts:
+        with pytest.raises(SecretRefused) as refused:
+            attempt()
+        if "Zq7" in key:  # a credential itself: neither the message nor the findings hold it
+            assert "Zq7" not in str(refused.value) and "Zq7" not in repr(refused.value.findings)
+    assert sqlite_state.audit() == []
+    assert (
+        "Zq7" not in repr(sqlite_state.list_meta()) if hasattr(sqlite_state, "list_meta") else True
+    )
+
+
+def test_ordinary_keys_with_look_alike_letters_or_session_words_pass() -> None:
+    for key in (
+        "session_count",
+        "sessions",
+        "sidebar",
+        "passenger",
+        "bypass",
+        "\u043f\u0440\u0438\u043e\u0440\u0438\u0442\u0435\u0442",
+    ):
+        assert not key_is_secret(key), key

@@ -33,7 +33,17 @@ _STEMS = _split(
     " סיסמה पासवर्ड geheimnis segreto secreto"
 )
 # Whole words only: short words that sit inside ordinary ones ("author", "tokens" counts).
-_WORDS = frozenset(_split("pw pwd auth authn authz token jwt creds"))
+_WORDS = frozenset(
+    _split("pw pwd pass passwd auth authn authz token jwt creds cookie cookies sid sessid")
+)
+# Anywhere too, once separators are gone: a session's id or key is its credential.
+_SESSION_STEMS = _split("sessionid sessid sessionkey sessiontoken sessioncookie sessionsecret")
+# Latin look-alikes from Cyrillic and Greek ("pаssword" with a Cyrillic а): a key is
+# checked as written and with these folded, so Cyrillic words keep matching their stems.
+_CONFUSABLES = str.maketrans(
+    "аеорсуххіјѕԁԛԝһӏкмтвнαοριεκνυτχ",
+    "aeopcyxxijsdqwhlkmtbhaopieknutx",
+)
 _WORD_PREFIXES = ("authoriz", "authoris", "authentic", "credential")
 _SPLIT_RE = re.compile(r"[\s_\-./:\\]+")
 _CAMEL_RE = re.compile(
@@ -47,28 +57,46 @@ def _words(key: str) -> list[str]:
     return [p.casefold() for p in parts if p]
 
 
-def key_is_secret(key: str) -> bool:
-    """True when `key` names a credential (a password, a token, an API key, …)."""
-    words = _words(key)
+def _names_secret(words: list[str]) -> bool:
     joined = "".join(words)
     # Accents dropped too, so "contraseña" meets the stem typed as "contrasena".
     bare = "".join(c for c in unicodedata.normalize("NFKD", joined) if not unicodedata.combining(c))
-    if any(stem in joined or stem in bare for stem in _STEMS):
+    stems = (*_STEMS, *_SESSION_STEMS)
+    if any(stem in joined or stem in bare for stem in stems):
         return True
     return any(w in _WORDS or w.startswith(_WORD_PREFIXES) or w.endswith("token") for w in words)
 
 
+def key_is_secret(key: str) -> bool:
+    """True when `key` names a credential (a password, a token, an API key, a session id,
+    …), also spelled with Cyrillic or Greek look-alike letters."""
+    words = _words(key)
+    if _names_secret(words):
+        return True
+    folded = [w.translate(_CONFUSABLES) for w in words]
+    return folded != words and _names_secret(folded)
+
+
 def check_key(key: str, what: str = "key") -> None:
-    """Refuse a secret-sounding key name (the message names the key, which is not secret)."""
+    """Refuse a key name that is a credential (the full guard: shapes and values, after its
+    Unicode folding — never echoed) or names one (the message names the word)."""
     if not key.strip():
         from memdir.errors import InvalidInput
 
         raise InvalidInput(f"a {what} name cannot be empty")
+    found = scan_fields({"name": key})
+    if found:
+        kind = found[0][1].kind
+        raise SecretRefused(
+            f"refused: the {what} name holds what looks like a credential ({kind}); the state "
+            "store never holds credentials, not even as a name (nothing was written)",
+            ((kind, f"{what} name", 1),),
+        )
     if key_is_secret(key):
         raise SecretRefused(
             f"refused: the {what} {key!r} names a credential; the state store never holds "
             "credentials (keep the name of an environment variable instead, under another key)",
-            (("secret-named key", key, 1),),
+            (("secret-named key", f"{what} name", 1),),
         )
 
 
