@@ -710,3 +710,24 @@ def _members(out: Path, fmt: str) -> dict[str, bytes]:
             if handle is not None:
                 got[member.name.split("/", 1)[1]] = handle.read()
         return got
+
+
+def test_a_source_named_by_a_credential_is_never_echoed(
+    cli: Invoke, home: Path, tmp_path: Path
+) -> None:
+    """Issue 24, item 3: an entity or a file named after a token is refused, and neither the
+    text report nor --json prints the token."""
+    no_embedder(home)
+    token = "ghp_Zq7abcdefghijklmnopqrstuvwxyz0123456"
+    graph = tmp_path / "memory.jsonl"
+    entity = {"type": "entity", "name": token, "entityType": "k", "observations": ["x"]}
+    graph.write_text(json.dumps(entity) + "\n")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / f"{token}.md").write_text("# A note\n\nSee the token in my name.\n")
+    for path, kind in ((graph, "mcp-memory"), (folder, "markdown")):
+        for extra in ((), ("--json",)):
+            result = cli("import", str(path), "--from", kind, *extra)
+            assert "Traceback" not in result.stdout + result.stderr
+            assert "Zq7" not in result.stdout + result.stderr, (kind, extra)
+    assert "Zq7" not in ok(cli("list", "--json")).stdout

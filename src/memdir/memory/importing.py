@@ -57,6 +57,18 @@ class ImportIssue:
     source: str
     reason: str
 
+    def __post_init__(self) -> None:
+        # A source can be named by a credential (a Markdown file, an entity called after
+        # a token): what is printed, in text or --json, never holds it.
+        object.__setattr__(self, "source", _redacted(self.source))
+        object.__setattr__(self, "reason", _redacted(self.reason))
+
+
+def _redacted(text: str) -> str:
+    from memdir.guard import redact
+
+    return redact(text)
+
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
@@ -78,6 +90,9 @@ class ImportReport:
     by_type: dict[str, int] = field(default_factory=dict)
     by_scope: dict[str, int] = field(default_factory=dict)
     backup_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", _redacted(self.source))
 
 
 #: Notes written per `save_many` call.
