@@ -458,3 +458,18 @@ def test_list_filters_and_order(memory: Memory) -> None:
     assert memory.notes.list(scope="project", tag="y") == []
     with pytest.raises(InvalidInput):
         memory.notes.list(type="bogus")
+
+
+def test_the_size_limit_is_checked_before_the_credential_guard(memory: Memory) -> None:
+    """Issue 24: a huge body is refused for its size at once, not after the guard has read
+    all of it (a 60 MiB file took 23 s): a body both too large and holding a credential is
+    refused as too large, and nothing is written."""
+    from memdir import LimitExceeded
+
+    token = "ghp_Zq7abcdefghijklmnopqrstuvwxyz0123456"
+    body = ("padding " * 40_000) + token  # 320 KB > the 128 KiB default
+    with pytest.raises(LimitExceeded):
+        memory.remember("Huge", body)
+    with pytest.raises(LimitExceeded):
+        memory.remember("Huge", body, id="huge-one")
+    assert memory.list() == []

@@ -126,7 +126,9 @@ class Notebook:
         fields = _Fields(summary, body, note_type, clear_type, tag_list, replaces, private)
         # Validate and guard before taking the lock: the lock creates the directory, and a
         # refused write must leave nothing behind, not even an empty MEMORY/.
-        check_secrets(_compose(fields, id or "note", existing, self._clock()))
+        composed = _compose(fields, id or "note", existing, self._clock())
+        store.check_size(composed, existing)  # before the guard: it is slow on a huge body
+        check_secrets(composed)
         self._check_supersedes(store, id, _added(replaces, existing))
         with store.lock():
             if id is not None:

@@ -314,15 +314,25 @@ class ScopeStore:
                 f"{existing}.md; case-insensitive file systems would merge them"
             )
 
-    def _check_limits(
-        self, note: Note, previous: Note | None, max_notes: int, count: int | None = None
-    ) -> None:
+    def check_size(self, note: Note, previous: Note | None) -> None:
+        """Refuse a body over `memory.maxNoteBytes` (one already over it may shrink). Cheap:
+        callers run it before the credential guard, which is slow on a huge body."""
         size = note.body_bytes
         if size > self.max_note_bytes and (previous is None or size > previous.body_bytes):
             raise LimitExceeded(
                 f"note body is {size} bytes; the limit (memory.maxNoteBytes) is "
                 f"{self.max_note_bytes} bytes. Split it into several linked notes."
             )
+
+    def _size_first(self, note: Note) -> None:
+        """`check_size` before the guard, reading the previous version only when needed."""
+        if note.body_bytes > self.max_note_bytes:
+            self.check_size(note, self._current(note.id)[1])
+
+    def _check_limits(
+        self, note: Note, previous: Note | None, max_notes: int, count: int | None = None
+    ) -> None:
+        self.check_size(note, previous)
         if previous is None:
             if count is None:
                 count = len(self.directory.ids_on_disk())
@@ -334,6 +344,7 @@ class ScopeStore:
 
     def admit(self, note: Note) -> None:
         """Every check `save` makes, without writing: a batch checks all before writing any."""
+        self._size_first(note)
         check_secrets(note)
         _, previous = self._current(note.id)
         if previous is None:
@@ -354,6 +365,7 @@ class ScopeStore:
         `expect_revision` ("" for 'must not exist') refuses the write when the file
         changed since the caller looked. `backup_reason` backs up the replaced version.
         """
+        self._size_first(note)
         check_secrets(note)
         with self.lock():
             # Open the history first: it can refuse (a damaged project file), and then
@@ -431,6 +443,7 @@ class ScopeStore:
             with self.undoable(replaced) as rollback:
                 for note, raw, expected in items:
                     try:
+                        self._size_first(note)
                         check_secrets(note)
                         old_bytes, previous = self._current(note.id)
                         if (revision_of(old_bytes) if old_bytes is not None else "") != expected:
