@@ -242,8 +242,25 @@ def test_encrypt_from_a_file_gives_the_recovery_key_in_json_only(session: Sessio
     s.recovery.add(doc["recovery_key"])
     assert proc.stdout.count(doc["recovery_key"]) == 1 and doc["recovery_key"] not in proc.stderr
     assert (doc["notes"], doc["backups"]) == (2, 1) and doc["objects"] >= 4
+    assert doc["plain"] == []  # no agent state store yet
     again = s.json("encrypt", "--password-file", str(s.secrets / "pw"))
     assert again["recovery_key"] is None and again["notes"] == 0
+
+
+def test_encrypt_names_the_agent_state_store_it_leaves_plain(session: Session) -> None:
+    s = session
+    _seed_cli(s)
+    s.ok("state", "task", "add", "Ship the heliotrope release")
+    state = s.home / "state" / "state.sqlite3"
+    doc = s.json("encrypt", "--password-file", str(s.secret_file("pw", PASSWORD)))
+    s.recovery.add(doc["recovery_key"])
+    assert doc["plain"] == [str(state)]
+    text = s.ok("encrypt", "--password-file", str(s.secrets / "pw")).stdout
+    assert f"not encrypted: {state}" in text and "What stays plain" in text
+    # documented, not hidden: the title is still readable in the SQLite file
+    assert b"heliotrope" in state.read_bytes() or any(
+        b"heliotrope" in p.read_bytes() for p in state.parent.glob("state.sqlite3*")
+    )
 
 
 def test_unlock_with_the_recovery_key(session: Session) -> None:

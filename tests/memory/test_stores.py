@@ -68,3 +68,31 @@ def test_user_only_memory(home: Path) -> None:
     assert memory.read(r.note.id).scope is Scope.USER
     with pytest.raises(Refused):
         memory.remember("A project fact", type="project")
+
+
+def test_new_home_and_user_notes_are_private(tmp_path: Path) -> None:
+    """Under umask 022 a home memdir creates is 0700 (as are `memory/` and `memory/user/`),
+    so other users cannot reach user notes; the note files keep the umask's 0644."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        home = tmp_path / "fresh" / "home"
+        memory = Memory.open(None, home=home)
+        r = memory.remember("A user fact", "body", type="user")
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "fresh", home, home / "memory", home / "memory" / "user"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    note = home / "memory" / "user" / f"{r.note.id}.md"
+    assert stat.S_IMODE(note.stat().st_mode) == 0o644
+
+
+def test_existing_home_keeps_its_mode(home: Path) -> None:
+    import stat
+
+    home.chmod(0o755)
+    Memory.open(None, home=home).remember("A user fact", type="user")
+    assert stat.S_IMODE(home.stat().st_mode) == 0o755
+    assert stat.S_IMODE((home / "memory" / "user").stat().st_mode) == 0o700

@@ -141,6 +141,12 @@ def _print_report(report: EncryptReport, verb: str) -> None:
         f"{report.backups} backups converted in {report.seconds:.1f} s",
         markup=False,
     )
+    for path in report.plain:
+        console.print(
+            f'not encrypted: {path} (the agent state store; see "What stays plain" in '
+            "docs/encryption.md)",
+            markup=False,
+        )
     if report.recovery_key:
         _print_recovery(report.recovery_key)
 

@@ -103,6 +103,9 @@ class EncryptReport:
     seconds: float
     #: The recovery key of a keyring made by this call: shown once, never stored.
     recovery_key: str | None = None
+    #: Files of this home that `encrypt` leaves readable: the agent state store (see
+    #: docs/encryption.md, "What stays plain"). Empty for `decrypt`.
+    plain: tuple[str, ...] = ()
 
 
 _log = logging.getLogger("memdir.encryption")
@@ -524,7 +527,16 @@ class Encryption:
                 write_marker(store.path, Marker(key_id, "encrypted", ring.to_json()))
             self._retriever().discard_index(store)
             self.stores.audit.append("encrypt", scope=store.scope.value, count=notes)
-        return self._report(chosen, counts, started, recovery)
+        return dataclasses.replace(
+            self._report(chosen, counts, started, recovery), plain=self._plain_files()
+        )
+
+    def _plain_files(self) -> tuple[str, ...]:
+        """The agent state store, when this home has one: it is never encrypted."""
+        from memdir.state import default_state_path
+
+        path = default_state_path(self.home)
+        return (str(path),) if path.exists() else ()
 
     def decrypt(
         self, scopes: Sequence[Scope] | None = None, *, progress: Progress | None = None

@@ -51,7 +51,9 @@ def state_home(settings: Settings, warn: Callable[[str], None]) -> Path:
     home = settings.home
     root = settings.project_root
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        # Created 0700 like ~/.ssh: user notes keep the mode an editor or git gives any
+        # document (umask), and the home folder keeps other users out of all of them.
+        ensure_private_dir(home)
         usable = os.access(home, os.W_OK | os.X_OK)
         problem = "it is not writable"
     except OSError as exc:
@@ -102,7 +104,7 @@ class Stores:
             warn(_no_project_note())
         user_dir = settings.user_dir
         try:
-            user_dir.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(user_dir)
         except OSError as exc:
             warn(
                 f"user notes are unavailable: cannot create {user_dir} ({exc.strerror}); "
