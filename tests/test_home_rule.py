@@ -46,11 +46,24 @@ def run(cwd: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> Result:
     return CliRunner().invoke(main, list(args), env={"COLUMNS": "200"}, catch_exceptions=False)
 
 
-def git_repo(path: Path) -> Path:
+def git_repo(path: Path, *, commit: bool = True) -> Path:
     path.mkdir(parents=True)
     subprocess.run(["git", "init", "-q"], cwd=path, check=True)
-    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "root"], cwd=path, check=True)
+    if commit:
+        git_commit(path)
     return path
+
+
+def git_commit(path: Path) -> str:
+    """An empty commit; the repository's root commit."""
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "c"], cwd=path, check=True)
+    return subprocess.run(
+        ["git", "rev-list", "--max-parents=0", "HEAD"],
+        cwd=path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def test_home_root_and_memdir_home_are_refused(user_home: Path) -> None:
@@ -160,9 +173,10 @@ READ_ONLY = [
 ]
 
 
-def _project_with_notes_nobody_wrote_here(user_home: Path) -> Path:
-    """A git clone whose MEMORY/ notes were committed elsewhere: no `.memdir/` yet."""
-    repo = git_repo(user_home / "code" / "app")
+def _project_with_notes_nobody_wrote_here(user_home: Path, *, commit: bool = True) -> Path:
+    """A git clone whose MEMORY/ notes were committed elsewhere: no `.memdir/` yet (with
+    `commit` false, a fresh `git init` holding notes written by hand: no commit yet)."""
+    repo = git_repo(user_home / "code" / "app", commit=commit)
     (repo / "MEMORY").mkdir()
     (repo / "MEMORY" / "deploys-tuesday.md").write_text(
         '---\n{"id":"deploys-tuesday","summary":"Deploys go out on Tuesdays",'
@@ -173,11 +187,12 @@ def _project_with_notes_nobody_wrote_here(user_home: Path) -> Path:
     return repo
 
 
+@pytest.mark.parametrize("committed", [True, False], ids=["git", "git-no-commit"])
 @pytest.mark.parametrize("args", READ_ONLY, ids=[" ".join(a) for a in READ_ONLY])
 def test_read_only_commands_write_nothing_into_the_project(
-    user_home: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+    user_home: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], committed: bool
 ) -> None:
-    repo = _project_with_notes_nobody_wrote_here(user_home)
+    repo = _project_with_notes_nobody_wrote_here(user_home, commit=committed)
     before = snapshot(repo)
     result = run(repo, *args, monkeypatch=monkeypatch)
     # doctor reports the dangling link with exit code 1; the rest succeed.
@@ -223,3 +238,58 @@ def test_a_write_then_records_the_project_id(
     assert len(run(repo, "history", "deploys", "--json", monkeypatch=monkeypatch).stdout) > 2
     history_dirs = list((user_home / ".memdir" / "memory-history").iterdir())
     assert {p.name for p in history_dirs} == {f"project-{root_commit}"}
+
+
+def test_without_a_commit_the_pending_id_read_with_becomes_the_project_id(
+    user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git init`, read (history and index are kept under a pending id in the home), then
+    the first write records that same id: what was gathered while reading stays attached."""
+    repo = _project_with_notes_nobody_wrote_here(user_home, commit=False)
+    for args in (("search", "deploys"), ("history", "deploys-tuesday")):
+        assert run(repo, *args, monkeypatch=monkeypatch).exit_code == 0
+    assert not (repo / ".memdir").exists()
+    pending = [json.loads(p.read_text()) for p in (user_home / ".memdir" / "projects").iterdir()]
+    assert len(pending) == 1 and pending[0]["root"] == str(repo.resolve())
+    written = run(
+        repo, "remember", "Pricing cards", "--id", "pricing-cards", monkeypatch=monkeypatch
+    )
+    assert written.exit_code == 0, written.output
+    recorded = json.loads((repo / PROJECT_FILE).read_text())
+    assert recorded["id"] == pending[0]["id"] and recorded["source"] == "random"
+    history_dirs = {p.name for p in (user_home / ".memdir" / "memory-history").iterdir()}
+    assert history_dirs == {f"project-{recorded['id']}"}
+    shown = json.loads(
+        run(repo, "history", "deploys-tuesday", "--json", monkeypatch=monkeypatch).stdout
+    )
+    assert len(shown) >= 1
+    # a commit made afterwards does not change the recorded id
+    git_commit(repo)
+    assert run(repo, "search", "pricing", monkeypatch=monkeypatch).exit_code == 0
+    assert json.loads((repo / PROJECT_FILE).read_text())["id"] == recorded["id"]
+
+
+def test_a_first_commit_before_any_write_gives_the_root_commit_id(
+    user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _project_with_notes_nobody_wrote_here(user_home, commit=False)
+    assert run(repo, "search", "deploys", monkeypatch=monkeypatch).exit_code == 0
+    root_commit = git_commit(repo)
+    written = run(
+        repo, "remember", "Pricing cards", "--id", "pricing-cards", monkeypatch=monkeypatch
+    )
+    assert written.exit_code == 0, written.output
+    assert json.loads((repo / PROJECT_FILE).read_text())["id"] == root_commit
+
+
+def test_a_damaged_pending_id_file_is_replaced(user_home: Path) -> None:
+    from memdir.project import pending_project_id
+
+    repo = git_repo(user_home / "code" / "x", commit=False)
+    home = user_home / ".memdir"
+    first = pending_project_id(repo, home)
+    assert pending_project_id(repo, home) == first
+    (path,) = (home / "projects").iterdir()
+    path.write_text("{not json")
+    second = pending_project_id(repo, home)
+    assert second != first and pending_project_id(repo, home, create=False) == second

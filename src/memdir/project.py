@@ -6,10 +6,17 @@ folder, the file-system root or the memdir home (whose `.memdir/` would otherwis
 root commit hash as id, so every clone agrees; any other directory gets a random id.
 Once written, the id never changes, so a renamed or moved folder keeps its sync state
 and usage statistics.
+
+Reading never writes into a project. A git repository with no commit yet (or a folder
+whose `.memdir/project.json` is not written yet) has no id to read, so until the first
+commit or the first write it uses a *pending* id kept in the memdir home
+(`projects/<hash of the root path>.json`); the first write records that same id in the
+project, so history, the index and statistics gathered while reading stay attached.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
@@ -19,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memdir.errors import InvalidInput
-from memdir.files.atomic import atomic_create
+from memdir.files.atomic import atomic_create, atomic_write, ensure_private_dir
 
 __all__ = [
     "PROJECT_FILE",
@@ -28,6 +35,7 @@ __all__ = [
     "git_root_commit",
     "load_project_id",
     "peek_project_id",
+    "pending_project_id",
     "refused_root",
 ]
 
@@ -115,21 +123,58 @@ def peek_project_id(root: Path) -> str | None:
     return load_project_id(root) or git_root_commit(root)
 
 
+def _pending_file(root: Path, home: Path) -> Path:
+    digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+    return home / "projects" / f"{digest[:32]}.json"
+
+
+def _read_id(path: Path) -> str | None:
+    """The valid id in a JSON file `{"id": …}`, None when the file is missing or unusable."""
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))["id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, str) and _ID.fullmatch(value) else None
+
+
+def pending_project_id(root: Path, home: Path, *, create: bool = True) -> str | None:
+    """The id a project without one (no project file, no commit) uses until the first
+    write records it: a random id kept in `home`, never in the project. With `create`
+    false, None when there is none yet."""
+    path = _pending_file(root, home)
+    existing = _read_id(path)
+    if existing is not None or not create:
+        return existing
+    doc = {"id": secrets.token_hex(16), "root": str(root.resolve())}
+    ensure_private_dir(path.parent)
+    if not atomic_create(path, (json.dumps(doc, indent=2) + "\n").encode(), mode=0o600):
+        winner = _read_id(path)
+        if winner is not None:
+            return winner
+        # An unusable leftover (edited by hand): replace it.
+        atomic_write(path, (json.dumps(doc, indent=2) + "\n").encode(), mode=0o600)
+    return str(doc["id"])
+
+
 def ensure_project_id(
-    root: Path, *, root_commit: Callable[[Path], str | None] = git_root_commit
+    root: Path,
+    *,
+    root_commit: Callable[[Path], str | None] = git_root_commit,
+    pending: str | None = None,
 ) -> str:
     """The project's id, writing `.memdir/project.json` first if it does not exist.
 
     Two processes opening a new project at once agree: the file is created
     exclusively, and the one that loses the race reads the winner's id. `root_commit`
-    finds the git root commit that becomes the id of a repository.
+    finds the git root commit that becomes the id of a repository; without one, the
+    `pending` id used while reading (see `pending_project_id`) becomes the project's.
     """
     existing = load_project_id(root)
     if existing is not None:
         return existing
     commit = root_commit(root)
     doc = {
-        "id": commit if commit else secrets.token_hex(16),
+        "id": commit if commit else (pending or secrets.token_hex(16)),
         "source": "git-root-commit" if commit else "random",
         "createdAt": int(time.time() * 1000),
     }

@@ -23,7 +23,12 @@ from memdir.core import Note, Scope, is_valid_id, parse_scope, validate_id
 from memdir.core.links import Link
 from memdir.errors import InvalidInput, NotFound, Refused
 from memdir.files.atomic import atomic_write, ensure_private_dir
-from memdir.project import ensure_project_id, peek_project_id, refused_root
+from memdir.project import (
+    ensure_project_id,
+    peek_project_id,
+    pending_project_id,
+    refused_root,
+)
 from memdir.store import AuditLog, Backups, History, NoteDirectory, ScopeStore
 from memdir.store.sealing import Sealer
 
@@ -89,14 +94,14 @@ class Stores:
             root = settings.project_root
             # Reading never writes into the project: a git root's id is its root commit,
             # known without `.memdir/project.json`, which the first write then records.
-            # Only a folder that needs a new random id gets it on first use.
+            # Without a commit, a pending id kept in the home stands in until then.
             self.by_scope[Scope.PROJECT] = project = self._make(
                 Scope.PROJECT,
                 settings.memory_dir,
                 lambda: History(
                     home
                     / "memory-history"
-                    / f"project-{peek_project_id(root) or ensure_project_id(root)}"
+                    / f"project-{peek_project_id(root) or pending_project_id(root, home)}"
                 ),
             )
             project.on_change(lambda _id, _event: self._record_project(root))
@@ -143,9 +148,18 @@ class Stores:
         store = self.by_scope.get(Scope(scope)) if scope in {s.value for s in Scope} else None
         return store.directory.sealer_for_writes() if store is not None else None
 
+    def project_id(self) -> str:
+        """The open project's id, recorded in `.memdir/project.json` if it is not yet
+        (a write or a sync); the pending id used while reading becomes it."""
+        root = self.settings.project_root
+        if root is None:
+            raise InvalidInput("no project is open")
+        pending = pending_project_id(root, self.home, create=False)
+        return ensure_project_id(root, pending=pending)
+
     def _record_project(self, root: Path) -> None:
         if not self._project_recorded:
-            ensure_project_id(root)
+            self.project_id()
             self._project_recorded = True
 
     def _make(self, scope: Scope, path: Path, history: Callable[[], History]) -> ScopeStore:

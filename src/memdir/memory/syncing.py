@@ -69,14 +69,13 @@ class Sync:
         """This machine's sync state for the open scopes (built on first use)."""
         with self._building:
             if self._replica is None:
-                from memdir.project import ensure_project_id
                 from memdir.sync.replica import Replica
 
                 root = self.settings.project_root
                 self._replica = Replica(
                     self._home / "memory-sync",
                     self.stores.by_scope,
-                    (lambda: ensure_project_id(root)) if root is not None else None,
+                    self.stores.project_id if root is not None else None,
                     clock=self._clock,
                     lock_timeout=max(self.settings.lock_timeout, 30.0),
                     transport=self._transport,
