@@ -138,6 +138,40 @@ def test_compatible_statements_are_left_alone(a: str, b: str) -> None:
     assert find_contradiction(a, b) is None
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # the same claim in other words: "X, not Y" sets Y aside as "instead of Y" does
+        ("Pricing cards use fills, not borders", "Pricing cards use fills instead of borders"),
+        ("Deploys go out on Tuesdays, never on Mondays.", "Deploys go out on Tuesdays."),
+        ("We use Postgres rather than MySQL.", "We use Postgres, not MySQL."),
+        ("Wir nutzen Postgres, nicht MySQL.", "Wir nutzen Postgres statt MySQL."),
+        (
+            "Les déploiements ont lieu le mardi, pas le lundi.",
+            "Les déploiements ont lieu le mardi.",
+        ),
+        ("Usamos Postgres, no MySQL.", "Usamos Postgres en lugar de MySQL."),
+    ],
+)
+def test_paraphrases_with_a_contrast_are_no_contradiction(a: str, b: str) -> None:
+    assert find_contradiction(a, b) is None
+    assert find_contradiction(b, a) is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "kind"),
+    [
+        ("Use tabs, not spaces.", "Use spaces, not tabs.", "choice"),
+        ("Wir nutzen Postgres, nicht MySQL.", "Wir nutzen MySQL.", "choice"),
+        ("Cards use fills.", "Cards do not use fills.", "polarity"),
+        ("The cache is on, not off.", "The cache is off.", "polarity"),
+    ],
+)
+def test_a_contrast_still_leaves_a_real_conflict_found(a: str, b: str, kind: str) -> None:
+    found = find_contradiction(a, b)
+    assert found is not None and found.kind == kind, found
+
+
 def test_a_note_that_supersedes_the_other_never_contradicts_it() -> None:
     old = Note(id="timeout-a1", summary="API timeout is 30 seconds")
     new = Note(id="timeout-b2", summary="API timeout is 60 seconds")

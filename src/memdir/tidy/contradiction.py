@@ -14,7 +14,7 @@ and the words that differ do not name parallel subjects (staging vs production).
 normalised before they are compared: 30 s = half a minute, 5 GB = 5000 MB, 2 pm = 14:00, a
 range holds the values inside it, "20" is a prefix of version "20.11". The past does not
 count: "used to be X, now Y" asserts Y, "switched from X to Y" asserts Y, "instead of X"
-asserts nothing about X.
+and a contrast after a comma ("X, not Y") assert nothing about Y.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def _drop_past(tokens: list[Token]) -> list[Token]:
     out: list[Token] = []
     skip = 0
     for i, t in enumerate(tokens):
-        if t.role is Role.INSTEAD and _instead(tokens, i):
+        if (t.role is Role.INSTEAD and _instead(tokens, i)) or _contrast(tokens, i):
             skip = 4
             continue
         if skip:
@@ -185,6 +185,21 @@ def _instead(tokens: list[Token], i: int) -> bool:
     if word == "rather":
         return i + 1 < len(tokens) and tokens[i + 1].text == "than"
     return True
+
+
+def _contrast(tokens: list[Token], i: int) -> bool:
+    """A negation that only sets an alternative aside after a comma: "fills, not borders",
+    "Tuesdays, never Mondays", "Postgres, nicht MySQL", "le mardi, pas le lundi". It says
+    what is *not* chosen, as 'instead of' does, and flips nothing of the claim before it."""
+    if tokens[i].role is not Role.NEG or i < 2 or tokens[i - 1].text not in (",", "，", "、"):
+        return False
+    # a claim before the comma, and a short alternative after it (not a clause of its own)
+    rest = list(itertools.takewhile(lambda t: t.kind != "punct", tokens[i + 1 :]))
+    return (
+        any(t.kind == "word" for t in tokens[: i - 1])
+        and 0 < len(rest) <= 4
+        and not any(t.role in (Role.USE, Role.COPULA, Role.NEG) for t in rest)
+    )
 
 
 def _used_to(tokens: list[Token]) -> bool:
