@@ -434,6 +434,30 @@ def test_external_edit_is_seen_at_once_and_recorded(memory: Memory) -> None:
     assert "+changed in an editor, longer" in memory.notes.diff(r.note.id)
 
 
+def test_a_hand_edit_moves_the_note_first_in_list(memory: Memory, project: Path) -> None:
+    """`list` says "most recently updated first": an edit in an editor (the frontmatter's
+    updatedAt left as it was) counts as updated when memdir saw it, here and in a new
+    process; a file seen for the first time (a clone) keeps its frontmatter time."""
+    old = memory.remember("Older note", "first", id="older-note")
+    newer = memory.remember("Newer note", "second", id="newer-note")
+    cloned = project / "MEMORY" / "pulled-in.md"
+    cloned.write_bytes(
+        b'---\n{"id":"pulled-in","summary":"From a clone","updatedAt":1000}\n---\nx\n'
+    )
+    assert [n.id for n in memory.notes.list()] == ["newer-note", "older-note", "pulled-in"]
+    path = note_file(memory, old.note.id)
+    path.write_bytes(path.read_bytes().replace(b"first\n", b"first, edited by hand\n"))
+    listed = memory.notes.list()
+    assert [n.id for n in listed] == ["older-note", "newer-note", "pulled-in"]
+    seen = memory.notes.history(old.note.id)[-1]
+    assert seen.event == "observed" and listed[0].updated_at > newer.note.updated_at
+    again = Memory.open(project, home=memory.home)
+    assert [n.id for n in again.notes.list()] == ["older-note", "newer-note", "pulled-in"]
+    # the next write through memdir carries the time on
+    again.remember("Newer note", "second, rewritten", id="newer-note")
+    assert [n.id for n in again.notes.list()][:2] == ["newer-note", "older-note"]
+
+
 def test_externally_added_and_removed_files(memory: Memory, project: Path) -> None:
     memory.remember("Exists", "x")
     added = project / "MEMORY" / "added-by-git.md"

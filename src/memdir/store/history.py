@@ -246,21 +246,33 @@ class History:
         Unlike `has`, this tells a version that is the note's newest from an older one
         the file went back to. Only the tail of the log is read.
         """
+        last = self.last_events(note_id)
+        return last[-1].rev if last else None
+
+    def last_events(self, note_id: str) -> list[Revision]:
+        """The note's last two logged events, oldest first, read from the log's tail (a
+        rev that is no valid revision reads as None); empty when nothing is logged."""
         try:
             with self._log(note_id).open("rb") as f:
                 size = f.seek(0, os.SEEK_END)
                 f.seek(max(0, size - 4096))
                 tail = f.read().decode("utf-8", errors="replace")
         except FileNotFoundError:
-            return None
+            return []
+        out: list[Revision] = []
         for line in reversed(tail.splitlines()):
             try:
                 doc = json.loads(line)
                 rev = doc.get("rev")
-            except (ValueError, AttributeError, RecursionError):
+                item = Revision(int(doc.get("ts", 0)), str(doc.get("event")), None, None)
+            except (ValueError, AttributeError, TypeError, RecursionError):
                 continue  # a torn or partial line
-            return str(rev) if rev is not None and _REV.fullmatch(str(rev)) else None
-        return None
+            if rev is not None and _REV.fullmatch(str(rev)):
+                item = Revision(item.ts, item.event, str(rev), None)
+            out.insert(0, item)
+            if len(out) == 2:
+                break
+        return out
 
     def is_latest(self, note_id: str, data: bytes) -> bool:
         """True when `data` is the version the note's log ends with."""

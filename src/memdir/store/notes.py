@@ -7,14 +7,17 @@ so the credential guard and the §1.5 limits hold on every write path.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core import Note, Scope, is_valid_id, parse_note
+from memdir.core.note import check_summary_written
 from memdir.core.vocab import WriteEvent
 from memdir.errors import (
     Conflict,
@@ -31,7 +34,7 @@ from memdir.files.atomic import fsync_dir
 from memdir.files.lock import DirLock
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
-from memdir.store.history import History, revision_of
+from memdir.store.history import History, Revision, revision_of
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan, stamp_of
 from memdir.store.rollback import Rollback
 
@@ -160,6 +163,8 @@ class ScopeStore:
         self._listeners: list[Callable[[str, WriteEvent], None]] = []
         #: note id -> (size, mtime_ns, inode) of unloaded files already observed (see scan)
         self._unloaded_seen: dict[str, tuple[int, int, int, int]] = {}
+        #: Notes whose version on disk was edited outside memdir: (that rev, when seen).
+        self._edited_at: dict[str, tuple[str, int]] = {}
 
     def on_change(self, listener: Callable[[str, WriteEvent], None]) -> None:
         """Call `listener(note_id, event)` after every write or removal (e.g. to schedule sync)."""
@@ -239,20 +244,47 @@ class ScopeStore:
         if scan.over_limit:
             self._observe_unloaded(scan)
         if not scan.changed:
-            return scan
+            return self._with_edit_times(scan)
         try:
             history = self.history
         except InvalidInput:
             # A damaged project file: reading goes on, writing refuses (see save), and
             # the version on disk is recorded by the next write once it is fixed.
             return scan
+        edited = self._edited_at
         for note_id in scan.changed:
             rev = scan.revisions.get(note_id)
-            if rev is not None and not _recorded(history, note_id, rev):
+            if rev is None:
+                continue
+            last = history.last_events(note_id)
+            if not (history.has(rev) and last and last[-1].rev == rev):
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
-        return scan
+                    now = time.time_ns() // 1_000_000
+                    last = [*last[-1:], Revision(now, WriteEvent.OBSERVED, rev, None)]
+            # A version edited outside memdir (an earlier one is logged) counts as updated
+            # when memdir first saw it, so `list` shows it first; a file seen for the first
+            # time (a clone, an import by hand) keeps the time its frontmatter gives.
+            if len(last) == 2 and last[-1].rev == rev and last[-1].event == WriteEvent.OBSERVED:
+                edited[note_id] = (rev, last[-1].ts)
+            else:
+                edited.pop(note_id, None)
+        return self._with_edit_times(scan)
+
+    def _with_edit_times(self, scan: Scan) -> Scan:
+        """`scan` with each note edited outside memdir updated at the time it was seen."""
+        later = {
+            note_id: ts
+            for note_id, (rev, ts) in list(self._edited_at.items())
+            if scan.revisions.get(note_id) == rev and ts > scan.notes[note_id].updated_at
+        }
+        if not later:
+            return scan
+        notes = dict(scan.notes)
+        for note_id, ts in later.items():
+            notes[note_id] = dataclasses.replace(notes[note_id], updated_at=ts)
+        return dataclasses.replace(scan, notes=notes)
 
     def _observe_unloaded(self, scan: Scan) -> None:
         """Record the versions of the note files a scan left out above maxNotes, each read
@@ -329,6 +361,13 @@ class ScopeStore:
         if note.body_bytes > self.max_note_bytes:
             self.check_size(note, self._current(note.id)[1])
 
+    def _check_content(self, note: Note) -> None:
+        """The checks of what a written note holds: its size, its summary (no bidirectional
+        formatting characters, a rule for writes only) and the credential guard."""
+        self._size_first(note)
+        check_summary_written(note.summary)
+        check_secrets(note)
+
     def _check_limits(
         self, note: Note, previous: Note | None, max_notes: int, count: int | None = None
     ) -> None:
@@ -344,8 +383,7 @@ class ScopeStore:
 
     def admit(self, note: Note) -> None:
         """Every check `save` makes, without writing: a batch checks all before writing any."""
-        self._size_first(note)
-        check_secrets(note)
+        self._check_content(note)
         _, previous = self._current(note.id)
         if previous is None:
             self._check_case(note.id)
@@ -365,8 +403,7 @@ class ScopeStore:
         `expect_revision` ("" for 'must not exist') refuses the write when the file
         changed since the caller looked. `backup_reason` backs up the replaced version.
         """
-        self._size_first(note)
-        check_secrets(note)
+        self._check_content(note)
         with self.lock():
             # Open the history first: it can refuse (a damaged project file), and then
             # nothing may have been written yet.
@@ -443,8 +480,7 @@ class ScopeStore:
             with self.undoable(replaced) as rollback:
                 for note, raw, expected in items:
                     try:
-                        self._size_first(note)
-                        check_secrets(note)
+                        self._check_content(note)
                         old_bytes, previous = self._current(note.id)
                         if (revision_of(old_bytes) if old_bytes is not None else "") != expected:
                             raise Conflict(
