@@ -6,8 +6,10 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp import StdioServerParameters
 from memdir import Memory
@@ -51,3 +53,47 @@ def all_text(*paths: Path) -> str:
                 with contextlib.suppress(OSError):
                     chunks.append((Path(dirpath) / name).read_text(errors="replace"))
     return "\n".join(chunks)
+
+
+class Raw:
+    """`memdir mcp serve` driven with raw JSON-RPC lines (any revision, any mistake)."""
+
+    def __init__(self, project: Path, home: Path, *extra: str) -> None:
+        params = stdio_params(project, home, *extra)
+        self.proc = subprocess.Popen(
+            [params.command, *params.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**(params.env or {}), "PATH": "/usr/bin:/bin"},
+        )
+        self.next_id = 0
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The response to one request (notifications before it are skipped)."""
+        self.next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._send(message)
+        assert self.proc.stdout
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "the server closed its output"
+            answer: dict[str, Any] = json.loads(line)
+            if answer.get("id") == self.next_id:
+                return answer
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def close(self) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)

@@ -16,22 +16,25 @@ READ, WRITE, DELETE = AccessLevel
 
 def test_read_only_access_refuses_writes_and_deletes() -> None:
     access = Access(READ, grant_id="g-1")
-    with pytest.raises(Refused, match=r"read-only \(grant g-1\)"):
-        access.require_write()
-    with pytest.raises(Refused, match="read-only"):
-        access.require_delete(True)
+    why = "which is not allowed: grant g-1 is read-only"
+    with pytest.raises(Refused, match=f"memory_write writes notes, {why}; .* --write;"):
+        access.require_write("memory_write")
+    with pytest.raises(Refused, match=f"memory_delete deletes notes, {why}; .* --write --delete;"):
+        access.require_delete("memory_delete", True)
+    with pytest.raises(Refused, match="grant g-1 was issued without --delete"):
+        Access(WRITE, grant_id="g-1").require_delete("memory_delete", True)
 
 
 def test_delete_needs_the_right_and_an_explicit_confirm() -> None:
-    Access(WRITE).require_write()
-    with pytest.raises(Refused, match=r"mcp\.access in the memdir config"):
-        Access(WRITE).require_delete(True)
+    Access(WRITE).require_write("memory_write")
+    with pytest.raises(Refused, match=r"mcp\.access is read_write in the memdir config"):
+        Access(WRITE).require_delete("memory_delete", True)
     deleting = Access(DELETE, can_delete=True)
     with pytest.raises(Refused, match="confirm: true"):
-        deleting.require_delete(False)
+        deleting.require_delete("memory_delete", False)
     with pytest.raises(Refused, match="confirm: true"):
-        deleting.require_delete("yes")  # type: ignore[arg-type]
-    deleting.require_delete(True)
+        deleting.require_delete("memory_delete", "yes")  # type: ignore[arg-type]
+    deleting.require_delete("memory_delete", True)
 
 
 def test_scope_for_and_covers() -> None:

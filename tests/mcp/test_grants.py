@@ -79,7 +79,7 @@ def test_gate_narrows_config_and_delete_needs_delete_grant(memory: Memory, tmp_p
     plain = Gate("read_write").resolve(None)
     assert plain.can_delete and plain.grant_id is None
     with pytest.raises(Refused, match="confirm"):
-        plain.require_delete(False)
+        plain.require_delete("memory_delete", False)
     with pytest.raises(Refused):
         Gate("read_write", store, require_bearer=True).resolve({})
 

@@ -185,7 +185,8 @@ def test_both_eras_over_http(served: Served) -> None:
                 err, out = await _call(client, "memory_search", {"query": "anything"})
                 assert not err and out["method"] == "lexical", (mode, out)
                 err, text = await _call(client, "memory_write", {"summary": "Not written"})
-                assert err and text.startswith("refused: this MCP connection is read-only")
+                assert err and text.startswith("refused: memory_write writes notes, which is not")
+                assert "is read-only; it needs a grant issued with --write;" in text
 
     anyio.run(main)
 

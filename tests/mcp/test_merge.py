@@ -99,7 +99,7 @@ def test_merge_needs_the_right_to_delete(
                     )
                     assert err and text.startswith("refused:"), text
                     if grant is write_grant:  # the same refusal as memory_delete's
-                        assert "deleting notes is not allowed" in text
+                        assert "memory_merge deletes notes, which is not allowed" in text
                         assert "nothing was removed" in text
                     else:
                         assert "read-only" in text

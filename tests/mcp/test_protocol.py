@@ -11,8 +11,6 @@ asking for 2026-07-28 (which has none) gets the newest handshake revision, as th
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from typing import Any
 import anyio
 import mcp_types
 import pytest
-from mcp_helpers import stdio_params
+from mcp_helpers import Raw, stdio_params
 
 from mcp import Client
 from memdir import Memory
@@ -40,50 +38,6 @@ def envelope(version: str = MODERN, **extra: Any) -> dict[str, Any]:
         "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
         **extra,
     }
-
-
-class Raw:
-    """`memdir mcp serve` driven with raw JSON-RPC lines (any revision, any mistake)."""
-
-    def __init__(self, project: Path, home: Path) -> None:
-        params = stdio_params(project, home)
-        self.proc = subprocess.Popen(
-            [params.command, *params.args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env={**(params.env or {}), "PATH": "/usr/bin:/bin"},
-        )
-        self.next_id = 0
-
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
-
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The response to one request (notifications before it are skipped)."""
-        self.next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self._send(message)
-        assert self.proc.stdout
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, "the server closed its output"
-            answer: dict[str, Any] = json.loads(line)
-            if answer.get("id") == self.next_id:
-                return answer
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
-
-    def close(self) -> None:
-        assert self.proc.stdin
-        self.proc.stdin.close()
-        self.proc.wait(timeout=20)
 
 
 @pytest.fixture

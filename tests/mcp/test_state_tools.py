@@ -386,8 +386,8 @@ def test_unknown_ids_are_not_found(served: Served) -> None:
         (
             "state_task_create",
             {"title": "x", "colour": "red"},
-            "invalid: unknown argument 'colour'; state_task_create takes title, notes, "
-            "priority, status, goal_id, fields",
+            "invalid: unknown argument 'colour' (state_task_create takes title, notes, "
+            "priority, status, goal_id, fields)",
         ),
         (
             "state_task_create",

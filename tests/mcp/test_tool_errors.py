@@ -179,5 +179,5 @@ def test_errors_over_stdio(env: tuple[Path, Path], memory: Memory, tmp_path: Pat
     assert texts[2] == "not_found: no note no-such-note (memory_search finds notes and their ids)"
     assert texts[3].startswith("refused: memory_delete needs confirm: true")
     assert texts[4].startswith("not_found: ")
-    assert texts[5].startswith("refused: this MCP connection is read-only (grant ")
+    assert texts[5].startswith("refused: memory_write writes notes, which is not allowed: grant ")
     assert texts[5].endswith(f"({remedy_text(Remedy.MCP_GRANT)})")

@@ -44,14 +44,21 @@ def mcp_group() -> None:
     "--grant-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="Run with the access of this capability grant (from `memdir mcp grant`).",
+    help=(
+        "Run with the access of this capability grant (from `memdir mcp grant`). With "
+        "--http the server serves only this grant: a request with another grant's token "
+        "is refused (401)."
+    ),
 )
 @click.option(
     "--http",
     "address",
     default=None,
     metavar="127.0.0.1:PORT",
-    help="Serve streamable HTTP on this loopback address (every request needs a grant's token).",
+    help=(
+        "Serve streamable HTTP on this loopback address (every request needs a grant's "
+        "token: any usable grant, or only --grant-file's)."
+    ),
 )
 def serve(grant_file: Path | None, address: str | None) -> None:
     """Serve memdir over MCP (stdio by default; stdout carries the protocol)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memdir.clients.grants import GrantStore
 from memdir.core import AccessLevel
@@ -17,40 +17,54 @@ __all__ = ["CURRENT", "Access", "Gate", "bearer_token"]
 @dataclass(frozen=True, slots=True)
 class Access:
     """The effective rights of one request: level, scope, delete right, the grant behind
-    it, and the agent state store access that grant gives (None: none; read; read_write)."""
+    it, and the agent state store access that grant gives (None: none; read; read_write).
+    `config_level` is the config's `mcp.access`, and `capped` says it lowered what the
+    grant gives (a refusal then names the config, not the grant, as what to change)."""
 
     level: AccessLevel
     scope: str = "both"
     can_delete: bool = False
     grant_id: str | None = None
     state: AccessLevel | None = None
+    # What the refusals say, not what the access is: left out of comparisons.
+    config_level: AccessLevel | None = field(default=None, compare=False)
+    capped: bool = field(default=False, compare=False)
 
-    def require_write(self) -> None:
-        """Refuse unless writes are allowed."""
+    def require_write(self, tool: str) -> None:
+        """Refuse `tool` (which writes notes) unless writes are allowed."""
         if self.level is AccessLevel.READ:
-            raise Refused(
-                f"this MCP connection is read-only ({self._source()}); nothing was written",
-                hint=self._wider(),
-            )
+            raise self._refusal(tool, "writes notes", "--write", "nothing was written")
 
-    def require_delete(self, confirm: bool) -> None:
-        """Refuse unless deletes are allowed and the caller confirmed."""
-        self.require_delete_right()
+    def require_delete(self, tool: str, confirm: bool) -> None:
+        """Refuse `tool` (which deletes notes) unless deletes are allowed and the caller
+        confirmed."""
+        self.require_delete_right(tool)
         if confirm is not True:
-            raise Refused(
-                "memory_delete needs confirm: true — ask the user first; nothing was removed"
-            )
+            raise Refused(f"{tool} needs confirm: true — ask the user first; nothing was removed")
 
-    def require_delete_right(self) -> None:
-        """Refuse unless deletes are allowed (a merge deletes notes too: it needs this right
-        even to show its plan, and applies only with confirm)."""
-        self.require_write()
-        if not self.can_delete:
-            raise Refused(
-                f"deleting notes is not allowed on this MCP connection ({self._source()}); "
-                "nothing was removed",
-                hint=self._wider(),
+    def require_delete_right(self, tool: str) -> None:
+        """Refuse `tool` unless deletes are allowed (a merge deletes notes too: it needs this
+        right even to show its plan, and applies only with confirm)."""
+        if self.level is AccessLevel.READ or not self.can_delete:
+            raise self._refusal(tool, "deletes notes", "--write --delete", "nothing was removed")
+
+    def _refusal(self, tool: str, does: str, flags: str, unchanged: str) -> Refused:
+        """Why `tool` is refused, and which grant (or config) would allow it."""
+        if self.grant_id is None or self.capped:
+            # The config caps every grant: only the user's config can widen it.
+            config = (self.config_level or self.level).value
+            cap = ", which caps any grant" if self.grant_id else ""
+            return Refused(
+                f"{tool} {does}, which is not allowed: this MCP server is read-only "
+                f"(mcp.access is {config} in the memdir config{cap}); {unchanged} (ask the "
+                "user to set mcp.access to read_write in the memdir config if they want this)"
             )
+        why = "is read-only" if self.level is AccessLevel.READ else "was issued without --delete"
+        return Refused(
+            f"{tool} {does}, which is not allowed: grant {self.grant_id} {why}; it needs a "
+            f"grant issued with {flags}; {unchanged}",
+            hint=Remedy.MCP_GRANT,
+        )
 
     def require_state(self, write: bool) -> None:
         """Refuse unless the agent state store may be read (and, with `write`, changed):
@@ -89,18 +103,16 @@ class Access:
             return requested
         if requested is not None and requested != self.scope:
             raise Refused(
-                f"this MCP grant covers the {self.scope} scope only", hint=Remedy.MCP_GRANT
+                f"grant {self.grant_id} covers the {self.scope} scope only, so scope "
+                f"{requested!r} was refused: it needs a grant issued with --scope {requested} "
+                "or --scope both",
+                hint=Remedy.MCP_GRANT,
             )
         return self.scope
 
     def covers(self, scope: str | None) -> bool:
         """Whether a note of `scope` is visible under this access."""
         return self.scope == "both" or scope == self.scope
-
-    def _wider(self) -> Remedy | None:
-        """What widens the access: a new grant (under a grant); the user's config says
-        the rest, and the message names it."""
-        return Remedy.MCP_GRANT if self.grant_id else None
 
     def _source(self) -> str:
         return f"grant {self.grant_id}" if self.grant_id else "mcp.access in the memdir config"
@@ -159,7 +171,8 @@ class Gate:
         if self.fixed is not None and self.store is not None:
             grant_id, token = self.fixed
             return self._from_grant(token, grant_id)
-        return Access(self.config_access, "both", self.config_access is not AccessLevel.READ)
+        level = self.config_access
+        return Access(level, "both", level is not AccessLevel.READ, config_level=level)
 
     def _from_grant(self, token: str, grant_id: str | None) -> Access:
         assert self.store is not None
@@ -168,4 +181,5 @@ class Gate:
         level = self.config_access.at_most(granted)
         delete = granted is AccessLevel.READ_WRITE_DELETE and level is not AccessLevel.READ
         state = self.config_access.at_most(AccessLevel(grant.state)) if grant.state else None
-        return Access(level, grant.scope, delete, grant.id, state)
+        capped = level.rank < granted.rank
+        return Access(level, grant.scope, delete, grant.id, state, self.config_access, capped)

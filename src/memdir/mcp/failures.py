@@ -6,7 +6,9 @@ A failing call is a tool error (`isError`) whose text begins with its kind — `
 error class has one) — then memdir's message and what the agent can do next in MCP terms:
 a tool to call, or a step to ask the user for. Arguments are checked against each tool's
 own signature before the SDK sees them, so a wrong type reads `invalid: limit: expected an
-integer from 1 to 50`, not a pydantic dump.
+integer from 1 to 50`, not a pydantic dump. (A request that is no well-formed call at
+all — an unknown tool, `arguments` that are not an object — is a JSON-RPC error instead:
+`memdir.mcp.protocol`.)
 """
 
 from __future__ import annotations
@@ -86,13 +88,13 @@ def error_result(text: str) -> CallToolResult:
 
 class ToolArguments:
     """The arguments of each tool, checked against its handler's own signature (the one
-    its input schema is made from), with each problem said in one short line; a strict
-    tool also refuses an argument it does not take (a misspelt name would otherwise be
-    dropped silently and the call would do something else)."""
+    its input schema is made from), with each problem said in one short line. Every tool
+    refuses an argument it does not take, naming it: a misspelt name would otherwise be
+    dropped silently and the call would do something else."""
 
     def __init__(self) -> None:
         self._models: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {}
-        self._strict: dict[str, tuple[str, ...]] = {}
+        self._takes: dict[str, tuple[str, ...]] = {}
 
     @classmethod
     def of(cls, tools: Iterable[Tool]) -> ToolArguments:
@@ -111,8 +113,11 @@ class ToolArguments:
             fields[param.name] = (param.annotation, default)
         model = create_model(f"{tool.name}_arguments", **fields)
         self._models[tool.name] = (model, model.model_json_schema().get("properties", {}))
-        if tool.strict:
-            self._strict[tool.name] = tuple(parameters)
+        self._takes[tool.name] = tuple(parameters)
+
+    def takes(self, name: str) -> tuple[str, ...]:
+        """The names of the arguments tool `name` takes (none for no tool of ours)."""
+        return self._takes.get(name, ())
 
     def problem(self, name: str, arguments: Mapping[str, Any] | None) -> str | None:
         """`invalid: argument: what was expected` for arguments the tool cannot take (None:
@@ -120,12 +125,14 @@ class ToolArguments:
         entry = self._models.get(name)
         if entry is None:
             return None
-        known = self._strict.get(name)
-        unknown = [k for k in (arguments or {}) if known is not None and k not in known]
+        known = self._takes[name]
+        unknown = [k for k in (arguments or {}) if k not in known]
         if unknown:
             listed = ", ".join(repr(k[:40]) for k in unknown[:5])
-            takes = ", ".join(known or ()) or "no arguments"
-            return f"{ErrorKind.INVALID}: unknown argument {listed}; {name} takes {takes}"
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            takes = ", ".join(known) or "no arguments"
+            word = "argument" if len(unknown) == 1 else "arguments"
+            return f"{ErrorKind.INVALID}: unknown {word} {listed}{more} ({name} takes {takes})"
         model, properties = entry
         given = dict(arguments or {})
         for key, value in given.items():  # as the SDK does: JSON text for a non-string field

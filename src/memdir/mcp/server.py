@@ -3,7 +3,10 @@
 Over HTTP every request (initialize and listings included) needs a usable grant: the
 ASGI wrapper re-reads the grants on each request, so a revoked or expired grant is
 refused with 401 at once. Content requests resolve the caller's access again in the MCP
-middleware, and `tools/list` offers only the tools that access may call.
+middleware, and `tools/list` offers only the tools that access may call. The same
+middleware answers a request naming no tool, prompt or resource of memdir's, or one the
+SDK refuses, with a JSON-RPC error in memdir's `kind: message (next step)` form
+(`memdir.mcp.protocol`); a tool's own failures are tool errors (`memdir.mcp.failures`).
 
 Protocol revisions: the SDK (mcp >= 2.3) serves both eras on one endpoint. A client that
 opens with a request carrying the per-request `_meta` envelope (or `server/discover`) is
@@ -18,6 +21,7 @@ loudly at startup should an SDK upgrade drop a revision docs/mcp.md promises.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -30,8 +34,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import INVALID_REQUEST
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from memdir import __version__
 from memdir.clients.grants import GrantStore, read_grant_file
@@ -39,8 +44,9 @@ from memdir.errors import InvalidInput, MemdirError, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
 from memdir.mcp.failures import ToolArguments, error_result, error_text
+from memdir.mcp.protocol import Offered, check_request, internal_error, translated
 from memdir.mcp.registry import PROGRESS, register_tools
-from memdir.mcp.tools import tool_named, usable_tools
+from memdir.mcp.tools import TOOLS, tool_named, usable_tools
 from memdir.mcp.tools.state import StateStores
 from memdir.memory import Memory
 
@@ -84,6 +90,7 @@ _GUARDED = frozenset({"tools/call", "resources/read", "prompts/get"})
 _FILTERED = frozenset({"tools/list"})
 _INDEX_URI = "memdir://prompt-index"
 _GUIDANCE_URI = "memdir://guidance"
+_PROMPTS = ("memory_index", "memory_guidance")
 #: Freshness hints of the cacheable results (2026-07-28, SEP-2549): private, since what
 #: a caller is offered depends on its grant; the listings do not change while the server
 #: runs, the prompt index changes with every write.
@@ -112,15 +119,34 @@ def _headers(ctx: ServerRequestContext[Any, Any]) -> dict[str, str] | None:
     return {k.lower(): v for k, v in headers.items()}
 
 
+_log = logging.getLogger(__name__)
+
+
 class _Guard:
-    """Middleware: resolve and check the caller's access before any content request is served."""
+    """Middleware: resolve and check the caller's access before any content request is
+    served, answer a request that names nothing this server has, and say every error the
+    SDK raises for a request memdir's way (`memdir.mcp.protocol`)."""
 
     def __init__(self, gate: Gate) -> None:
         self.gate = gate
         #: The tools' argument checker, set once the tools are registered.
         self.arguments = ToolArguments()
+        #: Every tool and the arguments it takes (a state tool a server did not register
+        #: is still known: calling it is refused naming the grant that would allow it).
+        self.tools = {tool.name: tuple(tool.parameters().parameters) for tool in TOOLS}
 
     async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        try:
+            return await self._serve(ctx, call_next)
+        except (MCPError, ValidationError) as exc:
+            raise translated(ctx.method, exc) from None
+        except Exception:
+            _log.exception("MCP request %r failed", ctx.method[:80])
+            raise internal_error(ctx.method) from None
+
+    async def _serve(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         if ctx.method not in _GUARDED and ctx.method not in _FILTERED:
@@ -133,6 +159,14 @@ class _Guard:
             if ctx.method == "tools/call":
                 return error_result(message)
             raise MCPError(INVALID_REQUEST, message) from None
+        if ctx.method in _GUARDED:
+            usable = usable_tools(access)
+            offered = Offered(
+                tools=tuple(name for name in self.tools if name in usable),
+                prompts=_PROMPTS,
+                resources=(_INDEX_URI, _GUIDANCE_URI),
+            )
+            check_request(ctx.method, ctx.params, offered, self.tools)
         if ctx.method == "tools/call":
             params = ctx.params or {}
             tool = tool_named(str(params.get("name")))
@@ -193,12 +227,15 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
 
     async def prompt_index() -> str:
         access = CURRENT.get()
-        if access is None:
-            raise Refused("no access was resolved for this call")
-        if access.scope != "both":
-            return f"This grant covers the {access.scope} scope only: use memory_search."
-        # Scanning the note files blocks: keep the event loop free for other requests.
-        return await anyio.to_thread.run_sync(memory.agent.prompt_index, limiter=limiter)
+        try:
+            if access is None:
+                raise Refused("no access was resolved for this call")
+            if access.scope != "both":
+                return f"This grant covers the {access.scope} scope only: use memory_search."
+            # Scanning the note files blocks: keep the event loop free for other requests.
+            return await anyio.to_thread.run_sync(memory.agent.prompt_index, limiter=limiter)
+        except MemdirError as exc:  # a locked store, a damaged note: said as a tool says it
+            raise MCPError(INTERNAL_ERROR, error_text(exc)) from None
 
     async def guidance() -> str:
         return GUIDANCE
@@ -218,12 +255,12 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
         mime_type="text/markdown",
     )(guidance)
     server.prompt(
-        name="memory_index",
+        name=_PROMPTS[0],
         title="memdir prompt index",
         description="What the long-term memory holds, to read at the start of a task.",
     )(prompt_index)
     server.prompt(
-        name="memory_guidance",
+        name=_PROMPTS[1],
         title="when to write a memory note",
         description="When a memory note is worth writing, and when not.",
     )(guidance)
@@ -289,18 +326,35 @@ class HttpGuard:
         await self.app(scope, receive, send)
 
     def _problem(self, token: str | None) -> str | None:
-        """Why a request with `token` is refused (no token, unknown, expired, revoked), or None."""
-        missing = "a valid capability grant is required (Authorization: Bearer)"
+        """Why a request with `token` is refused (no token, unknown, expired, revoked, or
+        another grant than the one this server is pinned to), or None."""
         if token is None:
-            return missing
+            return _NO_GRANT
         try:
             grant = self.store.authenticate(token)
-            if grant is None or (self.grant_id is not None and grant.id != self.grant_id):
-                return missing
-            self.store.validate(token, self.grant_id)
+            if grant is None:
+                return _NO_GRANT
+            self.store.validate(token)  # expired or revoked: said as such
         except MemdirError as exc:  # expired, revoked, or a damaged grants file
             return error_text(exc)
+        if self.grant_id is not None and grant.id != self.grant_id:
+            # Said only to the holder of another usable grant of this memdir, and naming
+            # neither grant: that this server is pinned is all it learns.
+            return _PINNED
         return None
+
+
+#: The 401 body for a request without a usable grant's token.
+_NO_GRANT = (
+    "refused: a valid capability grant is required (send Authorization: Bearer with the "
+    "token of a grant file from `memdir mcp grant`)"
+)
+#: The 401 body for another grant's token on a server started with --grant-file.
+_PINNED = (
+    "refused: this server serves only the grant in its --grant-file, and this token is "
+    "another grant's (use the token from that grant file, or ask the user to start "
+    "`memdir mcp serve --http` without --grant-file, which accepts any usable grant)"
+)
 
 
 async def _plain(send: Send, status: int, text: str) -> None:

@@ -205,7 +205,7 @@ def memory_write(
     ] = None,
 ) -> WriteOut:
     access = caller()
-    access.require_write()
+    access.require_write("memory_write")
     where = access.scope_for(scope)
     if id is not None and exists_hidden(memory, id, access):
         raise NotFound(f"no note {id}")
@@ -241,7 +241,7 @@ def memory_delete(
     ] = False,
 ) -> DeleteOut:
     access = caller()
-    access.require_delete(confirm)
+    access.require_delete("memory_delete", confirm)
     note = shown_note(memory, id, access)
     scope = note.scope.value if note.scope else None
     result = memory.forget(id, scope=scope, expect_hash=note.hash)

@@ -52,8 +52,9 @@ class Tool:
     `handler(context, **arguments)` makes the call; its signature without `context` is
     the tool's input schema (and its checked arguments), its return annotation the output
     schema. `access` is what the caller needs: of the notes, or — a `state` tool — of the
-    agent state store. `strict` refuses an argument the tool does not take (instead of
-    dropping it); `explain` says a memdir error as the tool's error text.
+    agent state store; an argument the handler does not take is refused, never dropped
+    (`memdir.mcp.failures.ToolArguments`). `explain` says a memdir error as the tool's
+    error text.
     """
 
     name: str
@@ -62,7 +63,6 @@ class Tool:
     annotations: ToolAnnotations
     access: AccessLevel
     state: bool = False
-    strict: bool = False
     explain: Callable[[MemdirError], str] = error_text
 
     @property

@@ -151,7 +151,7 @@ def _tool(
     annotations: ToolAnnotations,
     access: AccessLevel,
 ) -> Tool:
-    """A state tool's record: strict arguments, its own not-found text, and the grant it
+    """A state tool's record: its own not-found text, and the grant it
     needs said at the end of its description."""
     return Tool(
         name,
@@ -160,7 +160,6 @@ def _tool(
         annotations=annotations,
         access=access,
         state=True,
-        strict=True,
         explain=state_error_text,
     )
 

@@ -1,7 +1,7 @@
 """The arguments of the state tools (`memdir.mcp.tools.state`): their types, bounds and
 checks, each problem said in one line (`invalid: fields.area: longer than 10000
-characters`); the state tools are strict, so an argument a tool does not take is refused
-too (`memdir.mcp.failures.ToolArguments`)."""
+characters`); an argument a tool does not take is refused, as for every tool
+(`memdir.mcp.failures.ToolArguments`)."""
 
 from __future__ import annotations
 

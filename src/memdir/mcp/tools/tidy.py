@@ -95,7 +95,7 @@ def memory_merge(
     ] = None,
 ) -> MergeOut:
     access = caller()
-    access.require_delete_right()
+    access.require_delete_right("memory_merge")
     # Every note must be one this caller may read: a private note, or one outside the
     # grant, is "no note" here exactly as memory_read says (its existence is not told,
     # and its content never reaches the draft).
