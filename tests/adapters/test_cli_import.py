@@ -23,8 +23,8 @@ from click.testing import CliRunner, Result
 from disks import fill, needs_root, tmpfs
 from files import snapshot
 from memdir.cli.main import main
-from memdir.core import parse_note
-from memdir.errors import EXIT_DISK, EXIT_USAGE
+from memdir.core import parse_note, render_note
+from memdir.errors import EXIT_DISK, EXIT_REFUSED, EXIT_USAGE
 from memdir.memory.importing import BATCH
 
 Invoke = Callable[..., Result]
@@ -77,6 +77,19 @@ def ok(result: Result) -> Result:
 
 def as_json(result: Result) -> dict[str, object]:
     doc = json.loads(ok(result).stdout)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def refused(result: Result) -> Result:
+    """An import that refused some items: the refusal exit code (issue 24, item 7)."""
+    assert result.exit_code == EXIT_REFUSED, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    return result
+
+
+def refused_json(result: Result) -> dict[str, object]:
+    doc = json.loads(refused(result).stdout)
     assert isinstance(doc, dict)
     return doc
 
@@ -246,7 +259,7 @@ def test_json_report_has_the_documented_fields(
     cli: Invoke, home: Path, guarded_source: Path
 ) -> None:
     no_embedder(home)
-    report = as_json(cli("import", str(guarded_source), "--json"))
+    report = refused_json(cli("import", str(guarded_source), "--json"))
     assert report["imported"] == 2
     assert report["updated"] == 0
     assert report["unchanged"] == 0
@@ -271,10 +284,11 @@ def test_secrets_never_reach_the_output_the_files_or_the_audit_log(
     json_flag: list[str],
 ) -> None:
     no_embedder(home)
-    result = ok(cli("import", str(guarded_source), *json_flag))
+    result = refused(cli("import", str(guarded_source), *json_flag))
     for text in (result.stdout, result.stderr):
         assert AWS_KEY not in text and PASSWORD not in text
     if not json_flag:
+        assert "imported 2, updated 0, unchanged 0, refused 2 (" in result.stdout
         assert "refused: 2" in result.stdout
         assert "refused: this looks like an AWS access key id" in result.stdout
         assert "password assignment" in result.stdout
@@ -292,19 +306,19 @@ def test_dry_run_writes_nothing_and_shows_the_plan(
     no_embedder(home)
     ok(cli("list"))
     before = snapshot(project, home)
-    shown = ok(cli("import", str(guarded_source), "--dry-run"))
+    shown = refused(cli("import", str(guarded_source), "--dry-run"))
     assert snapshot(project, home) == before
-    assert "would import 2, would update 0, unchanged 0" in shown.stdout
+    assert "would import 2, would update 0, unchanged 0, refused 2 (" in shown.stdout
     assert "by scope: project 2; by type: none 2" in shown.stdout
     assert "refused: 2" in shown.stdout
-    plan = as_json(cli("import", str(guarded_source), "--dry-run", "--json"))
+    plan = refused_json(cli("import", str(guarded_source), "--dry-run", "--json"))
     assert snapshot(project, home) == before
     assert plan["dry_run"] is True
     assert (plan["imported"], plan["updated"], plan["unchanged"]) == (2, 0, 0)
     assert plan["by_scope"] == {"project": 2}
     assert len(plan["refused"]) == 2  # type: ignore[arg-type]
 
-    ok(cli("import", str(guarded_source)))
+    refused(cli("import", str(guarded_source)))
     write_jsonl(
         guarded_source,
         [entity("Web", "Serves the pages and the API"), entity("Docs", "Lives in the wiki")],
@@ -418,6 +432,61 @@ def test_a_changed_file_updates_its_note_and_backs_up_the_old_one(
     assert files[target].read_bytes() == old
 
 
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_note_edited_here_is_kept_when_its_source_did_not_change(
+    cli: Invoke, project: Path, home: Path, tmp_path: Path, kind: str
+) -> None:
+    """Issue 24, failure 4, for every kind that finds its notes again by their source."""
+    no_embedder(home)
+    source = _copy(kind, tmp_path)
+    first = as_json(cli("import", str(source), "--from", kind, "--json"))
+    target = str(first["notes"][0])  # type: ignore[index]
+    listed = {n["id"]: n for n in json.loads(ok(cli("list", "--json")).stdout)}
+    scope = str(listed[target]["scope"])
+    summary = str(listed[target]["summary"])
+    ok(cli("remember", summary, "--body", "Edited here.", "--id", target, "--scope", scope))
+    files = note_files(project / "MEMORY", home / "memory" / "user")
+    edited = files[target].read_bytes()
+
+    report = as_json(cli("import", str(source), "--from", kind, "--json"))
+
+    assert (report["imported"], report["updated"], report["kept_local"]) == (0, 0, 1)
+    assert report["unchanged"] == first["imported"] - 1  # type: ignore[operator]
+    (decision,) = report["decisions"]  # type: ignore[misc]
+    assert (decision["id"], decision["decision"]) == (target, "kept-local")
+    assert files[target].read_bytes() == edited
+    assert report["backup_ids"] == []
+
+
+@pytest.mark.parametrize("kind", [k for k, (_, changed, _) in KINDS.items() if changed])
+def test_a_note_changed_here_and_in_its_source_is_kept_beside(
+    cli: Invoke, project: Path, home: Path, tmp_path: Path, kind: str
+) -> None:
+    no_embedder(home)
+    source = _copy(kind, tmp_path)
+    first = as_json(cli("import", str(source), "--from", kind, "--json"))
+    files = note_files(project / "MEMORY", home / "memory" / "user")
+    (target,) = [i for i, f in files.items() if pointer(f).endswith(f"#{KINDS[kind][2]}")]
+    note = parse_note(files[target].read_bytes())
+    scope = "user" if files[target].is_relative_to(home) else "project"
+    ok(cli("remember", note.summary, "--body", "Edited here.", "--id", target, "--scope", scope))
+    edited = files[target].read_bytes()
+    changed = source / str(KINDS[kind][1])
+    changed.write_text(changed.read_text("utf-8") + "\nOne more line, added later.\n", "utf-8")
+
+    report = as_json(cli("import", str(source), "--from", kind, "--json"))
+
+    assert (report["updated"], report["kept_local"], report["kept_both"]) == (0, 0, 1)
+    assert report["unchanged"] == first["imported"] - 1  # type: ignore[operator]
+    (decision,) = report["decisions"]  # type: ignore[misc]
+    assert (decision["id"], decision["decision"]) == (target, "kept-both")
+    assert files[target].read_bytes() == edited
+    copy = note_files(project / "MEMORY", home / "memory" / "user")[decision["new_id"]]
+    assert "One more line, added later." in copy.read_text("utf-8")
+    again = as_json(cli("import", str(source), "--from", kind, "--json"))
+    assert (again["kept_both"], again["notes"]) == (0, [])
+
+
 def test_a_claude_code_project_folder_and_its_memory_folder_are_one_source(
     cli: Invoke, home: Path, tmp_path: Path
 ) -> None:
@@ -445,6 +514,139 @@ def test_spellings_of_one_source_path_are_one_source(
     ):
         again = as_json(cli("import", str(spelling), "--json"))
         assert (again["imported"], again["unchanged"]) == (0, 6), spelling
+
+
+# -- a local note with the same id (issue 24, failure 4) -------------------------------------
+
+
+def _backups(invoke: Invoke) -> list[dict[str, object]]:
+    doc = json.loads(ok(invoke("backups", "--json")).stdout)
+    listed = doc["backups"] if isinstance(doc, dict) else doc
+    assert isinstance(listed, list)
+    return listed
+
+
+@pytest.mark.parametrize("fmt", ["tar.gz", "zip"])
+def test_an_older_export_never_replaces_a_newer_local_note(
+    seeded: Invoke, project: Path, tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / FORMATS[fmt]
+    ok(seeded("export", str(out)))
+    ok(
+        seeded(
+            "remember",
+            "Pricing cards use fills, not borders",
+            "--body",
+            "Now dashed.",
+            "--id",
+            "fills",
+        )
+    )
+    edited = (project / "MEMORY" / "fills.md").read_bytes()
+    backups = len(_backups(seeded))
+
+    plan = ok(seeded("import", str(out), "--dry-run"))
+    assert f"would import 0, would update 0, unchanged {SEEDED - 1}, kept local 1 (" in plan.stdout
+    assert "kept local (newer): 1" in plan.stdout
+    assert "  fills: the import holds an earlier version of the local note" in plan.stdout
+    assert (project / "MEMORY" / "fills.md").read_bytes() == edited
+
+    shown = ok(seeded("import", str(out)))
+    assert f"imported 0, updated 0, unchanged {SEEDED - 1}, kept local 1 (" in shown.stdout
+    assert "kept local (newer): 1" in shown.stdout
+    report = as_json(seeded("import", str(out), "--json"))
+    assert (report["updated"], report["kept_local"], report["kept_both"]) == (0, 1, 0)
+    assert report["decisions"] == [
+        {
+            "id": "fills",
+            "scope": "project",
+            "source": "out/project/fills.md",  # the archive's top folder and the file
+            "decision": "kept-local",
+            "reason": "the import holds an earlier version of the local note",
+            "new_id": None,
+        }
+    ]
+    assert (project / "MEMORY" / "fills.md").read_bytes() == edited
+    assert len(_backups(seeded)) == backups
+
+    forced = ok(seeded("import", str(out), "--overwrite"))
+    assert f"imported 0, updated 1, unchanged {SEEDED - 1} (" in forced.stdout
+    assert "overwritten (--overwrite; old versions backed up): 1" in forced.stdout
+    assert "Now dashed." not in (project / "MEMORY" / "fills.md").read_text("utf-8")
+    (backup,) = [b for b in _backups(seeded) if b["note_id"] == "fills"]
+    ok(seeded("backups", "restore", str(backup["id"])))
+    assert (project / "MEMORY" / "fills.md").read_bytes() == edited
+
+
+def test_the_same_id_with_diverged_content_is_kept_beside(
+    cli: Invoke, project: Path, home: Path, tmp_path: Path
+) -> None:
+    no_embedder(home)
+    ok(cli("remember", "Pricing cards use borders", "--body", "Thin grey.", "--id", "pricing"))
+    local = parse_note((project / "MEMORY" / "pricing.md").read_bytes())
+    theirs = parse_note(
+        (project / "MEMORY" / "pricing.md").read_bytes().replace(b"Thin grey.", b"Soft blue fills.")
+    )
+    folder = tmp_path / "export"
+    (folder / "project").mkdir(parents=True)
+    (folder / "project" / "pricing.md").write_bytes(render_note(theirs))
+    (folder / "index.json").write_text(
+        json.dumps({"format": "memdir-export", "version": 1, "notes": []}), "utf-8"
+    )
+
+    plan = as_json(cli("import", str(folder), "--dry-run", "--json"))
+    assert (plan["kept_both"], plan["imported"], plan["notes"]) == (
+        1,
+        0,
+        [plan["decisions"][0]["new_id"]],
+    )  # type: ignore[index]
+    assert note_files(project / "MEMORY").keys() == {"pricing"}
+
+    shown = ok(cli("import", str(folder)))
+    assert "kept both 1 (" in shown.stdout
+    assert "kept both (imported version as a new note): 1" in shown.stdout
+    files = note_files(project / "MEMORY")
+    (copy,) = set(files) - {"pricing"}
+    assert f"  pricing → {copy}: both say they were updated" in shown.stdout
+    assert parse_note(files["pricing"].read_bytes()).hash == local.hash
+    assert "Soft blue fills." in files[copy].read_text("utf-8")
+
+    again = as_json(cli("import", str(folder), "--json"))
+    assert (again["unchanged"], again["kept_both"], again["decisions"]) == (1, 0, [])
+    assert set(note_files(project / "MEMORY")) == {"pricing", copy}
+
+
+def test_refusals_and_decisions_together_exit_with_the_refusal_code(
+    cli: Invoke, project: Path, home: Path, tmp_path: Path
+) -> None:
+    no_embedder(home)
+    source = write_jsonl(
+        tmp_path / "memory.jsonl",
+        [entity("Web", "Serves the pages"), entity("Docs", "Lives in the wiki")],
+    )
+    ok(cli("import", str(source)))
+    (web,) = [i for i, f in note_files(project / "MEMORY").items() if pointer(f).endswith("#Web")]
+    ok(cli("remember", "Web (thing)", "--body", "Edited here.", "--id", web))
+    write_jsonl(
+        source,
+        [
+            entity("Web", "Serves the pages"),
+            entity("Docs", "Lives in the wiki"),
+            entity("Ops", f"The deploy key is {AWS_KEY}"),
+            entity("Api", "Answers on port 8080"),
+        ],
+    )
+    shown = refused(cli("import", str(source)))
+    assert "imported 1, updated 0, unchanged 1, kept local 1, refused 1 (" in shown.stdout
+    assert "kept local (newer): 1" in shown.stdout
+    assert f"  {web}: the local note changed since the last import; the source did not" in (
+        shown.stdout
+    )
+    assert AWS_KEY not in shown.stdout + shown.stderr
+    report = refused_json(cli("import", str(source), "--json"))
+    assert (report["imported"], report["unchanged"], report["kept_local"]) == (0, 2, 1)
+    assert len(report["refused"]) == 1  # type: ignore[arg-type]
+    assert "Edited here." in (project / "MEMORY" / f"{web}.md").read_text("utf-8")
 
 
 # -- bad input --------------------------------------------------------------------------------
@@ -727,7 +929,6 @@ def test_a_source_named_by_a_credential_is_never_echoed(
     (folder / f"{token}.md").write_text("# A note\n\nSee the token in my name.\n")
     for path, kind in ((graph, "mcp-memory"), (folder, "markdown")):
         for extra in ((), ("--json",)):
-            result = cli("import", str(path), "--from", kind, *extra)
-            assert "Traceback" not in result.stdout + result.stderr
+            result = refused(cli("import", str(path), "--from", kind, *extra))
             assert "Zq7" not in result.stdout + result.stderr, (kind, extra)
     assert "Zq7" not in ok(cli("list", "--json")).stdout

@@ -380,7 +380,8 @@ def test_unparseable_notes_are_skipped_named_and_left_alone(
     folder = memory.stores.directory("project")
     bad = {
         "broken-json.md": b'---\n{"id":"broken-json","summary":\n---\nbody\n',
-        "no-frontmatter.md": b"# just markdown\n",
+        "no-frontmatter.md": b"---\n\n***\n",  # no frontmatter and no text: no note
+        "bad-yaml.md": b"---\ntitle: [unclosed\n---\nbody\n",
         "bad-utf8.md": b'---\n{"id":"bad-utf8","summary":"x"}\n---\n\xff\xfe\n',
     }
     for name, data in bad.items():
@@ -432,16 +433,21 @@ def test_a_tar_export_is_readable_by_a_plain_tar_reader(
 # -- importing an export over notes that exist ------------------------------------------------
 
 
-def test_an_export_imported_over_a_changed_note_updates_it_with_a_backup(
+def test_an_older_export_keeps_the_changed_note_unless_overwrite(
     memory: Memory, store: dict[str, Scope], tmp_path: Path
 ) -> None:
     out = tmp_path / "out.zip"
     memory.exporter.run(out)
     exported = memory.read("deploys")
     changed = memory.remember("Deploys go out on Tuesdays", "Now on Wednesdays.", id="deploys")
+    # the export holds a version older than the local edit: the local note is kept
     report = memory.importer.run(out, "memdir")
-    assert (report.imported, report.updated, report.unchanged) == (0, 1, len(store) - 1)
-    assert report.updated_notes == ("deploys",)
+    assert (report.imported, report.updated, report.unchanged) == (0, 0, len(store) - 1)
+    assert report.kept_local == 1 and report.backup_ids == ()
+    assert memory.read("deploys").hash == changed.note.hash
+    # --overwrite lets the export win, with a backup of the local note
+    report = memory.importer.run(out, "memdir", overwrite=True)
+    assert report.overwritten == 1
     assert memory.read("deploys").hash == exported.hash
     (backup_id,) = report.backup_ids
     memory.backups.restore(backup_id)

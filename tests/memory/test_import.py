@@ -16,6 +16,7 @@ from files import snapshot, write_project_config
 from memdir import Memory
 from memdir.core import Scope, parse_note
 from memdir.importers.base import iso_ms
+from memdir.memory.importing import Decision
 
 FIXTURES = Path(__file__).resolve().parents[1] / "importers" / "fixtures"
 AWS_KEY = "AKIAQ3ZB7XK2LMN4TRV5"
@@ -205,16 +206,29 @@ def test_source_timestamps_are_kept(mem: Memory, tmp_path: Path) -> None:
         assert head["updatedAt"] == (iso_ms(item["updated_at"]) or created)
 
 
-def test_a_note_edited_after_import_is_updated_from_the_source_with_a_backup(
-    mem: Memory, tmp_path: Path
+def test_a_note_edited_after_import_is_kept_when_the_source_did_not_change(
+    mem: Memory, project: Path, home: Path, tmp_path: Path
 ) -> None:
+    """Issue 24, failure 4: re-importing an unchanged source never replaces a local edit."""
     source = _mcp(tmp_path)
-    mem.importer.run(source, "mcp-memory")
+    first = mem.importer.run(source, "mcp-memory")
     (ada,) = [i for i, h in on_disk(mem).items() if str(h["source"]).endswith("#Ada Lovelace")]
     edited = mem.remember("Ada Lovelace (person)", "edited by hand", id=ada)
+    before = snapshot(project, home)
     report = mem.importer.run(source, "mcp-memory")
-    assert report.updated_notes == (ada,)
-    (backup_id,) = report.backup_ids
+    assert snapshot(project, home) == before
+    assert (report.imported, report.updated, report.kept_local, report.kept_both) == (0, 0, 1, 0)
+    assert report.unchanged == first.imported - 1
+    (decision,) = report.decisions
+    assert (decision.id, decision.decision, decision.new_id) == (ada, Decision.KEPT_LOCAL, None)
+    assert "changed since the last import" in decision.reason
+    assert mem.read(ada).hash == edited.note.hash
+
+    forced = mem.importer.run(source, "mcp-memory", overwrite=True)
+    assert (forced.updated, forced.overwritten, forced.updated_notes) == (1, 1, (ada,))
+    assert forced.decisions[0].decision is Decision.OVERWRITTEN
+    assert mem.read(ada).body != "edited by hand"
+    (backup_id,) = forced.backup_ids
     mem.backups.restore(backup_id)
     assert mem.read(ada).hash == edited.note.hash
 

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
+from memdir.cli.errors import Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, progress_bar
 from memdir.core.vocab import ExportFormat, ImportKind, Scope, choices
+from memdir.errors import EXIT_REFUSED
 
 if TYPE_CHECKING:
     from memdir import Memory
-    from memdir.memory.importing import ImportReport
+    from memdir.memory.importing import ImportReport, NoteDecision
 
 __all__ = ["export", "import_notes"]
 
@@ -40,29 +42,63 @@ def _memory() -> Memory:
 @click.option(
     "--scope", type=_SCOPES, default=None, help="Put every note here (default: by its type)."
 )
-@click.option("--dry-run", is_flag=True, help="Show what would be imported; write nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Show what would be imported and each decision; write nothing."
+)
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Let the imported version replace a local note that is newer or differs "
+    "(each replaced note backed up first).",
+)
 @json_option
 def import_notes(
-    path: Path, kind: str | None, scope: str | None, dry_run: bool, as_json: bool
-) -> None:
+    path: Path,
+    kind: str | None,
+    scope: str | None,
+    dry_run: bool,
+    overwrite: bool,
+    as_json: bool,
+) -> Outcome | None:
     """Import the memory of another system: Claude Code, Codex, basic-memory, the MCP memory
-    server, mem0, a Markdown folder or a memdir export."""
+    server, mem0, a Markdown folder or a memdir export.
+
+    An item whose note exists here (the same id, or the same source imported before) and
+    differs from it never silently replaces it. If only the source changed since it was
+    imported, or the import is newer (a later updatedAt), the note is updated and its old
+    version backed up. If the local note is newer (it changed here since, or the import
+    holds an earlier version of it), it is kept: "kept local". If which is newer cannot be
+    told (both changed, the same updatedAt, or no time in the source), both are kept: the
+    imported version becomes a new note beside the local one, as sync's "keep both" does:
+    "kept both". Every decision is listed (--json: "decisions"); --dry-run shows them
+    first; --overwrite replaces instead, with a backup.
+
+    Exit codes: 0 done; 4 some items were refused (the credential guard, a limit: the rest
+    is imported and the report lists them).
+    """
     memory = _memory()
     with progress_bar(not as_json and not dry_run) as progress:
-        report = memory.importer.run(path, kind, scope=scope, dry_run=dry_run, progress=progress)
+        report = memory.importer.run(
+            path, kind, scope=scope, dry_run=dry_run, overwrite=overwrite, progress=progress
+        )
     if as_json:
         emit_json(report)
-        return
-    _show_import(report)
+    else:
+        _show_import(report)
+    return Outcome(EXIT_REFUSED) if report.refused else None
 
 
 def _show_import(report: ImportReport) -> None:
     verb = "would import" if report.dry_run else "imported"
-    console.print(
-        f"{verb} {report.imported}, {'would update' if report.dry_run else 'updated'} "
-        f"{report.updated}, unchanged {report.unchanged} ({report.kind} from {report.source})",
-        markup=False,
-    )
+    counts = f"{verb} {report.imported}, {'would update' if report.dry_run else 'updated'} "
+    counts += f"{report.updated}, unchanged {report.unchanged}"
+    for label, number in (
+        ("kept local", report.kept_local),
+        ("kept both", report.kept_both),
+        ("refused", len(report.refused)),
+    ):
+        counts += f", {label} {number}" if number else ""
+    console.print(f"{counts} ({report.kind} from {report.source})", markup=False)
     if report.by_scope:
         scopes = ", ".join(f"{k} {v}" for k, v in sorted(report.by_scope.items()))
         types = ", ".join(f"{k} {v}" for k, v in sorted(report.by_type.items()))
@@ -70,6 +106,7 @@ def _show_import(report: ImportReport) -> None:
     if report.updated_notes:
         shown = ", ".join(report.updated_notes[:_SHOWN])
         console.print(f"  updated (old versions backed up): {shown}", markup=False)
+    _show_decisions(report.decisions)
     for title, issues in (("refused", report.refused), ("not read", report.problems)):
         if not issues:
             continue
@@ -78,6 +115,26 @@ def _show_import(report: ImportReport) -> None:
             console.print(f"  {escape(issue.source)}: {escape(issue.reason)}")
         if len(issues) > _SHOWN:
             console.print(f"  … and {len(issues) - _SHOWN} more (--json lists all)")
+
+
+def _show_decisions(decisions: tuple[NoteDecision, ...]) -> None:
+    """The local notes an import did not simply update, by decision, each with why."""
+    from memdir.memory.importing import Decision
+
+    for decision, title in (
+        (Decision.KEPT_LOCAL, "kept local (newer)"),
+        (Decision.KEPT_BOTH, "kept both (imported version as a new note)"),
+        (Decision.OVERWRITTEN, "overwritten (--overwrite; old versions backed up)"),
+    ):
+        mine = [d for d in decisions if d.decision is decision]
+        if not mine:
+            continue
+        console.print(f"[yellow]{title}: {len(mine)}[/]")
+        for d in mine[:_SHOWN]:
+            beside = f" → {d.new_id}" if d.new_id is not None else ""
+            console.print(f"  {d.id}{beside}: {d.reason}", markup=False)
+        if len(mine) > _SHOWN:
+            console.print(f"  … and {len(mine) - _SHOWN} more (--json lists all)")
 
 
 @click.command()

@@ -3,10 +3,30 @@ into items; this module gives them ids, resolves their links, runs every write c
 (the credential guard, the limits) and writes them in batches.
 
 Each imported note keeps a pointer to where it came from in its frontmatter
-(``"source": "<kind>:<root>#<key>"``), so a second import of the same source finds the
-notes the first one wrote: an unchanged item changes nothing, a changed one updates its
-note with a backup of the version it replaces. memdir's own export keeps its ids
-instead (and carries no pointer, so a round trip gives back the same files' content).
+(``"source": "<kind>:<root>#<key>"``) and the content hash of what the import wrote
+(``"sourceHash"``), so a second import of the same source finds the notes the first one
+wrote and knows which side changed since. memdir's own export keeps its ids instead (and
+carries no pointer, so a round trip gives back the same files' content).
+
+When an item meets a note that exists (by pointer or by id) and differs from it, the
+import never simply replaces it; each such note gets a `Decision`, listed in the report.
+With a ``sourceHash`` both sides share (the last import), it is a three-way choice:
+only the source changed since: ``updated``; only the local note: ``kept-local``; both:
+``kept-both``. Without one (memdir's export, notes imported before the hash was kept):
+
+* the import holds an earlier version of the local note (its content is in the note's
+  history), or its ``updatedAt`` is older: the local note is newer and is kept
+  (``kept-local``);
+* the import's ``updatedAt`` is newer: it replaces the local note, which is backed up
+  first (``updated``) — importing a newer export of one's own notes updates them;
+* neither can be told (the same ``updatedAt``, or a source that gives no time): both are
+  kept, the import's version written beside the local note under a new id as sync's
+  "keep both" does (``kept-both``; a later import finds that copy and writes no other).
+
+With ``overwrite`` the import's version replaces the local note in every case, backed up
+first (``overwritten``). An export carries no history of its own, so an import that is
+newer by ``updatedAt`` is taken to descend from the local version; the backup is there
+when it did not.
 
 Writes go in batches (`BATCH` notes, one `ScopeStore.save_many` each: one lock, every
 file fsynced, the batch undone whole if the disk fails part-way), so a killed import
@@ -19,6 +39,8 @@ import builtins
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,11 +63,14 @@ if TYPE_CHECKING:
     from memdir.importers.base import Imported, Reading
 
 __all__ = [
+    "BASE_KEY",
     "BATCH",
     "SOURCE_KEY",
+    "Decision",
     "ImportIssue",
     "ImportReport",
     "Importer",
+    "NoteDecision",
 ]
 
 
@@ -70,9 +95,41 @@ def _redacted(text: str) -> str:
     return redact(text)
 
 
+class Decision(StrEnum):
+    """What an import did with an item whose note exists and differs from it."""
+
+    #: the import is newer (or only the source changed since the last import): it replaced
+    #: the local note, backed up first
+    UPDATED = "updated"
+    #: the local note is newer (or the import holds an earlier version of it): left as it is
+    KEPT_LOCAL = "kept-local"
+    #: which is newer cannot be told: the import's version was written beside it, new id
+    KEPT_BOTH = "kept-both"
+    #: `overwrite`: replaced although the local note was newer or diverged, backed up first
+    OVERWRITTEN = "overwritten"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteDecision:
+    """The decision about one local note an imported item differed from: the note's id and
+    scope, the item's origin, why, and (kept both) the id the import's version got."""
+
+    id: str
+    scope: str
+    source: str
+    decision: Decision
+    reason: str
+    new_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", _redacted(self.source))
+
+
 @dataclass(frozen=True, slots=True)
 class ImportReport:
-    """What `memdir import` did (or, with `dry_run`, would do)."""
+    """What `memdir import` did (or, with `dry_run`, would do). Each item read ends in one
+    of: imported, updated, unchanged, kept_local, kept_both, refused (or, not usable at
+    all, in problems); `decisions` says why for every local note an item differed from."""
 
     kind: str
     source: str
@@ -84,12 +141,20 @@ class ImportReport:
     refused: tuple[ImportIssue, ...]
     #: what the reader could not read (malformed lines, unreadable or empty files)
     problems: tuple[ImportIssue, ...]
-    #: ids of the notes imported or updated
+    #: ids of the notes written: imported, updated, and the copies kept beside
     notes: tuple[str, ...]
+    #: ids of the local notes replaced (each backed up first), overwritten ones included
     updated_notes: tuple[str, ...] = ()
     by_type: dict[str, int] = field(default_factory=dict)
     by_scope: dict[str, int] = field(default_factory=dict)
     backup_ids: tuple[str, ...] = ()
+    #: local notes left as they are because they are newer than the import
+    kept_local: int = 0
+    #: items written beside a local note that differs where which is newer cannot be told
+    kept_both: int = 0
+    #: of `updated`: local notes that were newer or diverged, replaced by `overwrite`
+    overwritten: int = 0
+    decisions: tuple[NoteDecision, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", _redacted(self.source))
@@ -99,10 +164,17 @@ class ImportReport:
 BATCH = 500
 #: The frontmatter key holding an imported note's pointer to its source.
 SOURCE_KEY = "source"
+#: The frontmatter key holding the content hash of the note as the import last wrote it.
+BASE_KEY = "sourceHash"
 #: The backup reason of a note an import updates.
 BACKUP_REASON = "import"
 
 Progress = Callable[[str, int, int], None]
+
+
+#: What becomes of a planned item that passed every check (None: refused).
+_NEW, _UNCHANGED = "new", "unchanged"
+_WRITTEN = (_NEW, Decision.UPDATED, Decision.OVERWRITTEN, Decision.KEPT_BOTH)
 
 
 @dataclass(slots=True)
@@ -114,6 +186,9 @@ class _Planned:
     existing: Note | None = None
     revision: str = ""  # of the existing file ("" none)
     note: Note | None = None
+    outcome: str = _NEW  # _NEW, _UNCHANGED or a Decision
+    reason: str = ""
+    beside: str | None = None  # kept both: the local note this item's copy stands beside
 
 
 class Importer:
@@ -139,14 +214,18 @@ class Importer:
         *,
         scope: Scope | str | None = None,
         dry_run: bool = False,
+        overwrite: bool = False,
         progress: Progress | None = None,
     ) -> ImportReport:
         """Import another system's memory from `path` (§5): `kind` one of
         `memdir.importers.KINDS` (None: detected). Every note passes the credential guard
         (refusals are listed, the rest imported), keeps its source's timestamps and a
-        pointer to its source; a second import of the same source changes nothing, an
-        updated source updates its notes with a backup. `scope` overrides where notes go
-        (default: by type, §1.3). With `dry_run` nothing is written."""
+        pointer to its source; a second import of the same source changes nothing. A
+        local note the import differs from is updated (with a backup) only when the
+        import is newer; a newer local note is kept, and one where which is newer cannot
+        be told is kept beside the import's version (see the module doc). `overwrite`
+        replaces every differing local note, each backed up first. `scope` overrides
+        where notes go (default: by type, §1.3). With `dry_run` nothing is written."""
         from memdir.importers import detect, reader
 
         source = Path(path).expanduser().resolve()
@@ -157,46 +236,54 @@ class Importer:
         reading: Reading = reader(kind).read(source)
         problems = [ImportIssue(p.origin, p.reason) for p in reading.problems]
         refused: builtins.list[ImportIssue] = []
-        planned = self._plan(reading, chosen, problems)
-        self._render(planned, refused)
+        planned, taken = self._plan(reading, chosen, problems)
+        self._render(planned, refused, taken, overwrite=overwrite)
         ready = [p for p in planned if p.note is not None]
-        changed = [p for p in ready if p.existing is None or not _same(p.existing, p.note)]
-        new = [p for p in changed if p.existing is None]
-        updates = [p for p in changed if p.existing is not None]
+        changed = [p for p in ready if p.outcome in _WRITTEN]
         backups: builtins.list[BackupRecord] = []
         if not dry_run and changed:
             written = self._write(changed, kind, reading.root, refused, backups, progress)
-            new = [p for p in new if p.id in written]
-            updates = [p for p in updates if p.id in written]
+            ready = [p for p in ready if p.outcome not in _WRITTEN or p.id in written]
+            changed = [p for p in changed if p.id in written]
+
+        def count(*outcomes: str) -> int:
+            return sum(1 for p in ready if p.outcome in outcomes)
+
         by_type: dict[str, int] = {}
         by_scope: dict[str, int] = {}
-        for p in [*new, *updates]:
+        for p in changed:
             assert p.note is not None
             name = p.note.type.value if p.note.type is not None else "none"
             by_type[name] = by_type.get(name, 0) + 1
             by_scope[p.scope.value] = by_scope.get(p.scope.value, 0) + 1
+        replaced = (Decision.UPDATED, Decision.OVERWRITTEN)
         return ImportReport(
             kind=kind,
             source=str(reading.root),
             dry_run=dry_run,
-            imported=len(new),
-            updated=len(updates),
-            unchanged=len(ready) - len(changed),
+            imported=count(_NEW),
+            updated=count(*replaced),
+            unchanged=count(_UNCHANGED),
             refused=tuple(refused),
             problems=tuple(problems),
-            notes=tuple(p.id for p in [*new, *updates]),
-            updated_notes=tuple(p.id for p in updates),
+            notes=tuple(p.id for p in changed),
+            updated_notes=tuple(p.id for p in changed if p.outcome in replaced),
             by_type=by_type,
             by_scope=by_scope,
             backup_ids=tuple(r.id for r in backups),
+            kept_local=count(Decision.KEPT_LOCAL),
+            kept_both=count(Decision.KEPT_BOTH),
+            overwritten=count(Decision.OVERWRITTEN),
+            decisions=tuple(_decision(p) for p in ready if isinstance(p.outcome, Decision)),
         )
 
     # -- planning ------------------------------------------------------------------------
 
     def _plan(
         self, reading: Reading, chosen: Scope | None, problems: builtins.list[ImportIssue]
-    ) -> builtins.list[_Planned]:
-        """Each item's scope and id: the note an earlier import wrote, or a fresh id."""
+    ) -> tuple[builtins.list[_Planned], set[str]]:
+        """Each item's scope and id: the note an earlier import wrote, the note of the id
+        memdir's export keeps, or a fresh id; and the ids taken (casefolded)."""
         keeps_ids = reading.kind == "memdir"
         by_pointer: dict[str, tuple[Scope, Note]] = {}
         by_id: dict[tuple[Scope, str], Note] = {}
@@ -251,15 +338,21 @@ class Importer:
                 data = store.directory.read_bytes(plan.id)
                 plan.revision = revision_of(data) if data is not None else ""
             out.append(plan)
-        return out
+        return out, taken
 
     def _render(
-        self, planned: builtins.list[_Planned], refused: builtins.list[ImportIssue]
+        self,
+        planned: builtins.list[_Planned],
+        refused: builtins.list[ImportIssue],
+        taken: set[str],
+        *,
+        overwrite: bool,
     ) -> None:
         """Each planned item as the note to write, every check run: first with its links as
         their text (what the guard and the limits see), then — only among the items that
-        passed — with links resolved to ids, so no link names a note that is not written.
-        New notes count against `memory.maxNotes` in the order they come."""
+        passed — with links resolved to ids, so no link names a note that is not written;
+        last, what becomes of each item whose note exists (`_decide`). New notes count
+        against `memory.maxNotes` in the order they come."""
         from memdir.importers.base import REF_PATTERN
 
         now = self._clock()
@@ -303,6 +396,76 @@ class Importer:
                 p.note = None
                 continue
             p.note = note
+        for p in planned:
+            if p.note is not None and p.pointer is not None:
+                extra = {**dict(p.note.extra), BASE_KEY: p.note.hash}
+                p.note = replace(p.note, extra=tuple(extra.items()))
+        held: dict[Scope, dict[tuple[str, bool], str]] = {}
+        for p in planned:
+            if p.note is not None and p.existing is not None:
+                self._decide(p, taken, room, held, refused, overwrite=overwrite)
+
+    def _decide(
+        self,
+        p: _Planned,
+        taken: set[str],
+        room: dict[Scope, int],
+        held: dict[Scope, dict[tuple[str, bool], str]],
+        refused: builtins.list[ImportIssue],
+        *,
+        overwrite: bool,
+    ) -> None:
+        """What becomes of an item whose note exists: unchanged, or a `Decision`; kept both,
+        the item becomes a new note beside the local one (as sync's "keep both" makes the
+        server's copy: `make_id` from its summary), unless a note of the scope already
+        holds exactly its content (an earlier import kept it beside)."""
+        local, note = p.existing, p.note
+        assert local is not None and note is not None
+        if _without_base(local).same_content(_without_base(note)):
+            p.outcome = _UNCHANGED  # a note imported before the base was kept is not rewritten
+            return
+        store = self.stores.store(p.scope)
+        base = dict(local.extra).get(BASE_KEY)
+        if p.pointer is None and base != dict(p.item.extra).get(BASE_KEY):
+            base = None  # an export: a base only when both sides come from one import
+        decision, p.reason = _compare(
+            local,
+            note,
+            base=base if isinstance(base, str) else None,
+            dated=p.item.updated_at is not None,
+            earlier=lambda: {r.hash for r in store.history.revisions(local.id) if r.hash},
+        )
+        if overwrite and decision in (Decision.KEPT_LOCAL, Decision.KEPT_BOTH):
+            decision, p.reason = Decision.OVERWRITTEN, f"{p.reason}; replaced (overwrite)"
+        p.outcome = decision
+        if decision is not Decision.KEPT_BOTH:
+            return
+        # Not the local note's keys, nor its pointer and base: a note of its own (a later
+        # import of the source compares with the local note again, and finds this copy).
+        copy = replace(note, extra=_unbased(p.item.extra, SOURCE_KEY))
+        if p.scope not in held:  # content -> id of the scope's notes, read once
+            notes = self.stores.all_notes(p.scope)
+            held[p.scope] = {(n.hash, n.private): n.id for n in reversed(notes)}
+        if held[p.scope].get((copy.hash, copy.private), local.id) != local.id:
+            p.outcome, p.reason = _UNCHANGED, ""  # an earlier import kept it beside already
+            return
+        try:
+            if not room[p.scope] > 0:
+                raise LimitExceeded(
+                    f"the {p.scope.value} scope would hold more than memory.maxNotes "
+                    f"({self.settings.max_notes}) notes"
+                )
+            copy = replace(copy, id=make_id(copy.summary, taken))
+            store.admit(copy)
+        except MemdirError as exc:
+            refused.append(ImportIssue(p.item.origin or p.item.key, str(exc)))
+            p.note = None
+            return
+        room[p.scope] -= 1
+        taken.add(copy.id.casefold())
+        held[p.scope][(copy.hash, copy.private)] = copy.id
+        p.beside, p.id, p.note = local.id, copy.id, copy
+        p.existing, p.revision, p.pointer = None, "", None
 
     def _note(self, p: _Planned, body: str, now: int) -> Note:
         item = p.item
@@ -310,10 +473,11 @@ class Importer:
         extra.update(item.extra)
         if p.pointer is not None:
             extra[SOURCE_KEY] = p.pointer
+        # An update keeps the note's creation time unless the source says when it was made.
         created = (
             item.created_at
-            or item.updated_at
             or (p.existing.created_at if p.existing else 0)
+            or item.updated_at
             or now
         )
         # An update from a source without times is dated now (unchanged notes are compared
@@ -421,9 +585,70 @@ def _ref_link(
     return link
 
 
-def _same(existing: Note, note: Note | None) -> bool:
-    """True when importing `note` over `existing` would change nothing but timestamps."""
-    return note is not None and existing.same_content(note)
+def _unbased(extra: tuple[tuple[str, object], ...], *also: str) -> tuple[tuple[str, object], ...]:
+    """`extra` without the base hash (and the keys `also` names)."""
+    return tuple((k, v) for k, v in extra if k != BASE_KEY and k not in also)
+
+
+def _without_base(note: Note) -> Note:
+    return replace(note, extra=_unbased(note.extra))
+
+
+def _compare(
+    local: Note,
+    imported: Note,
+    *,
+    base: str | None,
+    dated: bool,
+    earlier: Callable[[], set[str]],
+) -> tuple[Decision, str]:
+    """Which of two differing versions of a note wins, and why. With `base` (the content
+    hash both come from) the side that changed since; else the history of the local note
+    (an import holding one of its earlier versions is older, whatever its times say),
+    then ``updatedAt`` when the source gives one."""
+    if base is not None:
+        if imported.hash == base:
+            return (
+                Decision.KEPT_LOCAL,
+                "the local note changed since the last import; the source did not",
+            )
+        if local.hash == base:
+            return (
+                Decision.UPDATED,
+                "the source changed since the last import; the local note did not",
+            )
+        return (
+            Decision.KEPT_BOTH,
+            "both the source and the local note changed since the last import",
+        )
+    if imported.hash != local.hash and imported.hash in earlier():
+        return Decision.KEPT_LOCAL, "the import holds an earlier version of the local note"
+    if not dated:
+        return (
+            Decision.KEPT_BOTH,
+            "the source does not say when it changed; which is newer is unknown",
+        )
+    ours, theirs = _when(local.updated_at), _when(imported.updated_at)
+    if imported.updated_at > local.updated_at:
+        return Decision.UPDATED, f"the import is newer (updated {theirs}; local {ours})"
+    if imported.updated_at < local.updated_at:
+        return Decision.KEPT_LOCAL, f"the local note is newer (updated {ours}; import {theirs})"
+    return Decision.KEPT_BOTH, f"both say they were updated {ours}; which is newer is unknown"
+
+
+def _when(ms: int) -> str:
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+
+
+def _decision(p: _Planned) -> NoteDecision:
+    assert isinstance(p.outcome, Decision)
+    local = p.beside if p.beside is not None else p.id
+    new_id = p.id if p.beside is not None else None
+    origin = p.item.origin or p.item.key
+    return NoteDecision(local, p.scope.value, origin, p.outcome, p.reason, new_id)
 
 
 def kinds() -> Iterable[str]:
