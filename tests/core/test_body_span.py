@@ -61,8 +61,8 @@ def test_pretty_printed_frontmatter_and_fences_in_the_body() -> None:
         (b" \n\t", "empty file"),
         (b"---\n{}\n---\n\x00", "NUL"),
         (b"---\n{}\n---\n\xff", "UTF-8"),
-        (b"# just markdown\n", "no frontmatter"),
         (b"---", "no frontmatter"),
+        (b"---\n\n***\n", "no line of text"),
         (b'---\n{"id":"x"}\nbody', "not closed"),
     ],
 )

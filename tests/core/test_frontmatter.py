@@ -181,9 +181,12 @@ def test_notes_without_type_keep_working() -> None:
 BAD_FILES = {
     "empty": (b"", "empty file"),
     "whitespace only": (b"  \n\n", "empty file"),
-    "no frontmatter": (b"# Just markdown\n\nhello\n", "no frontmatter"),
     "fence not on first line": (b"\n---\n{}\n---\n", "no frontmatter"),
     "fence only": (b"---", "no frontmatter"),
+    "rules only": (b"---\n\n***\n", "no line of text"),
+    "yaml not flat": (b"---\ntitle: a\n  nested: [x\n---\nbody\n", "neither"),
+    "yaml id mismatch": (b"---\nid: other\n---\nbody\n", "does not match the file name"),
+    "yaml private not bool": (b"---\nprivate: maybe\n---\nbody\n", "private"),
     "unclosed": (b'---\n{"id":"x","summary":"s"}\nbody\n', "not closed"),
     "bad json": (b'---\n{"id":"x","summary":}\n---\n', "not valid JSON"),
     "json array": (b'---\n["id","x"]\n---\n', "must be a JSON object"),

@@ -156,7 +156,7 @@ def test_hashes_are_stable_and_edits_stay_local() -> None:
 
 
 def test_unparseable_files_raise_parse_error() -> None:
-    for data in (b"", b"no frontmatter", b"---\n{}\n", b"---\n\xff\n---\n"):
+    for data in (b"", b"---", b"---\n{}\n", b"---\n\xff\n---\n"):
         with pytest.raises(ParseError):
             chunk_body(data)
 

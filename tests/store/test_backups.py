@@ -54,10 +54,10 @@ def test_add_refuses_a_malformed_note_id(tmp_path: Path, bad: str) -> None:
 
 def test_backup_of_unparseable_bytes_has_no_hash(tmp_path: Path) -> None:
     record = Backups(tmp_path).add(
-        "n-1", b"not a note", reason="forget", scope="project", origin=tmp_path
+        "n-1", b"not a note \xff", reason="forget", scope="project", origin=tmp_path
     )
     assert record.note_hash is None
-    assert Backups(tmp_path).get(record.id)[1] == b"not a note"
+    assert Backups(tmp_path).get(record.id)[1] == b"not a note \xff"
 
 
 def test_list_is_newest_first_and_limited_to_fifty(tmp_path: Path) -> None:

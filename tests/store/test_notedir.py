@@ -38,7 +38,8 @@ BAD_FILES: dict[str, bytes] = {
     "bad-utf8.md": b'---\n{"id":"bad-utf8","summary":"caf\xe9"}\n---\n',
     "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
     "empty.md": b"",
-    "no-front.md": b"# Just a heading\n\nSome text.\n",
+    "no-front.md": b"---\n\n***\n",
+    "bad-yaml.md": b"---\ntitle: [unclosed\n---\nSome text.\n",
     "unclosed.md": b'---\n{"id":"unclosed","summary":"s"}\nbody\n',
     "mismatch.md": b'---\n{"id":"something-else","summary":"s"}\n---\n',
     "bad-type.md": b'---\n{"id":"bad-type","summary":"s","type":"opinion"}\n---\n',
@@ -102,6 +103,7 @@ def test_bad_files_are_reported_and_skipped(messy: Path) -> None:
     assert "binary" in reasons["binary.md"]
     assert "empty" in reasons["empty.md"]
     assert "no frontmatter" in reasons["no-front.md"]
+    assert "neither memdir's JSON nor the YAML" in reasons["bad-yaml.md"]
     assert "not closed" in reasons["unclosed.md"]
     assert "does not match the file name" in reasons["mismatch.md"]
     assert "type must be one of" in reasons["bad-type.md"]
@@ -194,7 +196,7 @@ def test_scan_picks_up_new_files_removals_and_files_turning_bad(tmp_path: Path) 
     assert sorted(directory.scan().notes) == ["a-1", "b-1"]
     (tmp_path / "a-1.md").unlink()
     put(tmp_path, "c-1")
-    (tmp_path / "b-1.md").write_bytes(b"garbage")
+    (tmp_path / "b-1.md").write_bytes(b"garbage \xff")
     scan = directory.scan()
     assert sorted(scan.notes) == ["c-1"]
     assert [p.path.name for p in scan.problems] == ["b-1.md"]

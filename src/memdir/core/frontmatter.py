@@ -10,18 +10,34 @@ A note file is::
 The JSON is rendered on one line with a fixed key order so files diff cleanly;
 a person may pretty-print it and it still parses. Unknown keys are kept in
 `Note.extra` and written back after the known ones.
+
+Notes written by hand are read too (with the file name giving the id): YAML frontmatter
+(what Obsidian, basic-memory and Claude Code's memory files hold; the flat YAML of
+`memdir.core.flat_yaml`) and plain Markdown with no frontmatter at all, whose summary is
+its first heading or line. Such a file stays as it was written until memdir rewrites the
+note, which it then does in the canonical form (`is_canonical_form`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import unicodedata
+from datetime import UTC, date, datetime
 from typing import Any
 
-from memdir.core.note import FRONTMATTER_KEYS, Note
+from memdir.core.flat_yaml import (
+    FrontmatterError,
+    Value,
+    frontmatter_list,
+    frontmatter_str,
+    parse_frontmatter,
+)
+from memdir.core.note import FRONTMATTER_KEYS, MAX_SUMMARY_CHARS, Note, NoteType
 from memdir.errors import InvalidInput, ParseError
 
-__all__ = ["KNOWN_KEYS", "body_span", "parse_note", "render_note"]
+__all__ = ["KNOWN_KEYS", "body_span", "is_canonical_form", "parse_note", "render_note"]
 
 #: Frontmatter keys memdir reads itself; any other key is kept in `Note.extra`.
 KNOWN_KEYS = FRONTMATTER_KEYS
@@ -73,23 +89,27 @@ def body_span(data: bytes) -> tuple[int, int]:
     if b"\x00" in data:
         raise ParseError("binary file (contains NUL bytes)")
     try:
-        data.decode("utf-8")
+        form = _form(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ParseError(f"not valid UTF-8 (byte {exc.start})") from None
-    pos = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0
-    newline = data.find(b"\n", pos)
-    if newline == -1 or data[pos:newline].rstrip(b"\r \t") != _FENCE_BYTES:
-        raise ParseError("no frontmatter: the file must start with a '---' line")
-    pos = newline + 1
-    while True:
+    pos = start = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0
+    if form == "plain":
+        if _first_line_of(data[pos:].decode("utf-8")) is None:
+            raise _no_text()
+    else:
         newline = data.find(b"\n", pos)
-        line = data[pos:] if newline == -1 else data[pos:newline]
-        if line.rstrip(b"\r \t") == _FENCE_BYTES:
-            start = len(data) if newline == -1 else newline + 1
-            break
-        if newline == -1:
-            raise ParseError("frontmatter is not closed by a '---' line")
+        if newline == -1 or data[pos:newline].rstrip(b"\r \t") != _FENCE_BYTES:
+            raise ParseError("no frontmatter: the file must start with a '---' line")
         pos = newline + 1
+        while True:
+            newline = data.find(b"\n", pos)
+            line = data[pos:] if newline == -1 else data[pos:newline]
+            if line.rstrip(b"\r \t") == _FENCE_BYTES:
+                start = len(data) if newline == -1 else newline + 1
+                break
+            if newline == -1:
+                raise ParseError("frontmatter is not closed by a '---' line")
+            pos = newline + 1
     end = len(data)
     while end > start and data[end - 1] in b"\r\n":
         end -= 1
@@ -135,6 +155,11 @@ def parse_note(data: bytes, *, file_id: str | None = None, mtime_ms: int = 0) ->
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ParseError(f"not valid UTF-8 (byte {exc.start})") from None
+    form = _form(text)
+    if form != "json":
+        if file_id is None:
+            raise ParseError("no frontmatter: the file must start with a '---' line")
+        return _hand_written(text, form, file_id, mtime_ms)
     head, body = _split(text)
     try:
         doc = json.loads(head, object_pairs_hook=_reject_duplicates)
@@ -170,6 +195,184 @@ def parse_note(data: bytes, *, file_id: str | None = None, mtime_ms: int = 0) ->
             supersedes=_string_list(doc, "supersedes"),
             private=private,
             extra=tuple((k, v) for k, v in doc.items() if k not in KNOWN_KEYS),
+        )
+    except InvalidInput as exc:
+        raise ParseError(f"invalid note: {exc}") from None
+
+
+def _form(text: str) -> str:
+    """How a note file is written: "json" (memdir's frontmatter, also pretty-printed or with
+    a damaged fence, which `_split` reports), "yaml" or "plain" (no frontmatter)."""
+    if text.startswith(_BOM):
+        text = text[1:]
+    first, sep, rest = text.partition("\n")
+    if first.rstrip("\r \t") != _FENCE or not sep:
+        # memdir's frontmatter after blank lines is a damaged note, not a plain one
+        head, _, after = text.lstrip(" \t\r\n").partition("\n")
+        damaged = head.rstrip("\r \t") == _FENCE and after.lstrip().startswith("{")
+        return "json" if damaged else "plain"
+    if rest.lstrip(" \t\r\n")[:1] in ("{", "[", '"'):
+        return "json"
+    for line in rest.split("\n"):
+        if line.rstrip("\r \t") == _FENCE:
+            return "yaml"
+    return "plain"  # an opening rule never closed: a horizontal rule, not frontmatter
+
+
+def is_canonical_form(data: bytes) -> bool:
+    """Whether a note file holds memdir's JSON frontmatter (a file written by hand in YAML
+    or plain Markdown is backed up before memdir rewrites it in that form)."""
+    try:
+        return _form(data.decode("utf-8")) == "json"
+    except UnicodeDecodeError:
+        return False
+
+
+def _no_text() -> ParseError:
+    """A file with neither frontmatter nor a line of text to take a summary from."""
+    return ParseError(
+        "no frontmatter, and no line of text to take a summary from: "
+        "the file must start with a '---' line or hold some text"
+    )
+
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_CODE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LINE_MARKS = re.compile(r"^\s*(?:[-*+>]|\d{1,3}[.)])\s+|^\s*>\s*")
+_INLINE_MARKS = re.compile(r"[*_`]+|\[\[|\]\]")
+#: YAML keys naming when a note was made or changed (ISO dates or Unix milliseconds).
+_CREATED_KEYS = ("createdAt", "created", "date", "created_at")
+_UPDATED_KEYS = ("updatedAt", "updated", "modified", "updated_at", "lastmod")
+#: YAML keys memdir maps itself (kept in `extra` all the same when they are no memdir key).
+_SUMMARY_KEYS = ("summary",)
+_TITLE_KEYS = ("title", "name")
+_DESCRIPTION_KEYS = ("description",)
+
+
+def _one_line(text: str) -> str:
+    """Text made one summary line: control and line-separator characters become spaces,
+    runs of space shrink, and a text over the summary limit is cut at a word with "…"."""
+    cleaned = "".join(
+        " " if unicodedata.category(c) in ("Cc", "Zl", "Zp", "Cs") else c for c in text
+    )
+    cleaned = " ".join(cleaned.split())
+    if len(cleaned) > MAX_SUMMARY_CHARS:
+        cut = cleaned[: MAX_SUMMARY_CHARS - 1]
+        space = cut.rfind(" ")
+        cleaned = (cut[:space] if space > MAX_SUMMARY_CHARS // 2 else cut).rstrip() + "…"
+    return cleaned
+
+
+def _first_line_of(body: str) -> str | None:
+    """The body's first heading, else its first line of prose (list and quote marks and
+    emphasis dropped), outside code blocks; None when there is none."""
+    fenced = False
+    first: str | None = None
+    for line in body.split("\n"):
+        if _CODE_FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced or not line.strip():
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            return heading.group(1)
+        if first is None and not set(line.strip()) <= set("-*_=#|: "):
+            first = _INLINE_MARKS.sub("", _LINE_MARKS.sub("", line))
+    return first
+
+
+def _when(doc: dict[str, Value], keys: tuple[str, ...], fallback: int) -> int:
+    """Unix milliseconds from the first of `keys` that holds a time (ms, or an ISO date or
+    date-time; a date-time without a zone is read as UTC); `fallback` when none does."""
+    for key in keys:
+        value = doc.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        if isinstance(value, str) and value.strip():
+            text = value.strip().replace("Z", "+00:00")
+            try:
+                moment = datetime.fromisoformat(text)
+            except ValueError:
+                try:
+                    day = date.fromisoformat(text[:10])
+                except ValueError:
+                    continue
+                moment = datetime(day.year, day.month, day.day)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            return max(0, int(moment.timestamp() * 1000))
+    return fallback
+
+
+def _hand_written(text: str, form: str, file_id: str, mtime_ms: int) -> Note:
+    """A note written by hand: YAML frontmatter or none (see the module docstring)."""
+    if text.startswith(_BOM):
+        text = text[1:]
+    doc: dict[str, Value] = {}
+    body = text
+    if form == "yaml":
+        head, body = _split(text)
+        try:
+            doc = parse_frontmatter(head.replace("\r", ""))
+        except FrontmatterError as exc:
+            raise ParseError(
+                f"frontmatter is neither memdir's JSON nor the YAML it reads ({exc})"
+            ) from None
+    stated = doc.get("id")
+    if stated is not None and str(stated) != file_id:
+        raise ParseError(f"frontmatter id {stated!r} does not match the file name {file_id}.md")
+    summary = frontmatter_str(doc, *_SUMMARY_KEYS)
+    if summary is None:
+        title = frontmatter_str(doc, *_TITLE_KEYS)
+        description = frontmatter_str(doc, *_DESCRIPTION_KEYS)
+        if title and description and description.casefold() != title.casefold():
+            summary = f"{title}: {description}"
+        else:
+            summary = title or description
+    first_line = _first_line_of(body)
+    if form == "plain" and first_line is None:
+        raise _no_text()
+    summary = _one_line(summary or first_line or file_id.replace("-", " ")) or file_id
+    raw_type = frontmatter_str(doc, "type")
+    note_type: NoteType | None = None
+    if raw_type is not None:
+        try:
+            note_type = NoteType(raw_type.lower())
+        except ValueError:
+            note_type = None
+    private = doc.get("private", False)
+    if not isinstance(private, bool):
+        raise ParseError("frontmatter private must be true or false")
+    tags = [t.lstrip("#") for t in frontmatter_list(doc, "tags") if t.lstrip("#")]
+    created = _when(doc, _CREATED_KEYS, mtime_ms)
+    mapped = {"id", "summary", "tags", "private", "supersedes", "createdAt", "updatedAt"}
+    if note_type is not None:
+        mapped.add("type")
+    extra: list[tuple[str, Any]] = []
+    for key, value in doc.items():
+        if key in mapped:
+            continue
+        # A key memdir knows holding a value it does not take (a source's own `type`)
+        # is kept under another name, never dropped.
+        if key not in KNOWN_KEYS:
+            extra.append((key, value))
+            continue
+        renamed = f"source{key[:1].upper()}{key[1:]}"
+        if renamed not in doc:
+            extra.append((renamed, value))
+    try:
+        return Note(
+            id=file_id,
+            summary=summary,
+            body=body,
+            type=note_type,
+            tags=tuple(tags),
+            created_at=created,
+            updated_at=_when(doc, _UPDATED_KEYS, max(created, mtime_ms)),
+            supersedes=tuple(frontmatter_list(doc, "supersedes")),
+            private=private,
+            extra=tuple(extra),
         )
     except InvalidInput as exc:
         raise ParseError(f"invalid note: {exc}") from None

@@ -17,12 +17,14 @@ from memdir.core.tags import normalize_tags
 from memdir.errors import InvalidInput
 
 __all__ = [
+    "BIDI_CONTROLS",
     "DEFAULT_SCOPE",
     "FRONTMATTER_KEYS",
     "MAX_SUMMARY_CHARS",
     "Note",
     "NoteType",
     "Scope",
+    "check_summary_written",
     "content_hash",
     "normalize_body",
     "parse_scope",
@@ -42,6 +44,12 @@ FRONTMATTER_KEYS = (
     "updatedAt",
 )
 _NOT_IN_SUMMARY = frozenset({"Cc", "Zl", "Zp"})
+#: The bidirectional formatting characters (embeddings, overrides, isolates, marks): text
+#: holding them can be shown in another order than it is stored, so a summary written now
+#: may not hold them, and the CLI shows them as visible escapes.
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 
 
 class NoteType(StrEnum):
@@ -132,6 +140,21 @@ def _check_summary(summary: object) -> str:
             f"summary is {len(text)} characters long; the limit is {MAX_SUMMARY_CHARS}"
         )
     return text
+
+
+def check_summary_written(summary: str) -> None:
+    """Refuse writing a summary with a bidirectional formatting character (`BIDI_CONTROLS`).
+
+    Checked when a note is written, not when one is read: a note saved before the rule
+    still loads (and every display shows the character as an escape), but it is not
+    written again with it. Control characters are refused for every note, read or written.
+    """
+    found = sorted({f"U+{ord(c):04X}" for c in summary if c in BIDI_CONTROLS})
+    if found:
+        raise InvalidInput(
+            f"summary holds a bidirectional formatting character ({', '.join(found)}), "
+            "which can make it display in another order than it is written; remove it"
+        )
 
 
 def _check_extra(extra: object) -> tuple[tuple[str, Any], ...]:

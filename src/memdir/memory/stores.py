@@ -30,6 +30,7 @@ from memdir.project import (
     refused_root,
 )
 from memdir.store import AuditLog, Backups, History, NoteDirectory, ScopeStore
+from memdir.store.notedir import skipped_message
 from memdir.store.sealing import Sealer
 
 __all__ = ["MAX_CANDIDATES", "Stores", "state_home"]
@@ -220,6 +221,10 @@ class Stores:
                     f"the {store.scope.value} scope holds {scan.over_limit} notes above "
                     f"memory.maxNotes ({self.settings.max_notes}); the least recently changed "
                     "are not loaded"
+                )
+            if scan.problems:
+                self._warn(
+                    skipped_message(store.scope, store.path, [p.path.name for p in scan.problems])
                 )
             notes.extend(scan.notes.values())
         return notes

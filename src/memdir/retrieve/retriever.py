@@ -71,6 +71,7 @@ from memdir.retrieve.ranking import (
 )
 from memdir.retrieve.report import current_progress, record
 from memdir.retrieve.similar import Neighbour, similarity
+from memdir.store.notedir import skipped_message
 from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
 
@@ -301,6 +302,9 @@ class Retriever:
                 raise
         if stats.added or stats.updated:
             self._wake(store)  # new chunks: the background filler (if any) embeds them
+        if stats.unreadable:
+            names = [f"{note_id}.md" for note_id in stats.unreadable]
+            self._warn(skipped_message(store.scope, store.path, names))
         return stats
 
     def embed_pending(

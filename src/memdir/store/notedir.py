@@ -26,7 +26,7 @@ import secrets
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +50,7 @@ __all__ = [
     "FileProblem",
     "NoteDirectory",
     "Scan",
+    "skipped_message",
 ]
 
 
@@ -60,6 +61,16 @@ class FileProblem:
     scope: Scope
     path: Path
     reason: str
+
+
+def skipped_message(scope: Scope, directory: Path, names: Sequence[str]) -> str:
+    """The one warning a command gives about the files of a note folder it left out."""
+    shown = ", ".join(sorted(names)[:3]) + (", …" if len(names) > 3 else "")
+    files = "1 file" if len(names) == 1 else f"{len(names)} files"
+    return (
+        f"{files} in the {scope.value} notes ({directory}) could not be read as notes and "
+        f"{'is' if len(names) == 1 else 'are'} left out ({shown}); `memdir doctor` says why"
+    )
 
 
 LOCK_NAME = ".memdir.lock"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core import Note, Scope, is_valid_id, parse_note
+from memdir.core.frontmatter import is_canonical_form
 from memdir.core.note import check_summary_written
 from memdir.core.vocab import WriteEvent
 from memdir.errors import (
@@ -422,6 +423,10 @@ class ScopeStore:
                 and not history.is_latest(note.id, old_bytes)
             ):
                 history.record(note.id, old_bytes, WriteEvent.OBSERVED, previous.hash)
+            if old_bytes is not None and backup_reason is None and not is_canonical_form(old_bytes):
+                # A note written by hand (YAML frontmatter, plain Markdown) is rewritten
+                # in memdir's form: the file as the person wrote it is kept.
+                backup_reason = "rewritten from the form written by hand"
             with self.undoable([(note.id, old_bytes, previous)]) as rollback:
                 if old_bytes is not None and backup_reason is not None:
                     self.backup(note.id, old_bytes, backup_reason, rollback)
