@@ -2,8 +2,9 @@
 
 Run: python bench/ask.py [--level turn|session] [--work DIR]
 
-No model is called: this measures only the gate (`memdir.answer.evidence`), which
-decides from the retrieved chunks alone whether a question has evidence at all. Asked
+No model is called: this measures only the gate (`memdir.answer.evidence`, through
+`Memory.answers.evidence` as `ask` runs it), which decides from the retrieved chunks and
+their notes' summaries alone whether a question has evidence at all. Asked
 against each conversation's own notes (one note per turn, or per session):
 
 - answerable: its category 1–4 questions (the evidence is in the store) — the share
@@ -32,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from locomo import DATA, load
 from memdir import Memory
-from memdir.answer import EvidenceGate, select_evidence
+from memdir.answer import EvidenceGate
 from retrieval import write_notes
 
 OFF_TOPIC = [
@@ -89,8 +90,9 @@ def _category5(sample_id: str) -> list[str]:
 
 
 def _ask_gate(memory: Memory, gate: EvidenceGate, question: str) -> tuple[bool, list[str]]:
-    chunks = memory.index.retrieve(question, limit=gate.candidates)
-    chosen = select_evidence(question, chunks, gate)
+    # `ask`'s own path: retrieved chunks, their notes' summaries, the gate.
+    memory.answers.gate = gate
+    chosen = memory.answers.evidence(question)
     return bool(chosen), [c.note_id for c in chosen]
 
 

@@ -902,3 +902,43 @@ def test_a_project_config_cannot_choose_where_notes_are_embedded(tmp_path: Path)
     )
     with pytest.raises(ConfigError, match=re.escape("embed.provider is a user setting")):
         load_settings(home=tmp_path / "home", project_root=root, env={})
+
+
+# --- llm.deadlineSeconds --------------------------------------------------------------------
+
+
+def test_the_llm_deadline_defaults_to_two_minutes_and_the_user_can_change_it(
+    home: Path,
+) -> None:
+    assert load(home).llm.deadline_seconds == 120.0
+    write_user(home, '[llm]\nurl = "http://127.0.0.1:8080/v1"\ndeadlineSeconds = 2.5\n')
+    assert load(home).llm.deadline_seconds == 2.5
+    write_user(home, "[llm]\ndeadlineSeconds = 3600\n")
+    assert load(home).llm.deadline_seconds == 3600.0
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("0", "must be a number > 0, got 0"),
+        ("-1", "must be a number > 0"),
+        ("3601", "must be a number ≤ 3600, got 3601"),
+        ("nan", "must be a number > 0"),
+        ('"fast"', "must be a number > 0"),
+        ("true", "must be a number > 0"),
+    ],
+)
+def test_an_invalid_llm_deadline_is_refused_naming_the_key(
+    home: Path, value: str, says: str
+) -> None:
+    user = write_user(home, f"[llm]\ndeadlineSeconds = {value}\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load(home)
+    assert_config_error(excinfo, "llm.deadlineSeconds", user)
+    assert f"llm.deadlineSeconds {says}" in str(excinfo.value)
+
+
+def test_a_project_config_cannot_set_the_llm_deadline(home: Path, root: Path) -> None:
+    write_project(root, "[llm]\ndeadlineSeconds = 0.01\n")
+    with pytest.raises(ConfigError, match=re.escape("llm.deadlineSeconds is a user setting")):
+        load(home, root)

@@ -115,6 +115,9 @@ class LlmSettings:
     url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
+    #: The most one model call may take, connecting, retries and waits included
+    #: (`llm.deadlineSeconds`): `ask` gives up with an error naming it.
+    deadline_seconds: float = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +164,8 @@ class _Key:
     minimum: float = 0
     exclusive_minimum: bool = False
     policy: _Policy = "override"
+    #: The largest value allowed (None: the general bound of 10**9).
+    maximum: float | None = None
 
 
 def _default(settings: type, name: str) -> object:
@@ -235,6 +240,14 @@ _KEYS: tuple[_Key, ...] = (
     _Key("llm.url", "url", _default(LlmSettings, "url"), policy="user_only"),
     _Key("llm.model", "text", _default(LlmSettings, "model"), policy="user_only"),
     _Key("llm.apiKeyEnv", "env", _default(LlmSettings, "api_key_env"), policy="user_only"),
+    _Key(
+        "llm.deadlineSeconds",
+        "float",
+        _default(LlmSettings, "deadline_seconds"),
+        exclusive_minimum=True,
+        maximum=3600,
+        policy="user_only",
+    ),
 )
 EMBED_PROVIDERS = ("local", "http", "none")
 
@@ -385,6 +398,7 @@ def load_settings(
             url=_opt(values, "llm.url"),
             model=_opt(values, "llm.model"),
             api_key_env=_opt(values, "llm.apiKeyEnv"),
+            deadline_seconds=_get(values, "llm.deadlineSeconds", float),
         ),
         warnings=tuple(warnings),
         sources=tuple(sources),
@@ -518,8 +532,9 @@ def _convert(spec: _Key, value: object, project_root: Path | None) -> object:
             or (spec.exclusive_minimum and value == spec.minimum)
         ):
             raise ValueError(f"must be a number {bound}, got {_show(value)}")
-        if value > _INT_MAX:
-            raise ValueError(f"must be a number ≤ {_INT_MAX}, got {_show(value)}")
+        top = f"{_INT_MAX}" if spec.maximum is None else f"{spec.maximum:g}"
+        if value > (_INT_MAX if spec.maximum is None else spec.maximum):
+            raise ValueError(f"must be a number ≤ {top}, got {_show(value)}")
         return float(value)
     if spec.kind == "access":
         if value not in ACCESS_LEVELS:

@@ -84,6 +84,7 @@ def test_the_prompt_holds_the_question_and_chunks_as_json_data_only() -> None:
                 "revision": c.revision,
                 "start": c.start,
                 "end": c.end,
+                "part": "body",
                 "text": c.text,
             }
             for c in (DEPLOY, hostile)

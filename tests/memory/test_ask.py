@@ -185,7 +185,7 @@ def _hostile(c: Chunk) -> dict[str, str]:
         "no claims": '{"status": "answered", "claims": []}',
         "malformed": '{"status": "answered", "claims": [{"text": "Blue',
         "prose around": "Here you go:\n" + answered(good),
-        "extra fields": answered(good, confidence=0.9),
+        "key twice": answered(good).replace('"status"', '"claims": [], "status"', 1),
         "credential": answered(good, (f"The deploy key is {AWS_KEY}.", [cite(c)])),
     }
 
@@ -200,7 +200,7 @@ def _hostile(c: Chunk) -> dict[str, str]:
         "no claims",
         "malformed",
         "prose around",
-        "extra fields",
+        "key twice",
         "credential",
     ],
 )

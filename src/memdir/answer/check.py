@@ -1,14 +1,21 @@
-"""The model's answer checked as hostile: one JSON object of the exact shape, every claim
-citing a chunk that was sent, no credential — or no answer at all.
+"""The model's answer checked as hostile: one JSON object of the answer's shape, every
+claim citing a chunk that was sent, no credential — or no answer at all.
 
-Nothing is repaired. Prose around the JSON, an unknown key, a wrong type, a claim without
-citations, a citation naming a note, revision or byte range that was not sent (within one
-sent chunk: ``chunk.start <= start < end <= chunk.end``), or text the credential guard
-flags each refuse the whole answer, with a reason that names the rule broken and never
-repeats the model's text. One bad citation refuses every claim: a model that invents one
-source may have invented the rest, and a partial answer would read as a whole one.
-A credential refuses rather than being redacted for the same reason: the answer is already
-not what the notes say, and the user can read the cited notes themselves.
+Nothing is repaired. Prose around the JSON, a missing or mistyped schema key, a key given
+twice, a claim without citations, a citation naming a note, revision or byte range that
+was not sent (within one sent chunk: ``chunk.start <= start < end <= chunk.end``), or text
+the credential guard flags each refuse the whole answer, with a reason that names the
+rule broken and never repeats the model's text. One bad citation refuses every claim: a
+model that invents one source may have invented the rest, and a partial answer would
+read as a whole one. A credential refuses rather than being redacted for the same reason:
+the answer is already not what the notes say, and the user can read the cited notes.
+
+What is tolerated, because real models add it and none of it can reach the user: a
+Markdown code fence around the JSON, a leading ``<think>…</think>`` block, and keys
+beyond the schema (``confidence``, ``reasoning``, ``notes``, ``sources``, a claim's
+``quote``…) at any level. Those are dropped unread: only a claim's `text` (checked) and
+its citations (checked) ever reach an `Answer`, so an extra key carries nothing to the
+user, the audit log or a log line.
 """
 
 from __future__ import annotations
@@ -88,12 +95,13 @@ class Answer:
 MAX_CLAIMS = 20
 MAX_CLAIM_CHARS = 2000
 MAX_CITATIONS = 10
-_ANSWER_KEYS = frozenset({"status", "claims"})
 _CLAIM_KEYS = frozenset({"text", "citations"})
 _CITATION_KEYS = frozenset({"note_id", "revision", "start", "end"})
 _KEPT_CONTROLS = frozenset("\n\t")
 #: A Markdown code fence around the whole answer, as models add despite JSON mode.
-_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
+_FENCE = re.compile(r"\A```(?:json)?[ \t]*\r?\n(.*)\r?\n[ \t]*```\Z", re.DOTALL | re.IGNORECASE)
+#: The reasoning block a reasoning model (DeepSeek-R1, Qwen3…) may put before its answer.
+_THINKING = re.compile(r"\A<think>.*?</think>\s*", re.DOTALL)
 
 
 class _Refusal(Exception):
@@ -113,7 +121,7 @@ def _checked(text: str, sent: Sequence[Chunk], model: str | None) -> Answer:
     data = _decoded(text)
     if not isinstance(data, dict):
         raise _Refusal("the model's answer is not one JSON object")
-    _keys(data, _ANSWER_KEYS, "the answer", required=frozenset({"status"}))
+    _keys(data, "the answer", required=frozenset({"status"}))
     status = data["status"]
     claims = data.get("claims", [])
     if not isinstance(claims, list):
@@ -139,12 +147,8 @@ def _checked(text: str, sent: Sequence[Chunk], model: str | None) -> Answer:
     return Answer(AnswerStatus.ANSWERED, whole, checked, len(sent), model)
 
 
-def _keys(
-    item: Mapping[str, Any], allowed: frozenset[str], where: str, *, required: frozenset[str]
-) -> None:
-    extra = set(item) - allowed
-    if extra:
-        raise _Refusal(f"{where} has keys outside the answer's schema")
+def _keys(item: Mapping[str, Any], where: str, *, required: frozenset[str]) -> None:
+    """`item` holds every `required` key; any other key is ignored (never read)."""
     missing = required - set(item)
     if missing:
         raise _Refusal(f"{where} lacks {', '.join(sorted(missing))}")
@@ -154,7 +158,7 @@ def _claim(item: Any, n: int, sent: Sequence[Chunk]) -> Claim:
     where = f"claims[{n}]"
     if not isinstance(item, dict):
         raise _Refusal(f"{where} is not an object")
-    _keys(item, _CLAIM_KEYS, where, required=_CLAIM_KEYS)
+    _keys(item, where, required=_CLAIM_KEYS)
     text, citations = item["text"], item["citations"]
     if not isinstance(text, str):
         raise _Refusal(f"{where}.text is not text")
@@ -174,7 +178,7 @@ def _claim(item: Any, n: int, sent: Sequence[Chunk]) -> Claim:
 def _citation(item: Any, where: str, sent: Sequence[Chunk]) -> Citation:
     if not isinstance(item, dict):
         raise _Refusal(f"{where} is not an object")
-    _keys(item, _CITATION_KEYS, where, required=_CITATION_KEYS)
+    _keys(item, where, required=_CITATION_KEYS)
     note_id, revision, start, end = (item[k] for k in ("note_id", "revision", "start", "end"))
     if not isinstance(note_id, str) or not isinstance(revision, str):
         raise _Refusal(f"{where}: note_id and revision must be text")
@@ -199,12 +203,23 @@ def _decoded(text: str) -> Any:
     """The JSON value of the whole answer (inside a code fence, at most); _Refusal else."""
     if not isinstance(text, str):
         raise _Refusal("the model's answer is not text")
-    stripped = text.strip()
+    stripped = _THINKING.sub("", text.strip(), count=1)
     fenced = _FENCE.match(stripped)
     try:
-        return json.loads(fenced.group(1) if fenced else stripped)
+        return json.loads(fenced.group(1) if fenced else stripped, object_pairs_hook=_unique)
+    except _Refusal:
+        raise
     except (ValueError, RecursionError):
         raise _Refusal("the model's answer is not one JSON object") from None
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: a key given twice means two readings
+    of one answer (a parser keeps one, a person may see the other), so it is refused."""
+    item = dict(pairs)
+    if len(item) != len(pairs):
+        raise _Refusal("the model's answer gives a key twice in one object")
+    return item
 
 
 def _is_int(value: Any) -> bool:

@@ -5,12 +5,16 @@ in the URL (``localhost``, 127.0.0.0/8, ``::1``; nothing is resolved); redirects
 refused; a request is retried at most `max_retries` times and only after a connection
 error or timeout, HTTP 429 (honouring ``Retry-After`` up to 30 s) or HTTP 500, 502, 503
 and 504. The API key is read from the environment variable named by `api_key_env` for
-each request and is never stored, logged or put in an exception message.
+each request and is never stored, logged or put in an exception message. One batch's
+request, retries and waits included, ends by `deadline` seconds (120 by default), and an
+answer larger than 1 MiB plus 256 KiB per text is refused as soon as it passes that size
+(`memdir.outbound.post_json`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +33,7 @@ from memdir.embed._base import (
     check_texts,
     normalise_rows,
 )
-from memdir.outbound import RequestFailed, api_key, endpoint, post_json
+from memdir.outbound import Deadline, RequestFailed, api_key, endpoint, post_json
 from memdir.outbound import detail as _detail
 
 __all__ = ["HttpEmbedder"]
@@ -39,6 +43,10 @@ log = logging.getLogger(__name__)
 # Upper case only, so that a key pasted where its variable's name belongs is refused
 # before it could be echoed in a "variable not set" message.
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
+#: The largest answer read for a batch: a base plus room for one long vector per text
+#: (a 3,072-dimension vector is about 60 KiB of JSON).
+_MAX_BYTES_BASE = 1 << 20
+_MAX_BYTES_PER_TEXT = 256 << 10
 # Visible ASCII: a bearer token that h11 will not reject (with the value in its message).
 
 
@@ -62,6 +70,7 @@ class HttpEmbedder:
         dimensions: int | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        deadline: float = 120,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise EmbedderUnavailable("the embedding endpoint needs a model name")
@@ -75,6 +84,8 @@ class HttpEmbedder:
             raise EmbedderUnavailable(f"batch_size must be at least 1, not {batch_size}")
         if not timeout > 0:
             raise EmbedderUnavailable(f"timeout must be positive, not {timeout}")
+        if not (math.isfinite(deadline) and deadline > 0):
+            raise EmbedderUnavailable(f"deadline must be positive, not {deadline}")
         if max_retries < 0:
             raise EmbedderUnavailable(f"max_retries must be 0 or more, not {max_retries}")
         if dimensions is not None and dimensions < 1:
@@ -86,6 +97,7 @@ class HttpEmbedder:
         self._max_retries = max_retries
         self._dim = dimensions
         self._sleep = sleep
+        self._deadline = float(deadline)
         # Proxy settings from the environment are ignored for loopback: they would send
         # plain HTTP (and the key) off the machine.
         self._client = httpx.Client(
@@ -174,6 +186,8 @@ class HttpEmbedder:
                 redirect_hint="the base URL",
                 max_retries=self._max_retries,
                 sleep=self._sleep,
+                deadline=Deadline.start(self._deadline),
+                max_bytes=_MAX_BYTES_BASE + len(batch) * _MAX_BYTES_PER_TEXT,
             )
         except RequestFailed as exc:
             failure = str(exc)

@@ -5,12 +5,16 @@ HTTPS for remote hosts, plain HTTP only to a loopback host written literally in 
 redirects are refused; a request is retried at most `max_retries` times and only after a
 connection error or timeout, HTTP 429 (honouring ``Retry-After``) or HTTP 500/502/503/504.
 The API key is read from the environment variable named by `api_key_env` for each request
-and is never stored, logged or put in an exception message.
+and is never stored, logged or put in an exception message. One completion — connecting,
+reading, retries, waits and the retry without JSON mode — ends by `deadline` seconds
+(`llm.deadlineSeconds`), and an answer over 4 MiB is refused as soon as it passes that
+size, never read whole (`memdir.outbound.post_json`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,15 +24,17 @@ import httpx
 
 from memdir.config import LlmSettings
 from memdir.errors import ErrorKind, MemdirError
-from memdir.outbound import RequestFailed, api_key, endpoint, post_json
+from memdir.outbound import Deadline, RequestFailed, api_key, endpoint, post_json
 
 __all__ = ["ChatClient", "ChatFailed", "ChatUnavailable", "HttpChatClient", "client_from_settings"]
 
 log = logging.getLogger(__name__)
 
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
-#: How large an answer may be before it is refused unread (a model loop, a hostile server).
-_MAX_ANSWER_BYTES = 4 << 20
+#: How large an answer may be before it is refused, the rest unread (a model loop, a
+#: hostile server): a checked answer (§10) is at most some 300 KiB of JSON, extraction's
+#: notes far less.
+MAX_ANSWER_BYTES = 4 << 20
 
 
 class ChatUnavailable(MemdirError):
@@ -65,6 +71,9 @@ class HttpChatClient:
         temperature: float | None = 0.0,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        deadline: float = LlmSettings().deadline_seconds,
+        deadline_setting: str | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ChatUnavailable("the chat endpoint needs a model name (llm.model)")
@@ -76,12 +85,17 @@ class HttpChatClient:
             )
         if not timeout > 0 or max_retries < 0:
             raise ChatUnavailable("timeout must be positive and max_retries 0 or more")
+        if not (math.isfinite(deadline) and deadline > 0) or max_answer_bytes < 1:
+            raise ChatUnavailable("deadline and max_answer_bytes must be positive")
         self._endpoint, loopback = _endpoint_for(base_url)
         self._model = model
         self._api_key_env = api_key_env
         self._max_retries = max_retries
         self._temperature = temperature
         self._sleep = sleep
+        self._deadline = float(deadline)
+        self._deadline_setting = deadline_setting
+        self._max_answer_bytes = max_answer_bytes
         # Learned from a 400 that names response_format: the endpoint does not support it.
         self._json_mode_supported = True
         self._client = httpx.Client(
@@ -108,7 +122,9 @@ class HttpChatClient:
         tools: Sequence[Mapping[str, Any]] | None = None,
         json_mode: bool = False,
     ) -> dict[str, Any]:
-        """The assistant message of one completion (content and any `tool_calls`)."""
+        """The assistant message of one completion (content and any `tool_calls`); the
+        whole of it, a retry without JSON mode included, ends by the client's deadline."""
+        deadline = Deadline.start(self._deadline, self._deadline_setting)
         body: dict[str, Any] = {"model": self._model, "messages": list(messages)}
         if self._temperature is not None:
             body["temperature"] = self._temperature
@@ -118,11 +134,11 @@ class HttpChatClient:
         if wants_json:
             body["response_format"] = {"type": "json_object"}
         try:
-            payload = self._post(body)
+            payload = self._post(body, deadline)
         except _JsonModeRefused:
             self._json_mode_supported = False
             body.pop("response_format", None)
-            payload = self._post(body)
+            payload = self._post(body, deadline)
         return self._first_message(payload)
 
     def close(self) -> None:
@@ -147,7 +163,7 @@ class HttpChatClient:
         except ValueError as exc:
             raise ChatUnavailable(str(exc)) from None
 
-    def _post(self, body: dict[str, Any]) -> Any:
+    def _post(self, body: dict[str, Any], deadline: Deadline) -> Any:
         """One request with bounded retries; the key never leaves this frame."""
 
         def check(status: int, detail: str) -> None:
@@ -164,6 +180,8 @@ class HttpChatClient:
                 redirect_hint="llm.url",
                 max_retries=self._max_retries,
                 sleep=self._sleep,
+                deadline=deadline,
+                max_bytes=self._max_answer_bytes,
                 check=check,
             )
         except RequestFailed as exc:
@@ -174,8 +192,7 @@ class HttpChatClient:
         raise ChatFailed(failure)
 
     def _json(self, response: httpx.Response) -> Any:
-        if len(response.content) > _MAX_ANSWER_BYTES:
-            raise ChatFailed(f"the chat endpoint {self._endpoint} returned an oversized answer")
+        # post_json read at most max_answer_bytes: a larger answer was refused there.
         try:
             return response.json()
         except ValueError:
@@ -213,4 +230,6 @@ def client_from_settings(settings: LlmSettings, **options: Any) -> HttpChatClien
             "set llm.url and llm.model "
             "(and llm.apiKeyEnv if the endpoint needs a key) in the user config"
         )
+    options.setdefault("deadline", settings.deadline_seconds)
+    options.setdefault("deadline_setting", "llm.deadlineSeconds")
     return HttpChatClient(settings.url, settings.model, api_key_env=settings.api_key_env, **options)
