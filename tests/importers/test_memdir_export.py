@@ -171,7 +171,7 @@ def test_missing_changed_and_broken_files_are_problems(tmp_path: Path) -> None:
     changed = export / "project" / "pricing-borderless-3fa.md"
     changed.write_bytes(changed.read_bytes().replace(b"whitespace", b"white space"))
     (export / "user" / "ada-prefers-written-reviews-e44.md").write_bytes(b"---\n{broken\n---\n")
-    (export / "user" / "stray-9zz.md").write_bytes(b"no frontmatter at all\n")
+    (export / "user" / "stray-9zz.md").write_bytes(b"---\n\n***\n")  # no frontmatter, no text
     (export / "project" / "wrong-name-111.md").write_bytes(
         (FIXTURES / "project" / "pricing-layout-old-7c2.md").read_bytes()
     )

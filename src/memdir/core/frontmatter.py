@@ -37,7 +37,14 @@ from memdir.core.flat_yaml import (
 from memdir.core.note import FRONTMATTER_KEYS, MAX_SUMMARY_CHARS, Note, NoteType
 from memdir.errors import InvalidInput, ParseError
 
-__all__ = ["KNOWN_KEYS", "body_span", "is_canonical_form", "parse_note", "render_note"]
+__all__ = [
+    "KNOWN_KEYS",
+    "body_span",
+    "is_canonical_form",
+    "one_line_summary",
+    "parse_note",
+    "render_note",
+]
 
 #: Frontmatter keys memdir reads itself; any other key is kept in `Note.extra`.
 KNOWN_KEYS = FRONTMATTER_KEYS
@@ -249,7 +256,7 @@ _TITLE_KEYS = ("title", "name")
 _DESCRIPTION_KEYS = ("description",)
 
 
-def _one_line(text: str) -> str:
+def one_line_summary(text: str) -> str:
     """Text made one summary line: control and line-separator characters become spaces,
     runs of space shrink, and a text over the summary limit is cut at a word with "…"."""
     cleaned = "".join(
@@ -333,7 +340,7 @@ def _hand_written(text: str, form: str, file_id: str, mtime_ms: int) -> Note:
     first_line = _first_line_of(body)
     if form == "plain" and first_line is None:
         raise _no_text()
-    summary = _one_line(summary or first_line or file_id.replace("-", " ")) or file_id
+    summary = one_line_summary(summary or first_line or file_id.replace("-", " ")) or file_id
     raw_type = frontmatter_str(doc, "type")
     note_type: NoteType | None = None
     if raw_type is not None:

@@ -358,7 +358,9 @@ def _item(rel: str, data: bytes, entry: dict[str, Any] | None, origin: str) -> I
         if isinstance(expected, str) and expected != note.hash:
             return "its content differs from the hash in index.json (changed since the export)"
         created = created or iso_ms(entry.get("createdAt"))
-        updated = updated or iso_ms(entry.get("updatedAt"))
+        # the index holds the time of an edit made by hand, later than the file's own
+        listed = iso_ms(entry.get("updatedAt"))
+        updated = max(updated or 0, listed or 0) or None
     return _imported(note, rel, origin, scope, created, updated)
 
 

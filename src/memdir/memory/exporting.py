@@ -65,6 +65,9 @@ def _collect(
     files: builtins.list[tuple[str, bytes, dict[str, object]]] = []
     skipped: builtins.list[str] = []
     for store in stores.chosen(scope):
+        # A note edited by hand was updated when memdir saw the edit (see ScopeStore.scan):
+        # the index says so, and an import of the export keeps that time.
+        seen = store.scan().notes
         for note_id in sorted(store.directory.ids_on_disk()):
             data = store.directory.read_bytes(note_id)
             if data is None:
@@ -82,7 +85,9 @@ def _collect(
                 "hash": note.hash,
                 "revision": revision_of(data),
                 "createdAt": note.created_at,
-                "updatedAt": note.updated_at,
+                "updatedAt": max(
+                    note.updated_at, seen[note_id].updated_at if note_id in seen else 0
+                ),
                 "summary": note.summary,
                 "type": note.type.value if note.type is not None else None,
                 "tags": list(note.tags),

@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import hashlib
 import logging
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ from memdir.files.atomic import fsync_dir
 from memdir.files.lock import DirLock
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
-from memdir.store.history import History, Revision, revision_of
+from memdir.store.history import History, revision_of
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan, stamp_of
 from memdir.store.rollback import Rollback
 
@@ -262,8 +261,7 @@ class ScopeStore:
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
-                    now = time.time_ns() // 1_000_000
-                    last = [*last[-1:], Revision(now, WriteEvent.OBSERVED, rev, None)]
+                    last = history.last_events(note_id)  # with the time it was logged at
             # A version edited outside memdir (an earlier one is logged) counts as updated
             # when memdir first saw it, so `list` shows it first; a file seen for the first
             # time (a clone, an import by hand) keeps the time its frontmatter gives.
