@@ -39,6 +39,21 @@ FACTS = [
 ]
 
 
+def test_a_titled_name_and_its_description_are_both_kept(tmp_path: Path) -> None:
+    """Issue 25: `name: Testing approach` was stored nowhere; the summary reads as Claude
+    Code's own index line does, "name: description"."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "testing.md").write_text(
+        "---\nname: Testing approach\ndescription: Use pytest with real SQLite files\n"
+        "type: feedback\n---\nWhy: mocks hid a migration bug.\n",
+        encoding="utf-8",
+    )
+    (item,) = claude_code.read(folder).items
+    assert item.summary == "Testing approach: Use pytest with real SQLite files"
+    assert item.body == "Why: mocks hid a migration bug."
+
+
 def test_kind_and_detection() -> None:
     assert claude_code.KIND == "claude-code"
     assert claude_code.detect(MEMORY)
@@ -96,7 +111,7 @@ def test_summary_is_the_description_and_types_map() -> None:
     # a type that is not one of memdir's stays in the body
     decision = items["中文笔记.md"]
     assert decision.type is None
-    assert decision.summary == "生产环境只在周四部署"
+    assert decision.summary == "部署决定: 生产环境只在周四部署"  # a name that is a title is kept
     assert decision.body.endswith("\n\nType: decision")
 
 

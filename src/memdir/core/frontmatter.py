@@ -44,6 +44,7 @@ __all__ = [
     "one_line_summary",
     "parse_note",
     "render_note",
+    "titled_summary",
 ]
 
 #: Frontmatter keys memdir reads itself; any other key is kept in `Note.extra`.
@@ -270,6 +271,23 @@ def one_line_summary(text: str) -> str:
     return cleaned
 
 
+_SLUG = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
+
+
+def titled_summary(title: str | None, description: str | None) -> str | None:
+    """A summary from a title (`name`) and a one-line description, as Claude Code's own
+    MEMORY.md index lines show a memory ("Title — hook"): both when both say something.
+    A name that is an identifier (`user-role`, `pnpm_only`) names the file, not the fact:
+    the description alone is the summary then."""
+    if title and description and _SLUG.fullmatch(title):
+        return description
+    if title and description and description.casefold() not in title.casefold():
+        if title.casefold() in description.casefold():
+            return description
+        return f"{title}: {description}"
+    return title or description
+
+
 def _first_line_of(body: str) -> str | None:
     """The body's first heading, else its first line of prose (list and quote marks and
     emphasis dropped), outside code blocks; None when there is none."""
@@ -329,14 +347,9 @@ def _hand_written(text: str, form: str, file_id: str, mtime_ms: int) -> Note:
     stated = doc.get("id")
     if stated is not None and str(stated) != file_id:
         raise ParseError(f"frontmatter id {stated!r} does not match the file name {file_id}.md")
-    summary = frontmatter_str(doc, *_SUMMARY_KEYS)
-    if summary is None:
-        title = frontmatter_str(doc, *_TITLE_KEYS)
-        description = frontmatter_str(doc, *_DESCRIPTION_KEYS)
-        if title and description and description.casefold() != title.casefold():
-            summary = f"{title}: {description}"
-        else:
-            summary = title or description
+    summary = frontmatter_str(doc, *_SUMMARY_KEYS) or titled_summary(
+        frontmatter_str(doc, *_TITLE_KEYS), frontmatter_str(doc, *_DESCRIPTION_KEYS)
+    )
     first_line = _first_line_of(body)
     if form == "plain" and first_line is None:
         raise _no_text()

@@ -4,7 +4,8 @@
 A fact file has YAML frontmatter ``name``, ``description`` and ``type`` (``user``,
 ``feedback``, ``project``, ``reference``: memdir's four; newer versions nest it as
 ``metadata: {type: …}``) and a body that may link other facts as ``[[name]]``. The summary is
-the ``description`` (the one-line fact), else the ``name``; ``name`` and the file name are
+"name: description" as Claude Code's own index lines show a fact (either alone when the
+other is missing or repeats it), so both stay searchable; ``name`` and the file name are
 aliases, so links between facts resolve. ``MEMORY.md`` is the index loaded into every session
 (links such as ``- [Title](file.md) — hook``): it is not a note, but lines of it that are not
 links to files (facts written inline) become one note, "MEMORY.md notes". An index link to a
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
+from memdir.core.frontmatter import titled_summary
 from memdir.importers import markdown_files as md
 from memdir.importers.base import Imported, Problem, Reading
 
@@ -106,7 +108,8 @@ def _fact(source: md.SourceFile, problems: list[Problem]) -> Imported | None:
     stem = PurePosixPath(source.key).stem
     name = md.frontmatter_str(meta, "name")
     heading = md.first_heading(body)
-    summary = md.clean_summary(md.frontmatter_str(meta, "description"), name, heading, stem)
+    description = md.frontmatter_str(meta, "description")
+    summary = md.clean_summary(titled_summary(name, description), heading, stem)
     if heading:
         body = md.strip_title_heading(body, heading) if heading in (name, summary) else body
     note_type, other_type = md.map_type(_type_of(meta))
