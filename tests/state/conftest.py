@@ -32,17 +32,20 @@ def sqlite_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sqlite_state(sqlite_path: Path, clock: Clock) -> Iterator[State]:
-    """A State on a SQLite file under tmp_path."""
-    with State.open(sqlite_path, actor="agent-a", clock=clock) as opened:
+def sqlite_state(sqlite_path: Path, home: Path, clock: Clock) -> Iterator[State]:
+    """A State on a SQLite file under tmp_path; backups are signed by the key under `home`."""
+    with State.open(sqlite_path, home=home, actor="agent-a", clock=clock) as opened:
         yield opened
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def state(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[State]:
+def state(
+    request: pytest.FixtureRequest, tmp_path: Path, home: Path, clock: Clock
+) -> Iterator[State]:
     """The same tests on both backends: a SQLite file, or a fresh PostgreSQL database."""
     if request.param == "sqlite":
-        opened = State.open(tmp_path / "state" / "state.sqlite3", actor="agent-a", clock=clock)
+        path = tmp_path / "state" / "state.sqlite3"
+        opened = State.open(path, home=home, actor="agent-a", clock=clock)
     else:
         dsn = request.getfixturevalue("pg_database_dsn")
         opened = State.open_postgres(dsn, actor="agent-a", clock=clock)

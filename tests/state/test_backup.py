@@ -40,7 +40,9 @@ def test_backup_writes_the_database_and_a_manifest(sqlite_state: State, tmp_path
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["manifest.json", "state.sqlite3"]
     for path in (tmp_path / "b").iterdir():
         assert path.stat().st_mode & 0o777 == 0o600
-    assert State.check_backup(tmp_path / "b").sha256 == info.sha256
+    checked = sqlite_state.check_backup(tmp_path / "b")
+    assert checked.sha256 == info.sha256
+    assert checked.authenticated and checked.key_id == info.key_id is not None
     assert sqlite_state.audit(limit=1)[0].action == "state.backup"
 
 
@@ -65,9 +67,15 @@ def test_restore_brings_the_backup_back_and_keeps_a_pre_restore_copy(
         sqlite_state.get_task(later.id)
     now = _snapshot(sqlite_state)
     assert now[:4] == before[:4]
-    assert [e.action for e in sqlite_state.audit(limit=2)] == ["state.restore", "meta.set"]
+    # The audit table keeps what happened after the backup and records the restore.
+    assert [e.action for e in sqlite_state.audit(limit=3)] == [
+        "state.restore",
+        "task.update",
+        "task.add",
+    ]
+    assert (info.authenticated, info.audit_imported, info.audit_not_imported) == (True, 0, 0)
     # The store as it was is a verifiable backup of its own, and restores.
-    assert State.check_backup(info.pre_restore).rows["tasks"] == 2
+    assert sqlite_state.check_backup(info.pre_restore).rows["tasks"] == 2
     sqlite_state.restore(info.pre_restore)
     assert sqlite_state.get_task(later.id).title == "after the backup"
     assert sqlite_state.get_task(task_id).title == "changed later"
@@ -170,8 +178,14 @@ def test_a_valid_sum_over_a_file_that_is_no_state_store_is_refused(
 
     manifest["manifest_sha256"] = manifest_sum(manifest)
     (tmp_path / "b" / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(IntegrityError, match="not a SQLite database"):
+    with pytest.raises(IntegrityError, match="signature does not verify"):
         sqlite_state.restore(tmp_path / "b")
+    # Even accepted as foreign (the signature stripped), it is still no SQLite database.
+    del manifest["sig"], manifest["key"]
+    manifest["manifest_sha256"] = manifest_sum(manifest)
+    (tmp_path / "b" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IntegrityError, match="not a SQLite database"):
+        sqlite_state.restore(tmp_path / "b", accept_foreign=True)
 
 
 def test_restore_from_nowhere_is_not_found(sqlite_state: State, tmp_path: Path) -> None:

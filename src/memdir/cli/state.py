@@ -13,11 +13,11 @@ from memdir.cli.errors import ErrorWithDetails, Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms, print_columns
 from memdir.core.vocab import ItemStatus, choices
-from memdir.errors import EXIT_ERROR, InvalidInput
+from memdir.errors import EXIT_ERROR, IntegrityError, InvalidInput, MemdirError
 
 if TYPE_CHECKING:
     from memdir import State
-    from memdir.state import Goal, Task
+    from memdir.state import BackupInfo, Goal, Task
 
 __all__ = ["state"]
 
@@ -343,9 +343,11 @@ def meta_list(as_json: bool) -> None:
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @json_option
 def backup(directory: Path, as_json: bool) -> None:
-    """Back the store up into DIR (new or empty) with a SHA-256 manifest.
+    """Back the store up into DIR (new or empty) with a signed SHA-256 manifest.
 
-    Uses SQLite's online backup API, so writers may keep working meanwhile.
+    Uses SQLite's online backup API, so writers may keep working meanwhile. The manifest
+    is signed with this machine's key (the audit log's, $MEMDIR_HOME/audit/audit.key),
+    so only this machine can restore the backup without --accept-foreign.
     """
     info = _state().backup(directory)
 
@@ -355,23 +357,53 @@ def backup(directory: Path, as_json: bool) -> None:
     _show(info, as_json, text)
 
 
+def _checked(directory: Path, accept_foreign: bool) -> BackupInfo:
+    """The backup verified; a refusal that --accept-foreign would lift says so."""
+    try:
+        return _state().check_backup(directory, accept_foreign=accept_foreign)
+    except IntegrityError as refused:
+        if accept_foreign:
+            raise
+        try:
+            _state().check_backup(directory, accept_foreign=True)
+        except MemdirError:
+            raise refused from None
+        raise IntegrityError(
+            f"{refused} (if you moved it here yourself: run again with --accept-foreign)"
+        ) from None
+
+
 @state.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
+@click.option(
+    "--accept-foreign",
+    is_flag=True,
+    help="Accept a backup not signed by this machine's key (one you moved from another "
+    "machine, or made before backups were signed); every other check still runs and its "
+    "audit entries are not imported.",
+)
 @json_option
-def restore(directory: Path, yes: bool, as_json: bool) -> Outcome | None:
-    """Replace the store with the backup in DIR (asks first unless --yes).
+def restore(directory: Path, yes: bool, accept_foreign: bool, as_json: bool) -> Outcome | None:
+    """Replace the store's tasks, goals, sessions and meta with the backup in DIR.
 
-    The manifest and the file's SHA-256 are verified first: a damaged or mismatched
-    backup is refused (exit 7) and nothing changes. The store as it was is kept as a
-    backup under state/pre-restore/.
+    Asks first unless --yes. The manifest, its signature by this machine's key, the file's
+    SHA-256 and every row (no credentials) are verified first: a damaged, edited or foreign
+    backup is refused (exit 7), one holding a credential too (exit 4), and nothing changes.
+    The audit table keeps its past; the restore is appended to it. The store as it was is
+    kept as a backup under state/pre-restore/.
     """
-    from memdir import State
-
-    checked = State.check_backup(directory)
+    checked = _checked(directory, accept_foreign)
     if not as_json:
         counts = ", ".join(f"{n} {k}" for k, n in checked.rows.items())
         console.print(f"backup of {fmt_ms(checked.created_at)}: {counts}", markup=False)
+        if not checked.authenticated:
+            signer = f"key {checked.key_id}" if checked.key_id else "no key"
+            console.print(
+                f"warning: not signed by this machine's key (signed by {signer}); "
+                "accepted as foreign",
+                markup=False,
+            )
     if not yes:
         if as_json or not sys.stdin.isatty():
             raise ErrorWithDetails(
@@ -382,11 +414,19 @@ def restore(directory: Path, yes: bool, as_json: bool) -> Outcome | None:
         if not click.confirm("Replace the state store with this backup?", default=False):
             console.print("nothing was changed")
             return Outcome(EXIT_ERROR)
-    info = _state().restore(directory)
+    info = _state().restore(directory, accept_foreign=accept_foreign)
 
     def text() -> None:
         console.print(f"restored from {info.source}", markup=False)
         console.print(f"  the store as it was is in {info.pre_restore}", markup=False)
+        if info.audit_imported:
+            console.print(f"  {info.audit_imported} audit entries appended", markup=False)
+        if info.audit_not_imported:
+            console.print(
+                f"  {info.audit_not_imported} audit entries of the backup were not imported "
+                "(this store's audit history is kept as it was)",
+                markup=False,
+            )
 
     _show(info, as_json, text)
     return None

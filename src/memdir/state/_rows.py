@@ -84,19 +84,27 @@ class MetaEntry:
 
 @dataclass(frozen=True, slots=True)
 class BackupInfo:
-    """A backup written: its directory, the database file's SHA-256 and the row counts."""
+    """A backup written or checked: its directory, the database file's SHA-256, the row
+    counts, whether this machine's key signed it and the short id of the key that did."""
 
     directory: Path
     sha256: str
     size: int
     created_at: int
     rows: dict[str, int]
+    authenticated: bool = False
+    key_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class RestoreInfo:
-    """A restore done: what was restored, and where the store as it was before now lies."""
+    """A restore done: what was restored, where the store as it was before now lies, whether
+    the backup was authenticated, and how many of its audit entries were appended to the
+    audit table or left out (the table's own past is never replaced)."""
 
     source: Path
     pre_restore: Path
     rows: dict[str, int]
+    authenticated: bool = True
+    audit_imported: int = 0
+    audit_not_imported: int = 0

@@ -3,7 +3,8 @@
 The same code runs on SQLite (the default, a 0600 file in WAL mode) and PostgreSQL; only
 the connection adapter (`_db`) differs. Every write runs in one transaction that passes
 the no-credential guard first and appends one audit entry (time, actor, action, object
-id — never a value). Backups and restores are SQLite's (`_backup`).
+id — never a value). Backups and restores are SQLite's (`_backup`), signed by this
+machine's key (`_trust`, the key of the audit log's head; in ``<home>/audit``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from typing import Any
 
 from memdir.errors import InvalidInput, NotFound, Refused
 
-from ._backup import restore_into, take_backup, verify_backup
+from ._backup import DB_NAME, restore_into, take_backup, verify_backup
 from ._db import Db, PostgresDb, SqliteDb, open_sqlite
 from ._guard import check_key, check_write
 from ._rows import AuditEntry, BackupInfo, Goal, ItemStatus, MetaEntry, RestoreInfo, Session, Task
 from ._schema import create_schema
+from ._trust import BackupKey, key_id
 
 __all__ = ["State", "default_state_path"]
 
@@ -61,15 +63,26 @@ def _text(name: str, value: str, *, empty_ok: bool = True) -> str:
 
 
 class State:
-    """An agent's structured state; open with `State.open` or `State.open_postgres`."""
+    """An agent's structured state; open with `State.open` or `State.open_postgres`.
+
+    `backup_key` signs backups and authenticates restores (`State.open` passes this
+    machine's key under ``<home>/audit``); without one, backups are refused.
+    """
 
     def __init__(
-        self, db: Db, *, actor: str = "memdir", clock: Clock = _now_ms, path: Path | None = None
+        self,
+        db: Db,
+        *,
+        actor: str = "memdir",
+        clock: Clock = _now_ms,
+        path: Path | None = None,
+        backup_key: BackupKey | None = None,
     ) -> None:
         check_write({"actor": _text("actor", actor, empty_ok=False)})
         self._db = db
         self._actor = actor
         self._clock = clock
+        self._backup_key = backup_key
         #: The SQLite file, or None on PostgreSQL.
         self.path = path
         create_schema(db)
@@ -83,9 +96,17 @@ class State:
         actor: str = "memdir",
         clock: Clock = _now_ms,
     ) -> State:
-        """Open (creating) the SQLite store at `path`, default ``<home>/state/state.sqlite3``."""
+        """Open (creating) the SQLite store at `path`, default ``<home>/state/state.sqlite3``.
+
+        Backups are signed with this machine's key in ``<home>/audit`` (the home defaults to
+        $MEMDIR_HOME or ~/.memdir), also for a store at another `path`."""
+        if home is None:
+            from memdir.config import default_home
+
+            home = default_home()
         target = Path(path) if path is not None else default_state_path(home)
-        return cls(open_sqlite(target), actor=actor, clock=clock, path=target)
+        key = BackupKey(Path(home) / "audit")
+        return cls(open_sqlite(target), actor=actor, clock=clock, path=target, backup_key=key)
 
     @classmethod
     def open_postgres(cls, dsn: str, *, actor: str = "memdir", clock: Clock = _now_ms) -> State:
@@ -253,10 +274,10 @@ class State:
         check_write(
             {"title": _text("title", title, empty_ok=False), "notes": _text("notes", notes)}, clean
         )
-        item_id = f"{kind[0]}-{secrets.token_hex(4)}"
         now = self._clock()
         closed = now if state.closed else None
         with self._db.write():
+            item_id = self._new_id(f"state_{kind}s", kind[0])
             if goal_id is not None:
                 self.get_goal(goal_id)
             columns = _ITEM_COLUMNS
@@ -269,6 +290,13 @@ class State:
             self._db.query(f"INSERT INTO state_{kind}s ({columns}) VALUES ({marks})", values)
             self._append_audit(f"{kind}.add", item_id)
         return item_id
+
+    def _new_id(self, table: str, prefix: str) -> str:
+        """A new id for `table`, inside its write: 32 random bits collide within ~100k rows."""
+        while True:
+            item_id = f"{prefix}-{secrets.token_hex(4)}"
+            if not self._db.query(f"SELECT 1 FROM {table} WHERE id = ?", (item_id,)):
+                return item_id
 
     def _update(
         self,
@@ -388,8 +416,8 @@ class State:
         start = self._clock() if started_at is None else int(started_at)
         if ended_at is not None and ended_at < start:
             raise InvalidInput("a session cannot end before it starts")
-        session_id = f"s-{secrets.token_hex(4)}"
         with self._db.write():
+            session_id = self._new_id("state_sessions", "s")
             self._db.query(
                 "INSERT INTO state_sessions (id, agent, started_at, ended_at, summary, fields) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -452,51 +480,78 @@ class State:
         names = ("tasks", "goals", "sessions", "audit", "meta")
         return {n: int(self._db.query(f"SELECT COUNT(*) FROM state_{n}")[0][0]) for n in names}
 
-    def _sqlite(self) -> SqliteDb:
+    def _sqlite(self) -> tuple[SqliteDb, Path, BackupKey]:
         if not isinstance(self._db, SqliteDb) or self.path is None:
             raise Refused(
                 "backups use SQLite's online backup API; back a PostgreSQL state store up "
                 "with the server's own tools (pg_dump)"
             )
-        return self._db
+        if self._backup_key is None:
+            raise Refused(
+                "this state store was opened without a machine key, so it cannot sign or "
+                "authenticate backups; open it with State.open"
+            )
+        return self._db, self.path, self._backup_key
 
     def backup(self, directory: Path | str) -> BackupInfo:
-        """Write a consistent backup (database + SHA-256 manifest) into a new directory."""
-        db = self._sqlite()
+        """Write a consistent backup (database + manifest signed by this machine's key) into a
+        new directory."""
+        db, _, key = self._sqlite()
         target = Path(directory)
         now = self._clock()
-        manifest = take_backup(db.conn, target, created_at=now, rows=self.counts())
-        entry = manifest["files"]["state.sqlite3"]
+        manifest = take_backup(db.conn, target, created_at=now, rows=self.counts(), key=key)
+        entry = manifest["files"][DB_NAME]
         with db.write():
             self._append_audit("state.backup", "state")
-        return BackupInfo(target, entry["sha256"], int(entry["size"]), now, manifest["rows"])
+        return BackupInfo(
+            target, entry["sha256"], int(entry["size"]), now, manifest["rows"], True,
+            key_id(manifest["key"]),
+        )  # fmt: skip
 
-    @staticmethod
-    def check_backup(directory: Path | str) -> BackupInfo:
-        """Verify a backup's manifest and sums without restoring it (IntegrityError if not)."""
+    def check_backup(self, directory: Path | str, *, accept_foreign: bool = False) -> BackupInfo:
+        """Verify a backup's manifest, sums and signature without restoring it.
+
+        IntegrityError when it is damaged, or not signed by this machine's key (unless
+        `accept_foreign`: then `BackupInfo.authenticated` says how it stands)."""
+        _, _, key = self._sqlite()
         target = Path(directory)
-        manifest = verify_backup(target)
-        entry = manifest["files"]["state.sqlite3"]
+        manifest, trust = verify_backup(target, key.public_key(), accept_foreign=accept_foreign)
+        entry = manifest["files"][DB_NAME]
         rows = {str(k): int(v) for k, v in dict(manifest.get("rows") or {}).items()}
         created = int(manifest.get("created_at") or 0)
-        return BackupInfo(target, entry["sha256"], int(entry["size"]), created, rows)
+        return BackupInfo(
+            target, entry["sha256"], int(entry["size"]), created, rows, trust.authenticated,
+            trust.key_id,
+        )  # fmt: skip
 
-    def restore(self, directory: Path | str) -> RestoreInfo:
-        """Replace the store with a verified backup, keeping a backup of it as it was.
+    def restore(self, directory: Path | str, *, accept_foreign: bool = False) -> RestoreInfo:
+        """Replace the tasks, goals, sessions and meta with a verified backup's, keeping a
+        backup of the store as it was; the audit table keeps its past and is appended to.
 
-        A damaged or mismatched backup (a changed byte, a truncated file, no manifest) is
-        refused with IntegrityError before anything changes.
+        Refused before anything changes: a damaged backup, one whose signature does not
+        verify or that is not signed by this machine's key (IntegrityError; a foreign one is
+        accepted with `accept_foreign`, its audit entries are then not imported), and one
+        holding a credential (SecretRefused, naming the table, row and field).
         """
-        db = self._sqlite()
-        assert self.path is not None
+        db, path, key = self._sqlite()
         source = Path(directory)
         now = self._clock()
-        pre = self.path.parent / "pre-restore" / f"{now}-{secrets.token_hex(2)}"
-        restore_into(db.conn, self.path, source, pre, created_at=now, rows=self.counts())
-        create_schema(self._db)
-        with db.write():
-            self._append_audit("state.restore", "state")
-        return RestoreInfo(source, pre, self.counts())
+        pre = path.parent / "pre-restore" / f"{now}-{secrets.token_hex(2)}"
+        done = restore_into(
+            db,
+            path,
+            source,
+            pre,
+            key=key,
+            accept_foreign=accept_foreign,
+            created_at=now,
+            rows=self.counts(),
+            record=lambda action: self._append_audit(action, "state"),
+        )
+        return RestoreInfo(
+            source, pre, self.counts(), done.authenticated, done.audit_imported,
+            done.audit_not_imported,
+        )  # fmt: skip
 
 
 def _dump(fields: Mapping[str, str]) -> str:
