@@ -318,7 +318,7 @@ def test_doctor_lists_broken_files_and_leaves_them_alone(memory: Memory, project
     directory = project / "MEMORY"
     broken = {
         "bad-json.md": b"---\n{not json\n---\nbody\n",
-        "no-frontmatter.md": b"just text\n",
+        "no-frontmatter.md": b"---\n\n***\n",  # neither frontmatter nor a line of text
         "bad-utf8.md": b'---\n{"id":"bad-utf8","summary":"s"}\n---\n\xff\xfe body\n',
         "binary.md": b"\x00\x01\x02\x03 binary",
         "empty.md": b"",

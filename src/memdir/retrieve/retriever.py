@@ -70,7 +70,7 @@ from memdir.retrieve.ranking import (
     superseding_first,
 )
 from memdir.retrieve.report import current_progress, record
-from memdir.retrieve.similar import Neighbour, similarity
+from memdir.retrieve.similar import NEAREST_FLOOR, Neighbour, similarity
 from memdir.store.notedir import skipped_message
 from memdir.store.notes import ScopeStore
 from memdir.store.usage import UsageStats
@@ -147,6 +147,8 @@ class Retriever:
         self._refreshing: dict[str, threading.Lock] = {}
         #: Warnings of the filler's thread, said by the next query (in the caller's thread).
         self._deferred: list[str] = []
+        #: The files each scope's last refresh could not read, once said (by state key).
+        self._said_unreadable: dict[str, frozenset[str]] = {}
 
     def _warn(self, message: str) -> None:
         filler = self._filler
@@ -302,9 +304,11 @@ class Retriever:
                 raise
         if stats.added or stats.updated:
             self._wake(store)  # new chunks: the background filler (if any) embeds them
-        if stats.unreadable:
-            names = [f"{note_id}.md" for note_id in stats.unreadable]
-            self._warn(skipped_message(store.scope, store.path, names))
+        unreadable = frozenset(stats.unreadable)
+        if unreadable and self._said_unreadable.get(store.state_key) != unreadable:
+            names = [f"{note_id}.md" for note_id in unreadable]
+            self._warn(skipped_message(store.scope, store.directory.path, names))
+        self._said_unreadable[store.state_key] = unreadable
         return stats
 
     def embed_pending(
@@ -688,9 +692,9 @@ class Retriever:
             other = store.get(item.row.note_id)
             if other is None:
                 continue
-            out.append(
-                Neighbour(other.id, other.summary, store.scope, round(similarity(note, other), 4))
-            )
+            score = round(similarity(note, other), 4)
+            if score >= NEAREST_FLOOR:
+                out.append(Neighbour(other.id, other.summary, store.scope, score))
         out.sort(key=lambda n: (-n.score, n.note_id))
         return out[:limit]
 

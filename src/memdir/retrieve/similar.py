@@ -15,10 +15,13 @@ from memdir.core import Note
 from memdir.index.tokenize import query_terms
 from memdir.store.notes import Neighbour
 
-__all__ = ["DUPLICATE_THRESHOLD", "Neighbour", "similarity", "terms"]
+__all__ = ["DUPLICATE_THRESHOLD", "NEAREST_FLOOR", "Neighbour", "similarity", "terms"]
 
 #: Cosine similarity at which a new note is flagged as a likely duplicate.
 DUPLICATE_THRESHOLD = 0.8
+#: Below this a note is not "near" a new one at all: `remember` shows no such neighbour
+#: (a neighbour at 0.00 or 0.05 shares a stray word, nothing a person would call related).
+NEAREST_FLOOR = 0.2
 
 
 def terms(text: str) -> Counter[str]:
