@@ -1,11 +1,12 @@
 """A multilingual corpus for the credential guard: how people write secrets, and look-alikes.
 
-Six batches written separately: `TUNING` was used while building the detectors; `HELD`,
-`FRESH`, `LATE`, `BLIND` and `SIXTH` were each written after the fixes prompted by the one
-before, measured once as unseen text (figures in the headers of their sections), and their
-general misses then fixed.
+Seven batches written separately: `TUNING` was used while building the detectors; `HELD`,
+`FRESH`, `LATE`, `BLIND`, `SIXTH` and `SEVENTH` (with its `ENCODED` group) were each written
+after the fixes prompted by the one before, measured once as unseen text (figures in the
+headers of their sections), and their general misses then fixed.
 Each case names its language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any"
-for language-free text) and its kind (prose, config, url, obfuscated, lookalike).  Values are
+for language-free text) and its kind (prose, config, url, table, chat, obfuscated,
+lookalike, encoded).  Values are
 generated from seeded pieces so no realistic credential is stored literally in the repository.
 """
 
@@ -19,7 +20,19 @@ from dataclasses import dataclass
 
 from .corpus import ALNUM, B64, DIGITS, HEX, UPPER, URLSAFE, jwt, pem_body, tok, uuid
 
-__all__ = ["ALL", "BLIND", "FRESH", "HELD", "LANGUAGES", "LATE", "SIXTH", "TUNING", "Case"]
+__all__ = [
+    "ALL",
+    "BLIND",
+    "ENCODED",
+    "FRESH",
+    "HELD",
+    "LANGUAGES",
+    "LATE",
+    "SEVENTH",
+    "SIXTH",
+    "TUNING",
+    "Case",
+]
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "zh", "ja", "ko", "any")
 
@@ -1615,4 +1628,640 @@ _SIXTH_NEG: list[tuple[str, str, str]] = [
 
 SIXTH: tuple[Case, ...] = tuple(_pos_sixth("s", _SIXTH_POS) + _neg("s", _SIXTH_NEG))
 
-ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE + BLIND + SIXTH
+# --- batch 7: seventh (written blind, before reading the guard's source, for issue 24's
+# weakest languages and for encoded forms; first measured at 73.8% (144/195), FPR 0.5%
+# (1/196): en 90, de 80, fr 75, es 80, it 71, pt 70, nl 80, ru 52, pl 60, tr 76, zh 90,
+# ja 71, ko 81 %; prose 81, config 47, chat 75, table 84, obfuscated 0, url 100 %; the
+# `ENCODED` group at 29.6% (8/27), FPR 0% (0/22)) -------------------------------------------
+#
+# Two positives stay missed after tuning, both left on purpose: "Ho impostato come
+# passphrase Mare nebel 737?" (an unquoted spaced value with no connector) and "pаrоль:"
+# (a Russian word with Latin letters chosen by sound, "p" and "r", not by look).
+#
+# Per language: inflected and abbreviated labels in prose, tables, config and chat, values on
+# the next line, and look-alikes that share the label's letters (パスタ, 비밀, 암호화폐, ключ к
+# успеху, şifreli…).  `ENCODED` holds language-free texts where a real-shaped token is
+# base64-encoded, percent- or entity-escaped, split by Markdown, written with homoglyphs or
+# zero-width characters, and ordinary encoded text that must pass.  Placeholders as in batch
+# 6, plus vendor tokens {ghp}, {sklive}, {skproj}, {glpat}, {akia}, {aiza}, {hf}, {npm},
+# {xoxb}, and encodings as a tail: |b64 (base64 of the token), |pct (`_`/`-` percent-escaped),
+# |ent, |hexent, |lowbar (HTML character references), |mdesc (`\_`), |star (`_` mangled into
+# Markdown `*`), |emph (three characters after the prefix in `**`), |tick (same in
+# backticks), |homo (Latin letters swapped for Cyrillic look-alikes), |zwj, |wj, |bom (a
+# zero-width joiner, word joiner or BOM in the middle).
+
+_PLACEHOLDER7 = re.compile(
+    r"\{(ghp|sklive|skproj|glpat|akia|aiza|hf|npm|xoxb|"
+    r"pwsp|pwq|tg|discord|slack|sendgrid|aws|azure|ghpat|ant|pgpkey|pemenc|p8enc|"
+    r"pw|tok|phrase|uuid|b64pw|basic|jwt|sshkey|alnum|hex|b64|url|up|dig)"
+    r"(\d*)(?:\|(zw|fw|spaced|shy|dash|b64|pct|ent|hexent|lowbar|mdesc|star|emph|tick|homo|"
+    r"zwj|wj|bom))?\}"
+)
+_VENDOR7 = {
+    "ghp": ("ghp_", ALNUM, 36),
+    "sklive": ("sk_live_", ALNUM, 24),
+    "skproj": ("sk-proj-", URLSAFE, 64),
+    "glpat": ("glpat-", URLSAFE, 20),
+    "akia": ("AKIA", UPPER + "234567", 16),
+    "aiza": ("AIza", URLSAFE, 35),
+    "hf": ("hf_", ALNUM, 34),
+    "npm": ("npm_", ALNUM, 36),
+}
+_HOMO = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "c": "\u0441", "x": "\u0445"}
+_HOMO.update({"A": "\u0410", "E": "\u0415", "O": "\u041e", "P": "\u0420", "K": "\u041a"})
+
+
+def _prefix_len(value: str) -> int:
+    """Length of a vendor prefix (up to and including its last `_` or `-`), else 0."""
+    match = re.match(r"[A-Za-z0-9]+(?:[_-][a-z]+)*[_-]", value)
+    return match.end() if match and match.end() <= 12 else 0
+
+
+def _encode7(value: str, how: str) -> str:
+    if how == "b64":
+        return base64.b64encode(value.encode()).decode()
+    if how in ("pct", "ent", "hexent", "lowbar", "mdesc", "star"):
+        table = {
+            "pct": {"_": "%5F", "-": "%2D"},
+            "ent": {"_": "&#95;", "-": "&#45;"},
+            "hexent": {"_": "&#x5F;", "-": "&#x2D;"},
+            "lowbar": {"_": "&lowbar;", "-": "&#x2d;"},
+            "mdesc": {"_": "\\_", "-": "-"},
+            "star": {"_": "*", "-": "-"},
+        }[how]
+        return "".join(table.get(c, c) for c in value)
+    if how in ("emph", "tick"):
+        k = _prefix_len(value) or 4
+        mark = "**" if how == "emph" else "`"
+        return value[:k] + mark + value[k : k + 3] + mark + value[k + 3 :]
+    if how == "homo":
+        out, swapped = [], 0
+        for c in value:
+            if swapped < 3 and c in _HOMO:
+                out.append(_HOMO[c])
+                swapped += 1
+            else:
+                out.append(c)
+        return "".join(out)
+    if how in ("zwj", "wj", "bom"):
+        mark = {"zwj": "\u200d", "wj": "\u2060", "bom": "\ufeff"}[how]
+        mid = len(value) // 2
+        return value[:mid] + mark + value[mid:]
+    return _obfuscate(value, how)
+
+
+def _value7(seed: str, i: int, name: str, size: str) -> str:
+    if name in _VENDOR7:
+        prefix, alphabet, n = _VENDOR7[name]
+        return prefix + tok(seed, alphabet, n)
+    if name == "xoxb":
+        return _value6(seed, i, "slack", size)
+    return _value6(seed, i, name, size)
+
+
+def _pos_seventh(batch: str, rows: list[tuple[str, str, str]]) -> list[Case]:
+    """Like `_pos_sixth`, with the vendor tokens and encodings above."""
+    cases: list[Case] = []
+    for i, (lang, kind, template) in enumerate(rows):
+        match = _PLACEHOLDER7.search(template)
+        assert match is not None, template
+        name, size, how = match.groups()
+        value = _value7(f"{batch}-{lang}-{i}", i, name, size)
+        if how:
+            value = _encode7(value, how)
+        text = template[: match.start()] + value + template[match.end() :]
+        case = Case(f"{batch}-p{i:03d}-{lang}-{kind}", lang, kind, text, value)
+        assert case.line == template[: match.start()].count("\n") + 1, case.id
+        cases.append(case)
+    return cases
+
+
+_S7_SHA1 = tok("s7-sha1", HEX, 40)
+_S7_SHA256 = tok("s7-sha256", HEX, 64)
+_S7_MD5 = tok("s7-md5", HEX, 32)
+_S7_UUID = uuid("s7-uuid")
+_S7_UUID2 = uuid("s7-uuid2")
+_S7_SHORT = tok("s7-short", HEX, 8)
+_S7_PNG = "iVBORw0KGgoAAAANSUhEUgAA" + tok("s7-png", B64, 96)
+_S7_JPEG = "/9j/4AAQSkZJRgABAQ" + tok("s7-jpeg", B64, 80)
+_S7_PUB = "AAAAC3NzaC1lZDI1NTE5AAAAI" + tok("s7-pub", B64, 43)
+_S7_RSAPUB = "AAAAB3NzaC1yc2EAAAADAQABAAABgQ" + tok("s7-rsapub", B64, 120)
+_S7_PGPPUB = "\n".join("mQ" + tok(f"s7-pgppub{k}", B64, 62) for k in range(3))
+_S7_DOCID = "1" + tok("s7-docid", URLSAFE, 43)
+_S7_VIDEO = tok("s7-video", URLSAFE, 11)
+_S7_ORDER = "-".join(tok(f"s7-order{k}", DIGITS, 4) for k in range(3))
+_S7_TRACK = "1Z" + tok("s7-track", UPPER + DIGITS, 16)
+_S7_TEXT64 = base64.b64encode(
+    b"Meeting notes: move the standup to 10am and review the quarterly roadmap."
+).decode()
+_S7_JSON64 = base64.b64encode(b'{"theme":"dark","lang":"fr","pageSize":50}').decode()
+_S7_YAML64 = base64.b64encode(b"log_level: debug\nworkers: 4\nregion: eu-west-1\n").decode()
+
+_SEVENTH_POS: list[tuple[str, str, str]] = [
+    # it
+    ("it", "prose", "La password del Wi-Fi di casa è {pw}"),
+    ("it", "chat", "ti giro la psw: {pw}"),
+    ("it", "chat", "eccola, la pass è {pw} 😉"),
+    ("it", "prose", "Il codice PIN del bancomat è {dig5}"),
+    ("it", "prose", "Codice di accesso al portone: {dig6}"),
+    ("it", "prose", "La mia nuova parola chiave per l'accesso è {pw}"),
+    ("it", "prose", "Chiave segreta dell'app: {tok}"),
+    ("it", "prose", "Le credenziali sono utente mbianchi e password {pw}"),
+    ("it", "table", "| Servizio | Utente | Password |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("it", "table", "Servizio\tUtente\tParola d'ordine\nRouter\tadmin\t{pw}"),
+    ("it", "config", "chiave_api = {tok}"),
+    ("it", "config", "[posta]\nutente = info\nparola_d_ordine = {pw}\n"),
+    ("it", "url", "https://admin:{pw}@pannello.esempio.it/login"),
+    ("it", "prose", "Il token di accesso personale di GitLab è {glpat}"),
+    ("it", "prose", "Frase segreta del portafoglio: {phrase}"),
+    ("it", "prose", "la password te la scrivo qui sotto:\n{pw}"),
+    ("it", "chat", "pwd del server? è {pw}"),
+    ("it", "obfuscated", "pаssword: {pw}"),
+    ("it", "prose", "Ho impostato come passphrase {pwsp}"),
+    ("it", "prose", "Il segreto del client OAuth è {alnum40}"),
+    ("it", "prose", "Codice segreto della carta: {dig4}"),
+    # fr
+    ("fr", "prose", "Le mot de passe de la messagerie, c'est {pw}"),
+    ("fr", "chat", "tiens le mdp : {pw}"),
+    ("fr", "chat", "c'est quoi le MDP déjà ? ah si : {pw}"),
+    ("fr", "prose", "Mon code PIN est {dig4}"),
+    ("fr", "prose", "Digicode de l'immeuble : {dig4}"),
+    ("fr", "prose", "Le code d'accès du portail est {dig6}"),
+    ("fr", "prose", "La clef secrète de l'application : {tok}"),
+    ("fr", "prose", "Identifiant : mdurand — Mot de passe : {pw}"),
+    (
+        "fr",
+        "table",
+        "| Service | Identifiant | Mot de passe |\n|---|---|---|\n| Box | admin | {pw} |",
+    ),
+    ("fr", "table", "Compte;Utilisateur;MDP\nFTP;deploy;{pw}"),
+    ("fr", "config", "cle_api = {tok}"),
+    ("fr", "config", "motDePasse: {pw}"),
+    ("fr", "url", "https://deploy:{pw}@depot.exemple.fr/git/app.git"),
+    ("fr", "prose", "Voici mon jeton GitHub : {ghp}"),
+    ("fr", "prose", "Phrase secrète du coffre : {phrase}"),
+    ("fr", "prose", "Les mots de passe du serveur : root / {pw}"),
+    ("fr", "prose", "Le code confidentiel de ma carte bleue est {dig4}"),
+    ("fr", "obfuscated", "mot de pаsse : {pw}"),
+    ("fr", "prose", "Phrase de passe de la clé SSH : {pwsp}"),
+    ("fr", "prose", "Le secret du webhook est {alnum32}"),
+    # ja
+    ("ja", "prose", "社内Wi-Fiのパスワードは{pw}です"),
+    ("ja", "chat", "パスワード教えるね→{pw}"),
+    ("ja", "chat", "PW送ります：{pw}"),
+    ("ja", "prose", "キャッシュカードの暗証番号は{dig4}です"),
+    ("ja", "prose", "オートロックの暗証番号：{dig4}"),
+    ("ja", "prose", "アクセスコードは{dig6}です"),
+    ("ja", "prose", "秘密鍵：{tok}"),
+    ("ja", "prose", "ログインID：tanaka、パスワード：{pw}"),
+    ("ja", "table", "| サービス | ID | パスワード |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("ja", "table", "サービス名\tユーザー名\tPW\nルーター\tadmin\t{pw}"),
+    ("ja", "config", "パスワード: {pw}"),
+    ("ja", "config", "APIキー={tok}"),
+    ("ja", "url", "https://admin:{pw}@kanri.example.jp/"),
+    ("ja", "prose", "GitHubのアクセストークンは{ghp}です"),
+    ("ja", "prose", "合言葉は「{pw}」"),
+    ("ja", "prose", "パスワードは下記の通りです。\n{pw}"),
+    ("ja", "prose", "パスフレーズ：{phrase}"),
+    ("ja", "prose", "新しいパスワードを{pw}に変更しました"),
+    ("ja", "prose", "PINコード {dig6}"),
+    ("ja", "obfuscated", "ﾊﾟｽﾜｰﾄﾞ：{pw}"),
+    ("ja", "prose", "シークレットキーは{alnum40}です"),
+    # ko
+    ("ko", "prose", "회사 와이파이 비밀번호는 {pw}입니다"),
+    ("ko", "chat", "비번 알려줄게 {pw}"),
+    ("ko", "chat", "ㅇㅇ 비번은 {pw} 이야"),
+    ("ko", "prose", "공동현관 비밀번호 {dig4}"),
+    ("ko", "prose", "도어락 비번 {dig6}"),
+    ("ko", "prose", "카드 비밀번호는 {dig4}예요"),
+    ("ko", "prose", "암호는 {pw}입니다"),
+    ("ko", "prose", "아이디: kim / 비밀번호: {pw}"),
+    ("ko", "table", "| 서비스 | 아이디 | 비밀번호 |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("ko", "table", "서비스\t계정\t비번\n공유기\tadmin\t{pw}"),
+    ("ko", "config", "비밀번호 = {pw}"),
+    ("ko", "config", "API 키: {tok}"),
+    ("ko", "url", "https://admin:{pw}@gwanri.example.kr/"),
+    ("ko", "prose", "깃허브 액세스 토큰은 {ghp} 입니다"),
+    ("ko", "prose", "비밀번호를 {pw}(으)로 바꿨어"),
+    ("ko", "prose", "패스워드: {pw}"),
+    ("ko", "prose", "비밀번호가 {pw}였나?"),
+    ("ko", "prose", "시크릿 키 {alnum40}"),
+    ("ko", "prose", "인증키: {tok}"),
+    ("ko", "prose", "지갑 복구 문구: {phrase}"),
+    ("ko", "prose", "비밀번호 아래 적어둘게\n{pw}"),
+    # ru
+    ("ru", "prose", "Пароль от личного кабинета: {pw}"),
+    ("ru", "chat", "скинь пароль? — держи: {pw}"),
+    ("ru", "chat", "пасс от вайфая {pw}"),
+    ("ru", "prose", "ПИН-код карты {dig4}"),
+    ("ru", "prose", "Код от домофона {dig4}"),
+    ("ru", "prose", "Код доступа к сейфу: {dig6}"),
+    ("ru", "prose", "Секретный ключ приложения: {tok}"),
+    ("ru", "prose", "Логин: petrov, пароль: {pw}"),
+    ("ru", "table", "| Сервис | Логин | Пароль |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("ru", "table", "Сервис\tПользователь\tПароль\nРоутер\tadmin\t{pw}"),
+    ("ru", "config", "пароль_бд = {pw}"),
+    ("ru", "config", "ключ_api: {tok}"),
+    ("ru", "url", "https://admin:{pw}@panel.example.ru/"),
+    ("ru", "prose", "Вот мой токен GitHub: {ghp}"),
+    ("ru", "prose", "Сменил пароль на {pw}"),
+    ("ru", "prose", "Кодовое слово для банка — {pw}"),
+    ("ru", "prose", "Парольная фраза: {phrase}"),
+    ("ru", "prose", "С паролем {pw} не заходит"),
+    ("ru", "obfuscated", "pаrоль: {pw}"),
+    ("ru", "prose", "Токеном {tok} подписываются запросы"),
+    ("ru", "prose", "Пароль к архиву — {pwsp}"),
+    # tr
+    ("tr", "prose", "Ofis Wi-Fi şifresi {pw}"),
+    ("tr", "chat", "şifreyi atıyorum: {pw}"),
+    ("tr", "chat", "sifre {pw} bu arada"),
+    ("tr", "prose", "Kartın PIN kodu {dig4}"),
+    ("tr", "prose", "Apartman kapı şifresi: {dig4}"),
+    ("tr", "prose", "Erişim kodu: {dig6}"),
+    ("tr", "prose", "Uygulamanın gizli anahtarı: {tok}"),
+    ("tr", "prose", "Kullanıcı adı: ayse, parola: {pw}"),
+    ("tr", "table", "| Servis | Kullanıcı | Şifre |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("tr", "table", "Servis\tKullanıcı\tParola\nModem\tadmin\t{pw}"),
+    ("tr", "config", "SIFRE: {pw}"),
+    ("tr", "config", "api_anahtari = {tok}"),
+    ("tr", "url", "https://admin:{pw}@panel.ornek.com.tr/"),
+    ("tr", "prose", "GitHub erişim tokenım: {ghp}"),
+    ("tr", "prose", "Şifremi {pw} olarak değiştirdim"),
+    ("tr", "prose", "Veritabanının parolası {pw}"),
+    ("tr", "prose", "Cüzdan kurtarma ifadesi: {phrase}"),
+    ("tr", "prose", "ŞİFRE: {pw}"),
+    ("tr", "obfuscated", "şifrе: {pw}"),
+    ("tr", "prose", "API anahtarım {alnum40}"),
+    ("tr", "prose", "Sunucunun root parolasını {pw} yaptım"),
+    # en
+    ("en", "chat", "sending you the pw: {pw}"),
+    ("en", "prose", "Door access code is {dig6}"),
+    ("en", "table", "| Service | User | Password |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("en", "config", "secret_key: {tok}"),
+    ("en", "prose", "GitHub token: {ghp}"),
+    ("en", "prose", "The recovery passphrase is {phrase}"),
+    ("en", "obfuscated", "pаsswоrd: {pw}"),
+    ("en", "url", "https://deploy:{pw}@git.example.com/app.git"),
+    ("en", "prose", "Our Stripe key is {sklive|mdesc}"),
+    ("en", "prose", "PIN: {dig4}"),
+    # de
+    ("de", "chat", "hier das pw: {pw}"),
+    ("de", "prose", "Der Türcode lautet {dig4}"),
+    ("de", "table", "| Dienst | Benutzer | Kennwort |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("de", "config", "geheimer_schluessel = {tok}"),
+    ("de", "prose", "Mein GitHub-Token: {ghp}"),
+    ("de", "prose", "Die Passphrase für den Schlüssel ist {pwsp}"),
+    ("de", "prose", "Zugangscode fürs Tor: {dig6}"),
+    ("de", "prose", "Passwörter: root / {pw}"),
+    ("de", "prose", "Das Kennwort des Admins lautet {pw}"),
+    ("de", "obfuscated", "Pаsswort: {pw}"),
+    # es
+    ("es", "chat", "te paso la contra: {pw}"),
+    ("es", "prose", "El código de acceso del portal es {dig6}"),
+    ("es", "table", "| Servicio | Usuario | Contraseña |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("es", "config", "clave_secreta = {tok}"),
+    ("es", "prose", "Mi token de GitHub: {ghp}"),
+    ("es", "prose", "La frase de contraseña es {pwsp}"),
+    ("es", "prose", "El PIN de la tarjeta es {dig4}"),
+    ("es", "prose", "Contraseñas: root / {pw}"),
+    ("es", "url", "https://admin:{pw}@panel.ejemplo.es/"),
+    ("es", "obfuscated", "contrаseña: {pw}"),
+    # pt
+    ("pt", "chat", "te mando a senha: {pw}"),
+    ("pt", "prose", "O código de acesso do portão é {dig6}"),
+    ("pt", "table", "| Serviço | Usuário | Senha |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("pt", "config", "chave_secreta = {tok}"),
+    ("pt", "prose", "Meu token do GitHub: {ghp}"),
+    ("pt", "prose", "A frase-senha é {pwsp}"),
+    ("pt", "prose", "O PIN do cartão é {dig4}"),
+    ("pt", "prose", "Senhas: root / {pw}"),
+    ("pt", "prose", "A palavra-passe do router é {pw}"),
+    ("pt", "obfuscated", "sеnha: {pw}"),
+    # nl
+    ("nl", "chat", "hier is het ww: {pw}"),
+    ("nl", "prose", "De toegangscode van de poort is {dig6}"),
+    ("nl", "table", "| Dienst | Gebruiker | Wachtwoord |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("nl", "config", "geheime_sleutel = {tok}"),
+    ("nl", "prose", "Mijn GitHub-token: {ghp}"),
+    ("nl", "prose", "De wachtzin is {pwsp}"),
+    ("nl", "prose", "De pincode van de pas is {dig4}"),
+    ("nl", "prose", "Wachtwoorden: root / {pw}"),
+    ("nl", "url", "https://beheer:{pw}@paneel.voorbeeld.nl/"),
+    ("nl", "obfuscated", "wachtwооrd: {pw}"),
+    # pl
+    ("pl", "chat", "podsyłam hasło: {pw}"),
+    ("pl", "prose", "Kod do domofonu to {dig4}"),
+    ("pl", "table", "| Usługa | Użytkownik | Hasło |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("pl", "config", "klucz_tajny = {tok}"),
+    ("pl", "prose", "Mój token GitHuba: {ghp}"),
+    ("pl", "prose", "Fraza hasła do klucza to {pwsp}"),
+    ("pl", "prose", "Zmieniłam hasła do serwera, teraz root ma hasło {pw}"),
+    ("pl", "prose", "Kod dostępu do sejfu: {dig6}"),
+    ("pl", "prose", "Z hasłem {pw} nie da się zalogować"),
+    ("pl", "obfuscated", "hаsło: {pw}"),
+    # zh
+    ("zh", "chat", "密码发你了：{pw}"),
+    ("zh", "prose", "门禁密码是{dig6}"),
+    ("zh", "table", "| 服务 | 用户名 | 密码 |\n|---|---|---|\n| NAS | admin | {pw} |"),
+    ("zh", "config", "密钥={tok}"),
+    ("zh", "prose", "我的GitHub令牌：{ghp}"),
+    ("zh", "prose", "秘钥是{tok}"),
+    ("zh", "prose", "银行卡密码{dig6}"),
+    ("zh", "prose", "登錄密碼：{pw}"),
+    ("zh", "prose", "访问令牌为{tok}"),
+    ("zh", "prose", "把密码改成了{pw}"),
+]
+
+_SEVENTH_NEG: list[tuple[str, str, str]] = [
+    # it
+    ("it", "prose", "Ricordati di cambiare la password ogni tre mesi."),
+    ("it", "prose", "La password deve contenere almeno 12 caratteri, un numero e un simbolo."),
+    ("it", "prose", "La chiave del successo è la costanza."),
+    ("it", "prose", "Ho perso le chiavi di casa, le avevo nella borsa."),
+    ("it", "prose", "Parola chiave per la ricerca: fatturazione elettronica"),
+    ("it", "chat", "mi mandi la password del wifi? grazie"),
+    ("it", "prose", "Il codice fiscale va inserito nel modulo, non la password."),
+    (
+        "it",
+        "table",
+        "| Servizio | Utente | Password |\n|---|---|---|\n| NAS | admin | (nel vault) |",
+    ),
+    ("it", "config", "password: ${DB_PASSWORD}"),
+    ("it", "lookalike", "Ordine n. " + _S7_ORDER + " spedito, tracking " + _S7_TRACK),
+    ("it", "lookalike", "commit " + _S7_SHA1 + " corregge il login"),
+    ("it", "prose", "Il prezzo è di 49,90 € IVA inclusa."),
+    ("it", "prose", "Chiamami al +39 347 123 4567 per il codice."),
+    ("it", "prose", "Via Roma 42, 20121 Milano"),
+    ("it", "prose", "Il PIN è stato bloccato dopo tre tentativi: chiama la banca."),
+    ("it", "prose", "Il token della metropolitana costa 2 euro."),
+    ("it", "lookalike", "versione 3.12.4, build " + _S7_SHORT),
+    ("it", "prose", "Password dimenticata? Clicca su «Recupera password»."),
+    ("it", "chat", "la pass per la palestra scade a marzo"),
+    ("it", "prose", "Usiamo un gestore di password: nessuno le scrive qui."),
+    ("it", "lookalike", "ID richiesta " + _S7_UUID),
+    # fr
+    ("fr", "prose", "Pensez à changer votre mot de passe tous les 90 jours."),
+    ("fr", "prose", "Le mot de passe doit comporter au moins 12 caractères."),
+    ("fr", "prose", "La clé du succès, c'est la persévérance."),
+    ("fr", "prose", "J'ai perdu mes clés en rentrant du marché."),
+    ("fr", "prose", "Mot de passe oublié ? Cliquez sur « Réinitialiser »."),
+    ("fr", "chat", "tu peux m'envoyer le mdp du wifi stp ?"),
+    ("fr", "prose", "Le code postal est 75011, Paris."),
+    (
+        "fr",
+        "table",
+        "| Service | Identifiant | Mot de passe |\n|---|---|---|\n| Box | admin | voir coffre |",
+    ),
+    ("fr", "config", "mot_de_passe: ${MOT_DE_PASSE}"),
+    ("fr", "lookalike", "Commande n° " + _S7_ORDER + ", suivi " + _S7_TRACK),
+    ("fr", "lookalike", "empreinte SHA-256 : " + _S7_SHA256),
+    ("fr", "prose", "Le prix est de 1 299,00 € TTC."),
+    ("fr", "prose", "Appelez le 01 42 68 53 00 pour le code promo."),
+    ("fr", "prose", "12 rue de la Paix, 75002 Paris"),
+    ("fr", "prose", "Le code de la route impose de céder le passage."),
+    ("fr", "prose", "Passe-partout est une émission de télé."),
+    ("fr", "lookalike", "version 2.4.1 (build " + _S7_SHORT + ")"),
+    ("fr", "prose", "Un jeton de casino ne vaut rien hors du casino."),
+    ("fr", "chat", "le code promo c'est ÉTÉ2024, -20 % sur tout"),
+    ("fr", "prose", "Les clés USB sont dans le tiroir du bas."),
+    ("fr", "lookalike", "identifiant de la requête : " + _S7_UUID2),
+    # ja
+    ("ja", "prose", "パスワードを忘れた場合は管理者に連絡してください。"),
+    ("ja", "prose", "パスワードは12文字以上で、記号を含めてください。"),
+    ("ja", "prose", "今日のランチはパスタにしました。"),
+    ("ja", "prose", "パスポートの有効期限は2031年です。"),
+    ("ja", "prose", "コンパスで円を描いた。"),
+    ("ja", "prose", "バイパスを通れば10分早く着く。"),
+    ("ja", "prose", "キーボードの設定を変更しました。"),
+    ("ja", "prose", "成功の鍵は継続です。"),
+    ("ja", "chat", "Wi-Fiのパスワード教えてもらえる？"),
+    ("ja", "table", "| サービス | ID | パスワード |\n|---|---|---|\n| NAS | admin | 金庫参照 |"),
+    ("ja", "config", "パスワード: ${DB_PASSWORD}"),
+    ("ja", "lookalike", "注文番号 " + _S7_ORDER + "、追跡番号 " + _S7_TRACK),
+    ("ja", "lookalike", "コミット " + _S7_SHA1 + " でログインを修正"),
+    ("ja", "prose", "価格は税込3,980円です。"),
+    ("ja", "prose", "電話番号は03-1234-5678です。"),
+    ("ja", "prose", "〒150-0002 東京都渋谷区渋谷2-21-1"),
+    ("ja", "prose", "暗証番号を3回間違えるとロックされます。"),
+    ("ja", "prose", "キーワードで検索してください。"),
+    ("ja", "lookalike", "バージョン 1.18.2 (ビルド " + _S7_SHORT + ")"),
+    ("ja", "prose", "合鍵を作りに行った。"),
+    ("ja", "lookalike", "リクエストID " + _S7_UUID),
+    # ko
+    ("ko", "prose", "비밀번호를 잊으셨다면 관리자에게 문의하세요."),
+    ("ko", "prose", "비밀번호는 8자 이상, 특수문자를 포함해야 합니다."),
+    ("ko", "prose", "이건 우리 둘만의 비밀이야."),
+    ("ko", "prose", "내 키는 178이야."),
+    ("ko", "prose", "암호화폐 시세가 또 떨어졌다."),
+    ("ko", "prose", "데이터는 AES-256으로 암호화되어 있습니다."),
+    ("ko", "prose", "전화번호는 010-1234-5678입니다."),
+    ("ko", "prose", "성공의 열쇠는 꾸준함이다."),
+    ("ko", "chat", "와이파이 비번 뭐였지?"),
+    ("ko", "table", "| 서비스 | 아이디 | 비밀번호 |\n|---|---|---|\n| NAS | admin | 금고 참고 |"),
+    ("ko", "config", "비밀번호: ${DB_PASSWORD}"),
+    ("ko", "lookalike", "주문번호 " + _S7_ORDER + ", 송장번호 " + _S7_TRACK),
+    ("ko", "lookalike", "커밋 " + _S7_SHA1 + " 에서 로그인 수정"),
+    ("ko", "prose", "가격은 39,000원입니다."),
+    ("ko", "prose", "서울특별시 강남구 테헤란로 152"),
+    ("ko", "prose", "키보드가 고장 나서 새로 샀어."),
+    ("ko", "prose", "비밀번호 변경 주기는 90일입니다."),
+    ("ko", "prose", "번호표 23번 고객님, 창구로 오세요."),
+    ("ko", "lookalike", "버전 2.3.1 (빌드 " + _S7_SHORT + ")"),
+    ("ko", "prose", "토큰 이코노미에 대한 발표를 들었다."),
+    ("ko", "lookalike", "요청 ID " + _S7_UUID2),
+    # ru
+    ("ru", "prose", "Не забудьте сменить пароль через 90 дней."),
+    ("ru", "prose", "Пароль должен содержать не менее 12 символов."),
+    ("ru", "prose", "Ключ к успеху — это упорство."),
+    ("ru", "prose", "Я потерял ключи от квартиры."),
+    ("ru", "prose", "Забыли пароль? Нажмите «Восстановить»."),
+    ("ru", "chat", "скинь пароль от вайфая плиз"),
+    ("ru", "prose", "Гаечный ключ на 13 лежит в ящике."),
+    ("ru", "table", "| Сервис | Логин | Пароль |\n|---|---|---|\n| NAS | admin | в сейфе |"),
+    ("ru", "config", "пароль: ${DB_PASSWORD}"),
+    ("ru", "lookalike", "Заказ № " + _S7_ORDER + ", трек " + _S7_TRACK),
+    ("ru", "lookalike", "коммит " + _S7_SHA1 + " исправляет вход"),
+    ("ru", "prose", "Цена — 4 990 ₽."),
+    ("ru", "prose", "Звоните: +7 495 123-45-67"),
+    ("ru", "prose", "г. Москва, ул. Тверская, д. 7, кв. 12"),
+    ("ru", "prose", "ПИН-код заблокирован после трёх попыток."),
+    ("ru", "prose", "Это ключевой момент всей истории."),
+    ("ru", "lookalike", "версия 4.2.0, сборка " + _S7_SHORT),
+    ("ru", "prose", "Паролем служит отпечаток пальца, вводить ничего не нужно."),
+    ("ru", "chat", "пароли храним в Bitwarden, сюда не пишем"),
+    ("ru", "prose", "Скрипичный ключ нарисован в начале нотного стана."),
+    ("ru", "lookalike", "ID запроса " + _S7_UUID),
+    # tr
+    ("tr", "prose", "Şifrenizi 90 günde bir değiştirmeyi unutmayın."),
+    ("tr", "prose", "Şifre en az 12 karakter olmalıdır."),
+    ("tr", "prose", "Başarının anahtarı sabırdır."),
+    ("tr", "prose", "Evin anahtarlarını kaybettim."),
+    ("tr", "prose", "Şifremi unuttum, sıfırlama bağlantısı gelmedi."),
+    ("tr", "chat", "wifi şifresini atar mısın?"),
+    ("tr", "prose", "Dosya şifreli olduğu için açılmıyor."),
+    ("tr", "table", "| Servis | Kullanıcı | Şifre |\n|---|---|---|\n| NAS | admin | kasada |"),
+    ("tr", "config", "sifre: ${SIFRE}"),
+    ("tr", "lookalike", "Sipariş no " + _S7_ORDER + ", kargo takip " + _S7_TRACK),
+    ("tr", "lookalike", "commit " + _S7_SHA1 + " girişi düzeltiyor"),
+    ("tr", "prose", "Fiyatı 1.299,90 TL."),
+    ("tr", "prose", "Telefon: 0212 555 12 34"),
+    ("tr", "prose", "Atatürk Cad. No: 15 Kadıköy / İstanbul"),
+    ("tr", "prose", "Anahtar kelime: e-fatura"),
+    ("tr", "prose", "Şifre çözme işlemi tamamlandı."),
+    ("tr", "lookalike", "sürüm 5.1.3, derleme " + _S7_SHORT),
+    ("tr", "prose", "PIN kodunuz üç hatalı denemeden sonra bloke olur."),
+    ("tr", "chat", "parolaları 1Password'de tutuyoruz, buraya yazmayın"),
+    ("tr", "prose", "Token ekonomisi üzerine bir sunum izledim."),
+    ("tr", "lookalike", "istek kimliği " + _S7_UUID2),
+    # en
+    ("en", "prose", "The key to a good password is length, not complexity."),
+    ("en", "prose", "Password policy: 14 characters minimum, no reuse of the last 5."),
+    ("en", "chat", "can you send me the wifi password?"),
+    ("en", "table", "| Service | User | Password |\n|---|---|---|\n| NAS | admin | in 1Password |"),
+    ("en", "lookalike", "commit " + _S7_SHA1 + " fixes the login page"),
+    ("en", "prose", "Call 555-0142 to reset your PIN."),
+    ("en", "prose", "The token ring network was retired in 1998."),
+    ("en", "lookalike", "Order " + _S7_ORDER + " shipped via UPS " + _S7_TRACK),
+    ("en", "prose", "Price: $1,299.00 incl. tax"),
+    ("en", "prose", "221B Baker Street, London NW1 6XE"),
+    # de
+    ("de", "prose", "Der Schlüssel zum Erfolg ist Geduld."),
+    ("de", "prose", "Passwortrichtlinie: mindestens 12 Zeichen."),
+    ("de", "chat", "schickst du mir das WLAN-Passwort?"),
+    ("de", "table", "| Dienst | Benutzer | Kennwort |\n|---|---|---|\n| NAS | admin | im Tresor |"),
+    ("de", "lookalike", "Commit " + _S7_SHA1 + " behebt den Login"),
+    ("de", "prose", "Ruf 030 1234567 an, um die PIN zurückzusetzen."),
+    ("de", "prose", "Der Preis beträgt 49,99 €."),
+    ("de", "lookalike", "Bestellnummer " + _S7_ORDER),
+    ("de", "prose", "Hauptstraße 5, 10115 Berlin"),
+    ("de", "prose", "Ich habe meinen Schlüsselbund verloren."),
+    # es
+    ("es", "prose", "La clave del éxito es la constancia."),
+    ("es", "prose", "La contraseña debe tener al menos 12 caracteres."),
+    ("es", "chat", "¿me pasas la contraseña del wifi?"),
+    (
+        "es",
+        "table",
+        "| Servicio | Usuario | Contraseña |\n|---|---|---|\n| NAS | admin | en el gestor |",
+    ),
+    ("es", "lookalike", "commit " + _S7_SHA1 + " arregla el inicio de sesión"),
+    ("es", "prose", "Llama al 912 345 678 para restablecer el PIN."),
+    ("es", "prose", "El precio es de 59,90 €."),
+    ("es", "lookalike", "Pedido n.º " + _S7_ORDER),
+    ("es", "prose", "Calle Mayor 10, 28013 Madrid"),
+    ("es", "prose", "Palabras clave: facturación, impuestos"),
+    # pt
+    ("pt", "prose", "A chave do sucesso é a persistência."),
+    ("pt", "prose", "A senha deve ter pelo menos 12 caracteres."),
+    ("pt", "chat", "me passa a senha do wifi?"),
+    ("pt", "table", "| Serviço | Usuário | Senha |\n|---|---|---|\n| NAS | admin | no cofre |"),
+    ("pt", "lookalike", "commit " + _S7_SHA1 + " corrige o login"),
+    ("pt", "prose", "Ligue para (11) 91234-5678 para redefinir o PIN."),
+    ("pt", "prose", "O preço é R$ 199,90."),
+    ("pt", "lookalike", "Pedido nº " + _S7_ORDER),
+    ("pt", "prose", "Rua Augusta 1500, São Paulo - SP"),
+    ("pt", "prose", "Senha do banco? Nunca envie por mensagem."),
+    # nl
+    ("nl", "prose", "De sleutel tot succes is volharding."),
+    ("nl", "prose", "Het wachtwoord moet minstens 12 tekens hebben."),
+    ("nl", "chat", "kun je me het wifi-wachtwoord sturen?"),
+    (
+        "nl",
+        "table",
+        "| Dienst | Gebruiker | Wachtwoord |\n|---|---|---|\n| NAS | admin | in de kluis |",
+    ),
+    ("nl", "lookalike", "commit " + _S7_SHA1 + " repareert het inloggen"),
+    ("nl", "prose", "Bel 020 123 4567 om je pincode te resetten."),
+    ("nl", "prose", "De prijs is € 24,95."),
+    ("nl", "lookalike", "Bestelnummer " + _S7_ORDER),
+    ("nl", "prose", "Damrak 1, 1012 LG Amsterdam"),
+    ("nl", "prose", "Ik ben mijn sleutelbos kwijt."),
+    # pl
+    ("pl", "prose", "Kluczem do sukcesu jest cierpliwość."),
+    ("pl", "prose", "Hasło musi mieć co najmniej 12 znaków."),
+    ("pl", "chat", "podeślesz mi hasło do wifi?"),
+    ("pl", "table", "| Usługa | Użytkownik | Hasło |\n|---|---|---|\n| NAS | admin | w sejfie |"),
+    ("pl", "lookalike", "commit " + _S7_SHA1 + " naprawia logowanie"),
+    ("pl", "prose", "Zadzwoń pod 22 123 45 67, żeby zresetować PIN."),
+    ("pl", "prose", "Cena: 199,99 zł."),
+    ("pl", "lookalike", "Zamówienie nr " + _S7_ORDER),
+    ("pl", "prose", "ul. Marszałkowska 10, 00-001 Warszawa"),
+    ("pl", "prose", "Hasłem przewodnim konferencji jest „Dane dla ludzi”."),
+    # zh
+    ("zh", "prose", "成功的关键在于坚持。"),
+    ("zh", "prose", "密码长度至少12位。"),
+    ("zh", "chat", "wifi密码是多少？"),
+    ("zh", "table", "| 服务 | 用户名 | 密码 |\n|---|---|---|\n| NAS | admin | 见保险箱 |"),
+    ("zh", "lookalike", "提交 " + _S7_SHA1 + " 修复了登录"),
+    ("zh", "prose", "客服电话：400-123-4567"),
+    ("zh", "prose", "价格：¥1,299.00"),
+    ("zh", "lookalike", "订单号 " + _S7_ORDER),
+    ("zh", "prose", "密码学是一门古老的学科。"),
+    ("zh", "prose", "我把钥匙忘在家里了。"),
+]
+
+_ENCODED_POS: list[tuple[str, str, str]] = [
+    ("any", "encoded", "apiVersion: v1\nkind: Secret\ndata:\n  GITHUB_TOKEN: {ghp|b64}\n"),
+    ("any", "encoded", "echo {sklive|b64} | base64 -d"),
+    ("any", "encoded", "the blob in the env file was {glpat|b64}, decode it"),
+    ("any", "encoded", "data:\n  npmrc: {npm|b64}\n"),
+    ("any", "encoded", "https://api.example.com/v1/sync?token={ghp|pct}&page=2"),
+    ("any", "encoded", "curl 'https://hooks.example.com/in?key={skproj|pct}'"),
+    ("any", "encoded", "<p>Key: <code>{sklive|ent}</code></p>"),
+    ("any", "encoded", "<td>{hf|hexent}</td>"),
+    ("any", "encoded", "<pre>{npm|lowbar}</pre>"),
+    ("any", "encoded", "<code>{glpat|ent}</code>"),
+    ("any", "encoded", "GitHub: {ghp|emph}"),
+    ("any", "encoded", "stripe: {sklive|star}"),
+    ("any", "encoded", "hf key {hf|mdesc}"),
+    ("any", "encoded", "token: {ghp|tick}"),
+    ("any", "encoded", "the OpenAI key {skproj|emph}"),
+    ("any", "encoded", "{ghp|homo}"),
+    ("any", "encoded", "GitLab PAT {glpat|homo}"),
+    ("any", "encoded", "AWS key id {akia|homo}"),
+    ("any", "encoded", "{ghp|zwj}"),
+    ("any", "encoded", "Maps key {aiza|wj}"),
+    ("any", "encoded", "npm token {npm|bom}"),
+    ("any", "encoded", "{xoxb|zw}"),
+    ("any", "encoded", "passwоrd: {pw}"),
+    ("any", "encoded", "ΤΟΚΕΝ={tok}"),
+    ("any", "encoded", "pa&#115;sword=&quot;{pw}&quot;"),
+    ("any", "encoded", "https://example.com/login?user=ops&amp;password={pw}"),
+    ("any", "encoded", "password%3D{pw}%26user%3Dops"),
+]
+
+_ENCODED_NEG: list[tuple[str, str, str]] = [
+    ("any", "encoded", "![logo](data:image/png;base64," + _S7_PNG + ")"),
+    ("any", "encoded", '<img src="data:image/jpeg;base64,' + _S7_JPEG + '">'),
+    ("any", "encoded", "sha256: " + _S7_SHA256),
+    ("any", "encoded", _S7_SHA1 + "  release.tar.gz"),
+    ("any", "encoded", "md5 " + _S7_MD5),
+    ("any", "encoded", "notes (base64): " + _S7_TEXT64),
+    ("any", "encoded", "prefs=" + _S7_JSON64),
+    ("any", "encoded", "data:\n  config.yaml: " + _S7_YAML64 + "\n"),
+    ("any", "encoded", "https://docs.google.com/document/d/" + _S7_DOCID + "/edit"),
+    ("any", "encoded", "https://www.youtube.com/watch?v=" + _S7_VIDEO),
+    ("any", "encoded", "https://example.com/search?q=snake%5Fcase%20vs%20camel%2Dcase"),
+    ("any", "encoded", "Tom &amp; Jerry &#95; episode&#95;12 &lowbar; final"),
+    ("any", "encoded", "This is **really** important, and *so* is `this_one`."),
+    ("any", "encoded", "rename my\\_variable\\_name to my\\_var"),
+    ("any", "encoded", "Привет! Как дела? Встреча в 10:00."),
+    ("any", "encoded", "family: 👨\u200d👩\u200d👧 and 🏳\ufe0f\u200d🌈"),
+    ("any", "encoded", "ssh-rsa " + _S7_RSAPUB + " ops@bastion"),
+    ("any", "encoded", "ssh-ed25519 " + _S7_PUB + " me@laptop"),
+    (
+        "any",
+        "encoded",
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n"
+        + _S7_PGPPUB
+        + "\n-----END PGP PUBLIC KEY BLOCK-----",
+    ),
+    ("any", "encoded", "request id " + _S7_UUID + " (trace " + _S7_SHORT + ")"),
+    ("any", "encoded", "Ελληνικά: ΤΟ ΚΛΕΙΔΙ ΕΙΝΑΙ ΣΤΟ ΤΡΑΠΕΖΙ"),
+    ("any", "encoded", "see https://example.com/a/" + tok("s7-slug", URLSAFE, 22) + "?ref=mail"),
+]
+
+SEVENTH: tuple[Case, ...] = tuple(_pos_seventh("s7", _SEVENTH_POS) + _neg("s7", _SEVENTH_NEG))
+ENCODED: tuple[Case, ...] = tuple(_pos_seventh("e7", _ENCODED_POS) + _neg("e7", _ENCODED_NEG))
+
+ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE + BLIND + SIXTH + SEVENTH + ENCODED

@@ -227,3 +227,63 @@ def test_codes_that_open_doors_alarms_and_safes_are_pins(text: str) -> None:
 )
 def test_other_codes_and_prose_about_door_codes_are_not(text: str) -> None:
     assert not scan_text(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (f"pwd del server? è {PW}", PW),
+        (f"скинь пароль? — держи: {PW}", PW),
+        (f"utente: mrossi / {PW}", PW),
+        (f"логин/пароль admin/{PW}", PW),
+        ("공동현관 비밀번호 8160", "8160"),
+        ("비밀번호 4821", "4821"),
+        ("PIN del telefono 4821", "4821"),
+        ("Код от домофона 1712", "1712"),
+        ("Erişim kodu: 034372", "034372"),
+        ("Frase segreta del portafoglio: kot soleil tanne lotus", "kot soleil tanne lotus"),
+        (f"アクセスコードは{PW}です", PW),
+        (f"인증키: {PW}xYz", f"{PW}xYz"),
+        (f"Network key: {PW}", PW),
+        (f"{PW} şifresiyle giriş yap", PW),
+        ("Fraza hasła do klucza to Tulp kwiat 119*", "Tulp kwiat 119*"),
+    ],
+)
+def test_questions_user_pairs_door_codes_and_new_labels(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "identifiant de la requête : 339ed9bb-da4d-4976-aace-5542b8fb7d13",
+        "`--scope user`: `~/.cursor/mcp.json`",
+        "user id: 3f2a9c1e4b5d6a7f8e9d0c1b2a3f4e5d",
+        "비밀번호 2024년 정책",
+        "Forgot your password? Reset it at https://example.com/reset",
+        "Hasłem przewodnim konferencji jest „Dane dla ludzi”.",
+        "내 키는 178이야.",
+        "Il token della metropolitana costa 2 euro.",
+        "Kullanıcı-adı şifresiyle giriş yapın, Wi-Fi şifresi değişti.",
+    ],
+)
+def test_new_rules_pass_ids_paths_years_and_prose(text: str) -> None:
+    assert scan_text(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"m o t  d e  p a s s e : {PW}",
+        f"m0t de p4sse : {PW}",
+        f"p4r0l4 d'ordine: {PW}",
+        f"şifr3: {PW}",
+        f"пар0ль: {PW}",
+        f"h@sło: {PW}",
+        f"パ・ス・ワ・ー・ド：{PW}",
+        f"パスワード（PW）：{PW}",
+        f"pass-word: {PW}",
+    ],
+)
+def test_labels_spaced_by_word_written_in_digits_or_with_an_aside(text: str) -> None:
+    assert PW in _values(text)

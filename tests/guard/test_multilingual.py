@@ -8,7 +8,19 @@ import pytest
 
 from memdir.guard import describe, redact, scan_fields, scan_text
 
-from .corpus_multilingual import ALL, BLIND, FRESH, HELD, LANGUAGES, LATE, SIXTH, TUNING, Case
+from .corpus_multilingual import (
+    ALL,
+    BLIND,
+    ENCODED,
+    FRESH,
+    HELD,
+    LANGUAGES,
+    LATE,
+    SEVENTH,
+    SIXTH,
+    TUNING,
+    Case,
+)
 
 RECALL_FLOOR = 0.97
 LANGUAGE_RECALL_FLOOR = 0.95
@@ -38,12 +50,14 @@ def test_corpus_is_big_and_covers_every_language() -> None:
     for lang in LANGUAGES:
         assert any(c.lang == lang and c.positive for c in ALL), lang
         assert any(c.lang == lang and not c.positive for c in ALL), lang
-    for kind in ("prose", "config", "url", "obfuscated", "lookalike"):
+    for kind in ("prose", "config", "url", "table", "chat", "obfuscated", "lookalike", "encoded"):
         assert any(c.kind == kind for c in ALL), kind
 
 
 # The sixth batch, after its fixes, finds every secret and flags no look-alike; its floors
-# are what it reached, so a change that loses any of it shows here.
+# are what it reached, so a change that loses any of it shows here.  The seventh batch was
+# tuned on after its first measurement (73.8%): it now finds all but two secrets (193/195,
+# both named in its header) and the encoded group finds all; neither flags a look-alike.
 @pytest.mark.parametrize(
     ("batch", "recall_floor", "fpr_ceiling"),
     [
@@ -53,9 +67,11 @@ def test_corpus_is_big_and_covers_every_language() -> None:
         (LATE, RECALL_FLOOR, FPR_CEILING),
         (BLIND, RECALL_FLOOR, FPR_CEILING),
         (SIXTH, 1.0, 0.0),
+        (SEVENTH, 0.985, 0.0),
+        (ENCODED, 1.0, 0.0),
         (ALL, RECALL_FLOOR, FPR_CEILING),
     ],
-    ids=["tuning", "held", "fresh", "late", "blind", "sixth", "all"],
+    ids=["tuning", "held", "fresh", "late", "blind", "sixth", "seventh", "encoded", "all"],
 )
 def test_recall_and_false_positive_floors(
     batch: tuple[Case, ...], recall_floor: float, fpr_ceiling: float
@@ -70,6 +86,24 @@ def test_sixth_batch_every_language_and_kind_is_whole() -> None:
         cases = tuple(c for c in SIXTH if group in (c.lang, c.kind))
         assert all(_found(c) for c in cases if c.positive), group
         assert _fpr(cases) == 0.0, group
+
+
+def test_seventh_batch_every_language_and_kind_meets_its_floors() -> None:
+    # Kinds are smaller groups: one miss of eleven obfuscated labels ("pаrоль") is 0.91.
+    floors = dict.fromkeys(LANGUAGES, LANGUAGE_RECALL_FLOOR)
+    floors |= dict.fromkeys(("prose", "config", "url", "table", "chat", "lookalike"), 0.99)
+    floors["obfuscated"] = 0.9
+    for group, floor in floors.items():
+        cases = tuple(c for c in SEVENTH if group in (c.lang, c.kind))
+        positives = [c for c in cases if c.positive]
+        if positives:
+            assert sum(map(_found, positives)) / len(positives) >= floor, group
+        assert _fpr(cases) == 0.0, group
+
+
+def test_encoded_group_finds_every_token_and_passes_ordinary_encodings() -> None:
+    assert all(_found(c) for c in ENCODED if c.positive)
+    assert _fpr(ENCODED) == 0.0
 
 
 def test_every_language_meets_its_recall_floor() -> None:

@@ -51,3 +51,30 @@ def test_foreign_password_and_session_keys(name: str, kind: str) -> None:
 @pytest.mark.parametrize("name", ["senha_file", "senha_policy", "wachtwoord_hint"])
 def test_foreign_password_keys_that_describe_it(name: str) -> None:
     assert classify_key(name) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("chiave_api", "API key assignment"),
+        ("cle_api", "API key assignment"),
+        ("api_anahtari", "API key assignment"),
+        ("clave_secreta", "secret key assignment"),
+        ("chave_secreta", "secret key assignment"),
+        ("geheimer_schluessel", "secret key assignment"),
+        ("geheime_sleutel", "secret key assignment"),
+        ("klucz_tajny", "secret key assignment"),
+        ("пароль_бд", "password assignment"),
+        ("ключ_api", "key assignment"),
+    ],
+)
+def test_foreign_keys_qualified_as_secret(name: str, kind: str) -> None:
+    found = classify_key(name)
+    assert found is not None and found.kind == kind
+
+
+@pytest.mark.parametrize(
+    "name", ["chiave", "clave_primaria", "chiave_file", "klucz_obcy", "пароль"]
+)
+def test_foreign_keys_without_a_secret_qualifier(name: str) -> None:
+    assert classify_key(name) is None

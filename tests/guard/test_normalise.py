@@ -68,3 +68,26 @@ def test_bidi_controls_do_not_hide_a_value() -> None:
     text = "password=\u2066" + PW + "\u2069"
     assert scan_text(text) == [Finding("password assignment", 1)]
     assert PW not in redact(text)
+
+
+def test_homoglyphs_in_a_mixed_word_are_read_as_latin_and_russian_stays_russian() -> None:
+    text = "p\u0430ssword and gh\u0440_x and \u041f\u0430\u0440\u043e\u043b\u044c"
+    norm = normalise(text)
+    assert norm.text == "password and ghp_x and \u041f\u0430\u0440\u043e\u043b\u044c"
+    assert len(norm.text) == len(text)
+    # a Russian word typed with a Latin "a" and "o" is read as Russian
+    assert normalise("\u043fa\u0440o\u043b\u044c").text == "\u043f\u0430\u0440\u043e\u043b\u044c"
+
+
+def test_a_homoglyph_label_and_token_are_found() -> None:
+    text = "p\u0430ssw\u043erd: " + PW + "\n" + GH.replace("p", "\u0440", 1)
+    assert [f.line for f in scan_text(text)] == [1, 2]
+
+
+def test_half_width_kana_and_sound_mark_compose() -> None:
+    text = "\uff8a\uff9f\uff7d\uff9c\uff70\uff84\uff9e\uff1a" + PW
+    norm = normalise(text)
+    assert norm.text.startswith("パスワード:")
+    assert norm.start(0) == 0
+    assert norm.end(1) == 2  # "パ" spans the kana and its mark
+    assert scan_text(text) == [Finding("password", 1)]

@@ -77,3 +77,28 @@ def test_account_rows_without_a_label_column(text: str) -> None:
 )
 def test_account_rows_leave_other_rows_alone(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Compte;Utilisateur;MDP\nFTP;deploy;{PW}",
+        f"Service\tUser\tPassword\nRouter\tadmin\t{PW}",
+        f"| Сервис | Логин | Пароль |\n|---|---|---|\n| NAS | admin | {PW} |",
+        f"| 服务 | 用户名 | 密码 |\n|---|---|---|\n| NAS | admin | ={PW} |",
+    ],
+)
+def test_password_column_of_a_delimited_or_foreign_table(text: str) -> None:
+    assert any(PW in value for value in _values(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Compte;Utilisateur;MDP\nFTP;deploy;voir le coffre",
+        "Name\tUser\tScore\nalice\tbob\t42",
+        "| Сервис | Логин | Пароль |\n|---|---|---|\n| NAS | admin | в сейфе |",
+    ],
+)
+def test_delimited_tables_without_a_secret_column_or_value(text: str) -> None:
+    assert _values(text) == []

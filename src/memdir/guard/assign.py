@@ -16,7 +16,9 @@ __all__ = ["assignment_hits"]
 _KEYWORD_RE = re.compile(
     r"passwor[dt]|passwd|passphrase|passcode|kennwort|pwd|pass|pw|secret|token|bearer"
     r"|credentials?|creds|auth|key|schl(?:ü|ue)ssel|session|sessid"
-    r"|senha|contrasena|wachtwoord|haslo|sifre|parola|parol|motdepasse"
+    r"|senha|contrasena|wachtwoord|haslo|sifre|parola|parol|motdepasse|mdp"
+    r"|chiave|clave|chave|sleutel|klucz|anahtar|clef|cle_|_cle\b"
+    r"|парол|ключ|токен|секрет"
     r"|密码|密碼|口令|密钥|密鑰|秘钥|私钥|令牌"
 )
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZÜ", "abcdefghijklmnopqrstuvwxyzü")
@@ -30,8 +32,13 @@ def _fold(text: str) -> str:
 
 _CJK_FIRST = frozenset("密口秘私令")
 
-_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-äöüÄÖÜß")
-_IDENT_RUN_RE = re.compile(r"[A-Za-z0-9_.\-äöüÄÖÜß]+")
+# Letters of key names: ASCII, German and Turkish letters ("api_anahtarı") and Cyrillic
+# ("пароль_бд").
+_CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщъыьэюяАБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ"
+_IDENT_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-äöüÄÖÜßıİşŞğĞçÇ" + _CYRILLIC
+)
+_IDENT_RUN_RE = re.compile(r"[A-Za-z0-9_.\-äöüÄÖÜßıİşŞğĞçÇа-яёА-ЯЁ]+")
 # Longer runs are not names someone gave a secret; bounding the walk keeps scans linear.
 _MAX_IDENT = 64
 

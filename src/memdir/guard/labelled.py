@@ -11,14 +11,16 @@ A password may hold spaces when quoted ("„Mare tulp 355&“") or, mixing all f
 classes, fill the rest of its line; a label whose line ends in a colon or says "below" reads
 one value alone on the next line; "<motdepasse>…</motdepasse>" is a label's element; and
 labels disguised as "P a s s w o r d:", "密 码：" or "Passw0rd:" are read in a second pass.
+A question may hold the label and its answer the value ("pwd del server? è X"); a user
+name label gives only the password of a pair ("utente: mrossi / X").
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator
 
+from .cursors import Next, Positions
 from .hit import PRIO_LABEL, Hit
 from .lexicon import (
     ADVERB_WORDS,
@@ -35,6 +37,7 @@ from .lexicon import (
     PIN_QUALIFIER_RE,
     PREPOSITION_WORDS,
     RECOVERY,
+    USER,
     WIFI,
     Label,
     label_for,
@@ -85,15 +88,16 @@ _GAP_CONNECTOR_RE = re.compile(f"[:=|→]|{CJK_CONNECTOR_RE.pattern}")
 _CJK_LETTER_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # "max_tokens=800", "maxTokens=8", "MAX=8": an assignment in code, not a typed value.
 _ASSIGNMENT_RE = re.compile(
-    r"(?:[a-z_][a-z0-9_.\-]*|[A-Z_][A-Z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]+)+)=(?=[A-Za-z0-9_\"'$])"
+    r"(?:[a-z_][a-z0-9_.\-]+|[A-Z_][A-Z0-9_]+|[a-z]+(?:[A-Z][a-z0-9]+)+)=(?=[A-Za-z0-9_\"'$])"
 )
 _LOGIN_LABEL = Label(LOGIN)
+# A user name and the separator before its password, not a path ("~/.cursor/mcp.json").
+_USER_NAME_RE = re.compile(r"[A-Za-z0-9][\w.@+-]{0,63}[ \t]*[/|:][ \t]*")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # "as" must be among the few words right before the label ("as the NAS password").
 # Only a hint (it also matches inside "has"); the words themselves are checked afterwards.
 _AS_RE = re.compile("|".join(sorted(AS_WORDS)))
 _AS_REACH = 48
-_LONGEST_HINT = 24  # longer than any negating or "as" word
-_READ_AHEAD = 512
 _USER_SLASH_RE = re.compile(
     r"(?:login|user(?:name)?|benutzer(?:name)?|логин|utilisateur|usuario|utente|usuário"
     r"|gebruiker|użytkownik|kullanıcı|account|账号|帳號|用户名|id)/$"
@@ -120,7 +124,7 @@ _CODE_LINE_RE = re.compile(
 _RECOVERY_REACH = 600
 _PIN_QUALIFIER_REACH = 8
 # The last characters of those qualifiers: most labels need no regex search at all.
-_QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機户戶号座드금좌장dm ")
+_QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機户戶号座드금좌장dm 禁関ク庫관락문고ıirealа")
 _MAX_CODE_LINE = 200
 # Where a spaced-out or word-by-word value may start: what `_VALUE_CHAR_RE` cannot see.
 _SPREAD_HINT_RE = re.compile(f"\\S(?: \\S){{5}}|[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{3}}")
@@ -144,9 +148,15 @@ _MAX_SPACED = 48
 _PIN_OBJECTS = _set(
     """
     card sim phone karte handy carte tarjeta carta cartão cartao kaart telefoon карты карта
-    телефона karty telefonu kartı kartın telefon
+    телефона karty telefonu kartı kartın telefon telefono cellulare téléphone telefone
+    bancomat del della dello de du des la le der die do da dos das van het от od
     """
 )
+# "비밀번호 4821", "密码 123456": CJK writes a door or card code right after the label.
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+# ... and ends the sentence with it, or with a copula glued to it ("4821입니다"), unlike
+# "비밀번호 1234 같은 건 쓰지 마세요" ("don't use passwords like 1234").
+_CJK_CODE_END_RE = re.compile(r"[^\s\d]{0,6}[ \t]*(?:[.,!;)。，、！]|\r?\n|$)")
 _REST_OF_LINE_RE = re.compile(
     f"([^\\s{_CJK}\"'`“”„«»]+(?: [^\\s{_CJK}\"'`“”„«»]+){{1,3}})[ \\t]*\\r?(?:\\n|$)"
 )
@@ -175,15 +185,23 @@ _NEXT_VALUE_RE = re.compile(
 )
 # "P a s s w o r d:", "密 码：", "Passw0rd:", "Pa$$wort=": a label disguised by spacing
 # its letters or by digits and signs for letters; the collapsed word must be a label.
+# Words of a spaced label are apart by a wider gap ("m o t  d e  p a s s e :"); a label in
+# digits and signs may have up to three words ("m0t de p4sse :", "p4r0l4 d'ordine:").
 _DISGUISED_RE = re.compile(
-    r"(?<!\S)\w(?P<sep>[ .\-_*])\w(?:(?P=sep)\w){0,14}(?=[ \t]?[:：=])"
-    r"|(?<![\w@$])[A-Za-z]{1,12}[0-9@$][A-Za-z0-9@$]{1,12}(?=[ \t]?[:：=])"
+    r"(?<!\S)\w(?P<sep>[ .\-_*・·])\w(?:(?P=sep){1,3}\w){0,24}(?=[ \t]?[:：=])"
+    r"|(?<![\w@$])(?=[\w@$'’ \t]{0,40}?[0-9@$])[\w@$'’]{1,12}(?:[ \t][\w@$'’]{1,12}){0,2}"
+    r"(?=[ \t]?[:：=])"
 )
 _LEET = str.maketrans("0134579@$", "oieastgas")
+_LEET_CYRILLIC = str.maketrans("0346@", "озчба")  # "пар0ль"
+_TR_PASSWORDS = ("şifre", "sifre", "parola")
+_PREV_WORD_RE = re.compile(r"(\S{8,64})[ \t]+$")
+_ASIDE_RE = re.compile(r"\([^()\s]{1,24}\)[:=]")
+_CYRILLIC_RE = re.compile("[\u0400-\u04ff]")
 # Cheap test before the disguised-label pass: a spaced-out run or a digit inside a word,
-# right before a colon.
+# before a colon.
 _DISGUISED_HINT_RE = re.compile(
-    r"\w[ .\-_*]\w[ \t]?[:：=]|[A-Za-z][0-9@$][A-Za-z0-9@$]{0,12}[ \t]?[:：=]"
+    r"\w[ .\-_*・·]\w[ \t]?[:：=]|(?<=[^\W\d_])[0-9@$][\w@$'’ \t]{0,30}?[:：=]"
 )
 
 
@@ -223,7 +241,9 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
         if i - end > label.suffix:
             return False
         after = folded[i] if i < n else " "
-        if label.weak and not (after.isspace() or after in ":=：,.;)'’"):
+        if label.weak and not (
+            after.isspace() or after in ":=：,.;)'’" or _CJK_LETTER_RE.match(after)
+        ):
             return False  # "kw!MB…", "pw#1": letters inside a value, not a shorthand label
         # "password_file", "token2", "password-protected", "secret.txt": names, not labels.
         if after.isdigit() or after == "_":
@@ -286,81 +306,50 @@ def _login_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     return m.start("pw"), m.start("pw") + len(_clean(m.group("pw")))
 
 
-class _Positions:
-    """Where a regex matches, searched only around labels and only once per character.
-
-    Queries come in order of their label (each starts at most a left context before it), so
-    the text already searched is one growing span; a query beyond it searches just the new
-    part, overlapping by the longest match so nothing straddling the seam is lost.
-    """
-
-    __slots__ = ("_covered", "_regex", "_starts", "_text")
-
-    def __init__(self, regex: re.Pattern[str], text: str) -> None:
-        self._regex = regex
-        self._text = text
-        self._starts: list[int] = []
-        self._covered = 0
-
-    def within(self, lo: int, hi: int) -> bool:
-        """Whether a match starts in [lo, hi)."""
-        if hi > self._covered:
-            # Small gaps (the label itself, a short word) are searched too, keeping the span
-            # contiguous; a long gap is text no later query reaches back into.
-            start = self._covered - _LONGEST_HINT if lo - self._covered <= _WINDOW else lo
-            start = max(start, 0)
-            # Read ahead: labels often come in runs, and one search per run is cheaper.
-            upto = hi + _READ_AHEAD
-            seen = self._starts[-1] if self._starts else -1
-            for m in self._regex.finditer(self._text, start, upto + _LONGEST_HINT):
-                if m.start() > seen and m.start() < upto:
-                    self._starts.append(m.start())
-            self._covered = upto
-        i = bisect.bisect_left(self._starts, lo)
-        return i < len(self._starts) and self._starts[i] < hi
-
-
-class _Next:
-    """The next match of a regex at or after a position, remembered between nearby queries.
-
-    Labels can come every few characters; searching each window afresh would rescan the
-    same text, while a remembered next match keeps the whole scan linear.
-    """
-
-    __slots__ = ("_at", "_from", "_regex", "_text")
-
-    def __init__(self, regex: re.Pattern[str], text: str) -> None:
-        self._regex = regex
-        self._text = text
-        self._from = -1
-        self._at = -1
-
-    def find(self, pos: int) -> int:
-        """Where the next match starts (len(text) if there is none)."""
-        if not (self._from <= pos <= self._at):
-            m = self._regex.search(self._text, pos)
-            self._from, self._at = pos, (m.start() if m else len(self._text))
-        return self._at
-
-
 def _scan_window(
     text: str,
     folded: str,
     pos: int,
     label: Label,
-    negations: _Positions,
-    nexts: tuple[_Next, _Next, _Next],
+    negations: Positions,
+    nexts: tuple[Next, Next, Next],
+    *,
+    answer: bool = False,
 ) -> Hit | None:
-    sentence_end, value_char, spread = nexts
-    end = min(pos + _WINDOW, sentence_end.find(pos))
+    """The value a label at `pos` introduces; `answer` reads the clause after its question
+    ("pwd del server? è X", "скинь пароль? — держи: X"), where only a connector opens it."""
+    stop = nexts[0].find(pos)
+    end = min(pos + _WINDOW, stop)
+    hit = _read_window(text, folded, pos, end, label, negations, nexts, answer=answer)
+    if hit is None and not answer and end == stop and text[stop : stop + 1] == "?":
+        line_end = text.find("\n", stop, stop + _WINDOW)
+        if line_end != stop + 1:
+            return _scan_window(text, folded, stop + 1, label, negations, nexts, answer=True)
+    return hit
+
+
+def _read_window(
+    text: str,
+    folded: str,
+    pos: int,
+    end: int,
+    label: Label,
+    negations: Positions,
+    nexts: tuple[Next, Next, Next],
+    *,
+    answer: bool,
+) -> Hit | None:
+    _, value_char, spread = nexts
     # No word in the window can pass a value rule: only a spread-out value might be there.
     spread_only = value_char.find(pos) >= end
     if spread_only and (label.kind not in PASSWORD_KINDS or spread.find(pos) >= end):
         return None
     kind = label.kind
+    weak = label.weak or answer
     # How the next word would be judged: "next" right after the label or a preposition,
     # "after" a connector, "near" once a word has come between.
-    state = "next"
+    state = "near" if answer else "next"
+    preposition = False  # the last grammar word was a preposition ("to", Polish "to")
     prev = pos
     between = 0  # words read since the label that were neither grammar nor values
     for count, m in enumerate(_WORD_RE.finditer(text, pos, end)):
@@ -370,6 +359,11 @@ def _scan_window(
         wstart = m.start()
         if word in _CODE_OPERATORS:
             return None  # "PASSWORD = "Zx9" + "...", "f(x) == y": code, not prose
+        aside = _ASIDE_RE.match(word)
+        if aside is not None and aside.end() < len(word):
+            # "パスワード（PW）：x", "password (admin):x": an aside glued to its connector
+            wstart += aside.end() - 1
+            word = word[aside.end() - 1 :]
         if word[0] in ":=":
             # "密码:x", "key =x": a connector glued to the value
             bare = word.lstrip(":=")
@@ -391,6 +385,7 @@ def _scan_window(
             continue
         if lower in PREPOSITION_WORDS:
             state = "next"
+            preposition = True
             continue
         if lower in _CODE_WORDS:
             return None  # "token=lambda n: ...", "password = None"
@@ -406,6 +401,7 @@ def _scan_window(
                 # the first one opens.
                 between += 1
                 state = "after" if word.endswith((":", "=")) else "near"
+                weak = False  # "pw fürs WLAN", "пасс от вайфая": two labels agree
                 continue
             return None  # another label: its own window reads what follows it
         if _ASSIGNMENT_RE.match(word):
@@ -417,7 +413,9 @@ def _scan_window(
             if spread_hit is not None:
                 return spread_hit
         if state != "near" and kind in PASSWORD_KINDS and kind != LOGIN:
-            spaced = _spaced_password(text, wstart, after=state == "after" and not label.weak)
+            # After a preposition too: "changed it to Lotus panda 112-", Polish "… to X".
+            opened = state == "after" or (state == "next" and preposition)
+            spaced = _spaced_password(text, wstart, after=opened and not weak)
             if spaced is not None:
                 return Hit(spaced[0], spaced[1], kind, PRIO_LABEL)
         if spread_only:
@@ -427,14 +425,24 @@ def _scan_window(
         value = _clean(word)
         if value:
             vstart = wstart + word.find(value)
-            if kind in (LOGIN, WIFI):
-                if state == "after":
+            if kind in (LOGIN, WIFI, USER):
+                # "login: alice / s3cret", and "логин/пароль admin/s3cret" with no colon
+                if state == "after" or (state == "next" and "/" in word):
                     return _login_hit(text, vstart, value, end, kind)
                 state = "after" if word.endswith((":", "=")) else "near"
                 continue
-            if state == "after" or not label.weak:
+            if state == "after" or not weak:
                 value = _with_final_mark(text, vstart, value, m.end())
                 if _judge(kind, value, state):
+                    return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+                if (
+                    state == "next"
+                    and label.script != "latin"
+                    and kind in PASSWORD_KINDS
+                    and pin_like(value)
+                    and not _YEAR_RE.fullmatch(value)
+                    and _CJK_CODE_END_RE.match(text, vstart + len(value))
+                ):
                     return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
                 pin = kind in (PIN, DEVICE_PIN)
                 if pin and state == "near" and between == 1 and _digits(value, 6):
@@ -593,8 +601,14 @@ def _value_before(text: str, folded: str, line_start: int, start: int, label: La
 def _login_hit(text: str, vstart: int, value: str, end: int, kind: str) -> Hit | None:
     span = _login_value(text, vstart, end)
     if span is not None and prose_password(text[span[0] : span[1]]):
-        return Hit(span[0], span[1], kind, PRIO_LABEL)
-    if looks_random(value):
+        if kind != USER:
+            return Hit(span[0], span[1], kind, PRIO_LABEL)
+        if _USER_NAME_RE.fullmatch(text, vstart, span[0]):
+            return Hit(span[0], span[1], LOGIN, PRIO_LABEL)  # "user: alice / s3cret"
+    if kind == USER:
+        return None  # a user name alone, however random, is no secret
+    if looks_random(value) and not _UUID_RE.fullmatch(value):
+        # "identifiant de la requête : <uuid>": an identifier, not a login's secret
         return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
     return None
 
@@ -612,16 +626,19 @@ def _element_value(text: str, start: int, kind: str) -> Hit | None:
 
 
 def _value_below(
-    text: str, folded: str, end: int, kind: str, negations: _Positions, value_char: _Next
+    text: str, folded: str, end: int, kind: str, negations: Positions, value_char: Next
 ) -> Hit | None:
     """A label whose line ends in a colon or says "below", and one value alone on the next."""
     nl = text.find("\n", end, end + _NEXT_LINE_REACH)
     if nl < 0:
         return None
     tail = folded[end:nl].rstrip(" \t\r")
-    if not (tail.endswith((":", "：")) or _BELOW_RE.search(tail)):
+    below = _BELOW_RE.search(tail) is not None
+    if not (tail.endswith((":", "：")) or below):
         return None
-    if _SENTENCE_END_RE.search(tail.rstrip(":：")) or negations.within(end, nl):
+    # "…は下記の通りです。", "is as follows.": a sentence about the line below may end first.
+    core = tail.rstrip(":：。.") if below else tail.rstrip(":：")
+    if _SENTENCE_END_RE.search(core) or negations.within(end, nl):
         return None
     start = nl + 1
     if text.startswith("\n", start) or text.startswith("\r\n", start):
@@ -641,15 +658,22 @@ def _value_below(
 
 def _disguised_hits(text: str, folded: str) -> Iterator[Hit]:
     """Values after labels written "P a s s w o r d:", "密 码：" or "Passw0rd:"."""
-    negations = _Positions(NEGATING_RE, folded)
+    negations = Positions(NEGATING_RE, folded)
     nexts = (
-        _Next(_SENTENCE_END_RE, text),
-        _Next(_VALUE_CHAR_RE, text),
-        _Next(_SPREAD_HINT_RE, text),
+        Next(_SENTENCE_END_RE, text),
+        Next(_VALUE_CHAR_RE, text),
+        Next(_SPREAD_HINT_RE, text),
     )
     for m in _DISGUISED_RE.finditer(folded):
         sep = m.group("sep")
-        word = (m.group().replace(sep, "") if sep else m.group()).translate(_LEET)
+        word = m.group()
+        if sep:
+            word = re.sub(f"{re.escape(sep)}{{2,}}", "\0", word).replace(sep, "")
+            word = word.replace("\0", " ")
+        elif not any(ch in "0123456789@$" for ch in word):
+            continue  # words before a colon, with no digit or sign standing in for a letter
+        leet = _LEET_CYRILLIC if _CYRILLIC_RE.search(word) else _LEET
+        word = word.translate(leet)
         found = LABEL_RE.match(word)
         if word == m.group() or found is None:
             continue
@@ -676,12 +700,12 @@ def labelled_hits(text: str) -> Iterator[Hit]:
 
 def _labelled_hits(text: str) -> Iterator[Hit]:
     folded = _fold(text)
-    negations = _Positions(NEGATING_RE, folded)
-    as_words = _Positions(_AS_RE, folded)
+    negations = Positions(NEGATING_RE, folded)
+    as_words = Positions(_AS_RE, folded)
     nexts = (
-        _Next(_SENTENCE_END_RE, text),
-        _Next(_VALUE_CHAR_RE, text),
-        _Next(_SPREAD_HINT_RE, text),
+        Next(_SENTENCE_END_RE, text),
+        Next(_VALUE_CHAR_RE, text),
+        Next(_SPREAD_HINT_RE, text),
     )
     pos = 0
     recovery_read = 0  # a later label inside a region already read adds nothing
@@ -729,6 +753,21 @@ def _labelled_hits(text: str) -> Iterator[Hit]:
             and as_words.within(max(line_start, m.start() - _AS_REACH), m.start())
         ):
             hit = _value_before(text, folded, line_start, m.start(), label)
+        if hit is None and folded.startswith(_TR_PASSWORDS, m.start()):
+            hit = _owner_value(text, line_start, m.start(), label.kind)
         if hit is not None:
             pos = hit.end
             yield hit
+
+
+def _owner_value(text: str, line_start: int, start: int, kind: str) -> Hit | None:
+    """Turkish puts what a password belongs to before it: "Xr7#kLm2Qp şifresiyle giriş yap"
+    ("log in with the password X"); only a strong password there is one."""
+    prev = _PREV_WORD_RE.search(text, max(line_start, start - 80), start)
+    if prev is None:
+        return None
+    value = _clean(prev.group(1))
+    if not any(ch.isdigit() for ch in value) or not strong_password(value):
+        return None  # "Kullanıcı-adı şifresiyle": a compound word, not a password
+    vstart = prev.start(1) + prev.group(1).find(value)
+    return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)

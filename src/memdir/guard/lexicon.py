@@ -28,6 +28,7 @@ __all__ = [
     "PIN_QUALIFIER_RE",
     "PREPOSITION_WORDS",
     "RECOVERY",
+    "USER",
     "WIFI",
     "Label",
     "label_for",
@@ -52,6 +53,7 @@ LOGIN = "login password"
 RECOVERY = "recovery code"
 DEVICE_PIN = "card or device PIN"  # a password label qualified by a card or a lock
 WIFI = "Wi-Fi password"  # read like a login: "network / password"
+USER = "user name"  # names no secret itself; only "user: alice / s3cret" gives a password
 PASSWORD_KINDS = frozenset({PASSWORD, PASSPHRASE, LOGIN})
 
 
@@ -90,8 +92,26 @@ _ENTRIES: list[tuple[str, Label]] = [
         PASSWORD, "password", "passwd", "passcode", "passwort", "kennwort", compound=True, suffix=2
     ),
     *_latin(PASSWORD, "passwörter", "kennwörter", compound=True, suffix=1),
+    *_latin(PASSWORD, "pass word", suffix=1),  # "pass-word:", "pass_word ="
     *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
+    *_latin(PASSPHRASE, "seed phrase", "recovery phrase", "secret phrase", suffix=1),
     *_latin(PASSWORD, "access code", suffix=1),
+    # Wi-Fi keys as routers and phones print them: "Network key", "WPA2 key", "WLAN-Schlüssel"
+    *_latin(
+        PASSWORD,
+        "network key",
+        "network security key",
+        "wpa2? key",
+        "wpa2?-psk",
+        "wep key",
+        "wi-?fi key",
+        suffix=1,
+    ),
+    *_latin(
+        PIN,
+        "code (?:for|to|of) the (?:front |back |main |garage |building )?(?:door|gate|alarm|safe)",
+        suffix=0,
+    ),
     ("pw", Label(PASSWORD, weak=True)),
     ("pwd", Label(PASSWORD, weak=True)),
     ("pass", Label(PASSWORD, weak=True)),
@@ -109,7 +129,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
     # Turkish possessives ("pin kodum", "pin kodunuz"), the Russian bare "пин" and its cases.
     *_latin(PIN, "pin kodu", "pin numarası", "pin numarasi", suffix=3),
-    *_latin(PIN, "пин", "пина", "пину", "пином", suffix=0),
+    *_latin(PIN, "пин", "пина", "пину", "пином", "pin-код", "pin код", suffix=0),
     # Phone and device unlock codes are PINs in all but name ("unlock code", "lock pin").
     # Labels are matched from a letter the lexicon already starts with where a compound
     # allows it ("un|lock code", "Ent|sperrcode"): each new first letter slows every scan.
@@ -203,6 +223,34 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(LOGIN, "zugang", compound=True, suffix=0),  # "Serverzugang: admin / s3cret"
     *_latin(
         LOGIN,
+        "учётка",
+        "учетка",
+        "учётн(?:ая|ой|ую) запис[ьи]",
+        "учетн(?:ая|ой|ую) запис[ьи]",
+        suffix=0,
+    ),
+    *_latin(
+        USER,
+        "user",
+        "username",
+        "user name",
+        "benutzer",
+        "benutzername",
+        "utilisateur",
+        "usuario",
+        "usuário",
+        "utente",
+        "gebruiker",
+        "gebruikersnaam",
+        "пользователь",
+        "użytkownik",
+        "kullanıcı",
+        "kullanici",
+        "kullanıcı adı",
+        suffix=0,
+    ),
+    *_latin(
+        LOGIN,
         "zugangsdaten",
         "anmeldedaten",
         "logindaten",
@@ -246,7 +294,18 @@ _ENTRIES: list[tuple[str, Label]] = [
         suffix=0,
     ),
     *_latin(PIN, "code de déverrouillage", "code de deverrouillage", suffix=0),
-    *_latin(PASSPHRASE, "phrase secrète", "phrase de passe", suffix=0),
+    *_latin(PASSPHRASE, "phrase secrète", "phrase de passe", "phrase de récupération", suffix=0),
+    *_latin(PIN, "code secret", "code confidentiel", suffix=0),
+    *_latin(
+        PIN,
+        "code d'entrée",
+        "code d’entrée",
+        "code de l'immeuble",
+        "code porte",
+        "code portail",
+        "code (?:de )?(?:la |ma )?carte",
+        suffix=0,
+    ),
     *_latin(TOKEN, "jetons?", suffix=0),
     *_latin(ACCESS_KEY, "clés?", "clefs?", suffix=0),
     # Spanish
@@ -260,25 +319,63 @@ _ENTRIES: list[tuple[str, Label]] = [
         suffix=0,
     ),
     *_latin(ACCESS_KEY, "claves?", suffix=0),
-    *_latin(PIN, "código de desbloqueo", "codigo de desbloqueo", suffix=0),
+    *_latin(PIN, "código de desbloqueo", "codigo de desbloqueo", "código secreto", suffix=0),
+    *_latin(
+        PASSPHRASE,
+        "frase de contraseña",
+        "frase secreta",
+        "frase de recuperación",
+        "frase semilla",
+        suffix=0,
+    ),
     *_latin(SECRET, "secreto", suffix=0),
     # Italian
-    *_latin(PASSWORD, "parola d'ordine", "parola d’ordine", "codice di accesso", suffix=0),
+    *_latin(
+        PASSWORD,
+        "parola d'ordine",
+        "parola d’ordine",
+        "codice di accesso",
+        "codice d'accesso",
+        "codice d’accesso",
+        suffix=0,
+    ),
+    *_latin(PASSPHRASE, "frase segreta", "frase di accesso", "frase di recupero", suffix=0),
+    *_latin(PIN, "codice segreto", "codice del bancomat", suffix=0),
     *_latin(PIN, "codice di sblocco", suffix=0),
     *_latin(ACCESS_KEY, "chiavi", "chiave", suffix=0),
     *_latin(SECRET, "segreto", suffix=0),
     # Portuguese
     *_latin(PASSWORD, "senhas?", "palavras?[ -]passe", "código de acesso", suffix=0),
     *_latin(PIN, "código de desbloqueio", "codigo de desbloqueio", suffix=0),
+    *_latin(PASSPHRASE, "frase[ -]senha", "frase de recuperação", "frase-semente", suffix=0),
     *_latin(ACCESS_KEY, "chaves?", suffix=0),
     *_latin(SECRET, "segredo", suffix=0),
     # Dutch
     *_latin(PASSWORD, "wachtwoord", "toegangscode", compound=True, suffix=2),
-    *_latin(PASSPHRASE, "wachtzin", compound=True, suffix=2),
+    *_latin(PASSPHRASE, "wachtzin", "herstelzin", compound=True, suffix=2),
     *_latin(PIN, "grendelcode", "grendelingscode", compound=True, suffix=1),
     *_latin(ACCESS_KEY, "sleutel", compound=True, suffix=2),
     # Russian (stems; endings are the inflection)
     *_latin(PASSWORD, "парол", suffix=3),
+    *_latin(
+        PASSWORD,
+        "код доступа",
+        "кода доступа",
+        "кодовое слово",
+        "кодового слова",
+        "секретное слово",
+        "секретного слова",
+        suffix=0,
+    ),
+    *_latin(PASSPHRASE, "парольн(?:ая|ой|ую) фраз", "секретн(?:ая|ой|ую) фраз", suffix=2),
+    *_latin(PASSPHRASE, "фраз[аыуой]{1,2} восстановления", "сид-фраз", suffix=2),
+    *_latin(
+        PIN,
+        "код (?:от )?(?:домофона|двери|подъезда|сейфа|калитки|ворот|квартиры)",
+        suffix=0,
+    ),
+    # Wi-Fi as Russians type it: "пароль от вайфая"
+    *_latin(WIFI, "вай-?фа[йяюе]", suffix=2),
     *_latin(TOKEN, "токен", compound=True, suffix=3),
     *_latin(ACCESS_KEY, "ключ", suffix=3),
     *_latin(SECRET, "секрет", suffix=3),
@@ -288,12 +385,17 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(ACCESS_KEY, "klucz", suffix=3),
     *_latin(SECRET, "sekret", suffix=3),
     *_latin(PIN, "kod odblokowania", "kod blokady", suffix=0),
+    *_latin(PIN, "kod do (?:bramy|furtki|klatki|mieszkania)", suffix=0),
+    *_latin(PASSWORD, "kod dostępu", "kodu dostępu", "kod dostepu", suffix=0),
+    *_latin(PASSPHRASE, "fraz[aęy] (?:hasła|dostępu|odzyskiwania|seed)", suffix=0),
     # Turkish
     *_latin(PASSWORD, "şifre", "sifre", "parola", suffix=5),
     *_latin(ACCESS_KEY, "anahtar", suffix=5),
     # A final ç softens before a vowel ending: "belirteç", "belirteci".
     *_latin(TOKEN, "belirteç", "belirtec", suffix=3),
     *_latin(PIN, "kilit kodu", "kilit şifresi", "kilit sifresi", suffix=0),
+    *_latin(PASSWORD, "erişim kodu", "erisim kodu", "giriş kodu", "giris kodu", suffix=3),
+    *_latin(PASSPHRASE, "kurtarma ifades", "gizli ifade", "parola ifades", "seed ifades", suffix=2),
     # Chinese
     *_cjk(PASSWORD, "zh", "密码", "密碼", "口令"),
     *_cjk(
@@ -303,12 +405,19 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(SECRET_KEY, "zh", "密钥", "密鑰", "秘钥", "祕鑰", "秘鑰"),
     *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
     *_cjk(RECOVERY, "zh", "恢复码", "恢復碼", "备用码", "備用碼", "救援码"),
+    *_cjk(PASSPHRASE, "zh", "助记词", "助記詞"),
+    *_cjk(PASSWORD, "zh", "访问码", "訪問碼", "门禁码", "門禁碼"),
     # Japanese
     *_cjk(PASSWORD, "ja", "パスワード"),
     *_cjk(PIN, "ja", "暗証番号", "パスコード", "ロック解除コード"),
     *_cjk(RECOVERY, "ja", "リカバリーコード", "リカバリコード", "バックアップコード", "復旧コード"),
     *_cjk(LOGIN, "ja", "認証情報", "ログイン情報"),
-    *_cjk(PASSPHRASE, "ja", "パスフレーズ"),
+    *_cjk(PASSPHRASE, "ja", "パスフレーズ", "リカバリーフレーズ", "シードフレーズ"),
+    *_cjk(PASSWORD, "ja", "合言葉", "合い言葉", "アクセスコード"),
+    # Wi-Fi keys as routers print them
+    *_cjk(PASSWORD, "ja", "暗号化キー", "ネットワークキー", "セキュリティキー"),
+    *_cjk(SECRET_KEY, "ja", "シークレットキー", "秘密キー", "認証キー"),
+    *_cjk(PRIVATE_KEY, "ja", "プライベートキー"),
     *_cjk(TOKEN, "ja", "トークン"),
     *_cjk(SECRET, "ja", "シークレット"),
     *_cjk(PRIVATE_KEY, "ja", "秘密鍵"),
@@ -322,6 +431,10 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(ACCESS_KEY, "ko", "액세스 키", "액세스키", "api 키", "api키"),
     *_cjk(PIN, "ko", "핀 번호", "핀번호"),
     *_cjk(RECOVERY, "ko", "복구 코드", "복구코드", "백업 코드", "백업코드"),
+    *_cjk(PASSPHRASE, "ko", "복구 문구", "복구문구", "시드 문구", "시드문구", "니모닉"),
+    *_cjk(PASSWORD, "ko", "접속 코드", "출입 코드", "접근 코드", "액세스 코드"),
+    *_cjk(SECRET_KEY, "ko", "인증키", "인증 키", "보안키", "보안 키"),
+    *_cjk(PRIVATE_KEY, "ko", "개인키", "개인 키", "비공개 키"),
 ]
 
 # Longest first, so "secret key" is preferred to "secret" where both match.  One plain
@@ -379,7 +492,10 @@ def label_for(matched: str) -> Label:
 # "카드 비밀번호", "锁屏密码"), matched against the few characters before the label.
 PIN_QUALIFIER_RE = re.compile(
     r"(?:卡|取款|支付|锁屏|鎖屏|解锁|解鎖|开机|開機|账户|帳戶|账号|口座|카드|잠금|계좌|통장|atm"
-    r"|sim[ -]?card|card|sim|kart|kartı|karte|kaart|bankkarte) ?$"
+    r"|sim[ -]?card|card|sim|kart|kartı|karte|kaart|bankkarte"
+    # what a door code opens: a front door, a door lock, a gate, a safe
+    r"|门禁|門禁|玄関|オートロック|ドア|金庫|현관|도어락|출입문|대문|금고|kapı|kapi|door|tür"
+    r"|porte|puerta|porta|portone|deur|drzwi|двери|домофона|подъезда|сейфа) ?$"
 )
 
 # Words that link a label to its value.  After a copula or a colon the value may come a

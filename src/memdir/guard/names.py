@@ -23,9 +23,26 @@ _PASSWORD_WORDS = _set(
 # Password words of other languages, typed without accents in keys ("SENHA_BANCO",
 # "db_wachtwoord", "haslo", "sifre"); Romance and Slavic keys put the qualifier after them.
 _FOREIGN_PASSWORD_WORDS = _set(
-    "senha contrasena contrasenya wachtwoord haslo sifre parola parol motdepasse"
+    "senha contrasena contrasenya wachtwoord haslo sifre parola parol motdepasse mdp"
 )
 _PASSWORD_WORDS |= _FOREIGN_PASSWORD_WORDS
+# "Key" in other languages, and the words that make such a key secret, in either order:
+# "chiave_api", "clave_secreta", "api_anahtari", "geheimer_schluessel", "klucz_tajny".
+_FOREIGN_KEY_WORDS = _set(
+    """
+    chiave chiavi clave claves cle clef chave chaves sleutel klucz anahtar anahtari anahtarı
+    schluessel schlüssel ключ
+    """
+)
+_FOREIGN_KEY_QUALIFIERS = _set(
+    """
+    api segreta segreto secreta secreto secrete secrète secret privata privada privee privée
+    prywatny tajny gizli geheim geheime geheimer geheimes accesso acceso acces accès acesso
+    dostepu dostępu erisim erişim toegang zugang
+    """
+)
+# Russian keys in snake case ("пароль_бд", "ключ_api"): the word comes first.
+_CYRILLIC_HEADS = {"пароль": "password", "ключ": "key", "токен": "token", "секрет": "secret"}
 # Words after a head-first password word that make the key describe it, not hold it.
 _DESCRIBES = _set(
     "file path hash hashed policy min max length len hint url uri reset regex rule rules"
@@ -227,6 +244,22 @@ def _categorise(last: str, prev: str | None) -> tuple[bool, str] | None:
     return None
 
 
+def _foreign_key(words: list[str]) -> tuple[bool, str] | None:
+    """A snake-case key in another language: a key word with a secret-making qualifier."""
+    if any(w in _DESCRIBES for w in words):
+        return None
+    head = _CYRILLIC_HEADS.get(words[0])
+    if head is not None:
+        return head == "password", head
+    keys = [w for w in words if w in _FOREIGN_KEY_WORDS]
+    if not keys:
+        return None
+    others = [w for w in words if w not in _FOREIGN_KEY_WORDS]
+    if others and all(w in _FOREIGN_KEY_QUALIFIERS or w in _KEY_QUALIFIERS for w in others):
+        return False, "API key" if "api" in others else "secret key"
+    return None
+
+
 @lru_cache(maxsize=4096)
 def classify_key(name: str) -> KeyClass | None:
     """Return how to judge a value assigned to `name`, or None if the name is not secret."""
@@ -245,6 +278,8 @@ def classify_key(name: str) -> KeyClass | None:
         and not any(w in _DESCRIBES for w in words[1:])
     ):
         found = True, "password"  # "senha_banco", "haslo_admin"
+    if found is None and 2 <= len(words) <= 3:
+        found = _foreign_key(words)
     if found is None:
         return None
     is_password, noun = found

@@ -1,15 +1,19 @@
 """Running every detector over a text, resolving overlaps, and reporting or redacting.
 
-Detectors see the text normalised (full-width folded, invisible controls dropped); the hits
-are mapped back, so lines are counted and values replaced in the caller's own text.
+Detectors see the text normalised (full-width folded, invisible controls dropped, homoglyphs
+read as Latin), and a second time with escapes undone when it has any; base64 runs are
+decoded and checked for token shapes.  The hits are mapped back, so lines are counted and
+values replaced in the caller's own text.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Mapping
 
 from .assign import assignment_hits
+from .decode import base64_hits, prefixed_token_hits, unescaped_lines
 from .hit import Finding, Hit
 from .labelled import labelled_hits
 from .normalise import normalise
@@ -42,17 +46,29 @@ def _resolve(hits: Iterable[Hit]) -> list[Hit]:
     return kept
 
 
+def _detect(text: str) -> list[Hit]:
+    found: list[Hit] = []
+    found.extend(vendor_hits(text))
+    found.extend(shape_hits(text))
+    found.extend(assignment_hits(text))
+    found.extend(labelled_hits(text))
+    found.extend(structured_hits(text))
+    return found
+
+
 def _hits(text: str) -> list[Hit]:
     if not text:
         return []
     norm = normalise(text)
     seen = norm.text
-    found: list[Hit] = []
-    found.extend(vendor_hits(seen))
-    found.extend(shape_hits(seen))
-    found.extend(assignment_hits(seen))
-    found.extend(labelled_hits(seen))
-    found.extend(structured_hits(seen))
+    found = _detect(seen)
+    found.extend(base64_hits(seen))
+    for lo, plain in unescaped_lines(seen):
+        # A second reading with escapes undone; its claims are mapped onto `seen`.
+        found.extend(
+            Hit(lo + plain.start(h.start), lo + plain.end(h.end), h.kind, h.priority)
+            for h in itertools.chain(_detect(plain.text), prefixed_token_hits(plain))
+        )
     hits = _resolve(found)
     if seen is text:
         return hits

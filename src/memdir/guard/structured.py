@@ -2,8 +2,10 @@
 
 `password:` with nothing after it, then an indented `Vq83Lm02Xz` (or a `|` block, a TOML
 `\"\"\"` string, a .env value whose quote opens at the end of the line), and plain values
-nested under a secret-named parent or section (`secrets:` / `[credentials]`), and rows of
-host, a well-known account and its password with no header naming the column.
+nested under a secret-named parent or section (`secrets:` / `[credentials]`), rows of host,
+a well-known account and its password with no header naming the column, and the secret
+column of a Markdown, tab- or semicolon-separated table whose header names it in any of
+the lexicon's languages ("| Пароль |", "Compte;Utilisateur;MDP").
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from .hit import PRIO_LABEL, Hit
-from .lexicon import LABEL_RE, PASSWORD_KINDS, label_for
+from .lexicon import LABEL_RE, PASSWORD_KINDS, USER, label_for
 from .names import classify_key
 from .values import looks_random, prose_password, strong_password, token_like
 
@@ -91,11 +93,12 @@ def _key_kind(key: str) -> tuple[str, bool] | None:
     if found is not None:
         return found.kind, found.is_password
     m = LABEL_RE.search(key.lower())
-    if m is None or m.lastgroup is None:
+    if m is None or m.start() > 0 or len(key) - m.end() > 3:
+        return None  # the key is a label ("Пароль", "MDP", "密码"), not a word around one
+    label = label_for(m.group())
+    if (label.weak and m.end() < len(key)) or label.kind == USER:
         return None
-    if len(key) - m.end() > 3:
-        return None
-    kind = label_for(m.lastgroup).kind
+    kind = label.kind
     return kind, kind in PASSWORD_KINDS
 
 
@@ -239,10 +242,56 @@ def _table_hits(text: str) -> Iterator[Hit]:
                 kind, is_password = columns[i]
                 cell = text[lo + 1 : hi]
                 value = cell.strip().strip("`*_\"'")
-                judge = prose_password if is_password else token_like
-                if value and judge(value):
+                if value and _cell_secret(value, is_password):
                     vstart = lo + 1 + cell.find(value)
                     yield Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+
+
+def _cell_secret(value: str, is_password: bool) -> bool:
+    """A table cell under a password or token column: "=XQ6*hV…" keeps its leading sign."""
+    judge = prose_password if is_password else token_like
+    if judge(value):
+        return True
+    return is_password and value[:1] in "=!#*+" and strong_password(value[1:])
+
+
+_DELIMITERS = ("\t", ";")
+_MAX_FIELD = 40
+_MAX_DELIMITED_ROWS = 200
+
+
+def _delimited_hits(text: str) -> Iterator[Hit]:
+    """Tab- or semicolon-separated rows under a header line that names a secret column."""
+    for start, line in _lines_from(text, 0):
+        for delim in _DELIMITERS:
+            if line.count(delim) < 2 or len(line) > 400:
+                continue
+            fields = line.split(delim)
+            columns: dict[int, tuple[str, bool]] = {}
+            for i, field in enumerate(fields):
+                name = field.strip().strip("\"'")
+                if name and len(name) <= _MAX_FIELD and not any(c.isdigit() for c in name):
+                    found = _key_kind(name)
+                    if found is not None:
+                        columns[i] = found
+            if not columns:
+                continue
+            below = text.find("\n", start) + 1
+            if not below:
+                continue
+            for count, (row_start, row) in enumerate(_lines_from(text, below)):
+                cells = row.split(delim)
+                if count >= _MAX_DELIMITED_ROWS or len(cells) != len(fields):
+                    break
+                offset = row_start
+                for i, cell in enumerate(cells):
+                    if i in columns:
+                        value = cell.strip().strip("\"'`")
+                        kind, is_password = columns[i]
+                        if value and _cell_secret(value, is_password):
+                            vstart = offset + cell.find(value)
+                            yield Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+                    offset += len(cell) + 1
 
 
 def _account_row_hits(text: str) -> Iterator[Hit]:
@@ -280,3 +329,5 @@ def structured_hits(text: str) -> Iterator[Hit]:
         yield from _section_hits(text)
     if "|" in text:
         yield from _table_hits(text)
+    if "\t" in text or ";" in text:
+        yield from _delimited_hits(text)
