@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memdir.cli.options import json_option
-from memdir.cli.output import console, emit_json
+from memdir.cli.output import console, echo, emit_json
 from memdir.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def index_command(as_json: bool) -> None:
     if as_json:
         emit_json({"index": text, "guidance": memory.agent.guidance()})
     else:
-        click.echo(text)
+        echo(text)
 
 
 @click.command()
@@ -66,7 +66,7 @@ def recall(message: str, history_file: Path | None, as_json: bool) -> None:
         console.print("nothing recalled")
     else:
         console.print(result.label)
-        click.echo(result.block)
+        echo(result.block)
 
 
 @click.command()

@@ -96,14 +96,18 @@ def error_document(error: MemdirError) -> dict[str, Any]:
 def report_error(
     error: MemdirError, *, as_json: bool, details: Mapping[str, Any] | None = None
 ) -> int:
-    """Print `error` (JSON on stdout, or "error: …" on stderr) and return its exit code."""
+    """Print `error` (JSON on stdout, or "error: …" on stderr) and return its exit code.
+
+    Both forms go through `memdir.cli.output`: control and bidirectional formatting
+    characters in the message are shown visibly, or escaped in JSON."""
     # rich is imported here, not at module level: `memdir --help` never needs it.
     from rich.text import Text
 
-    from memdir.cli.output import emit_json, err_console
+    from memdir.cli.output import emit_json, err_console, neutralise
 
     hint = _hint(error)
-    message = f"{error} ({hint})" if hint is not None else str(error)
+    # A message may quote a note, a file name or an archive member: shown, never obeyed.
+    message = neutralise(f"{error} ({hint})" if hint is not None else str(error))
     try:
         if as_json:
             emit_json({"error": error_document(error), **(details or {})})

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from memdir.cli.errors import ErrorWithDetails, Outcome
 from memdir.cli.options import json_option
-from memdir.cli.output import console, emit_json, fmt_ms, print_columns, short
+from memdir.cli.output import console, echo, emit_json, fmt_ms, print_columns, short
 from memdir.core.vocab import NoteType, Scope, choices
 from memdir.errors import EXIT_ERROR, InvalidInput
 
@@ -283,7 +283,7 @@ def diff(note_id: str, rev_a: str | None, rev_b: str | None, as_json: bool) -> N
     elif not text:
         console.print("no differences")
     else:
-        click.echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"))
 
 
 @click.command()
