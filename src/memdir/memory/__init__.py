@@ -204,8 +204,7 @@ class Memory:
             self.stores.audit,
             retrieve=lambda q, n, s: self.index.retrieve(q, limit=n, scope=s),
             chat=self.chat_client,
-            # through the store, so an encrypted note's summary is evidence too
-            read=lambda c: self.stores.store(c.scope).directory.read_bytes(c.note_id),
+            read=lambda c: self.stores.store(c.scope).directory.read_bytes(c.note_id),  # sealed too
         )
 
     def ask(self, question: str, *, scope: Scope | str | None = None) -> Answer:
