@@ -663,6 +663,12 @@ class SearchIndex:
             return {r[0] for r in self._conn.execute("SELECT note_id FROM notes WHERE state='ok'")}
 
     @_healing
+    def unparsed_ids(self) -> set[str]:
+        """Ids of the files indexed as not being notes (they cannot be parsed)."""
+        with self._lock:
+            return {r[0] for r in self._conn.execute("SELECT note_id FROM notes WHERE state='bad'")}
+
+    @_healing
     def disagreements(self, source: NoteSource) -> list[str]:
         """Where the index does not hold what the files hold now (call right after a
         refresh): a file missing from it or indexed at another revision, a row for a

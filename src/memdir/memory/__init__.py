@@ -20,8 +20,7 @@ The names §5 fixes (`remember`, `read`, `list`, `search`, `retrieve`, `history`
 `links`, `forget`, `backups()`, `restore`, `reindex`, `doctor`, `prompt_index`, `recall`,
 `ask`) are the nouns' own methods. The retriever, the sync replica, `importer`, `exporter`
 and `answers` are built on first use, so listing notes loads no numpy, HTTP client or
-guard. Injection points, as httpx takes a transport: `embedder`, `sync_transport`,
-`clock` and `chat`.
+guard. Injected as httpx takes a transport: `embedder`, `sync_transport`, `clock`, `chat`.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from memdir.files.atomic import TEMP_MARKER
 from memdir.memory.stores import Stores
 from memdir.project import load_project_id
 from memdir.store import BackupRecord, FileProblem, ScopeStore
+from memdir.store.notedir import is_skipped_message
 from memdir.store.sealing import MARKER
 
 if TYPE_CHECKING:
@@ -376,7 +377,8 @@ class Maintenance:
         return DoctorReport(
             problems=tuple(problems),
             dangling=dangling,
-            warnings=tuple(self._warnings),
+            # the files a command left out are problems here, named with their reasons
+            warnings=tuple(w for w in self._warnings if not is_skipped_message(w)),
             counts=counts,
             directories=dirs,
             leftovers=tuple(sorted(leftovers)),

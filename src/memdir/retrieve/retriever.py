@@ -304,7 +304,7 @@ class Retriever:
                 raise
         if stats.added or stats.updated:
             self._wake(store)  # new chunks: the background filler (if any) embeds them
-        unreadable = frozenset(stats.unreadable)
+        unreadable = frozenset(stats.unreadable) | index.unparsed_ids()
         if unreadable and self._said_unreadable.get(store.state_key) != unreadable:
             names = [f"{note_id}.md" for note_id in unreadable]
             self._warn(skipped_message(store.scope, store.directory.path, names))

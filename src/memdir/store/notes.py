@@ -263,13 +263,30 @@ class ScopeStore:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
                     last = history.last_events(note_id)  # with the time it was logged at
             # A version edited outside memdir (an earlier one is logged) counts as updated
-            # when memdir first saw it, so `list` shows it first; a file seen for the first
-            # time (a clone, an import by hand) keeps the time its frontmatter gives.
-            if len(last) == 2 and last[-1].rev == rev and last[-1].event == WriteEvent.OBSERVED:
+            # when memdir first saw it, so `list` shows it first — unless the edit set
+            # updatedAt itself; a file seen for the first time (a clone, an import by hand)
+            # keeps the time its frontmatter gives.
+            if (
+                len(last) == 2
+                and last[-1].rev == rev
+                and last[-1].event == WriteEvent.OBSERVED
+                and self._kept_time(history, last[0].rev, scan.notes[note_id])
+            ):
                 edited[note_id] = (rev, last[-1].ts)
             else:
                 edited.pop(note_id, None)
         return self._with_edit_times(scan)
+
+    @staticmethod
+    def _kept_time(history: History, previous: str | None, note: Note) -> bool:
+        """Whether an edit left the frontmatter's updatedAt as the version before had it."""
+        if previous is None:
+            return True  # the file came back after a deletion: a new version
+        try:
+            before = parse_note(history.read(previous), file_id=note.id)
+        except (MemdirError, OSError):
+            return False
+        return before.updated_at == note.updated_at
 
     def _with_edit_times(self, scan: Scan) -> Scan:
         """`scan` with each note edited outside memdir updated at the time it was seen."""
