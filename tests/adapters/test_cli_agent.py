@@ -65,6 +65,12 @@ def test_extract_without_a_configured_model_says_so(cli: Invoke, tmp_path: Path)
         json.dumps([{"role": "user", "content": "We always deploy on Tuesdays."}]),
         encoding="utf-8",
     )
+    # the same exit code as `ask`, `tidy --confirm-with-llm` and merge drafts give (1)
     result = cli("extract", str(conversation))
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "llm.url" in result.output
+    as_json = cli("extract", str(conversation), "--json")
+    assert as_json.exit_code == 1
+    assert "llm.url" in json.loads(as_json.stdout)["error"]
+    for args in (("tidy", "--confirm-with-llm"),):
+        assert cli(*args).exit_code == 1

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memdir.cli.errors import Outcome
 from memdir.cli.options import json_option
 from memdir.cli.output import console, echo, emit_json
-from memdir.errors import InvalidInput
+from memdir.errors import EXIT_REFUSED, InvalidInput, Refused
 
 if TYPE_CHECKING:
     from memdir import Memory
@@ -72,14 +73,23 @@ def recall(message: str, history_file: Path | None, as_json: bool) -> None:
 @click.command()
 @click.argument("conversation", type=click.Path(dir_okay=False, path_type=Path))
 @json_option
-def extract(conversation: Path, as_json: bool) -> None:
-    """Extract notes from a conversation (a JSON list of messages) with the configured model."""
+def extract(conversation: Path, as_json: bool) -> Outcome | None:
+    """Extract notes from a conversation (a JSON list of messages) with the configured model.
+
+    Exit 0: done (also when nothing was worth saving); 1: no model configured, or it
+    failed; 4: the model's answer was refused.
+    """
     result = _memory().agent.extract(_messages(conversation), force=True)
     if as_json:
         emit_json(result)
-        return
+        return Outcome(result.error_exit) if result.error else None
     if result.error:
-        raise InvalidInput(result.error)
+        if result.error_exit == EXIT_REFUSED:
+            raise Refused(result.error)
+        from memdir.extract import ChatFailed  # no model, or it failed: as `ask` says it
+
+        raise ChatFailed(result.error)
     console.print(result.announcement or "nothing worth saving")
     for item in result.dropped:
         console.print(f"  dropped: {item.reason}", markup=False)
+    return None

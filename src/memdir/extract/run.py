@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memdir.errors import MemdirError, describe
+from memdir.errors import EXIT_ERROR, EXIT_REFUSED, MemdirError, describe
 from memdir.extract.apply import AnswerRejected, Dropped, apply_answer
 from memdir.extract.host import ExtractHost
 from memdir.extract.llm import ChatClient, client_from_settings
@@ -31,6 +31,9 @@ class ExtractionResult:
     redactions: int = 0
     warnings: tuple[str, ...] = ()
     error: str | None = None
+    #: The exit code `error` means, as for `ask`: 1 no model or it failed, 4 its answer
+    #: was refused (0 when there is no error).
+    error_exit: int = 0
     skipped: str | None = None
     announcement: str = ""
 
@@ -89,9 +92,11 @@ def extract(
         answer = llm.complete(ctx.messages, json_mode=True)
     except MemdirError as exc:
         # Not advanced: the same messages are read again by the next pass.
-        return ExtractionResult(before, error=describe(exc))
+        return ExtractionResult(before, error=describe(exc), error_exit=exc.exit_code)
     except Exception as exc:  # a host-supplied client: its failure must not break the host
-        return ExtractionResult(before, error=f"the model call failed: {type(exc).__name__}")
+        return ExtractionResult(
+            before, error=f"the model call failed: {type(exc).__name__}", error_exit=EXIT_ERROR
+        )
     finally:
         if own_client is not None:
             own_client.close()
@@ -100,7 +105,7 @@ def extract(
     try:
         applied = apply_answer(memory, ctx, answer)
     except AnswerRejected as exc:
-        return ExtractionResult(after, error=str(exc))
+        return ExtractionResult(after, error=str(exc), error_exit=EXIT_REFUSED)
     saved = len(applied.created) + len(applied.updated)
     return ExtractionResult(
         after,
