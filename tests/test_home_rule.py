@@ -136,6 +136,7 @@ def test_in_the_home_folder_memdir_works_on_user_notes(
     # A typed note keeps its type's scope: no quiet move of a project fact to user notes.
     typed = run(user_home, "remember", "Y", "--type", "project", monkeypatch=monkeypatch)
     assert typed.exit_code == 4 and "no project is open" in typed.stderr
+    assert "git init" in typed.stderr and "--project DIR" in typed.stderr  # what to do
 
 
 def test_outside_any_project_memdir_works_on_user_notes(

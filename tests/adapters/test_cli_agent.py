@@ -74,3 +74,21 @@ def test_extract_without_a_configured_model_says_so(cli: Invoke, tmp_path: Path)
     assert "llm.url" in json.loads(as_json.stdout)["error"]
     for args in (("tidy", "--confirm-with-llm"),):
         assert cli(*args).exit_code == 1
+
+
+def test_sync_status_on_a_fresh_home_says_what_to_do(cli: Invoke) -> None:
+    """Issue 25: a fresh home said "sync is on", then "not signed in"."""
+    result = cli("sync", "status")
+    assert result.exit_code == 0
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("not syncing: not signed in") and "memdir sync login" in first
+    assert "sync is on" not in result.stdout
+
+
+def test_no_help_text_shows_spec_section_numbers() -> None:
+    """`memdir --help` showed "(§7.3)": the reference generated from every command's help
+    holds no section sign."""
+    from pathlib import Path
+
+    reference = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+    assert "§" not in reference.read_text(encoding="utf-8")

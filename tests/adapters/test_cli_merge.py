@@ -154,11 +154,11 @@ def test_merge_needs_confirmation_without_a_tty(
     before = state(project, home)
     text = cli("tidy", "merge", old, new)
     assert text.exit_code == EXIT_USAGE
-    assert "merge needs confirmation: run again with --yes" in text.stderr
+    assert "merge needs --yes when not run from a terminal" in text.stderr
     assert f"into {old} (the oldest)" in text.stdout  # the plan was shown
     doc = _json(cli("tidy", "merge", old, new, "--json"), EXIT_USAGE)
     assert doc["error"]["type"] == "InvalidInput"
-    assert "needs confirmation" in doc["error"]["message"]
+    assert "needs --yes with --json" in doc["error"]["message"]
     assert doc["confirmed"] is False
     assert doc["plan"]["keep"] == old and doc["plan"]["draft"]["summary"]
     assert state(project, home) == before
@@ -281,7 +281,7 @@ def test_apply_as_json(cli: Invoke, tmp_path: Path, dup: tuple[str, str, str]) -
     plan = tmp_path / "plan.json"
     assert cli("tidy", "merge", old, new, "--plan-out", str(plan)).exit_code == 0
     refused = _json(cli("tidy", "apply", str(plan), "--json"), EXIT_USAGE)
-    assert "needs confirmation" in refused["error"]["message"]
+    assert "needs --yes" in refused["error"]["message"]
     doc = _json(cli("tidy", "apply", str(plan), "--yes", "--json"))
     assert doc["kept"] == old and doc["deleted"] == [new]
 

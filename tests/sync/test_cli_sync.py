@@ -88,7 +88,7 @@ def test_login_with_a_token_file_stores_it_private_and_never_shows_it(world: Wor
 
     human = memdir(a, "sync", "status")
     assert human.exit_code == 0
-    assert "sync is on" in human.stdout and f"signed in as {world.user}" in human.stdout
+    assert f"syncing as {world.user} at {world.server.url}" in human.stdout
     assert token not in human.stdout
 
     again = memdir(

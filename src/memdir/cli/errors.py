@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from memdir.errors import MemdirError, Remedy, exit_code_for
+from memdir.errors import InvalidInput, MemdirError, Remedy, exit_code_for
 
 __all__ = [
     "ErrorWithDetails",
@@ -37,6 +37,13 @@ class Outcome:
     """What a command returns when it ends without an error but with a non-zero exit code."""
 
     code: int
+
+
+def confirmation_needed(action: str, *, as_json: bool) -> InvalidInput:
+    """The error of a command that must ask first but cannot: with --json, or when stdin is
+    not a terminal (a pipe, a script), it says so and names --yes."""
+    why = "with --json" if as_json else "when not run from a terminal"
+    return InvalidInput(f"{action} needs --yes {why}: it cannot ask for confirmation here")
 
 
 class ErrorWithDetails(Exception):

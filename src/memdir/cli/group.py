@@ -8,7 +8,8 @@ module is imported only when the command is looked up (to run it, or for its own
 command's help.
 
 `MemdirGroup.invoke` turns every `MemdirError` into its message and exit code, and an
-`Outcome` a command returns into its exit code (see memdir.cli.errors).
+`Outcome` a command returns into its exit code (see memdir.cli.errors). click's own usage
+errors (a missing argument, an unknown option) say "error:" as memdir's errors do.
 """
 
 from __future__ import annotations
@@ -16,15 +17,29 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
+from gettext import gettext
 from typing import Any
 
 import click
+import click.exceptions
 
 from memdir.cli.errors import ErrorWithDetails, Outcome, report_error
 from memdir.cli.options import wants_json
 from memdir.errors import DiskError, MemdirError, disk_error
 
 __all__ = ["CommandSpec", "LazyCommands", "MemdirGroup"]
+
+
+def _messages(text: str) -> str:
+    """click's message catalogue, with its "Error: …" line in memdir's one form."""
+    if text == "Error: {message}":
+        return "error: {message}"
+    return gettext(text)
+
+
+# click looks its messages up through its module's `_` (gettext, for translations): one
+# hook, so every usage error of every command says "error:" like memdir's own.
+setattr(click.exceptions, "_", _messages)  # noqa: B010
 
 
 @dataclass(frozen=True, slots=True)

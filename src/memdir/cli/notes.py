@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from memdir.cli.errors import ErrorWithDetails, Outcome
+from memdir.cli.errors import ErrorWithDetails, Outcome, confirmation_needed
 from memdir.cli.options import json_option
 from memdir.cli.output import console, echo, emit_json, fmt_ms, print_columns, short
 from memdir.core.vocab import NoteType, Scope, choices
@@ -119,7 +119,7 @@ def _note_rows(notes: list[Note]) -> list[tuple[str, ...]]:
         (
             n.id,
             n.scope.value if n.scope else "",
-            n.type.value if n.type else "",
+            n.type.value if n.type else "—",
             n.summary,
             ", ".join(n.tags),
             fmt_ms(n.updated_at),
@@ -342,7 +342,7 @@ def forget(
         if as_json or not sys.stdin.isatty():
             # With --json, one document: the usual error object plus the plan it refers to.
             raise ErrorWithDetails(
-                InvalidInput("forget needs confirmation: run again with --yes"),
+                confirmation_needed("forget", as_json=as_json),
                 plan=plan,
                 confirmed=False,
             )

@@ -262,8 +262,9 @@ def _one_line(text: str) -> str:
 @contextmanager
 def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
     """A transient progress bar on stderr fed by `(phase, done, total)` calls (None when
-    `enabled` is False, e.g. with --json)."""
-    if not enabled:
+    `enabled` is False, e.g. with --json, or stderr is no terminal: a pipe or a log gets
+    neither the bar nor the blank line rich leaves where it was)."""
+    if not enabled or not err_console.is_terminal:
         yield None
         return
     from rich.progress import (

@@ -87,7 +87,7 @@ def _storage(
 
 @click.group(name="server")
 def server_group() -> None:
-    """Run a memdir sync server and manage its accounts (§7.3)."""
+    """Run a memdir sync server and manage its accounts."""
 
 
 @server_group.command()

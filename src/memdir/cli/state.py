@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memdir.cli.errors import ErrorWithDetails, Outcome
+from memdir.cli.errors import ErrorWithDetails, Outcome, confirmation_needed
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms, print_columns
 from memdir.core.vocab import ItemStatus, choices
@@ -407,7 +407,7 @@ def restore(directory: Path, yes: bool, accept_foreign: bool, as_json: bool) -> 
     if not yes:
         if as_json or not sys.stdin.isatty():
             raise ErrorWithDetails(
-                InvalidInput("restore needs confirmation: run again with --yes"),
+                confirmation_needed("restore", as_json=as_json),
                 backup=checked,
                 confirmed=False,
             )

@@ -91,11 +91,24 @@ def _print_run(result: SyncRun) -> None:
 
 
 def _print_status(status: SyncStatus) -> None:
-    console.print(f"sync is {'on' if status.enabled else 'off'}", markup=False)
     if status.server is None:
-        console.print("not signed in (memdir sync login --server URL)", markup=False)
+        # Switched on but with nowhere to go: nothing is synced, and the step is a sign-in.
+        console.print(
+            "not syncing: not signed in to a sync server — notes are kept on this machine "
+            "only. To sync, run `memdir sync login --server URL` (a memdir sync server: "
+            "`memdir server`)"
+            + ("" if status.enabled else "; sync is also switched off (`memdir sync on`)"),
+            markup=False,
+        )
+        return
+    if status.enabled:
+        console.print(f"syncing as {status.user} at {status.server}", markup=False)
     else:
-        console.print(f"signed in as {status.user} at {status.server}", markup=False)
+        console.print(
+            f"sync is off: signed in as {status.user} at {status.server}, but notes stay "
+            "on this machine (`memdir sync on` resumes)",
+            markup=False,
+        )
     from rich.table import Table
 
     table = Table()

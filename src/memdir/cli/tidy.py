@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from memdir.cli.errors import ErrorWithDetails, Outcome
+from memdir.cli.errors import ErrorWithDetails, Outcome, confirmation_needed
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json
 from memdir.core.vocab import DraftKind, FindingKind, Scope, choices
@@ -173,7 +173,7 @@ def _confirm_and_apply(memory: Memory, plan: MergePlan, yes: bool, as_json: bool
         if as_json or not sys.stdin.isatty():
             # The plan in the form `tidy apply` reads back (save it, edit it, apply it).
             raise ErrorWithDetails(
-                InvalidInput("merge needs confirmation: run again with --yes"),
+                confirmation_needed("merge", as_json=as_json),
                 plan=_redacted(plan).to_json(),
                 confirmed=False,
             )

@@ -185,7 +185,8 @@ class Stores:
         store = self.by_scope.get(scope)
         if store is None:
             why = (
-                "no project is open"
+                "no project is open here; run it inside a git repository (`git init` makes "
+                "one) or name the project with `memdir --project DIR`"
                 if scope is Scope.PROJECT
                 else "the user directory is unavailable"
             )
