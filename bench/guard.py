@@ -1,9 +1,9 @@
 """Benchmark the credential guard: recall, false-positive rate and scan throughput.
 
 Figures for the labelled corpus (tests/guard/corpus.py) and for the multilingual one
-(tests/guard/corpus_multilingual.py: per batch, language and kind, with the seventh batch and
-its encoded group apart), then timings on 128 KiB bodies, including label-like adversarial
-runs.
+(tests/guard/corpus_multilingual.py: per batch, language and kind, with the seventh batch, its
+encoded group and the eighth batch apart), then timings on 128 KiB bodies, including
+label-like adversarial runs.
 
 Run from the repository root:  PYTHONPATH=src python bench/guard.py
 """
@@ -22,6 +22,7 @@ from tests.guard.corpus import NEGATIVES, POSITIVES
 from tests.guard.corpus_multilingual import (
     ALL,
     BLIND,
+    EIGHTH,
     ENCODED,
     FRESH,
     HELD,
@@ -96,6 +97,7 @@ def _multilingual() -> bool:
         ("sixth", SIXTH),
         ("seventh", SEVENTH),
         ("encoded", ENCODED),
+        ("eighth", EIGHTH),
         ("all", ALL),
     ):
         print(_row(name, list(batch)))
@@ -104,6 +106,7 @@ def _multilingual() -> bool:
         (" (blind batch)", BLIND),
         (" (sixth batch)", SIXTH),
         (" (seventh batch)", SEVENTH),
+        (" (eighth batch)", EIGHTH),
     ):
         print(f"  by language{title}:")
         for lang in LANGUAGES:
@@ -202,6 +205,9 @@ def main() -> int:
         "adversarial escapes": _repeat("ghp%5Fab&#95;c `x`y **z**w "),
         "adversarial base64 runs": _repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldY "),
         "adversarial homoglyphs": _repeat("p\u0430ssword: gh\u0440_x "),
+        "adversarial 'pw?\\n— ja: '": _repeat("Passwort?\n— ja: "),
+        "adversarial 'Neues Passwort\\n'": _repeat("Neues Passwort\n"),
+        "adversarial 'Zugangscode: '": _repeat("Zugangscode für das Tor: A1 "),
     }
     multilingual_ok = _multilingual()
     _foreign_text()

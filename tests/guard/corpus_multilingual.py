@@ -1,12 +1,14 @@
 """A multilingual corpus for the credential guard: how people write secrets, and look-alikes.
 
-Seven batches written separately: `TUNING` was used while building the detectors; `HELD`,
+Eight batches written separately: `TUNING` was used while building the detectors; `HELD`,
 `FRESH`, `LATE`, `BLIND`, `SIXTH` and `SEVENTH` (with its `ENCODED` group) were each written
 after the fixes prompted by the one before, measured once as unseen text (figures in the
-headers of their sections), and their general misses then fixed.
+headers of their sections), and their general misses then fixed.  `EIGHTH` was written
+unseen after the seventh's tuning, measured once before any tuning on it (recall 0.906,
+FPR 0.000), then tuned on.
 Each case names its language (en, de, fr, es, it, pt, nl, ru, pl, tr, zh, ja, ko, or "any"
 for language-free text) and its kind (prose, config, url, table, chat, obfuscated,
-lookalike, encoded).  Values are
+lookalike, encoded; the eighth batch adds note, list and email).  Values are
 generated from seeded pieces so no realistic credential is stored literally in the repository.
 """
 
@@ -23,6 +25,7 @@ from .corpus import ALNUM, B64, DIGITS, HEX, UPPER, URLSAFE, jwt, pem_body, tok,
 __all__ = [
     "ALL",
     "BLIND",
+    "EIGHTH",
     "ENCODED",
     "FRESH",
     "HELD",
@@ -1011,7 +1014,10 @@ _BLIND_POS: list[tuple[str, str, str]] = [
     (
         "any",
         "config",
-        "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={b6486}==;EndpointSuffix=core.windows.net",
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={b6486}==;EndpointSuf"
+            "fix=core.windows.net"
+        ),
     ),
     (
         "any",
@@ -2264,4 +2270,1209 @@ _ENCODED_NEG: list[tuple[str, str, str]] = [
 SEVENTH: tuple[Case, ...] = tuple(_pos_seventh("s7", _SEVENTH_POS) + _neg("s7", _SEVENTH_NEG))
 ENCODED: tuple[Case, ...] = tuple(_pos_seventh("e7", _ENCODED_POS) + _neg("e7", _ENCODED_NEG))
 
-ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE + BLIND + SIXTH + SEVENTH + ENCODED
+
+# --- batch 8: eighth (written unseen, without looking at the detectors, after the first
+# tuning round; measured once, before the second round tuned on it, at 90.6%
+# (260/287), FPR 0% (0/281): en 79, de 79, fr 96, es 92, it 89, pt 85, nl 85, ru 96, pl 93,
+# tr 93, zh 93, ja 89, ko 85 %; then tuned on: replies on the line below a question, a
+# label heading its line, door and access codes such as "6182D", Wi-Fi keys after a
+# qualifier, values joined by "=", keys labelled with an aside) -----------------------------
+#
+# Judgement calls: obvious placeholders (<password>, ********, ${VAR}, "(see vault)") and
+# references to where a secret lives are negatives; a label word in another sense (a motto,
+# a queue ticket "senha", musical or keyboard keys, LLM tokens, "şifreleme", 암호화폐,
+# 密码学) is a negative; a labelled 64-hex encryption key is a positive though shaped like a
+# sha256, an unlabelled or checksum-labelled one a negative; a bare AWS access key id is a
+# positive; a door or access code of digits (and a letter) labelled as such is a positive.
+# Templates hold one value placeholder ({pw}, {upw}, {tok}, {pin4}…{pin8}, {acode},
+# {hex64} and vendor tokens), filled from seeds "e8-…" at import time.
+
+# --- batch 8 value generators -------------------------------------------------------------
+
+_E8_WORD_LIST = (
+    "Kolibri Ahorn Brise Marmor Orchidee Kiefer Vanille Granit Citron Corvo Ulivo Olmo "
+    "Volna Zvezda Lale Marti Bambu Yuki Kaede Sora Namu Byeol Dalbit Tejo Duna Pinho "
+    "Wierzba Sowa Gracht Komeet Fjord Cedro Mirtillo Luciole"
+)
+_E8_WORDS8 = tuple(_E8_WORD_LIST.split())
+_E8_SYM = "!#%&+-.?@="
+_E8_USYM = "-._~"
+
+
+def _e8_digits(rng: random.Random, lo: int, hi: int) -> str:
+    return "".join(rng.choice(DIGITS) for _ in range(rng.randint(lo, hi)))
+
+
+def _e8_pw8(seed: str, url_safe: bool = False) -> str:
+    """A human password in one of several styles (always with at least one digit)."""
+    rng = random.Random("pw" + seed)
+    w1, w2, w3 = (rng.choice(_E8_WORDS8) for _ in range(3))
+    sym = rng.choice(_E8_USYM if url_safe else _E8_SYM)
+    d = _e8_digits(rng, 2, 4)
+    style = rng.randrange(6)
+    if style == 0:
+        return f"{w1}{w2}{d}{sym}"
+    if style == 1:
+        return f"{w1.lower()}{sym}{w2.lower()}{sym}{w3.lower()}{d}"
+    if style == 2:
+        return f"{w1}{sym}{d}{w2.lower()}"
+    if style == 3:
+        leet = w1.replace("a", "4").replace("e", "3").replace("o", "0").replace("i", "1")
+        return f"{leet}{sym}{w2}{d}"
+    if style == 4:
+        core = tok("r" + seed, ALNUM + ("" if url_safe else "!#%+="), rng.randint(11, 15))
+        return core + rng.choice(DIGITS)
+    return f"{w1[:4]}{d}{w2[:4].upper()}{sym}"
+
+
+def _e8_acode(seed: str) -> str:
+    rng = random.Random("ac" + seed)
+    if rng.randrange(2):
+        return tok("a" + seed, DIGITS, 4) + rng.choice("ABCDK")
+    return tok("b" + seed, UPPER + DIGITS, 4) + "-" + tok("c" + seed, UPPER + DIGITS, 4)
+
+
+def _e8_pin(seed: str, n: int) -> str:
+    rng = random.Random("pin" + seed)
+    while True:
+        v = "".join(rng.choice(DIGITS) for _ in range(n))
+        if len(set(v)) >= 3 and v[0] != "0":
+            return v
+
+
+def _e8_value(vk: str, seed: str) -> str:
+    s = "e8-" + seed
+    if vk == "pw":
+        return _e8_pw8(s)
+    if vk == "upw":
+        return _e8_pw8(s, url_safe=True)
+    if vk == "tok":
+        return tok(s, ALNUM, 24 + random.Random(s).randrange(16))
+    if vk in ("pin4", "pin5", "pin6", "pin8"):
+        return _e8_pin(s, int(vk[3:]))
+    if vk == "acode":
+        return _e8_acode(s)
+    if vk == "hex64":
+        return tok(s, HEX, 64)
+    if vk == "ghp":
+        return "ghp_" + tok(s, ALNUM, 36)
+    if vk == "xoxb":
+        return (
+            f"xoxb-{tok(s + '1', DIGITS, 12)}-{tok(s + '2', DIGITS, 13)}-{tok(s + '3', ALNUM, 24)}"
+        )
+    if vk == "akia":
+        return "AKIA" + tok(s, UPPER + "234567", 16)
+    if vk == "awss":
+        return tok(s, B64, 40)
+    if vk == "sklive":
+        return "sk_live_" + tok(s, ALNUM, 24 + random.Random(s).randrange(76))
+    if vk == "oai":
+        return "sk-proj-" + tok(s, URLSAFE, 74) + "T3BlbkFJ" + tok(s + "b", URLSAFE, 74)
+    if vk == "ant":
+        return "sk-ant-api03-" + tok(s, URLSAFE, 93) + "AA"
+    if vk == "glpat":
+        return "glpat-" + tok(s, URLSAFE, 20)
+    if vk == "hf":
+        return "hf_" + tok(s, ALNUM, 34)
+    if vk == "aiza":
+        return "AIza" + tok(s, URLSAFE, 35)
+    if vk == "npm":
+        return "npm_" + tok(s, ALNUM, 36)
+    if vk == "sg":
+        return "SG." + tok(s, URLSAFE, 22) + "." + tok(s + "b", URLSAFE, 43)
+    if vk == "jwt":
+        return jwt(s)
+    if vk == "tg":
+        return tok(s, DIGITS, 10) + ":AA" + tok(s + "b", URLSAFE, 33)
+    raise ValueError(vk)
+
+
+_E8_VK = re.compile(
+    r"\{(pw|upw|tok|pin4|pin5|pin6|pin8|acode|hex64|ghp|xoxb|akia|awss|sklive|oai|ant|glpat"
+    r"|hf|aiza|npm|sg|jwt|tg)\}"
+)
+
+_E8_HASH = tok("e8-hash", HEX, 64)
+_E8_COMMIT = tok("e8-commit", HEX, 40)
+_E8_UUID = uuid("e8-uuid")
+_E8_PUB = "AAAAC3NzaC1lZDI1NTE5AAAAI" + tok("e8-pub", B64, 43)
+_E8_IMG = "iVBORw0KGgoAAAANSUhEUgAA" + tok("e8-img", B64, 74) + "=="
+_E8_NEG_FILL = {
+    "{HASH}": _E8_HASH,
+    "{COMMIT}": _E8_COMMIT,
+    "{UUID}": _E8_UUID,
+    "{PUB}": _E8_PUB,
+    "{IMG}": _E8_IMG,
+}
+
+_e8_counter = {"p": 0, "n": 0}
+
+
+def _e8_pos(lang: str, rows: list[tuple[str, str]]) -> list[Case]:
+    out: list[Case] = []
+    for kind, template in rows:
+        n = _e8_counter["p"]
+        _e8_counter["p"] += 1
+        found = _E8_VK.findall(template)
+        assert len(found) == 1, template
+        vk = found[0]
+        value = _e8_value(vk, f"{lang}-{n}-{vk}")
+        text = template.replace("{" + vk + "}", value)
+        out.append(Case(f"e8-p{n:03d}-{lang}-{kind}", lang, kind, text, value))
+    return out
+
+
+def _e8_neg(lang: str, rows: list[tuple[str, str]]) -> list[Case]:
+    out: list[Case] = []
+    for kind, template in rows:
+        n = _e8_counter["n"]
+        _e8_counter["n"] += 1
+        text = template
+        for k, v in _E8_NEG_FILL.items():
+            text = text.replace(k, v)
+        assert not _E8_VK.search(text), template
+        out.append(Case(f"e8-n{n:03d}-{lang}-{kind}", lang, kind, text))
+    return out
+
+
+# --- Italian ------------------------------------------------------------------------------
+
+_E8_IT = _e8_pos(
+    "it",
+    [
+        ("prose", "La password del router in ufficio è {pw}, non cambiarla senza avvisare."),
+        ("chat", "Ciao Marco, ti giro la password della VPN: {pw}"),
+        ("prose", "Per entrare nel gestionale usa utente admin e password {pw}."),
+        ("list", "- Wi-Fi ospiti: CasaRossi_5G\n- password: {pw}\n- router: al piano terra"),
+        (
+            "table",
+            (
+                "| Servizio | Utente | Password |\n|---|---|---|\n| NAS | giulia | {pw} |\n"
+                "| Stampante | admin | vedi etichetta |"
+            ),
+        ),
+        ("prose", "La parola d'ordine per entrare nel gruppo riservato è «{pw}»."),
+        ("prose", "Il PIN della carta aziendale è {pin5}, tienilo per te."),
+        ("note", "Codice di accesso al cancello del magazzino: {acode}"),
+        ("config", "chiave API di Stripe (produzione): {sklive}"),
+        ("config", "# credenziali di produzione\nOPENAI_API_KEY={oai}"),
+        ("config", 'database:\n  host: db.interno\n  utente: app\n  password: "{pw}"'),
+        ("config", '{"utente": "ops", "chiave_api": "{tok}"}'),
+        ("url", "Il repository si clona con https://deploy:{upw}@git.azienda.it/infra.git"),
+        (
+            "email",
+            (
+                "Oggetto: accesso al CRM\n\nBuongiorno Sara,\nle credenziali sono:\n"
+                "utente: s.bianchi\npassword: {pw}\n\nCordiali saluti,\nLuca"
+            ),
+        ),
+        ("note", "wifi casa nonna: {pw}"),
+        ("prose", "Il token di GitHub per la CI è {ghp}, scade a marzo."),
+        ("chat", "mi mandi il token del bot Slack?\n— eccolo: `{xoxb}`"),
+        ("prose", "La chiave d'accesso AWS è {akia} (solo lettura)."),
+        (
+            "prose",
+            "Nuova password dell'account amministratore:\n\n{pw}\n\nCambiala al primo accesso.",
+        ),
+        ("chat", "Ho messo come password {pw} così te la ricordi."),
+        ("list", "* PIN del telefono di servizio → {pin4}"),
+        ("prose", "La combinazione della cassaforte è {pin6}."),
+        ("config", "[smtp]\nserver = smtp.azienda.it\nutente = notifiche\npassword = {pw}"),
+        ("prose", "Token di accesso personale GitLab: {glpat}"),
+        ("prose", "La chiave segreta per firmare i webhook è {tok}"),
+        ("prose", "Le mie credenziali per il portale: codice fiscale come utente, password {pw}"),
+        ("prose", "Chiave di cifratura dei backup (non condividere): {hex64}"),
+    ],
+)
+
+_E8_IT_NEG = _e8_neg(
+    "it",
+    [
+        ("prose", "Ieri ho reimpostato la password della posta, adesso funziona."),
+        ("prose", "La password deve contenere almeno 12 caratteri, una maiuscola e un numero."),
+        ("prose", "Link per reimpostare la password: https://example.com/reset"),
+        ("config", "Nel file .env.example metti password=<la_tua_password> e poi copialo in .env."),
+        ("note", "password: ********"),
+        ("prose", "La chiave del successo è la costanza."),
+        ("prose", "Ho perso la chiave della cantina, ne faccio una copia domani dal ferramenta."),
+        ("prose", "Il PIN deve essere di 6 cifre e non può iniziare con zero."),
+        ("note", "Numero ordine: 2024-118734, consegna prevista il 14/03/2025."),
+        ("chat", "Chiamami al +39 347 812 5590 se il codice non arriva."),
+        ("prose", "Il commit {COMMIT} sistema il bug del login."),
+        ("note", "Checksum SHA-256 dell'immagine: {HASH}"),
+        ("note", "ID richiesta nei log: {UUID}"),
+        (
+            "prose",
+            "La chiave pubblica SSH da aggiungere al server: ssh-ed25519 {PUB} giulia@laptop",
+        ),
+        (
+            "prose",
+            "Versione del client: 4.12.3-beta, la password viene chiesta solo al primo avvio.",
+        ),
+        ("prose", "Prezzo: 49,90 € al mese, il codice sconto arriva via mail."),
+        ("prose", "La password è salvata in Bitwarden, cartella «Ufficio», voce «Router»."),
+        (
+            "config",
+            "Nel docker-compose: OPENAI_API_KEY=${OPENAI_API_KEY}, il valore arriva dall'ambiente.",
+        ),
+        ("prose", "Il brano è in chiave di re minore."),
+        ("prose", "Il token scade dopo 30 minuti di inattività."),
+        ("prose", "Password dimenticata? Clicca su «Recupera credenziali» sotto il modulo."),
+        ("table", "| Campo | Valore |\n|---|---|\n| utente | admin |\n| password | (vedi vault) |"),
+        (
+            "prose",
+            (
+                "Il file delle credenziali si trova in /etc/app/credenziali.conf, leggibile solo"
+                " da root."
+            ),
+        ),
+        (
+            "prose",
+            (
+                "Alla riunione il direttore ha detto che la parola d'ordine per il 2025 è"
+                " «sostenibilità»."
+            ),
+        ),
+        ("note", "Immagine incollata: data:image/png;base64,{IMG}"),
+        ("prose", "La chiave API va passata nell'header Authorization, mai nell'URL."),
+        ("prose", "Il codice di accesso è di 8 caratteri e va cambiato ogni 90 giorni."),
+    ],
+)
+
+# --- French -------------------------------------------------------------------------------
+
+_E8_FR = _e8_pos(
+    "fr",
+    [
+        ("prose", "Le mot de passe du Wi-Fi est {pw}"),
+        ("note", "mdp du serveur de test : {pw}"),
+        ("chat", "Salut, voilà le mdp pour Netflix : {pw} (ne le partage pas stp)"),
+        ("note", "Code PIN de la carte SIM : {pin4}"),
+        ("prose", "Ma clé d'API OpenAI : {oai}"),
+        ("prose", "Le jeton d'accès GitHub est {ghp}."),
+        ("note", "Code secret du coffre : {pin6}"),
+        ("note", "Digicode de l'immeuble : {acode}"),
+        (
+            "table",
+            "| Compte | Identifiant | Mot de passe |\n|---|---|---|\n| Banque | jdupont | {pw} |",
+        ),
+        ("config", "smtp:\n  utilisateur: notifications\n  mot_de_passe: {pw}"),
+        ("config", "# clé Stripe de prod\nSTRIPE_SECRET_KEY={sklive}"),
+        ("url", "Connexion à la base : postgres://admin:{upw}@bdd.interne:5432/compta"),
+        (
+            "email",
+            (
+                "Objet : vos identifiants\n\nBonjour Mme Martin,\n\n"
+                "Voici vos identifiants provisoires :\nIdentifiant : cmartin\n"
+                "Mot de passe : {pw}\n\nMerci de le modifier dès la première connexion.\n\n"
+                "Cordialement,\nLe service informatique"
+            ),
+        ),
+        ("prose", "Nouveau mot de passe du compte admin :\n{pw}"),
+        ("chat", "J'ai changé le mot de passe de la box, c'est maintenant {pw}."),
+        ("chat", "Le jeton du bot Slack : `{xoxb}`"),
+        ("note", "Clé secrète AWS (compte facturation) : {awss}"),
+        ("note", "Identifiant de clé d'accès AWS : {akia}"),
+        ("config", '{"utilisateur": "api", "jeton": "{tok}"}'),
+        ("list", "- box internet : Livebox-7A2C\n- clé WPA : {pw}"),
+        ("chat", "Le code PIN de mon téléphone pro, au cas où : {pin8}"),
+        ("prose", "Mot de passe : « {pw} »"),
+        ("prose", "Jeton Hugging Face pour télécharger les modèles : {hf}"),
+        ("chat", "Le mot de passe, c'est {pw} — note-le quelque part."),
+        ("chat", "Pour le VPN, login jmartin et mdp {pw}."),
+        ("prose", "Clé de chiffrement des sauvegardes (à garder secrète) : {hex64}"),
+        ("prose", "Jeton d'accès personnel GitLab : {glpat}"),
+    ],
+)
+
+_E8_FR_NEG = _e8_neg(
+    "fr",
+    [
+        ("prose", "J'ai réinitialisé mon mot de passe hier soir, tout marche."),
+        (
+            "prose",
+            "Le mot de passe doit faire au moins 12 caractères avec un chiffre et un symbole.",
+        ),
+        ("prose", "Lien de réinitialisation du mot de passe : https://example.com/reset"),
+        ("note", "mot de passe : <votre mot de passe>"),
+        ("note", "mdp : ******** (masqué dans l'export)"),
+        ("prose", "La clé du succès, c'est la régularité."),
+        ("prose", "J'ai oublié la clé de la cave chez Paul."),
+        ("note", "Clé USB de 64 Go rangée dans le tiroir du bureau."),
+        ("prose", "Le code PIN comporte 4 chiffres ; au bout de 3 erreurs la carte est bloquée."),
+        ("note", "Commande n° 2024-55812 livrée le 12/03/2025."),
+        ("prose", "Appelez le support au 01 42 68 53 00 pour débloquer votre compte."),
+        ("note", "Empreinte SHA-256 de l'archive : {HASH}"),
+        ("prose", "Le commit {COMMIT} corrige la page de connexion."),
+        ("note", "Clé publique SSH : ssh-ed25519 {PUB} claire@portable"),
+        ("prose", "Version 3.8.1 : le jeton expire désormais au bout de 15 minutes."),
+        ("prose", "Le mot de passe est dans le coffre KeePass de l'équipe, entrée « Routeur »."),
+        (
+            "config",
+            "Dans le .env, mettez DB_PASSWORD=${DB_PASSWORD} et laissez la CI injecter la valeur.",
+        ),
+        ("note", "Identifiant de requête : {UUID}"),
+        ("prose", "Prix : 129,00 € TTC, code promo valable jusqu'au 31 mars."),
+        ("chat", "Il me reste deux jetons pour le lave-linge."),
+        ("prose", "Mot de passe oublié ? Cliquez sur « Mot de passe oublié » sous le formulaire."),
+        (
+            "table",
+            (
+                "| Champ | Valeur |\n|---|---|\n| identifiant | admin |\n"
+                "| mot de passe | voir le gestionnaire |"
+            ),
+        ),
+        ("prose", "Le morceau passe de la clé de sol à la clé de fa à la mesure 40."),
+        ("prose", "Le fichier de configuration est dans ~/.config/app/identifiants.toml."),
+        ("note", "Image collée : data:image/png;base64,{IMG}"),
+        ("prose", "Ne mettez jamais la clé d'API dans l'URL, utilisez l'en-tête Authorization."),
+        (
+            "prose",
+            (
+                "Pensez à activer la double authentification : le code arrive par SMS au 06 12"
+                " 34 56 78."
+            ),
+        ),
+    ],
+)
+
+
+# --- Japanese -----------------------------------------------------------------------------
+
+_E8_JA = _e8_pos(
+    "ja",
+    [
+        ("prose", "Wi-Fiのパスワードは {pw} です。"),
+        ("note", "管理画面のパスワード：{pw}"),
+        ("prose", "キャッシュカードの暗証番号は{pin4}。"),
+        ("chat", "部室の合言葉は「{pw}」だよ、外の人には言わないでね"),
+        ("note", "GitHubのトークン：{ghp}"),
+        ("prose", "OpenAIのAPIキーは `{oai}` です"),
+        ("note", "Slack botトークン → {xoxb}"),
+        ("url", "本番DBの接続文字列: mysql://app:{upw}@db.internal:3306/shop"),
+        (
+            "table",
+            "| サービス | ユーザー名 | パスワード |\n|---|---|---|\n| 経費精算 | tanaka | {pw} |",
+        ),
+        ("config", "smtp:\n  user: notice\n  password: {pw}  # 本番用"),
+        ("config", "# 決済（本番）\nSTRIPE_SECRET_KEY={sklive}"),
+        (
+            "email",
+            (
+                "件名：VPNアカウント発行のお知らせ\n\n山田様\n\nVPNのアカウントを発行しました。\nユーザーID：yamada01\n初期パスワード：{pw}\n"
+                "\n初回ログイン後に変更してください。\n\n情報システム部"
+            ),
+        ),
+        ("chat", "ごめん、さっきのパスワード間違ってた。正しくは {pw} です"),
+        ("prose", "新しいパスワード\n{pw}"),
+        ("note", "AWSのアクセスキーID：{akia}"),
+        ("prose", "シークレットアクセスキーは {awss} です。"),
+        ("chat", "スマホのPINは{pin6}にした"),
+        ("prose", "事務所のドアの暗証番号は{pin8}です。"),
+        ("list", "・ルーター管理画面：本体裏のラベル参照\n・ログインパスワード：{pw}"),
+        ("config", '{"ユーザー": "batch", "トークン": "{tok}"}'),
+        ("prose", "Hugging Faceのアクセストークン {hf} を使ってモデルを落とす"),
+        ("prose", "入館用のアクセスコードは {acode} です。"),
+        ("prose", "秘密鍵のパスフレーズは{pw}"),
+        ("chat", "パスは{pw}ね"),
+        ("note", "GitLabの個人アクセストークン：{glpat}"),
+        ("note", "Webhook署名用のシークレット：{tok}"),
+        ("prose", "ログイン情報はID: suzuki、パスワード: {pw} です。"),
+    ],
+)
+
+_E8_JA_NEG = _e8_neg(
+    "ja",
+    [
+        ("prose", "昨日パスワードをリセットしたので、もう一度ログインしてください。"),
+        ("prose", "パスワードは12文字以上で、英大文字・数字・記号を含める必要があります。"),
+        ("note", "パスワード再設定用リンク：https://example.com/reset"),
+        ("note", "パスワード：********"),
+        ("prose", "パスワード欄には<パスワード>の代わりに自分のものを入れてください。"),
+        ("prose", "成功の鍵は毎日の継続です。"),
+        ("chat", "家の鍵を会社に忘れてきた。"),
+        ("prose", "暗証番号は4桁の数字で、3回間違えるとロックされます。"),
+        ("note", "注文番号：2024-0315-8812、配送予定日は3月18日です。"),
+        ("note", "お問い合わせは 03-5412-7788 まで。"),
+        ("note", "SHA-256チェックサム：{HASH}"),
+        ("prose", "コミット {COMMIT} でログイン画面のバグを修正。"),
+        ("note", "公開鍵：ssh-ed25519 {PUB} sato@mac"),
+        ("prose", "バージョン 2.4.0 からトークンの有効期限が30分になりました。"),
+        ("prose", "パスワードは1Passwordの「チーム共有」保管庫にあります。"),
+        ("prose", "環境変数 OPENAI_API_KEY は .env から読み込む（値はここには書かない）。"),
+        ("note", "リクエストID：{UUID}"),
+        ("note", "価格：1,980円（税込）"),
+        ("prose", "キーボードのキー配列をUSに変更した。"),
+        ("prose", "この曲のキーはハ長調です。"),
+        ("prose", "「笑顔で挨拶」を合言葉に、新年度がスタートしました。"),
+        (
+            "table",
+            "| 項目 | 値 |\n|---|---|\n| ユーザー名 | admin |\n| パスワード | （保管庫を参照） |",
+        ),
+        ("prose", "設定ファイルは ~/.config/app/credentials.toml にある。"),
+        ("note", "画像：data:image/png;base64,{IMG}"),
+        ("prose", "APIキーはURLに含めず、Authorizationヘッダーで送ること。"),
+        ("prose", "コンテキストの上限は 128,000 トークンです。"),
+        ("prose", "暗証番号を忘れた場合は窓口で再設定の手続きをしてください。"),
+    ],
+)
+
+# --- Korean -------------------------------------------------------------------------------
+
+_E8_KO = _e8_pos(
+    "ko",
+    [
+        ("prose", "와이파이 비밀번호는 {pw}입니다."),
+        ("note", "회사 메일 비번: {pw}"),
+        ("chat", "공유기 관리자 암호는 {pw} 이에요"),
+        ("note", "패스워드 → {pw}"),
+        ("prose", "카드 비밀번호 4자리는 {pin4}"),
+        ("note", "현관 도어락 번호: {pin6}"),
+        ("chat", "OTP 기기 PIN은 {pin8}로 바꿨어"),
+        ("prose", "GitHub 토큰은 {ghp} 입니다."),
+        ("note", "OpenAI API 키: `{oai}`"),
+        ("chat", "슬랙 봇 토큰 {xoxb} 여기 있어요"),
+        ("url", "DB 접속 주소: postgresql://svc:{upw}@10.0.3.7:5432/main"),
+        ("table", "| 서비스 | 아이디 | 비밀번호 |\n|---|---|---|\n| 사내 위키 | kim.j | {pw} |"),
+        ("config", 'redis:\n  host: cache.internal\n  password: "{pw}"  # 운영'),
+        ("config", "# 결제 운영 키\nSTRIPE_SECRET_KEY={sklive}"),
+        (
+            "email",
+            (
+                "제목: 서버 계정 전달\n\n박 팀장님,\n요청하신 서버 계정입니다.\n"
+                "아이디: deploy\n비밀번호: {pw}\n\n확인 부탁드립니다."
+            ),
+        ),
+        ("chat", "아 비번 바꿨어 ㅋㅋ 이제 {pw} 야"),
+        ("prose", "새 비밀번호\n{pw}"),
+        ("note", "AWS 액세스 키 ID: {akia}"),
+        ("prose", "AWS 시크릿 키는 {awss} 입니다"),
+        ("config", '{"아이디": "bot", "인증키": "{tok}"}'),
+        ("note", "공공데이터포털 인증키(Decoding): {tok}"),
+        ("chat", "허깅페이스 토큰 {hf} 로 로그인하면 됨"),
+        ("prose", "출입 코드는 {acode}입니다"),
+        ("note", "GitLab 개인 액세스 토큰: {glpat}"),
+        ("list", "- 인터넷 뱅킹 공동인증서 암호: {pw}"),
+        ("prose", "노트북 로그인 패스워드는 {pw}로 설정해 뒀어요."),
+        ("prose", "백업 암호화 키(유출 금지): {hex64}"),
+    ],
+)
+
+_E8_KO_NEG = _e8_neg(
+    "ko",
+    [
+        ("prose", "어제 비밀번호를 재설정했어요."),
+        ("prose", "비밀번호는 12자 이상, 특수문자를 포함해야 합니다."),
+        ("note", "비밀번호 재설정 링크: https://example.com/reset"),
+        ("note", "비밀번호: ********"),
+        ("prose", "비번 칸에는 <비밀번호> 대신 본인 비밀번호를 넣으세요."),
+        ("prose", "성공의 열쇠는 꾸준함이다."),
+        ("chat", "집 열쇠를 사무실에 두고 왔어."),
+        ("prose", "PIN은 6자리 숫자로 설정해야 합니다."),
+        ("note", "주문번호: 20240315-88123, 배송 예정일 3월 18일"),
+        ("note", "문의: 02-3456-7890"),
+        ("note", "SHA-256 체크섬: {HASH}"),
+        ("prose", "커밋 {COMMIT}에서 로그인 버그 수정"),
+        ("note", "공개키: ssh-ed25519 {PUB} lee@desktop"),
+        ("prose", "버전 1.9.2부터 토큰 만료 시간이 1시간으로 늘었습니다."),
+        ("prose", "비밀번호는 팀 Bitwarden 금고에 저장해 두었습니다."),
+        ("prose", "API 키는 환경변수 API_KEY에서 읽어옵니다 (값은 여기 안 적음)."),
+        ("note", "요청 ID: {UUID}"),
+        ("note", "가격: 29,000원"),
+        ("chat", "암호화폐 시세가 또 떨어졌다. 디스크 암호화는 BitLocker로 하자."),
+        ("prose", "이 곡의 키는 G장조야."),
+        ("table", "| 항목 | 값 |\n|---|---|\n| 아이디 | admin |\n| 비밀번호 | 금고 참조 |"),
+        ("note", "설정 파일 경로: ~/.config/app/credentials.toml"),
+        ("note", "이미지: data:image/png;base64,{IMG}"),
+        ("prose", "API 키는 URL이 아니라 Authorization 헤더로 보내세요."),
+        ("prose", "토큰 수 제한은 8,192개입니다."),
+        ("prose", "단축키는 Ctrl+Shift+K 입니다."),
+        ("prose", "비밀번호를 5회 이상 틀리면 계정이 잠깁니다."),
+    ],
+)
+
+
+# --- Russian ------------------------------------------------------------------------------
+
+_E8_RU = _e8_pos(
+    "ru",
+    [
+        ("note", "Пароль от Wi-Fi: {pw}"),
+        ("prose", "Пароль от почты — {pw}"),
+        ("prose", "Зайди под логином admin с паролем {pw}."),
+        ("chat", "Вот новый пароль для VPN: {pw}"),
+        ("note", "ПИН-код карты: {pin4}"),
+        ("note", "Код доступа в подъезд {acode}"),
+        ("note", "Токен GitHub: {ghp}"),
+        ("prose", "API-ключ OpenAI: `{oai}`"),
+        ("prose", "Токен бота Slack — {xoxb}"),
+        ("url", "Строка подключения: postgresql://app:{upw}@db.local:5432/crm"),
+        ("table", "| Сервис | Логин | Пароль |\n|---|---|---|\n| Бухгалтерия | ivanova | {pw} |"),
+        ("config", "smtp:\n  user: robot\n  password: {pw}  # боевой"),
+        ("config", "# ключ Stripe (прод)\nSTRIPE_SECRET_KEY={sklive}"),
+        (
+            "email",
+            (
+                "Тема: доступ к серверу\n\nДобрый день, Сергей!\n\nВаш логин: s.petrov\n"
+                "Временный пароль: {pw}\n\nПросьба сменить его при первом входе.\n\n"
+                "С уважением,\nИТ-отдел"
+            ),
+        ),
+        ("chat", "скинь пароль от роутера плз\n— {pw}"),
+        ("prose", "Новый пароль администратора:\n{pw}"),
+        ("note", "Идентификатор ключа доступа AWS: {akia}"),
+        ("note", "Секретный ключ AWS: {awss}"),
+        ("config", '{"логин": "svc", "токен": "{tok}"}'),
+        ("chat", "Поменял пароль на {pw}, не забудь."),
+        ("prose", "Паролем к архиву служит {pw}."),
+        ("prose", "Токен Hugging Face для скачивания моделей: {hf}"),
+        ("chat", "ПИН от телефона {pin6}"),
+        ("note", "Персональный токен доступа GitLab: {glpat}"),
+        ("list", "- Wi-Fi: Dacha_5G\n- пароль: {pw}"),
+        ("note", "Ключ шифрования бэкапов: {hex64}"),
+        ("chat", "В пароле {pw} есть спецсимволы, бери его в кавычки."),
+        ("prose", "Отправь пароль Ольге, он такой: {pw}"),
+    ],
+)
+
+_E8_RU_NEG = _e8_neg(
+    "ru",
+    [
+        ("prose", "Вчера сбросил пароль от почты, теперь всё работает."),
+        ("prose", "Пароль должен быть не короче 12 символов и содержать цифру."),
+        ("note", "Ссылка для сброса пароля: https://example.com/reset"),
+        ("note", "пароль: ********"),
+        ("prose", "Вместо <пароль> подставьте свой пароль."),
+        ("prose", "Ключ к успеху — регулярность."),
+        ("chat", "Забыл ключи от дачи у соседей."),
+        ("prose", "ПИН-код состоит из 4 цифр, после трёх ошибок карта блокируется."),
+        ("note", "Номер заказа: 2024-77812, доставка 18.03.2025."),
+        ("note", "Телефон поддержки: +7 495 123-45-67"),
+        ("note", "Контрольная сумма SHA-256: {HASH}"),
+        ("prose", "Коммит {COMMIT} исправляет форму входа."),
+        ("note", "Открытый ключ: ssh-ed25519 {PUB} oleg@laptop"),
+        ("prose", "В версии 5.2.0 токен живёт 15 минут."),
+        ("prose", "Пароль лежит в KeePass, запись «Роутер»."),
+        ("prose", "Ключ API берётся из переменной окружения OPENAI_API_KEY, в заметке его нет."),
+        ("note", "ID запроса: {UUID}"),
+        ("note", "Цена: 1 990 ₽"),
+        ("prose", "Скрипичный ключ и басовый ключ — основы нотной грамоты."),
+        ("prose", "У самой дороги бьёт ключом родник."),
+        ("table", "| Поле | Значение |\n|---|---|\n| логин | admin |\n| пароль | см. сейф |"),
+        ("prose", "Конфиг лежит в /etc/app/credentials.conf."),
+        ("note", "Картинка: data:image/png;base64,{IMG}"),
+        ("prose", "Не передавайте ключ API в URL — только в заголовке Authorization."),
+        ("prose", "Лимит контекста — 128 000 токенов."),
+        ("chat", "Гаечный ключ на 13 лежит в ящике с инструментами."),
+        ("prose", "С паролем беда: после трёх неудачных попыток учётка блокируется на час."),
+    ],
+)
+
+# --- Turkish ------------------------------------------------------------------------------
+
+_E8_TR = _e8_pos(
+    "tr",
+    [
+        ("note", "Wi-Fi şifresi: {pw}"),
+        ("prose", "Ofis modeminin şifresi {pw}"),
+        ("chat", "Yeni şifreyi {pw} olarak belirledim."),
+        ("note", "Mail parolası: {pw}"),
+        ("prose", "Kartın PIN kodu {pin4}"),
+        ("note", "Kapı giriş kodu: {acode}"),
+        ("note", "GitHub token'ı: {ghp}"),
+        ("prose", "OpenAI API anahtarı: `{oai}`"),
+        ("chat", "Slack bot token'ı {xoxb}"),
+        ("url", "Veritabanı bağlantısı: mysql://app:{upw}@db.local:3306/stok"),
+        ("table", "| Hizmet | Kullanıcı | Şifre |\n|---|---|---|\n| Muhasebe | ayse.k | {pw} |"),
+        ("config", "smtp:\n  kullanici: bildirim\n  parola: {pw}"),
+        ("config", "# canlı ödeme anahtarı\nSTRIPE_SECRET_KEY={sklive}"),
+        (
+            "email",
+            (
+                "Konu: sunucu erişimi\n\nMerhaba Mehmet Bey,\n\nKullanıcı adınız: mehmet.y\n"
+                "Geçici şifreniz: {pw}\n\nİlk girişte değiştirmenizi rica ederiz.\n\n"
+                "Saygılarımızla,\nBT Ekibi"
+            ),
+        ),
+        ("chat", "şifreyi unuttum ya, neydi?\n— {pw}"),
+        ("prose", "Yönetici hesabının yeni parolası:\n{pw}"),
+        ("note", "AWS erişim anahtarı kimliği: {akia}"),
+        ("note", "AWS gizli anahtarı: {awss}"),
+        ("config", '{"kullanici": "servis", "anahtar": "{tok}"}'),
+        ("chat", "Şifremiz {pw}, kimseye söyleme."),
+        ("chat", "Hugging Face token'ım {hf}"),
+        ("chat", "Telefonun PIN'i {pin6}"),
+        ("note", "GitLab kişisel erişim token'ı: {glpat}"),
+        ("list", "- Ev interneti: TurkNet_5G\n- şifresi: {pw}"),
+        ("note", "Yedek şifreleme anahtarı: {hex64}"),
+        ("prose", "Banka uygulamasının parolası {pw} idi, değiştirdim mi hatırlamıyorum."),
+        ("prose", "Giriş bilgileri: kullanıcı adı admin, parola {pw}"),
+        ("prose", "Kasanın şifresini {pin8} yaptım."),
+    ],
+)
+
+_E8_TR_NEG = _e8_neg(
+    "tr",
+    [
+        ("prose", "Dün e-posta şifremi sıfırladım."),
+        ("prose", "Şifre en az 12 karakter olmalı ve bir rakam içermeli."),
+        ("note", "Şifre sıfırlama bağlantısı: https://example.com/reset"),
+        ("note", "şifre: ********"),
+        ("prose", "<şifreniz> yazan yere kendi şifrenizi girin."),
+        ("prose", "Başarının anahtarı düzenli çalışmaktır."),
+        ("chat", "Evin anahtarını ofiste unuttum."),
+        ("prose", "PIN kodu 6 haneli olmalıdır."),
+        ("note", "Sipariş numarası: 2024-55190, teslimat 18.03.2025"),
+        ("note", "Müşteri hizmetleri: 0850 222 33 44"),
+        ("note", "SHA-256 özeti: {HASH}"),
+        ("prose", "{COMMIT} numaralı commit giriş sayfasını düzeltiyor."),
+        ("note", "Açık anahtar: ssh-ed25519 {PUB} emre@laptop"),
+        ("prose", "3.1.0 sürümünden itibaren token 30 dakikada sona eriyor."),
+        ("prose", "Şifre ekibin Bitwarden kasasında, «Modem» kaydında."),
+        ("prose", "API anahtarı OPENAI_API_KEY ortam değişkeninden okunuyor, buraya yazılmadı."),
+        ("note", "İstek kimliği: {UUID}"),
+        ("note", "Fiyat: 1.299,00 TL"),
+        ("prose", "Şifreleme için AES-256 kullanıyoruz."),
+        ("chat", "Dosya şifreli olduğu için açılamadı."),
+        ("table", "| Alan | Değer |\n|---|---|\n| kullanıcı | admin |\n| şifre | kasaya bakın |"),
+        ("note", "Yapılandırma dosyası: /etc/app/credentials.conf"),
+        ("note", "Görsel: data:image/png;base64,{IMG}"),
+        ("prose", "API anahtarını URL'de değil Authorization başlığında gönderin."),
+        ("prose", "Bağlam sınırı 128.000 token."),
+        ("note", "Anahtar kelimeler: güvenlik, yedekleme, erişim."),
+        ("prose", "Şifresini üç kez yanlış giren kullanıcının hesabı kilitlenir."),
+    ],
+)
+
+
+# --- German -------------------------------------------------------------------------------
+
+_E8_DE = _e8_pos(
+    "de",
+    [
+        ("prose", "Das WLAN-Passwort lautet {pw}."),
+        ("note", "Kennwort für den Drucker-Admin: {pw}"),
+        ("note", "PIN der Firmenkreditkarte: {pin4}"),
+        ("note", "GitHub-Token: {ghp}"),
+        ("prose", "API-Schlüssel von OpenAI: `{oai}`"),
+        ("url", "Verbindung: postgres://buchhaltung:{upw}@db.intern:5432/fibu"),
+        (
+            "table",
+            "| Dienst | Benutzer | Passwort |\n|---|---|---|\n| Zeiterfassung | mmueller | {pw} |",
+        ),
+        ("config", "mail:\n  benutzer: noreply\n  passwort: {pw}"),
+        (
+            "email",
+            (
+                "Betreff: Zugangsdaten\n\nHallo Frau Schmidt,\n\nhier Ihre Zugangsdaten:\n"
+                "Benutzername: aschmidt\nInitialpasswort: {pw}\n\nViele Grüße\nIT-Support"
+            ),
+        ),
+        ("chat", "hast du das neue Passwort?\n— ja: {pw}"),
+        ("note", "Zugangscode für das Hoftor: {acode}"),
+        ("note", "Slack-Bot-Token: {xoxb}"),
+        ("prose", "Mit dem Passwort {pw} kommst du in den Router."),
+        ("note", "Geheimer Zugriffsschlüssel (AWS): {awss}"),
+    ],
+)
+
+_E8_DE_NEG = _e8_neg(
+    "de",
+    [
+        ("prose", "Ich habe gestern mein Passwort zurückgesetzt."),
+        ("prose", "Das Passwort muss mindestens 12 Zeichen lang sein."),
+        ("note", "Link zum Zurücksetzen des Passworts: https://example.com/reset"),
+        ("note", "Passwort: ********"),
+        ("prose", "Der Schlüssel zum Erfolg ist Geduld."),
+        ("prose", "Den Kellerschlüssel hat Frau Weber."),
+        ("prose", "Die PIN hat 6 Stellen."),
+        ("note", "Bestellnummer: 2024-771203, Lieferung am 18.03.2025"),
+        ("note", "SHA-256-Prüfsumme: {HASH}"),
+        ("note", "Öffentlicher Schlüssel: ssh-ed25519 {PUB} jan@notebook"),
+        ("prose", "Das Passwort steht im Team-KeePass unter „Router“."),
+        ("prose", "Ab Version 2.3.1 läuft das Token nach 15 Minuten ab."),
+        ("note", "Hotline: +49 30 1234 5678"),
+    ],
+)
+
+# --- Spanish ------------------------------------------------------------------------------
+
+_E8_ES = _e8_pos(
+    "es",
+    [
+        ("prose", "La contraseña del wifi es {pw}"),
+        ("note", "Clave del correo: {pw}"),
+        ("note", "PIN de la tarjeta: {pin4}"),
+        ("note", "Token de GitHub: {ghp}"),
+        ("prose", "Clave de API de OpenAI: `{oai}`"),
+        ("url", "Conexión: mysql://ventas:{upw}@bd.interna:3306/tienda"),
+        (
+            "table",
+            "| Servicio | Usuario | Contraseña |\n|---|---|---|\n| Nóminas | lgarcia | {pw} |",
+        ),
+        ("config", "correo:\n  usuario: avisos\n  contraseña: {pw}"),
+        (
+            "email",
+            (
+                "Asunto: acceso al servidor\n\nHola Pablo:\n\n"
+                "Tu usuario es pablo.r y la contraseña provisional es {pw}\n\n"
+                "Cámbiala al entrar.\n\nUn saludo"
+            ),
+        ),
+        ("chat", "¿me pasas la contra del router?\n— toma: {pw}"),
+        ("note", "Código de acceso del portal: {acode}"),
+        ("note", "Token del bot de Slack: {xoxb}"),
+        ("note", "Clave secreta de AWS: {awss}"),
+    ],
+)
+
+_E8_ES_NEG = _e8_neg(
+    "es",
+    [
+        ("prose", "Ayer restablecí la contraseña del correo."),
+        ("prose", "La contraseña debe tener al menos 12 caracteres."),
+        ("note", "Enlace para restablecer la contraseña: https://example.com/reset"),
+        ("note", "contraseña: ********"),
+        ("prose", "La clave del éxito es la constancia."),
+        ("chat", "Dejé las llaves de casa en la oficina."),
+        ("prose", "El PIN tiene 4 dígitos."),
+        ("note", "Número de pedido: 2024-33817, entrega el 18/03/2025"),
+        ("note", "Suma SHA-256: {HASH}"),
+        ("note", "Clave pública: ssh-ed25519 {PUB} ana@portatil"),
+        ("prose", "La contraseña está en el gestor Bitwarden del equipo."),
+        ("prose", "En clave de humor, la reunión fue un desastre."),
+        ("note", "Precio: 49,99 €"),
+    ],
+)
+
+# --- Portuguese ---------------------------------------------------------------------------
+
+_E8_PT = _e8_pos(
+    "pt",
+    [
+        ("prose", "A senha do wi-fi é {pw}"),
+        ("note", "Palavra-passe do email: {pw}"),
+        ("note", "PIN do cartão: {pin4}"),
+        ("note", "Token do GitHub: {ghp}"),
+        ("prose", "Chave de API da OpenAI: `{oai}`"),
+        ("url", "Conexão: postgres://financeiro:{upw}@bd.interno:5432/contas"),
+        ("table", "| Serviço | Usuário | Senha |\n|---|---|---|\n| ERP | jsilva | {pw} |"),
+        ("config", "email:\n  usuario: avisos\n  senha: {pw}"),
+        (
+            "email",
+            (
+                "Assunto: acesso ao sistema\n\nOlá Ana,\n\nSeu usuário: ana.souza\n"
+                "Senha provisória: {pw}\n\nTroque no primeiro acesso.\n\nAbraços,\nTI"
+            ),
+        ),
+        ("chat", "qual a senha do roteador?\n— é {pw}"),
+        ("note", "Código de acesso do prédio: {acode}"),
+        ("note", "Token do bot do Slack: {xoxb}"),
+        ("note", "Chave secreta da AWS: {awss}"),
+    ],
+)
+
+_E8_PT_NEG = _e8_neg(
+    "pt",
+    [
+        ("prose", "Ontem redefini a senha do banco."),
+        ("prose", "A senha deve ter no mínimo 12 caracteres."),
+        ("note", "Link para redefinir a senha: https://example.com/reset"),
+        ("note", "senha: ********"),
+        ("prose", "A chave do sucesso é a persistência."),
+        ("chat", "Esqueci a chave de casa no escritório."),
+        ("prose", "O PIN tem 6 dígitos."),
+        ("note", "Número do pedido: 2024-99120, entrega em 18/03/2025"),
+        ("note", "Hash SHA-256: {HASH}"),
+        ("note", "Chave pública: ssh-ed25519 {PUB} rui@portatil"),
+        ("prose", "A senha está no cofre do Bitwarden da equipa."),
+        ("chat", "Peguei a senha 47 na fila do banco, vai demorar."),
+        ("note", "Telefone: (11) 98765-4321"),
+    ],
+)
+
+# --- Dutch --------------------------------------------------------------------------------
+
+_E8_NL = _e8_pos(
+    "nl",
+    [
+        ("prose", "Het wifi-wachtwoord is {pw}"),
+        ("note", "Wachtwoord van de NAS: {pw}"),
+        ("note", "Pincode van de bankpas: {pin4}"),
+        ("note", "GitHub-token: {ghp}"),
+        ("prose", "API-sleutel van OpenAI: `{oai}`"),
+        ("url", "Verbinding: postgres://admin:{upw}@db.intern:5432/klanten"),
+        (
+            "table",
+            (
+                "| Dienst | Gebruiker | Wachtwoord |\n|---|---|---|\n"
+                "| Urenregistratie | pdevries | {pw} |"
+            ),
+        ),
+        ("config", "mail:\n  gebruiker: noreply\n  wachtwoord: {pw}"),
+        (
+            "email",
+            (
+                "Onderwerp: inloggegevens\n\nBeste Sanne,\n\n"
+                "Je gebruikersnaam is sanne.b en je tijdelijke wachtwoord is {pw}\n\nGroet,\nICT"
+            ),
+        ),
+        ("chat", "wat was het wachtwoord van de router ook alweer?\n— {pw}"),
+        ("note", "Toegangscode van de fietsenstalling: {acode}"),
+        ("note", "Slack-bottoken: {xoxb}"),
+        ("note", "Geheime sleutel van AWS: {awss}"),
+    ],
+)
+
+_E8_NL_NEG = _e8_neg(
+    "nl",
+    [
+        ("prose", "Ik heb gisteren mijn wachtwoord gereset."),
+        ("prose", "Het wachtwoord moet minstens 12 tekens bevatten."),
+        ("note", "Link om je wachtwoord te herstellen: https://example.com/reset"),
+        ("note", "wachtwoord: ********"),
+        ("prose", "De sleutel tot succes is volharding."),
+        ("chat", "De sleutel van de schuur ligt bij de buren."),
+        ("prose", "De pincode heeft 4 cijfers."),
+        ("note", "Bestelnummer: 2024-61830, levering op 18-03-2025"),
+        ("note", "SHA-256-controlesom: {HASH}"),
+        ("note", "Publieke sleutel: ssh-ed25519 {PUB} bram@laptop"),
+        ("prose", "Het wachtwoord staat in de gedeelde Bitwarden-kluis."),
+        ("prose", "Versie 4.0.2: het token verloopt na 15 minuten."),
+        ("note", "Telefoon: 020 123 4567"),
+    ],
+)
+
+# --- Polish -------------------------------------------------------------------------------
+
+_E8_PL = _e8_pos(
+    "pl",
+    [
+        ("note", "Hasło do wifi: {pw}"),
+        ("prose", "Hasło do poczty to {pw}"),
+        ("prose", "Zaloguj się loginem admin i hasłem {pw}."),
+        ("note", "PIN do karty: {pin4}"),
+        ("note", "Token GitHuba: {ghp}"),
+        ("prose", "Klucz API OpenAI: `{oai}`"),
+        ("url", "Połączenie: postgres://kadry:{upw}@db.wewn:5432/kadry"),
+        ("table", "| Usługa | Login | Hasło |\n|---|---|---|\n| Płace | akowalska | {pw} |"),
+        ("config", "poczta:\n  uzytkownik: powiadomienia\n  haslo: {pw}"),
+        (
+            "email",
+            (
+                "Temat: dostęp do serwera\n\nDzień dobry,\n\nlogin: j.nowak\n"
+                "hasło tymczasowe: {pw}\n\nProszę je zmienić przy pierwszym logowaniu.\n\n"
+                "Pozdrawiam,\nDział IT"
+            ),
+        ),
+        ("note", "Kod dostępu do furtki: {acode}"),
+        ("note", "Token bota Slacka: {xoxb}"),
+        ("note", "Tajny klucz AWS: {awss}"),
+        ("chat", "Ustawiłem nowe hasło: {pw}, zmień je potem."),
+    ],
+)
+
+_E8_PL_NEG = _e8_neg(
+    "pl",
+    [
+        ("prose", "Wczoraj zresetowałem hasło do poczty."),
+        ("prose", "Hasło musi mieć co najmniej 12 znaków."),
+        ("note", "Link do resetu hasła: https://example.com/reset"),
+        ("note", "hasło: ********"),
+        ("prose", "Kluczem do sukcesu jest systematyczność."),
+        ("chat", "Zostawiłem klucze do mieszkania w biurze."),
+        ("prose", "PIN ma 4 cyfry."),
+        ("note", "Numer zamówienia: 2024-40127, dostawa 18.03.2025"),
+        ("note", "Suma kontrolna SHA-256: {HASH}"),
+        ("note", "Klucz publiczny: ssh-ed25519 {PUB} tomek@laptop"),
+        ("prose", "Hasło jest w firmowym sejfie Bitwarden."),
+        ("prose", "Hasło przewodnie konferencji to „Bezpieczeństwo przede wszystkim”."),
+        ("prose", "Na początku pięciolinii stoi klucz wiolinowy."),
+    ],
+)
+
+# --- Chinese ------------------------------------------------------------------------------
+
+_E8_ZH = _e8_pos(
+    "zh",
+    [
+        ("prose", "WiFi密码是{pw}"),
+        ("note", "服务器登录密码：{pw}"),
+        ("chat", "银行卡密码{pin6}，别告诉别人"),
+        ("note", "GitHub令牌：{ghp}"),
+        ("prose", "OpenAI的API密钥：`{oai}`"),
+        ("url", "数据库连接：mysql://app:{upw}@10.0.0.5:3306/shop"),
+        ("table", "| 服务 | 用户名 | 密码 |\n|---|---|---|\n| 报销系统 | zhangwei | {pw} |"),
+        ("config", "邮件:\n  用户: notice\n  密码: {pw}"),
+        (
+            "email",
+            "主题：服务器账号\n\n王经理您好，\n\n账号：wang.li\n初始密码：{pw}\n\n请首次登录后修改。\n\n信息部",
+        ),
+        ("chat", "路由器密码多少来着？\n——{pw}"),
+        ("note", "门禁密码：{pin4}"),
+        ("note", "Slack机器人令牌：{xoxb}"),
+        ("note", "AWS访问密钥ID：{akia}"),
+        ("note", "阿里云AccessKey Secret：{tok}"),
+    ],
+)
+
+_E8_ZH_NEG = _e8_neg(
+    "zh",
+    [
+        ("prose", "昨天重置了邮箱密码。"),
+        ("prose", "密码长度至少12位，需包含数字和符号。"),
+        ("note", "重置密码链接：https://example.com/reset"),
+        ("note", "密码：********"),
+        ("prose", "成功的关键在于坚持。"),
+        ("chat", "钥匙落在办公室了。"),
+        ("prose", "PIN码为6位数字。"),
+        ("note", "订单号：2024031588123，预计3月18日送达。"),
+        ("note", "SHA-256校验值：{HASH}"),
+        ("note", "公钥：ssh-ed25519 {PUB} li@mac"),
+        ("prose", "密码保存在团队的Bitwarden保险库里。"),
+        ("prose", "密码学课程下周开始。"),
+        ("prose", "上下文上限为128,000个token。"),
+    ],
+)
+
+# --- English ------------------------------------------------------------------------------
+
+_E8_EN = _e8_pos(
+    "en",
+    [
+        ("prose", "The wifi password is {pw}"),
+        ("note", "wifi: {pw}"),
+        ("note", "Card PIN: {pin4}"),
+        ("note", "GitHub token: {ghp}"),
+        ("prose", "OpenAI API key — `{oai}`"),
+        ("url", "Connection string: postgres://reporting:{upw}@db.internal:5432/warehouse"),
+        ("table", "| Service | User | Password |\n|---|---|---|\n| Payroll | jdoe | {pw} |"),
+        (
+            "email",
+            (
+                "Subject: your account\n\nHi Sam,\n\n"
+                "Your username is sam.k and the temporary password is {pw}\n\n"
+                "Please change it after you log in.\n\nThanks,\nIT"
+            ),
+        ),
+        ("chat", "what's the router pw again?\n-> {pw}"),
+        ("prose", "Passphrase for the backup key:\n{pw}"),
+        ("note", "Door access code: {acode}"),
+        ("note", "Stripe live secret key: {sklive}"),
+        ("prose", "Slack bot token is {xoxb}"),
+        ("note", "Anthropic key: {ant}"),
+    ],
+)
+
+_E8_EN_NEG = _e8_neg(
+    "en",
+    [
+        ("prose", "I reset my password yesterday."),
+        ("prose", "The password must be at least 12 characters long."),
+        ("note", "Password reset link: https://example.com/reset"),
+        ("note", "password: <password>"),
+        ("prose", "The key to success is consistency."),
+        ("note", "PIN code length: 6 digits"),
+        ("note", "Order #2024-118734 ships on 2025-03-18."),
+        ("note", "sha256: {HASH}"),
+        ("note", "Public key: ssh-ed25519 {PUB} sam@laptop"),
+        ("prose", "The password is in the team 1Password vault under 'Router'."),
+        ("prose", "Set OPENAI_API_KEY in your shell; the app reads it from the environment."),
+        ("note", "Token limit: 200,000 per request."),
+        ("list", "Key takeaways:\n- ship smaller PRs\n- write tests first"),
+    ],
+)
+
+# --- language-free ------------------------------------------------------------------------
+
+_E8_ANY = _e8_pos(
+    "any",
+    [
+        ("config", "DATABASE_URL=postgres://app:{upw}@db:5432/app"),
+        ("config", "export GITHUB_TOKEN={ghp}"),
+        ("config", "Authorization: Bearer {jwt}"),
+        ("config", "curl -H 'X-Api-Key: {tok}' https://api.example.com/v1/items"),
+        ("config", '{"apiKey": "{aiza}", "projectId": "demo-app"}'),
+        ("config", "AWS_SECRET_ACCESS_KEY={awss}"),
+        ("config", "npm config set //registry.npmjs.org/:_authToken {npm}"),
+        ("config", "SENDGRID_API_KEY={sg}"),
+        ("url", "redis://:{upw}@cache:6379/0"),
+        ("config", "[default]\naws_access_key_id = {akia}\nregion = eu-west-1"),
+        ("config", "HF_TOKEN={hf}"),
+        ("config", "- name: deploy\n  env:\n    SLACK_TOKEN: {xoxb}"),
+        ("url", "https://api.telegram.org/bot{tg}/sendMessage"),
+    ],
+)
+
+_E8_ANY_NEG = _e8_neg(
+    "any",
+    [
+        ("config", "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app"),
+        ("config", "export GITHUB_TOKEN=$(gh auth token)"),
+        ("config", "Authorization: Bearer <token>"),
+        ("config", "sha256:{HASH}"),
+        ("config", "image: ghcr.io/acme/api@sha256:{HASH}"),
+        ("config", "{UUID}"),
+        ("config", "v2.14.0-rc.3 (build 48121)"),
+        ("config", "ssh-ed25519 {PUB} deploy@ci"),
+        ("config", "git checkout {COMMIT}"),
+        ("config", "API_KEY=your-api-key-here"),
+        ("config", 'password: "{{ vault_db_password }}"'),
+        ("config", "token: ${{ secrets.GITHUB_TOKEN }}"),
+        ("config", "192.168.1.24:8080/health -> 200 OK (12 ms)"),
+    ],
+)
+
+
+# --- encoded / obfuscated (language-free) ---------------------------------------------------
+
+
+def _e8_b64(s: str) -> str:
+    return base64.b64encode(s.encode()).decode()
+
+
+def _e8_encoded() -> list[Case]:
+    pos: list[tuple[str, str]] = []  # (text, secret)
+
+    ghp1 = _e8_value("ghp", "enc-1")
+    s = _e8_b64(ghp1)
+    pos.append((f"GH_TOKEN_B64={s}", s))
+
+    sk2 = _e8_value("sklive", "enc-2")
+    s = _e8_b64(sk2)
+    pos.append(
+        (
+            (
+                f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: payments\ntype: Opaque\n"
+                f"data:\n  stripe-key: {s}"
+            ),
+            s,
+        )
+    )
+
+    xo3 = _e8_value("xoxb", "enc-3")
+    s = _e8_b64(xo3)
+    pos.append((f"echo {s} | base64 -d > ~/.slack-token", s))
+
+    sk4 = _e8_value("sklive", "enc-4")
+    s = sk4.replace("_", "%5F")
+    pos.append((f"https://hooks.example.com/pay?key={s}&mode=live", s))
+
+    xo5 = _e8_value("xoxb", "enc-5")
+    s = xo5.replace("-", "%2D")
+    pos.append((f"POST /notify?token={s}&channel=C0123", s))
+
+    ghp6 = _e8_value("ghp", "enc-6")
+    s = ghp6.replace("_", "&#95;")
+    pos.append((f"<p>token: <code>{s}</code></p>", s))
+
+    sk7 = _e8_value("sklive", "enc-7")
+    s = sk7.replace("_", "&#x5F;")
+    pos.append((f"<td>{s}</td>", s))
+
+    ghp8 = _e8_value("ghp", "enc-8")
+    s = ghp8[:4] + "**" + ghp8[4:12] + "**" + ghp8[12:]
+    pos.append((f"token: {s}", s))
+
+    gl9 = _e8_value("glpat", "enc-9")
+    s = gl9[:6] + "`" + gl9[6:14] + "`" + gl9[14:]
+    pos.append((f"CI variable → {s}", s))
+
+    ghp10 = _e8_value("ghp", "enc-10")
+    s = ghp10[:10] + "\u200b" + ghp10[10:24] + "\u200b" + ghp10[24:]
+    pos.append((f"GITHUB_TOKEN={s}", s))
+
+    oai11 = _e8_value("oai", "enc-11")
+    s = oai11[:8] + "\u2060" + oai11[8:40] + "\u200c" + oai11[40:]
+    pos.append((f"OPENAI_API_KEY: {s}", s))
+
+    pw13 = _e8_pw8("e8-enc-13")
+    pos.append((f"\u0440\u0430ssword: {pw13}", pw13))  # Cyrillic р, а in the label
+
+    ak14 = _e8_value("akia", "enc-14")
+    s = "\u0410\u041a" + ak14[2:]  # Cyrillic А, К in the prefix
+    pos.append((f"aws_access_key_id = {s}", s))
+
+    t15 = _e8_value("tok", "enc-15")
+    pos.append((f"\u0391PI_K\u0395Y={t15}", t15))  # Greek Alpha, Epsilon in the label
+
+    sk16 = _e8_value("sklive", "enc-16")
+    s = sk16.replace("live", "l\u0456ve")  # Cyrillic і
+    pos.append((f"stripe: {s}", s))
+
+    neg: list[str] = [
+        f"![chart](data:image/png;base64,{_E8_IMG})",
+        _e8_b64("Notes from the Monday sync: ship the importer, fix the flaky test, review docs."),
+        f"{_E8_HASH}  memdir-1.4.0.tar.gz",
+        "https://www.example.com/search?q=caf%C3%A9%20cr%C3%A8me%20br%C3%BBl%C3%A9e&page=2",
+        "<p>Tom &amp; Jerry &mdash; &copy; 2024 &laquo;Studio&raquo; &#169; &#x2014;</p>",
+        "config=" + _e8_b64('{"theme":"dark","lang":"fr","pageSize":50}'),
+        "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7",
+        "https://files.example.com/shared/report%5F2024%5Fq3%2Dfinal.pdf",
+        "Donau\u200bdampfschiff\u200bfahrts\u200bgesellschaft\u200bskapitän",
+        "Y\u043eur \u043erder h\u0430s shipped and will arrive on Thursday.",
+        "The **key** point: keep `max_tokens` under 4096 and use _snake_case_ names.",
+        f"Merge commit {_E8_COMMIT} into main",
+        f"authorized_keys: ssh-ed25519 {_E8_PUB} ops@bastion",
+        "<label>Set user&#95;name&#95;display to true in the profile form.</label>",
+        "msg=" + _e8_b64("Order 2024-118734 shipped to Lyon on 18 March."),
+    ]
+
+    cases: list[Case] = []
+    for i, (text, secret) in enumerate(pos):
+        cases.append(Case(f"e8-e{i:02d}-p-any-encoded", "any", "encoded", text, secret))
+    for i, text in enumerate(neg):
+        cases.append(Case(f"e8-e{i:02d}-n-any-encoded", "any", "encoded", text))
+    return cases
+
+
+_E8_ENCODED = _e8_encoded()
+
+_E8_CASES: list[Case] = [
+    *_E8_EN,
+    *_E8_EN_NEG,
+    *_E8_DE,
+    *_E8_DE_NEG,
+    *_E8_FR,
+    *_E8_FR_NEG,
+    *_E8_ES,
+    *_E8_ES_NEG,
+    *_E8_IT,
+    *_E8_IT_NEG,
+    *_E8_PT,
+    *_E8_PT_NEG,
+    *_E8_NL,
+    *_E8_NL_NEG,
+    *_E8_RU,
+    *_E8_RU_NEG,
+    *_E8_PL,
+    *_E8_PL_NEG,
+    *_E8_TR,
+    *_E8_TR_NEG,
+    *_E8_ZH,
+    *_E8_ZH_NEG,
+    *_E8_JA,
+    *_E8_JA_NEG,
+    *_E8_KO,
+    *_E8_KO_NEG,
+    *_E8_ANY,
+    *_E8_ANY_NEG,
+    *_E8_ENCODED,
+]
+
+
+def _e8_check() -> None:
+    ids = [c.id for c in _E8_CASES]
+    assert len(ids) == len(set(ids)), "duplicate ids"
+    for c in _E8_CASES:
+        assert c.id.startswith("e8-")
+        if c.secret:
+            assert c.text.count(c.secret) == 1, c.id
+            c.line  # noqa: B018 - must not raise
+
+
+_e8_check()
+
+EIGHTH: tuple[Case, ...] = tuple(_E8_CASES)
+
+ALL: tuple[Case, ...] = TUNING + HELD + FRESH + LATE + BLIND + SIXTH + SEVENTH + ENCODED + EIGHTH

@@ -287,3 +287,94 @@ def test_new_rules_pass_ids_paths_years_and_prose(text: str) -> None:
 )
 def test_labels_spaced_by_word_written_in_digits_or_with_an_aside(text: str) -> None:
     assert PW in _values(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"what's the router pw again?\n-> {PW}",
+        f"hast du das neue Passwort?\n— ja: {PW}",
+        f"скинь пароль от роутера плз\n— {PW}",
+        f"路由器密码多少来着？\n——{PW}",
+        f"wifi password?\nB: {PW}",
+        f"ごめん、さっきのパスワード間違ってた。正しくは {PW} です",
+        f"Sorry, the password I sent was wrong. The correct one is {PW}",
+    ],
+)
+def test_a_reply_below_a_question_or_a_correction_gives_the_value(text: str) -> None:
+    assert _values(text) == [PW]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wie lautet das WLAN-Passwort?\n- steht auf dem Router",
+        "Quel est le digicode ?\n— Aucune idée, appelle le gardien.",
+        "What's the password policy?\n- Min12Chars!",  # a policy, not the password
+        "パスワード間違ってた。正しくはメモを見てね。",
+    ],
+)
+def test_replies_that_give_no_value(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_a_label_heading_its_line_reads_one_value_below() -> None:
+    assert _values(f"新しいパスワード\n{PW}") == [PW]
+    assert _values(f"Neues Passwort\n{PW}") == [PW]
+    assert _values(f"wat was het wachtwoord ook alweer?\n{PW}") == [PW]
+    assert _values("Password\nhunter2") == []  # below a bare heading it must look typed
+    assert _values(f"Passwort\n\n{PW}") == []  # a heading above a paragraph
+    assert _values(f"gib mal das WLAN-Passwort\n{PW}") == [PW]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Door access code: 6182D", "6182D"),
+        ("Zugangscode für das Hoftor: 3959C", "3959C"),
+        ("Codice di accesso al cancello del magazzino: GWSA-ZBHO", "GWSA-ZBHO"),
+        ("출입 코드는 1350C입니다", "1350C"),
+        ("현관 도어락 번호: 509657", "509657"),
+        ("La combinazione della cassaforte è 481510.", "481510"),
+        ("Kasanın şifresini 38706695 yaptım.", "38706695"),
+        ("Safe combination: 38-12-77", "38-12-77"),
+    ],
+)
+def test_door_and_safe_codes_may_be_short(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Access code: TBD",
+        "Access code: ABCD-EFGH",
+        "Der Zugangscode gilt bis 2025.",
+        "Bitte den Zugangscode nicht weitergeben.",
+        "La combinazione di tasti è Ctrl+Alt+Canc",
+        "the access code v2 API",
+    ],
+)
+def test_words_about_codes_are_not_codes(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_wifi_key_after_a_qualifier_but_not_the_network_name() -> None:
+    assert _values("wifi casa nonna: marmor#kolibri#komeet617") == ["marmor#kolibri#komeet617"]
+    assert _values("wifi: itvDEpr%WgPv2") == ["itvDEpr%WgPv2"]
+    assert _values("WLAN: Vodafone-4C2A") == []
+    assert _values("wifi: FRITZ!Box 7590 KL") == []
+
+
+def test_equals_inside_a_value_is_not_code() -> None:
+    assert _values("Mit dem Passwort kolibri=brise=duna431 kommst du rein.") == [
+        "kolibri=brise=duna431"
+    ]
+    assert _values("パスワード: VKIW=c68x6M9 です。") == ["VKIW=c68x6M9"]
+    assert _values("token limit max_tokens=4096, temperature=0.7") == []
+
+
+def test_a_key_labelled_with_an_aside_but_not_its_hash() -> None:
+    key = "a76fc98e" * 8
+    assert _values(f"백업 암호화 키(유출 금지): {key}") == [key]
+    assert _values(f"암호화 키 해시: {key}") == []

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memdir.guard.values import (
+    access_code,
     class_count,
     diceware_phrase,
     is_placeholder,
@@ -16,6 +17,7 @@ from memdir.guard.values import (
     recovery_code,
     shannon_entropy,
     switch_rate,
+    wifi_key,
 )
 
 
@@ -79,3 +81,17 @@ def test_passphrases_and_recovery_codes() -> None:
     assert not recovery_code("xxxxx-xxxxx")
     assert not recovery_code("2024-0517")
     assert not recovery_code("abcdefgh")
+
+
+def test_access_codes_are_short_digits_with_a_letter_or_capital_groups() -> None:
+    for code in ("6182D", "4821", "GWSA-ZBHO", "7KQ2-19XA", "38-12-77"):
+        assert access_code(code), code
+    for word in ("TBD", "2FA", "v2", "abc1", "ABCD-EFGH", "XXXX-XXXX", "SEC-4821", "sha256"):
+        assert not access_code(word), word
+
+
+def test_a_wifi_key_is_not_a_network_name() -> None:
+    assert wifi_key("itvDEpr%WgPv2")
+    assert wifi_key("marmor#kolibri#komeet617")
+    for name in ("Vodafone-4C2A", "HomeNet_5G", "FRITZ!Box", "eduroam", "TP-Link_5G_A1B2"):
+        assert not wifi_key(name), name

@@ -11,8 +11,12 @@ A password may hold spaces when quoted ("„Mare tulp 355&“") or, mixing all f
 classes, fill the rest of its line; a label whose line ends in a colon or says "below" reads
 one value alone on the next line; "<motdepasse>…</motdepasse>" is a label's element; and
 labels disguised as "P a s s w o r d:", "密 码：" or "Passw0rd:" are read in a second pass.
-A question may hold the label and its answer the value ("pwd del server? è X"); a user
-name label gives only the password of a pair ("utente: mrossi / X").
+A question may hold the label and its answer the value ("pwd del server? è X"), or be
+answered on the line below ("hast du das Passwort?\n— ja: X", "B: X"), and a sentence
+may correct the one naming the password ("…間違ってた。正しくは X です"); a label heading
+its line ("新しいパスワード") reads one typed value below it.  A door's, a gate's or a safe's
+code may be short ("6182D", "GWSA-ZBHO"); a Wi-Fi label gives a key, not a network name;
+a user name label gives only the password of a pair ("utente: mrossi / X").
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from .hit import PRIO_LABEL, Hit
 from .lexicon import (
     ADVERB_WORDS,
     AS_WORDS,
+    CJK,
     CJK_CONNECTOR_RE,
+    CJK_LETTER_RE,
     CONNECTOR_WORDS,
     DEVICE_PIN,
     LABEL_RE,
@@ -42,7 +48,9 @@ from .lexicon import (
     Label,
     label_for,
 )
+from .spaced import spaced_password
 from .values import (
+    access_code,
     class_count,
     diceware_phrase,
     looks_random,
@@ -52,6 +60,7 @@ from .values import (
     recovery_code,
     strong_password,
     token_like,
+    wifi_key,
 )
 
 __all__ = ["labelled_hits"]
@@ -62,13 +71,9 @@ def _set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_CJK = (
-    "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uff00-\uffef"
-)
 _QUOTES = "\"'`“”„‚‘’«»‹›「」『』【】《》〈〉"
 # A word in the window: anything up to whitespace, a CJK character or a quote.
-_WORD_RE = re.compile(f'[^\\s{_CJK}"`“”„«»「」『』【】《》〈〉]+')
+_WORD_RE = re.compile(f'[^\\s{CJK}"`“”„«»「」『』【】《》〈〉]+')
 _WINDOW = 120
 _MAX_WORDS = 12
 _LEFT_CONTEXT = 32
@@ -79,13 +84,18 @@ _LEAD = "(|" + _QUOTES
 _TRAIL = ".,;:!?)]}>"
 # Turkish glues its case ending to the value with an apostrophe: "Qw3rtyZx91'dir".
 _TR_SUFFIX_RE = re.compile(r"['’][a-zçğıöşü]{1,5}$")
-_PAIR_RE = re.compile(r"[^\s/|:,=]{1,64}[ \t]*[/|:][ \t]*(?P<pw>[^\s/|,=]{1,128})(?!=)")
+# The password of a pair ends where CJK text resumes ("ID: suzuki、パスワード: …").
+_PAIR_RE = re.compile(
+    f"[^\\s/|:,=]{{1,64}}[ \\t]*[/|:][ \\t]*(?P<pw>[^\\s/|,={CJK}]{{1,128}})(?!=)"
+)
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
 _ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
 # Every value rule needs a digit, a symbol or mixed case inside a word ("hViIMTloiO").
-_VALUE_CHAR_RE = re.compile(r"[0-9!#$%&*+@^~]|[a-zß-ÿа-яё][A-ZÀ-ÞА-ЯЁ]|[A-ZÀ-ÞА-ЯЁ]{2}[a-zß-ÿа-яё]")
+# Groups of capitals ("GWSA-ZBHO") are a door's code.
+_VALUE_CHAR_RE = re.compile(
+    r"[0-9!#$%&*+@^~]|[a-zß-ÿа-яё][A-ZÀ-ÞА-ЯЁ]|[A-ZÀ-ÞА-ЯЁ]{2}[a-zß-ÿа-яё]|[A-Z]{3}-[A-Z]"
+)
 _GAP_CONNECTOR_RE = re.compile(f"[:=|→]|{CJK_CONNECTOR_RE.pattern}")
-_CJK_LETTER_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # "max_tokens=800", "maxTokens=8", "MAX=8": an assignment in code, not a typed value.
 _ASSIGNMENT_RE = re.compile(
     r"(?:[a-z_][a-z0-9_.\-]+|[A-Z_][A-Z0-9_]+|[a-z]+(?:[A-Z][a-z0-9]+)+)=(?=[A-Za-z0-9_\"'$])"
@@ -124,26 +134,11 @@ _CODE_LINE_RE = re.compile(
 _RECOVERY_REACH = 600
 _PIN_QUALIFIER_REACH = 8
 # The last characters of those qualifiers: most labels need no regex search at all.
-_QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機户戶号座드금좌장dm 禁関ク庫관락문고ıirealа")
+_QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機户戶号座드금좌장dm 禁関ク庫관락문고ıirealа箱柜櫃门門")
 _MAX_CODE_LINE = 200
 # Where a spaced-out or word-by-word value may start: what `_VALUE_CHAR_RE` cannot see.
 _SPREAD_HINT_RE = re.compile(f"\\S(?: \\S){{5}}|[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{3}}")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
-# A password typed with spaces: in quotes, or the rest of its line after a colon.
-_CLOSING_QUOTES = {
-    '"': '"',
-    "'": "'",
-    "“": "”“",
-    "„": "“”",
-    "‚": "‘’",
-    "‘": "’",
-    "«": "»",
-    "‹": "›",
-    "「": "」",
-    "『": "』",
-    "`": "`",
-}
-_MAX_SPACED = 48
 # Words after a PIN label that say what it unlocks, keeping the next word its value.
 _PIN_OBJECTS = _set(
     """
@@ -157,22 +152,6 @@ _YEAR_RE = re.compile(r"(?:19|20)\d\d")
 # ... and ends the sentence with it, or with a copula glued to it ("4821입니다"), unlike
 # "비밀번호 1234 같은 건 쓰지 마세요" ("don't use passwords like 1234").
 _CJK_CODE_END_RE = re.compile(r"[^\s\d]{0,6}[ \t]*(?:[.,!;)。，、！]|\r?\n|$)")
-_REST_OF_LINE_RE = re.compile(
-    f"([^\\s{_CJK}\"'`“”„«»]+(?: [^\\s{_CJK}\"'`“”„«»]+){{1,3}})[ \\t]*\\r?(?:\\n|$)"
-)
-_SENTENCE_WORDS = _set(
-    """
-    at least most min max minimum maximum chars characters letters digits symbols long and or
-    the a an of to in with from see ask is are was not no my our your this that same as
-    mindestens zeichen und oder der die das mit von ist nicht au moins caractères et ou le la
-    les de avec al menos caracteres y o el los con almeno caratteri e pelo menos ou com ten
-    minste tekens en of het минимум символов и или не co najmniej znaków lub nie en az
-    karakter ve veya must should contain contains include includes enter use have has need
-    needs digit symbol symbols letter number numbers siehe muss enthält enthalten voir doit
-    contenir ver debe tener vedi deve contenere veja conter zie moet bevatten см должен
-    содержать patrz musi zawierać bkz içermeli
-    """
-)
 # The value comes on the line below: "The password is below:", "Kennwort steht unten:".
 _BELOW_RE = re.compile(
     r"below|underneath|following|unten|folgend|dessous|suivant|abajo|siguiente|sotto|seguente"
@@ -180,6 +159,28 @@ _BELOW_RE = re.compile(
     r"|如下|以下|下面|下方|下記|아래|다음"
 )
 _NEXT_LINE_REACH = 80
+# What may stand before a label that ends a short line: a few words ("New", "새", "新しい",
+# "gib mal das WLAN-").
+_HEADING_RE = re.compile(r"[ \t#*>-]*(?:[^\W\d_]{1,16}[ \t]+){0,5}[^\W\d_-]{0,16}-?")
+# A reply on the line below a question or a request that names a password: it starts with
+# a dash or an arrow ("— ja: X", "-> X", "——X"); a bullet ("- x") or a speaker ("B: x",
+# "[10:32] Ana: x") answers only a question.
+_REPLY_RE = re.compile(
+    r"(?P<q>[?？])?[ \t]*\r?\n[ \t]*"
+    r"(?P<mark>(?P<dash>[—–―]+|-+>|=>|→)|-(?=[ \t])"
+    r"|(?:\[[^\]\n]{1,24}\][ \t]*)?[^\W\d_][\w.-]{0,15}:(?=[ \t]))?[ \t]*"
+)
+# The sentence after one that names a password, correcting it: "正しくは X です".
+_CORRECTION_RE = re.compile(
+    r"[ \t]*(?:[^\W\d_]{1,12}[ \t]+){0,2}?"  # "The", "Das", "O", "Het"
+    r"(?:正しくは|正しいのは|本当は|正确的是|正確的是|应该是|應該是|정확히는|맞는 |올바른 "
+    r"|correct|right one|richtig|korrekt|bon(?:ne)?\b|corret[ao]|giust[ao]|juiste"
+    r"|правильн|poprawn|prawidłow|doğru)",
+    re.IGNORECASE,
+)
+# What code assigns: a string, a variable, a number, a name ("max_tokens=800", "mode=fast");
+# "VKIW=c68x6M9" or "kolibri=brise=duna431" has "=" inside a typed value instead.
+_CODE_VALUE_RE = re.compile(r"[\"'$].*|[A-Za-z_][A-Za-z_.\-]*\d{0,4}|\d+(?:\.\d+)?[A-Za-z%]{0,3}")
 _NEXT_VALUE_RE = re.compile(
     r"[ \t]*(?:[-*•>][ \t]+)?[`\"'“„«「]?(\S{1,128}?)[`\"'”“»」]?[ \t]*\r?(?:\n|$)"
 )
@@ -242,7 +243,7 @@ def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
             return False
         after = folded[i] if i < n else " "
         if label.weak and not (
-            after.isspace() or after in ":=：,.;)'’" or _CJK_LETTER_RE.match(after)
+            after.isspace() or after in ":=：,.;)'’" or CJK_LETTER_RE.match(after)
         ):
             return False  # "kw!MB…", "pw#1": letters inside a value, not a shorthand label
         # "password_file", "token2", "password-protected", "secret.txt": names, not labels.
@@ -266,8 +267,15 @@ def _clean(word: str) -> str:
     return word.rstrip(_TRAIL) if word[-1:] in _TRAIL else word
 
 
-def _judge(kind: str, value: str, mode: str) -> bool:
-    """mode: "after" a connector, "next" after a preposition or glued to the label, "near"."""
+def _judge(kind: str, value: str, mode: str, *, code: bool = False) -> bool:
+    """mode: "after" a connector, "next" after a preposition or glued to the label, "near".
+
+    `code`: the label names a door's or a building's code, which may be "6182D" or "GWSA-ZBHO".
+    """
+    if code and mode != "near" and access_code(value):
+        return mode == "after" or (
+            any(ch.isdigit() for ch in value) and not _YEAR_RE.fullmatch(value)
+        )
     if kind == DEVICE_PIN:
         # "银行卡密码 754648", "카드 비밀번호 1627": a password, or digits even without a connector
         return _judge(PASSWORD, value, mode) or (mode != "near" and pin_like(value))
@@ -315,17 +323,31 @@ def _scan_window(
     nexts: tuple[Next, Next, Next],
     *,
     answer: bool = False,
+    reply: bool = False,
 ) -> Hit | None:
     """The value a label at `pos` introduces; `answer` reads the clause after its question
-    ("pwd del server? è X", "скинь пароль? — держи: X"), where only a connector opens it."""
+    ("pwd del server? è X", "скинь пароль? — держи: X"), where only a connector opens it,
+    or a `reply`, after the dash or arrow that starts it on the next line."""
     stop = nexts[0].find(pos)
     end = min(pos + _WINDOW, stop)
-    hit = _read_window(text, folded, pos, end, label, negations, nexts, answer=answer)
-    if hit is None and not answer and end == stop and text[stop : stop + 1] == "?":
+    hit = _read_window(text, folded, pos, end, label, negations, nexts, answer=answer, reply=reply)
+    if hit is not None or answer or reply or end != stop or negations.within(pos, stop):
+        return hit
+    if text[stop : stop + 1] == "?":
         line_end = text.find("\n", stop, stop + _WINDOW)
         if line_end != stop + 1:
             return _scan_window(text, folded, stop + 1, label, negations, nexts, answer=True)
-    return hit
+    below = _REPLY_RE.match(text, stop)
+    if below is not None and (below.group("dash") or (below.group("q") and below.group("mark"))):
+        # "hast du das Passwort?\n— ja: X", "скинь пароль плз\n— X": the reply below
+        return _scan_window(text, folded, below.end(), label, negations, nexts, reply=True)
+    fix = (
+        _CORRECTION_RE.match(text, stop + 1) if text[stop : stop + 1] in ("。", ".", "!") else None
+    )
+    if fix is not None:
+        # "パスワード間違ってた。正しくは X です": the next sentence corrects it
+        return _scan_window(text, folded, stop + 1, label, negations, nexts, answer=True)
+    return None
 
 
 def _read_window(
@@ -338,6 +360,7 @@ def _read_window(
     nexts: tuple[Next, Next, Next],
     *,
     answer: bool,
+    reply: bool = False,
 ) -> Hit | None:
     _, value_char, spread = nexts
     # No word in the window can pass a value rule: only a spread-out value might be there.
@@ -345,10 +368,10 @@ def _read_window(
     if spread_only and (label.kind not in PASSWORD_KINDS or spread.find(pos) >= end):
         return None
     kind = label.kind
-    weak = label.weak or answer
+    weak = label.weak or answer or reply
     # How the next word would be judged: "next" right after the label or a preposition,
     # "after" a connector, "near" once a word has come between.
-    state = "near" if answer else "next"
+    state = "after" if reply else "near" if answer else "next"
     preposition = False  # the last grammar word was a preposition ("to", Polish "to")
     prev = pos
     between = 0  # words read since the label that were neither grammar nor values
@@ -368,6 +391,8 @@ def _read_window(
             # "密码:x", "key =x": a connector glued to the value
             bare = word.lstrip(":=")
             if not bare:
+                if negations.within(prev, m.end()):
+                    return None  # "암호화 키 해시: …": a hash of the key
                 state = "after"
                 prev = m.end()
                 continue
@@ -404,7 +429,8 @@ def _read_window(
                 weak = False  # "pw fürs WLAN", "пасс от вайфая": two labels agree
                 continue
             return None  # another label: its own window reads what follows it
-        if _ASSIGNMENT_RE.match(word):
+        code = _ASSIGNMENT_RE.match(word)
+        if code is not None and _CODE_VALUE_RE.fullmatch(_clean(word[code.end() :]) or "_"):
             return None  # "max_tokens=800": code, which the assignment rules read
         if state == "after" and lower in ADVERB_WORDS:
             continue  # "is now X", "ist jetzt X": the value is still to come
@@ -415,7 +441,7 @@ def _read_window(
         if state != "near" and kind in PASSWORD_KINDS and kind != LOGIN:
             # After a preposition too: "changed it to Lotus panda 112-", Polish "… to X".
             opened = state == "after" or (state == "next" and preposition)
-            spaced = _spaced_password(text, wstart, after=opened and not weak)
+            spaced = spaced_password(text, wstart, after=opened and not weak)
             if spaced is not None:
                 return Hit(spaced[0], spaced[1], kind, PRIO_LABEL)
         if spread_only:
@@ -433,7 +459,7 @@ def _read_window(
                 continue
             if state == "after" or not weak:
                 value = _with_final_mark(text, vstart, value, m.end())
-                if _judge(kind, value, state):
+                if _judge(kind, value, state, code=label.code):
                     return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
                 if (
                     state == "next"
@@ -451,52 +477,6 @@ def _read_window(
         between += 1
         state = "after" if word.endswith((":", "=")) else "near"
     return None
-
-
-def _spaced_password(text: str, wstart: int, *, after: bool) -> tuple[int, int] | None:
-    """A password with spaces after a connector: quoted ("„Mare tulp 355&“"), or unquoted
-    up to the end of its line when it mixes all four character classes ("Lotus panda 112-").
-    """
-    i = wstart if text[wstart] in "'‘‚" else wstart - 1  # "'" is inside a word's characters
-    if i >= 1 and text[i] == " " and text[i - 1] in "«‹":
-        i -= 1  # French quotes stand apart from their content: « … »
-    opener = text[i] if i >= 0 else ""
-    closers = _CLOSING_QUOTES.get(opener)
-    if closers is None and not (after and text[wstart : wstart + 1].isalpha()):
-        return None  # unquoted, the value starts with a word: "Lotus panda 112-"
-    if closers is not None:
-        lo = i + 1
-        hi = lo
-        limit = min(len(text), lo + _MAX_SPACED)
-        while hi < limit and text[hi] not in closers and text[hi] != "\n":
-            hi += 1
-        if hi >= limit or text[hi] not in closers:
-            return None
-        value = text[lo:hi].strip()
-        if " " not in value or not _spaced_value(value, 3):
-            return None
-        vstart = text.index(value, lo)
-        return vstart, vstart + len(value)
-    m = _REST_OF_LINE_RE.match(text, wstart, min(len(text), wstart + _MAX_SPACED + 1))
-    if m is None or m.group(1).count(" ") < 2 or not _spaced_value(m.group(1), 4):
-        return None
-    return m.start(1), m.end(1)
-
-
-def _spaced_value(value: str, classes: int) -> bool:
-    words = value.split()
-    if not 2 <= len(words) <= 5 or any(w in ("/", "|", "-", "–") for w in words):
-        return False
-    if any(w.lower().strip(".,;:!?") in _SENTENCE_WORDS for w in words):
-        return False  # "at least 12 chars", "see the vault": words about a password
-    joined = "".join(words)
-    if _CJK_LETTER_RE.search(joined):
-        return False
-    return (
-        any(ch.isdigit() for ch in joined)
-        and class_count(joined) >= classes
-        and strong_password(joined)
-    )
 
 
 def _qualifies(kind: str, other: str) -> bool:
@@ -576,7 +556,7 @@ def _gap_state(gap: str, state: str) -> str:
     if not ends:
         return state
     rest = gap[ends[-1] :]
-    return "near" if _CJK_LETTER_RE.search(rest) else "after"
+    return "near" if CJK_LETTER_RE.search(rest) else "after"
 
 
 def _value_before(text: str, folded: str, line_start: int, start: int, label: Label) -> Hit | None:
@@ -605,6 +585,8 @@ def _login_hit(text: str, vstart: int, value: str, end: int, kind: str) -> Hit |
             return Hit(span[0], span[1], kind, PRIO_LABEL)
         if _USER_NAME_RE.fullmatch(text, vstart, span[0]):
             return Hit(span[0], span[1], LOGIN, PRIO_LABEL)  # "user: alice / s3cret"
+    if kind == WIFI and wifi_key(value):
+        return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)  # "wifi casa nonna: X"
     if kind == USER:
         return None  # a user name alone, however random, is no secret
     if looks_random(value) and not _UUID_RE.fullmatch(value):
@@ -626,21 +608,35 @@ def _element_value(text: str, start: int, kind: str) -> Hit | None:
 
 
 def _value_below(
-    text: str, folded: str, end: int, kind: str, negations: Positions, value_char: Next
+    text: str,
+    folded: str,
+    start: int,
+    end: int,
+    label: Label,
+    negations: Positions,
+    value_char: Next,
 ) -> Hit | None:
-    """A label whose line ends in a colon or says "below", and one value alone on the next."""
+    """A label whose line ends in a colon or says "below", or that is the line's heading
+    ("新しいパスワード", "New password"), and one value alone on the next."""
     nl = text.find("\n", end, end + _NEXT_LINE_REACH)
     if nl < 0:
         return None
+    kind = label.kind
     tail = folded[end:nl].rstrip(" \t\r")
     below = _BELOW_RE.search(tail) is not None
-    if not (tail.endswith((":", "：")) or below):
+    # A bare heading ("新しいパスワード") or a question ("wifi pw?") above a value alone.
+    heading = kind != PIN and (
+        tail.endswith(("?", "？")) or (not tail and _short_lead(folded, start))
+    )
+    if not (tail.endswith((":", "：")) or below or heading):
         return None
     # "…は下記の通りです。", "is as follows.": a sentence about the line below may end first.
-    core = tail.rstrip(":：。.") if below else tail.rstrip(":：")
+    core = tail.rstrip(":：。.") if below else tail.rstrip(":：?？")
     if _SENTENCE_END_RE.search(core) or negations.within(end, nl):
         return None
     start = nl + 1
+    if heading and text.startswith(("\n", "\r\n"), start):
+        return None  # a heading above a paragraph
     if text.startswith("\n", start) or text.startswith("\r\n", start):
         start = text.find("\n", start) + 1  # one blank line between is fine
     below_end = text.find("\n", start, start + _NEXT_LINE_REACH * 2)
@@ -650,10 +646,20 @@ def _value_below(
     if m is None:
         return None
     value = _clean(m.group(1)) if m.group(1)[-1:] in _EDGE else m.group(1)
-    if not value or _CJK_LETTER_RE.search(value) or not _judge(kind, value, "after"):
+    # Under a bare heading the value must look typed on its own, as if glued to its label.
+    mode = "next" if heading else "after"
+    if not value or CJK_LETTER_RE.search(value) or not _judge(kind, value, mode, code=label.code):
         return None
     vstart = m.start(1) + m.group(1).find(value)
     return Hit(vstart, vstart + len(value), kind, PRIO_LABEL)
+
+
+def _short_lead(text: str, pos: int) -> bool:
+    """Whether the line up to `pos` holds at most a few words ("New", "gib mal das")."""
+    lo = text.rfind("\n", max(0, pos - _NEXT_LINE_REACH), pos) + 1
+    if lo == 0 and pos > _NEXT_LINE_REACH:
+        return False
+    return _HEADING_RE.fullmatch(text, lo, pos) is not None
 
 
 def _disguised_hits(text: str, folded: str) -> Iterator[Hit]:
@@ -722,7 +728,8 @@ def _labelled_hits(text: str) -> Iterator[Hit]:
             and folded[m.start() - 1 : m.start()] in _QUALIFIER_LAST
             and PIN_QUALIFIER_RE.search(folded, max(0, m.start() - _PIN_QUALIFIER_REACH), m.start())
         ):
-            label = Label(DEVICE_PIN, label.compound, label.suffix, label.script, label.weak)
+            # what a door or a safe asks for may also be a short code ("현관 … 1350C")
+            label = Label(DEVICE_PIN, label.compound, label.suffix, label.script, label.weak, True)
         line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
         if negations.within(max(line_start, m.start() - _LEFT_CONTEXT), m.start()):
             continue
@@ -746,7 +753,7 @@ def _labelled_hits(text: str) -> Iterator[Hit]:
                 continue
         hit = _scan_window(text, folded, end, label, negations, nexts)
         if hit is None and label.kind != RECOVERY:
-            hit = _value_below(text, folded, end, label.kind, negations, nexts[1])
+            hit = _value_below(text, folded, m.start(), end, label, negations, nexts[1])
         if (
             hit is None
             and label.kind in PASSWORD_KINDS

@@ -15,7 +15,9 @@ from functools import lru_cache
 __all__ = [
     "ADVERB_WORDS",
     "AS_WORDS",
+    "CJK",
     "CJK_CONNECTOR_RE",
+    "CJK_LETTER_RE",
     "CONNECTOR_WORDS",
     "DEVICE_PIN",
     "ENTRIES",
@@ -56,6 +58,15 @@ WIFI = "Wi-Fi password"  # read like a login: "network / password"
 USER = "user name"  # names no secret itself; only "user: alice / s3cret" gives a password
 PASSWORD_KINDS = frozenset({PASSWORD, PASSPHRASE, LOGIN})
 
+#: CJK scripts, punctuation and full-width forms (a regex character range): no spaces
+#: separate their words, so a value ends where they resume.
+CJK = (
+    "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uff00-\uffef"
+)
+#: A letter of Chinese, Japanese or Korean, which no typed value contains.
+CJK_LETTER_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
 
 @dataclass(frozen=True, slots=True)
 class Label:
@@ -68,20 +79,24 @@ class Label:
     # An abbreviation that is also other things ("pw", "pwd", "pass"): it labels a value only
     # through a connector ("pass: x", "pw is x"), never by being next to one.
     weak: bool = False
+    # A code that opens a door, a gate or a building: its value may be short and mix digits
+    # with a letter ("6182D", "GWSA-ZBHO"), which no password rule would pass.
+    code: bool = False
 
 
 _SPACE_RE = re.compile(r" (?![^\[]*\])")
 
 
 def _latin(
-    kind: str, *patterns: str, compound: bool = False, suffix: int = 0
+    kind: str, *patterns: str, compound: bool = False, suffix: int = 0, code: bool = False
 ) -> list[tuple[str, Label]]:
     # Words of a label may be joined by "_" or "-" in keys ("mot_de_passe", "api-key").
-    return [(_SPACE_RE.sub("[ _-]", p), Label(kind, compound, suffix)) for p in patterns]
+    label = Label(kind, compound, suffix, code=code)
+    return [(_SPACE_RE.sub("[ _-]", p), label) for p in patterns]
 
 
-def _cjk(kind: str, script: str, *patterns: str) -> list[tuple[str, Label]]:
-    return [(p, Label(kind, script=script)) for p in patterns]
+def _cjk(kind: str, script: str, *patterns: str, code: bool = False) -> list[tuple[str, Label]]:
+    return [(p, Label(kind, script=script, code=code)) for p in patterns]
 
 
 _KEY_SEP = r"[ _-]?"
@@ -95,7 +110,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(PASSWORD, "pass word", suffix=1),  # "pass-word:", "pass_word ="
     *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
     *_latin(PASSPHRASE, "seed phrase", "recovery phrase", "secret phrase", suffix=1),
-    *_latin(PASSWORD, "access code", suffix=1),
+    *_latin(PASSWORD, "access code", "entrance code", "building code", suffix=1, code=True),
     # Wi-Fi keys as routers and phones print them: "Network key", "WPA2 key", "WLAN-Schlüssel"
     *_latin(
         PASSWORD,
@@ -110,7 +125,10 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(
         PIN,
         "code (?:for|to|of) the (?:front |back |main |garage |building )?(?:door|gate|alarm|safe)",
+        "combination (?:for|to|of) the (?:safe|lock|padlock|locker)",
+        "(?:safe|lock|padlock|locker) combination",
         suffix=0,
+        code=True,
     ),
     ("pw", Label(PASSWORD, weak=True)),
     ("pwd", Label(PASSWORD, weak=True)),
@@ -154,8 +172,11 @@ _ENTRIES: list[tuple[str, Label]] = [
         "deurcode",
         "kluiscode",
         "digicode",
+        "tresorkombination",
+        "kluiscombinatie",
         compound=True,
         suffix=1,
+        code=True,
     ),
     *_latin(
         PIN,
@@ -168,7 +189,6 @@ _ENTRIES: list[tuple[str, Label]] = [
         "código de la alarma",
         "código de la caja fuerte",
         "codice della porta",
-        "codice del portone",
         "codice dell'allarme",
         "codice della cassaforte",
         "código da porta",
@@ -186,7 +206,36 @@ _ENTRIES: list[tuple[str, Label]] = [
         "kapı kodu",
         "alarm kodu",
         "kasa kodu",
+        # the code of an entrance, an intercom or a building, however phrased
+        "code für (?:die |das |den )?(?:haustür|tür|tor|hoftor|garage|tresor|eingang)",
+        "code de l'interphone",
+        "code du bâtiment",
+        "código de entrada",
+        "código del edificio",
+        "codice del citofono",
+        "codice del portone",
+        "código do portão",
+        "código da portaria",
+        "código do prédio",
+        "code van de (?:voordeur|deur|poort|kluis|garage)",
+        "poortcode",
+        "kod wejściowy",
+        "kod do wejścia",
+        "bina (?:giriş )?kodu",
+        # a safe's or a padlock's combination
+        "kombination (?:des|für den|vom) (?:tresors?|safes?)",
+        "combinaison du (?:coffre(?:-fort)?|cadenas)",
+        "combinación de la caja fuerte",
+        "combinación del candado",
+        "combinazione (?:della |del |per la |per il )?(?:cassaforte|lucchetto)",
+        "combinação do (?:cofre|cadeado)",
+        "combinatie van de kluis",
+        "kombinacj[aię] (?:do )?(?:sejfu|kłódki)",
+        "szyfr do sejfu",
+        "комбинаци[яюи] (?:от )?(?:сейфа|замка)",
+        "kasa(?:nın)? kombinasyonu",
         suffix=0,
+        code=True,
     ),
     # Codes a service prints once for account recovery; often listed on the lines below.
     *_latin(
@@ -218,6 +267,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(API_KEY, f"api{_KEY_SEP}key", f"api{_KEY_SEP}token", suffix=1),
     *_latin(ACCESS_KEY, f"access{_KEY_SEP}key", suffix=1),
     *_latin(PRIVATE_KEY, f"private{_KEY_SEP}key", suffix=1),
+    *_latin(SECRET_KEY, f"(?:en|de)cryption{_KEY_SEP}key", f"master{_KEY_SEP}key", suffix=1),
     *_latin(LOGIN, "login", "log-in", "sign-in", "credentials", "creds", "logins", suffix=0),
     *_latin(LOGIN, "inlog", "inloggen", "logowanie", "anmeldung", suffix=0),
     *_latin(LOGIN, "zugang", compound=True, suffix=0),  # "Serverzugang: admin / s3cret"
@@ -270,13 +320,13 @@ _ENTRIES: list[tuple[str, Label]] = [
     # German
     *_latin(
         PASSWORD,
-        "zugangscode",
         "zugangswort",
         "geheimwort",
         "losungswort",
         compound=True,
         suffix=1,
     ),
+    *_latin(PASSWORD, "zugangscode", "eingangscode", compound=True, suffix=1, code=True),
     *_latin(PIN, "sperrcode", "sperr-pin", "sperrpin", compound=True, suffix=1),
     *_latin(ACCESS_KEY, "schlüssel", "schluessel", compound=True, suffix=2),
     *_latin(PIN, "geheimzahl", "geheimnummer", compound=True, suffix=1),
@@ -289,10 +339,9 @@ _ENTRIES: list[tuple[str, Label]] = [
         "code wifi",
         "motdepasse",
         "mdp",
-        "code d'accès",
-        "code d’accès",
         suffix=0,
     ),
+    *_latin(PASSWORD, "code d'accès", "code d’accès", suffix=0, code=True),
     *_latin(PIN, "code de déverrouillage", "code de deverrouillage", suffix=0),
     *_latin(PASSPHRASE, "phrase secrète", "phrase de passe", "phrase de récupération", suffix=0),
     *_latin(PIN, "code secret", "code confidentiel", suffix=0),
@@ -303,9 +352,10 @@ _ENTRIES: list[tuple[str, Label]] = [
         "code de l'immeuble",
         "code porte",
         "code portail",
-        "code (?:de )?(?:la |ma )?carte",
         suffix=0,
+        code=True,
     ),
+    *_latin(PIN, "code (?:de )?(?:la |ma )?carte", suffix=0),
     *_latin(TOKEN, "jetons?", suffix=0),
     *_latin(ACCESS_KEY, "clés?", "clefs?", suffix=0),
     # Spanish
@@ -313,11 +363,10 @@ _ENTRIES: list[tuple[str, Label]] = [
         PASSWORD,
         "contraseñas?",
         "contrasenas?",
-        "código de acceso",
-        "codigo de acceso",
         "clave de acceso",
         suffix=0,
     ),
+    *_latin(PASSWORD, "código de acceso", "codigo de acceso", suffix=0, code=True),
     *_latin(ACCESS_KEY, "claves?", suffix=0),
     *_latin(PIN, "código de desbloqueo", "codigo de desbloqueo", "código secreto", suffix=0),
     *_latin(
@@ -334,10 +383,17 @@ _ENTRIES: list[tuple[str, Label]] = [
         PASSWORD,
         "parola d'ordine",
         "parola d’ordine",
+        suffix=0,
+    ),
+    *_latin(
+        PASSWORD,
         "codice di accesso",
         "codice d'accesso",
         "codice d’accesso",
+        "codice d'ingresso",
+        "codice del cancello",
         suffix=0,
+        code=True,
     ),
     *_latin(PASSPHRASE, "frase segreta", "frase di accesso", "frase di recupero", suffix=0),
     *_latin(PIN, "codice segreto", "codice del bancomat", suffix=0),
@@ -345,22 +401,23 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(ACCESS_KEY, "chiavi", "chiave", suffix=0),
     *_latin(SECRET, "segreto", suffix=0),
     # Portuguese
-    *_latin(PASSWORD, "senhas?", "palavras?[ -]passe", "código de acesso", suffix=0),
+    *_latin(PASSWORD, "senhas?", "palavras?[ -]passe", suffix=0),
+    *_latin(PASSWORD, "código de acesso", "codigo de acesso", suffix=0, code=True),
     *_latin(PIN, "código de desbloqueio", "codigo de desbloqueio", suffix=0),
     *_latin(PASSPHRASE, "frase[ -]senha", "frase de recuperação", "frase-semente", suffix=0),
     *_latin(ACCESS_KEY, "chaves?", suffix=0),
     *_latin(SECRET, "segredo", suffix=0),
     # Dutch
-    *_latin(PASSWORD, "wachtwoord", "toegangscode", compound=True, suffix=2),
+    *_latin(PASSWORD, "wachtwoord", compound=True, suffix=2),
+    *_latin(PASSWORD, "toegangscode", compound=True, suffix=2, code=True),
     *_latin(PASSPHRASE, "wachtzin", "herstelzin", compound=True, suffix=2),
     *_latin(PIN, "grendelcode", "grendelingscode", compound=True, suffix=1),
     *_latin(ACCESS_KEY, "sleutel", compound=True, suffix=2),
     # Russian (stems; endings are the inflection)
     *_latin(PASSWORD, "парол", suffix=3),
+    *_latin(PASSWORD, "код доступа", "кода доступа", suffix=0, code=True),
     *_latin(
         PASSWORD,
-        "код доступа",
-        "кода доступа",
         "кодовое слово",
         "кодового слова",
         "секретное слово",
@@ -373,6 +430,7 @@ _ENTRIES: list[tuple[str, Label]] = [
         PIN,
         "код (?:от )?(?:домофона|двери|подъезда|сейфа|калитки|ворот|квартиры)",
         suffix=0,
+        code=True,
     ),
     # Wi-Fi as Russians type it: "пароль от вайфая"
     *_latin(WIFI, "вай-?фа[йяюе]", suffix=2),
@@ -385,8 +443,8 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(ACCESS_KEY, "klucz", suffix=3),
     *_latin(SECRET, "sekret", suffix=3),
     *_latin(PIN, "kod odblokowania", "kod blokady", suffix=0),
-    *_latin(PIN, "kod do (?:bramy|furtki|klatki|mieszkania)", suffix=0),
-    *_latin(PASSWORD, "kod dostępu", "kodu dostępu", "kod dostepu", suffix=0),
+    *_latin(PIN, "kod do (?:bramy|furtki|klatki|mieszkania)", suffix=0, code=True),
+    *_latin(PASSWORD, "kod dostępu", "kodu dostępu", "kod dostepu", suffix=0, code=True),
     *_latin(PASSPHRASE, "fraz[aęy] (?:hasła|dostępu|odzyskiwania|seed)", suffix=0),
     # Turkish
     *_latin(PASSWORD, "şifre", "sifre", "parola", suffix=5),
@@ -394,7 +452,9 @@ _ENTRIES: list[tuple[str, Label]] = [
     # A final ç softens before a vowel ending: "belirteç", "belirteci".
     *_latin(TOKEN, "belirteç", "belirtec", suffix=3),
     *_latin(PIN, "kilit kodu", "kilit şifresi", "kilit sifresi", suffix=0),
-    *_latin(PASSWORD, "erişim kodu", "erisim kodu", "giriş kodu", "giris kodu", suffix=3),
+    *_latin(
+        PASSWORD, "erişim kodu", "erisim kodu", "giriş kodu", "giris kodu", suffix=3, code=True
+    ),
     *_latin(PASSPHRASE, "kurtarma ifades", "gizli ifade", "parola ifades", "seed ifades", suffix=2),
     # Chinese
     *_cjk(PASSWORD, "zh", "密码", "密碼", "口令"),
@@ -406,14 +466,16 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
     *_cjk(RECOVERY, "zh", "恢复码", "恢復碼", "备用码", "備用碼", "救援码"),
     *_cjk(PASSPHRASE, "zh", "助记词", "助記詞"),
-    *_cjk(PASSWORD, "zh", "访问码", "訪問碼", "门禁码", "門禁碼"),
+    *_cjk(PASSWORD, "zh", "访问码", "訪問碼", "门禁码", "門禁碼", code=True),
     # Japanese
     *_cjk(PASSWORD, "ja", "パスワード"),
     *_cjk(PIN, "ja", "暗証番号", "パスコード", "ロック解除コード"),
     *_cjk(RECOVERY, "ja", "リカバリーコード", "リカバリコード", "バックアップコード", "復旧コード"),
     *_cjk(LOGIN, "ja", "認証情報", "ログイン情報"),
     *_cjk(PASSPHRASE, "ja", "パスフレーズ", "リカバリーフレーズ", "シードフレーズ"),
-    *_cjk(PASSWORD, "ja", "合言葉", "合い言葉", "アクセスコード"),
+    *_cjk(PASSWORD, "ja", "合言葉", "合い言葉"),
+    *_cjk(PASSWORD, "ja", "アクセスコード", "入館コード", "ドアコード", code=True),
+    *_cjk(PIN, "ja", "金庫の番号", "金庫番号", "オートロックの番号", "オートロック番号", code=True),
     # Wi-Fi keys as routers print them
     *_cjk(PASSWORD, "ja", "暗号化キー", "ネットワークキー", "セキュリティキー"),
     *_cjk(SECRET_KEY, "ja", "シークレットキー", "秘密キー", "認証キー"),
@@ -432,7 +494,12 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(PIN, "ko", "핀 번호", "핀번호"),
     *_cjk(RECOVERY, "ko", "복구 코드", "복구코드", "백업 코드", "백업코드"),
     *_cjk(PASSPHRASE, "ko", "복구 문구", "복구문구", "시드 문구", "시드문구", "니모닉"),
-    *_cjk(PASSWORD, "ko", "접속 코드", "출입 코드", "접근 코드", "액세스 코드"),
+    *_cjk(PASSWORD, "ko", "접속 코드", "출입 코드", "접근 코드", "액세스 코드", code=True),
+    # "현관 도어락 번호": the number of a door lock or a safe is its code
+    *_cjk(
+        PIN, "ko", "도어락 번호", "현관 번호", "현관문 번호", "출입문 번호", "금고 번호", code=True
+    ),
+    *_cjk(SECRET_KEY, "ko", "암호화 키", "암호화키", "복호화 키", "복호화키"),
     *_cjk(SECRET_KEY, "ko", "인증키", "인증 키", "보안키", "보안 키"),
     *_cjk(PRIVATE_KEY, "ko", "개인키", "개인 키", "비공개 키"),
 ]
@@ -495,7 +562,8 @@ PIN_QUALIFIER_RE = re.compile(
     r"|sim[ -]?card|card|sim|kart|kartı|karte|kaart|bankkarte"
     # what a door code opens: a front door, a door lock, a gate, a safe
     r"|门禁|門禁|玄関|オートロック|ドア|金庫|현관|도어락|출입문|대문|금고|kapı|kapi|door|tür"
-    r"|porte|puerta|porta|portone|deur|drzwi|двери|домофона|подъезда|сейфа) ?$"
+    r"|porte|puerta|porta|portone|deur|drzwi|двери|домофона|подъезда|сейфа"
+    r"|保险箱|保險箱|保险柜|保險櫃|大门|大門|kasa|kasanın|kasanin|kasamın) ?$"
 )
 
 # Words that link a label to its value.  After a copula or a colon the value may come a

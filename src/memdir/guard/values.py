@@ -8,6 +8,7 @@ import re
 from collections import Counter
 
 __all__ = [
+    "access_code",
     "class_count",
     "diceware_phrase",
     "is_placeholder",
@@ -24,6 +25,7 @@ __all__ = [
     "strong_password",
     "switch_rate",
     "token_like",
+    "wifi_key",
 ]
 
 
@@ -323,6 +325,9 @@ _FILE_RE = re.compile(
     re.IGNORECASE,
 )
 _LOWER_DOTTED_RE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
+# Words joined by dots and closed by digits ("ulivo.byeol.bambu2800") are typed, not a
+# module path ("os.path", "email.mime.text").
+_DOTTED_WORDS_RE = re.compile(r"[a-z]{3,}(?:\.[a-z]{3,}){2,}\d{2,}")
 _ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _NOT_A_VALUE_RE = re.compile(
     r"(?:ssh|ecdsa|sk-ssh)-|AAAA[BC]3NzaC|data:|-----|[A-Za-z][\w+.-]*://|mailto:|www\.",
@@ -374,7 +379,9 @@ def prose_password(value: str) -> bool:
         return False
     if len(set(v.lower()) - set("-_.:/ ")) <= 2 or v.lower() in _TECH_TERMS:
         return False
-    if _FILE_RE.fullmatch(v) or _LOWER_DOTTED_RE.fullmatch(v) or _ENV_NAME_RE.fullmatch(v):
+    if _FILE_RE.fullmatch(v) or _ENV_NAME_RE.fullmatch(v):
+        return False
+    if _LOWER_DOTTED_RE.fullmatch(v) and not _DOTTED_WORDS_RE.fullmatch(v):
         return False
     if _CODE_RE.match(v) or _is_ordinary_shape(v) or _DATE_TIME_RE.fullmatch(v):
         return False
@@ -475,3 +482,43 @@ def recovery_code(value: str) -> bool:
     digits = sum(ch.isdigit() for ch in bare)
     letters = len(bare) - digits
     return digits > 0 and letters > 0 and len(set(bare.lower())) >= 5
+
+
+# A door or gate code: digits with a letter ("6182D", "A4417"), or groups of capitals and
+# digits ("GWSA-ZBHO", "7KQ2-19XA").
+_ACCESS_CODE_RE = re.compile(r"[A-Za-z0-9]{4,10}|[A-Z0-9]{3,6}(?:-[A-Z0-9]{3,6}){1,2}")
+# A safe's dial: "38-12-77".
+_DIAL_RE = re.compile(r"\d{1,2}(?:-\d{1,2}){2,3}")
+_SEQUENCE = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def access_code(value: str) -> bool:
+    """A code a door, a gate or a building asks for: short, digits and maybe a letter."""
+    v = value.strip()
+    if pin_like(v) or _DIAL_RE.fullmatch(v):
+        return True
+    if not _ACCESS_CODE_RE.fullmatch(v) or is_stand_in(v):
+        return False
+    bare = v.replace("-", "")
+    if bare.upper() in _SEQUENCE:
+        return False  # "ABCD-EFGH": a sequence standing in for a code
+    digits = sum(ch.isdigit() for ch in bare)
+    if "-" in v:
+        return len(set(bare)) >= 5 and not _TICKET_RE.fullmatch(v)
+    # "6182D", "B7731": a few digits and a letter or two; "v2", "abc1", "2FA" are words.
+    return digits >= 3 and len(bare) - digits <= 2 and v.lower() not in _TECH_TERMS
+
+
+# Characters a network name uses too ("Vodafone-4C2A", "HomeNet_5G", "o2.WLAN"): a Wi-Fi
+# value needs some other sign to be its key rather than its name.
+_SSID_SIGNS = frozenset("-_. ")
+
+
+def wifi_key(value: str) -> bool:
+    """The key after a Wi-Fi label, not the network's name: random, or a password with a
+    digit and a sign no network name uses ("itvDEpr%WgPv2", "marmor#kolibri#komeet617")."""
+    v = value.strip()
+    if looks_random(v):
+        return True
+    signs = {ch for ch in v if not ch.isalnum()} - _SSID_SIGNS
+    return bool(signs) and any(ch.isdigit() for ch in v) and strong_password(v)
