@@ -144,3 +144,122 @@ def test_a_plain_or_yaml_note_body_is_where_body_span_says(lines: list[str], yam
     start, end = body_span(data)
     assert normalize_body(data[start:end].decode()) == note.body
     assert note.summary.strip() and "\n" not in note.summary
+
+
+# -- what a hostile review found -------------------------------------------------------------
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'<<<<<<< HEAD\n---\n{"id":"x-1","summary":"a"}\n---\nA\n=======\nB\n>>>>>>> feature\n',
+        b"Use pnpm.\n<<<<<<< HEAD\nonly pnpm\n=======\nnpm is fine\n>>>>>>> other\n",
+        b'{"id":"x-1","summary":"a"}\n---\nbody\n',  # the opening fence lost
+        b'--\n{"id":"x-1","summary":"a"}\n---\nbody\n',  # the opening fence damaged
+    ],
+    ids=["conflict around a note", "conflict in plain text", "fence lost", "fence damaged"],
+)
+def test_a_damaged_note_or_a_merge_conflict_is_no_note(data: bytes) -> None:
+    from memdir.errors import ParseError
+
+    with pytest.raises(ParseError):
+        parse_note(data, file_id="x-1")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        f"title: t\n# token {TOKEN}",
+        f"title: t\nupdatedAt: {TOKEN}",
+        f"summary: [{TOKEN}]",
+        f"type: {TOKEN}\nsourceType: y",
+        f"tags:\n  nested: {TOKEN}",
+    ],
+    ids=["comment", "unreadable time", "summary as a list", "type beside sourceType", "tags map"],
+)
+def test_nothing_of_a_yaml_head_escapes_the_guard(head: str) -> None:
+    """Every key, value and comment of a hand-written head is kept in the note, so the
+    guard (locally, and on the sync server) reads it."""
+    from memdir.errors import SecretRefused
+    from memdir.store import check_secrets
+
+    note = parse_note(f"---\n{head}\n---\nbody\n".encode(), file_id="n-1")
+    with pytest.raises(SecretRefused):
+        check_secrets(note)
+
+
+def test_times_past_the_calendar_and_unix_seconds(project: Path, home: Path) -> None:
+    folder = project / "MEMORY"
+    folder.mkdir()
+    (folder / "far.md").write_bytes(b"---\nupdated: 9999-12-31T23:59:59-12:00\n---\nbody\n")
+    (folder / "secs.md").write_bytes(b"---\ncreated: 1700000000\n---\nbody\n")
+    memory = Memory.open(project, home=home)
+    notes = {n.id: n for n in memory.notes.list()}
+    assert notes["secs"].created_at == 1_700_000_000_000
+    assert notes["far"].updated_at < 253_402_300_800_000
+    result = CliRunner().invoke(main, ["--project", str(project), "--home", str(home), "list"])
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    memory.close()
+
+
+def test_a_legacy_bidi_summary_restores_and_keeps_its_summary_on_a_body_edit(
+    project: Path, home: Path
+) -> None:
+    """The bidi rule is for summaries written anew: a backup of an older note restores, and
+    editing only its body keeps the summary it had."""
+    from memdir.errors import InvalidInput
+
+    folder = project / "MEMORY"
+    folder.mkdir()
+    summary = "שלום \u200fעולם: use pnpm"
+    (folder / "rtl-note.md").write_text(f"# {summary}\n\nBody.\n", encoding="utf-8")
+    memory = Memory.open(project, home=home)
+    assert memory.read("rtl-note").summary == summary
+    memory.remember(summary, "Edited body.", id="rtl-note")  # the summary it already had
+    backup = memory.forget("rtl-note").backup
+    assert backup is not None
+    memory.backups.restore(backup.id)
+    assert memory.read("rtl-note").summary == summary
+    with pytest.raises(InvalidInput, match="bidirectional"):
+        memory.remember("new \u202e summary", "x", id="rtl-other")
+    memory.close()
+
+
+def test_two_readers_logging_one_version_do_not_make_it_an_edit(project: Path, home: Path) -> None:
+    folder = project / "MEMORY"
+    folder.mkdir()
+    (folder / "old-note.md").write_bytes(
+        b'---\n{"id":"old-note","summary":"Old","updatedAt":1577836800000}\n---\nx\n'
+    )
+    for _ in range(3):  # each process logs the version it saw (a race leaves duplicates)
+        first = Memory.open(project, home=home)
+        store = first.stores.store(first.scopes[0])
+        data = (folder / "old-note.md").read_bytes()
+        store.history.record(
+            "old-note", data, "observed", parse_note(data, file_id="old-note").hash
+        )
+        first.close()
+    again = Memory.open(project, home=home)
+    assert [n.updated_at for n in again.notes.list()] == [1577836800000]
+    again.close()
+
+
+def test_a_home_that_cannot_keep_a_pending_id_reads_on_and_refuses_writes(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "MEMORY").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "MEMORY" / "a-note.md").write_bytes(b"# A note\n\nKestrel.\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "projects").write_text("not a folder")
+    for args, code in ((["list"], 0), (["search", "Kestrel"], 0), (["remember", "New"], 2)):
+        result = CliRunner().invoke(main, ["--project", str(repo), "--home", str(home), *args])
+        assert result.exit_code == code, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (repo / ".memdir").exists()

@@ -194,8 +194,11 @@ def emit_json(value: Any) -> None:
 
 
 def fmt_ms(ms: int) -> str:
-    """A Unix-ms timestamp as local-free UTC text."""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """A Unix-ms timestamp as local-free UTC text (a time no calendar holds: as it is)."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (ValueError, OverflowError, OSError):
+        return f"{ms} ms"
 
 
 def short(rev: str | None) -> str:

@@ -215,16 +215,24 @@ def _form(text: str) -> str:
         text = text[1:]
     first, sep, rest = text.partition("\n")
     if first.rstrip("\r \t") != _FENCE or not sep:
-        # memdir's frontmatter after blank lines is a damaged note, not a plain one
-        head, _, after = text.lstrip(" \t\r\n").partition("\n")
-        damaged = head.rstrip("\r \t") == _FENCE and after.lstrip().startswith("{")
-        return "json" if damaged else "plain"
+        # memdir's frontmatter after blank lines, or with its fence damaged, is a damaged
+        # note, not a plain one: it is reported, never read as a note of other text
+        head_lines = [line.strip() for line in text.split("\n", 6)[:6] if line.strip()]
+        damaged = any(line.startswith("{") and _JSON_KEY.search(line) for line in head_lines)
+        fenced = head_lines[:1] == [_FENCE] and head_lines[1:2] != [] and head_lines[1][0] == "{"
+        return "json" if damaged or fenced else "plain"
     if rest.lstrip(" \t\r\n")[:1] in ("{", "[", '"'):
         return "json"
     for line in rest.split("\n"):
         if line.rstrip("\r \t") == _FENCE:
             return "yaml"
     return "plain"  # an opening rule never closed: a horizontal rule, not frontmatter
+
+
+#: A memdir frontmatter key at the start of a JSON object ('{"id":', '{ "summary" :').
+_JSON_KEY = re.compile(r'^\{\s*"(?:id|summary|type|tags|createdAt|updatedAt)"\s*:')
+#: git's conflict markers: a file holding them is the unfinished merge of two versions.
+_CONFLICT = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
 
 
 def is_canonical_form(data: bytes) -> bool:
@@ -307,13 +315,38 @@ def _first_line_of(body: str) -> str | None:
     return first
 
 
+_YAML_COMMENT = re.compile(r"(?:^|\s)#(.*)$", re.MULTILINE)
+#: Times after this (the year 9999) are no time a note was written: read as none.
+_LATEST_MS = 253_402_300_799_999
+
+
+def _scalar_taken(doc: dict[str, Value], key: str) -> bool:
+    value = doc.get(key)
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _list_taken(value: Value | None) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _ms(value: Value | None) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _LATEST_MS:
+        return value
+    return None
+
+
 def _when(doc: dict[str, Value], keys: tuple[str, ...], fallback: int) -> int:
     """Unix milliseconds from the first of `keys` that holds a time (ms, or an ISO date or
     date-time; a date-time without a zone is read as UTC); `fallback` when none does."""
     for key in keys:
         value = doc.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return value
+        ms = _ms(value)
+        if ms is not None:
+            # memdir's own keys hold milliseconds; another tool's number under its own
+            # name (`created: 1700000000`) is Unix seconds when it is that small
+            return ms * 1000 if key not in KNOWN_KEYS and ms < 100_000_000_000 else ms
         if isinstance(value, str) and value.strip():
             text = value.strip().replace("Z", "+00:00")
             try:
@@ -326,7 +359,12 @@ def _when(doc: dict[str, Value], keys: tuple[str, ...], fallback: int) -> int:
                 moment = datetime(day.year, day.month, day.day)
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
-            return max(0, int(moment.timestamp() * 1000))
+            try:
+                ms = int(moment.timestamp() * 1000)
+            except (OverflowError, ValueError):
+                continue
+            if 0 <= ms <= _LATEST_MS:
+                return ms
     return fallback
 
 
@@ -334,8 +372,13 @@ def _hand_written(text: str, form: str, file_id: str, mtime_ms: int) -> Note:
     """A note written by hand: YAML frontmatter or none (see the module docstring)."""
     if text.startswith(_BOM):
         text = text[1:]
+    if _CONFLICT.search(text):
+        raise ParseError(
+            "holds git conflict markers (<<<<<<<, =======, >>>>>>>): finish the merge by hand"
+        )
     doc: dict[str, Value] = {}
     body = text
+    comments: list[str] = []
     if form == "yaml":
         head, body = _split(text)
         try:
@@ -344,6 +387,8 @@ def _hand_written(text: str, form: str, file_id: str, mtime_ms: int) -> Note:
             raise ParseError(
                 f"frontmatter is neither memdir's JSON nor the YAML it reads ({exc})"
             ) from None
+        # Comments are part of what the person wrote: kept (and so read by the guard).
+        comments = [m.group(1).strip() for m in _YAML_COMMENT.finditer(head) if m.group(1).strip()]
     stated = doc.get("id")
     if stated is not None and str(stated) != file_id:
         raise ParseError(f"frontmatter id {stated!r} does not match the file name {file_id}.md")
@@ -366,21 +411,32 @@ def _hand_written(text: str, form: str, file_id: str, mtime_ms: int) -> Note:
         raise ParseError("frontmatter private must be true or false")
     tags = [t.lstrip("#") for t in frontmatter_list(doc, "tags") if t.lstrip("#")]
     created = _when(doc, _CREATED_KEYS, mtime_ms)
-    mapped = {"id", "summary", "tags", "private", "supersedes", "createdAt", "updatedAt"}
-    if note_type is not None:
-        mapped.add("type")
+    # The keys memdir took as they are; every other key and value is kept in `extra`.
+    taken = {"id", "private"}
+    taken.update(k for k in ("summary", "type") if k in doc and _scalar_taken(doc, k))
+    if note_type is None:
+        taken.discard("type")
+    taken.update(k for k in ("tags", "supersedes") if _list_taken(doc.get(k)))
+    taken.update(k for k in ("createdAt", "updatedAt") if _ms(doc.get(k)) is not None)
     extra: list[tuple[str, Any]] = []
+    names = set(doc)
     for key, value in doc.items():
-        if key in mapped:
+        if key in taken:
             continue
-        # A key memdir knows holding a value it does not take (a source's own `type`)
-        # is kept under another name, never dropped.
-        if key not in KNOWN_KEYS:
-            extra.append((key, value))
-            continue
-        renamed = f"source{key[:1].upper()}{key[1:]}"
-        if renamed not in doc:
-            extra.append((renamed, value))
+        # A key memdir knows holding a value it does not take (a source's own `type`, a
+        # time it cannot read) is kept under another name, never dropped.
+        name = key
+        if key in KNOWN_KEYS:
+            name = f"source{key[:1].upper()}{key[1:]}"
+            while name in names:
+                name += "_"
+            names.add(name)
+        extra.append((name, value))
+    if comments:
+        name = "frontmatterComments"
+        while name in names:
+            name += "_"
+        extra.append((name, comments))
     try:
         return Note(
             id=file_id,

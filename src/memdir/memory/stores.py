@@ -99,11 +99,7 @@ class Stores:
             self.by_scope[Scope.PROJECT] = project = self._make(
                 Scope.PROJECT,
                 settings.memory_dir,
-                lambda: History(
-                    home
-                    / "memory-history"
-                    / f"project-{peek_project_id(root) or pending_project_id(root, home)}"
-                ),
+                lambda: History(home / "memory-history" / f"project-{self._read_id(root)}"),
             )
             project.on_change(lambda _id, _event: self._record_project(root))
         else:
@@ -148,6 +144,21 @@ class Stores:
     def _backup_sealer(self, scope: str) -> Sealer | None:
         store = self.by_scope.get(Scope(scope)) if scope in {s.value for s in Scope} else None
         return store.directory.sealer_for_writes() if store is not None else None
+
+    def _read_id(self, root: Path) -> str:
+        """The id reading uses: the project's own, else the pending one kept in the home
+        (InvalidInput when that cannot be kept: reading goes on, writing is refused)."""
+        try:
+            found = peek_project_id(root) or pending_project_id(root, self.home)
+            if found is not None:
+                return found
+            raise FileNotFoundError("no pending id was kept")
+        except OSError as exc:
+            raise InvalidInput(
+                f"this project has no id yet (no commit, no .memdir/project.json) and none "
+                f"can be kept in {self.home / 'projects'} ({exc.strerror or exc}): make that "
+                "folder writable, or commit once"
+            ) from None
 
     def project_id(self) -> str:
         """The open project's id, recorded in `.memdir/project.json` if it is not yet

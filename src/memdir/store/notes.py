@@ -269,6 +269,7 @@ class ScopeStore:
             if (
                 len(last) == 2
                 and last[-1].rev == rev
+                and last[0].rev != rev  # two readers logging one version is no edit
                 and last[-1].event == WriteEvent.OBSERVED
                 and self._kept_time(history, last[0].rev, scan.notes[note_id])
             ):
@@ -378,11 +379,16 @@ class ScopeStore:
             self.check_size(note, self._current(note.id)[1])
 
     def _check_content(self, note: Note) -> None:
-        """The checks of what a written note holds: its size, its summary (no bidirectional
-        formatting characters, a rule for writes only) and the credential guard."""
+        """The checks of what a written note holds: its size and the credential guard."""
         self._size_first(note)
-        check_summary_written(note.summary)
         check_secrets(note)
+
+    @staticmethod
+    def _check_new_summary(note: Note, previous: Note | None) -> None:
+        """A summary memdir writes anew holds no bidirectional formatting character; one
+        the note already had (a body edit, a restore, a sync pull) is kept as it is."""
+        if previous is None or previous.summary != note.summary:
+            check_summary_written(note.summary)
 
     def _check_limits(
         self, note: Note, previous: Note | None, max_notes: int, count: int | None = None
@@ -401,6 +407,7 @@ class ScopeStore:
         """Every check `save` makes, without writing: a batch checks all before writing any."""
         self._check_content(note)
         _, previous = self._current(note.id)
+        self._check_new_summary(note, previous)
         if previous is None:
             self._check_case(note.id)
         self._check_limits(note, previous, self.directory.max_notes)
@@ -429,6 +436,10 @@ class ScopeStore:
                 current = revision_of(old_bytes) if old_bytes is not None else ""
                 if current != expect_revision:
                     raise Conflict(f"note {note.id} changed since it was read; nothing was written")
+            if (
+                raw is None
+            ):  # exact bytes (a restore, a resolved conflict) are put back as they were
+                self._check_new_summary(note, previous)
             if previous is None:
                 self._check_case(note.id)
             self._check_limits(note, previous, self.directory.max_notes)
@@ -506,6 +517,8 @@ class ScopeStore:
                             raise Conflict(
                                 f"note {note.id} changed since it was read; nothing was written"
                             )
+                        if event is not WriteEvent.SYNC:  # another machine's note as it is
+                            self._check_new_summary(note, previous)
                         if previous is None:
                             self._check_case(note.id, folded)
                         count = len(on_disk)
