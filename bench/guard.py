@@ -28,6 +28,7 @@ from tests.guard.corpus_multilingual import (
     HELD,
     LANGUAGES,
     LATE,
+    NINTH,
     SEVENTH,
     SIXTH,
     TUNING,
@@ -98,6 +99,7 @@ def _multilingual() -> bool:
         ("seventh", SEVENTH),
         ("encoded", ENCODED),
         ("eighth", EIGHTH),
+        ("ninth", NINTH),
         ("all", ALL),
     ):
         print(_row(name, list(batch)))
@@ -107,6 +109,7 @@ def _multilingual() -> bool:
         (" (sixth batch)", SIXTH),
         (" (seventh batch)", SEVENTH),
         (" (eighth batch)", EIGHTH),
+        (" (ninth batch)", NINTH),
     ):
         print(f"  by language{title}:")
         for lang in LANGUAGES:

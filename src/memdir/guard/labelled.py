@@ -4,19 +4,14 @@ A label from the lexicon opens a short window on its line.  Words in the window 
 order: a connector (colon, copula, CJK particle) makes the next words candidate values, a
 preposition only the next one, and a value with no grammar around it must look typed or
 machine-made on its own.  Hash, public-key and example context closes the window.
-After a connector a value may also be spread out ("N e b e l 4 2") or be a passphrase of
-plain words; a second label in the window may qualify the first ("Passwort fürs WLAN"), and
-"recovery codes" labels read the list of codes on the lines below them.
-A password may hold spaces when quoted ("„Mare tulp 355&“") or, mixing all four character
-classes, fill the rest of its line; a label whose line ends in a colon or says "below" reads
-one value alone on the next line; "<motdepasse>…</motdepasse>" is a label's element; and
-labels disguised as "P a s s w o r d:", "密 码：" or "Passw0rd:" are read in a second pass.
-A question may hold the label and its answer the value ("pwd del server? è X"), or be
-answered on the line below ("hast du das Passwort?\n— ja: X", "B: X"), and a sentence
-may correct the one naming the password ("…間違ってた。正しくは X です"); a label heading
-its line ("新しいパスワード") reads one typed value below it.  A door's, a gate's or a safe's
-code may be short ("6182D", "GWSA-ZBHO"); a Wi-Fi label gives a key, not a network name;
-a user name label gives only the password of a pair ("utente: mrossi / X").
+After a connector a value may be spread out ("N e b e l 4 2") or a passphrase; a second
+label may qualify the first ("Passwort fürs WLAN"); "recovery codes" read the codes after.
+A quoted password may hold spaces; a label whose line ends in a colon, says "below" or heads
+its line reads one value on the next; "<motdepasse>…</motdepasse>" is a label's element;
+disguised labels ("P a s s w o r d:", "Passw0rd:") are read in a second pass.  A question
+may hold the label and its answer the value ("pwd del server? è X", "…?\n— ja: X"), and a
+sentence may correct it ("正しくは X です").  A door's or a safe's code may be short
+("6182D", "3286#"); a Wi-Fi label gives a key; a user name label only a pair's password.
 """
 
 from __future__ import annotations
@@ -37,6 +32,7 @@ from .lexicon import (
     LABEL_RE,
     LOGIN,
     NEGATING_RE,
+    PASSPHRASE,
     PASSWORD,
     PASSWORD_KINDS,
     PIN,
@@ -55,15 +51,18 @@ from .values import (
     diceware_phrase,
     looks_random,
     numeric_password,
+    phrase_at,
+    phrase_words,
     pin_like,
     prose_password,
     recovery_code,
+    sigil_password,
     strong_password,
     token_like,
     wifi_key,
 )
 
-__all__ = ["labelled_hits"]
+__all__ = ["label_span", "labelled_hits"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -89,11 +88,12 @@ _PAIR_RE = re.compile(
     f"[^\\s/|:,=]{{1,64}}[ \\t]*[/|:][ \\t]*(?P<pw>[^\\s/|,={CJK}]{{1,128}})(?!=)"
 )
 _KO_PARTICLES = frozenset("는은이가를을도로으의에만요입값과와 :")
-_ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法")
+_ZH_NOT_LABEL = frozenset("学學锁鎖箱器本盘機机法管")
 # Every value rule needs a digit, a symbol or mixed case inside a word ("hViIMTloiO").
 # Groups of capitals ("GWSA-ZBHO") are a door's code.
 _VALUE_CHAR_RE = re.compile(
     r"[0-9!#$%&*+@^~]|[a-zß-ÿа-яё][A-ZÀ-ÞА-ЯЁ]|[A-ZÀ-ÞА-ЯЁ]{2}[a-zß-ÿа-яё]|[A-Z]{3}-[A-Z]"
+    r"|(?<![.\w])[a-z]{2,12}[._-][a-z]{2,12}[._-][a-z]"  # words joined into a passphrase
 )
 _GAP_CONNECTOR_RE = re.compile(f"[:=|→]|{CJK_CONNECTOR_RE.pattern}")
 # "max_tokens=800", "maxTokens=8", "MAX=8": an assignment in code, not a typed value.
@@ -137,7 +137,9 @@ _PIN_QUALIFIER_REACH = 8
 _QUALIFIER_LAST = frozenset("卡款付屏锁鎖机機户戶号座드금좌장dm 禁関ク庫관락문고ıirealа箱柜櫃门門")
 _MAX_CODE_LINE = 200
 # Where a spaced-out or word-by-word value may start: what `_VALUE_CHAR_RE` cannot see.
-_SPREAD_HINT_RE = re.compile(f"\\S(?: \\S){{5}}|[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{3}}")
+_SPREAD_HINT_RE = re.compile(f"\\S(?: \\S){{5}}|[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{2}}")
+# A password manager after a label says where the password is kept ("…в KeePass, запись …").
+_VAULTS = frozenset(("keepass", "keepassxc", "1password", "bitwarden", "lastpass", "dashlane"))
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 # Words after a PIN label that say what it unlocks, keeping the next word its value.
 _PIN_OBJECTS = _set(
@@ -219,7 +221,7 @@ def _is_letter(ch: str) -> bool:
     return ch.isalpha() and not ("\u2e80" <= ch <= "\ud7af")
 
 
-def _label_span(folded: str, start: int, end: int, label: Label) -> bool:
+def label_span(folded: str, start: int, end: int, label: Label) -> bool:
     """Whether the match is a whole label, not the middle of an unrelated word or a name."""
     n = len(folded)
     if label.script == "latin":
@@ -272,6 +274,10 @@ def _judge(kind: str, value: str, mode: str, *, code: bool = False) -> bool:
 
     `code`: the label names a door's or a building's code, which may be "6182D" or "GWSA-ZBHO".
     """
+    if mode != "near" and kind not in (PIN, DEVICE_PIN) and sigil_password(value):
+        return True  # "Kennwort ist »&cometSparrow4496«"
+    if kind == PASSPHRASE and mode != "near" and phrase_words(value):
+        return True  # "Frase-senha do cofre: cobalt-juniper-harbor-fjord"
     if code and mode != "near" and access_code(value):
         return mode == "after" or (
             any(ch.isdigit() for ch in value) and not _YEAR_RE.fullmatch(value)
@@ -412,7 +418,7 @@ def _read_window(
             state = "next"
             preposition = True
             continue
-        if lower in _CODE_WORDS:
+        if lower in _CODE_WORDS or lower.rstrip(",.;:") in _VAULTS:
             return None  # "token=lambda n: ...", "password = None"
         if kind in (PIN, DEVICE_PIN) and lower.rstrip(":") in _PIN_OBJECTS:
             if lower.endswith(":"):
@@ -485,6 +491,8 @@ def _qualifies(kind: str, other: str) -> bool:
         return True
     if kind not in PASSWORD_KINDS:
         return False
+    if kind == PASSPHRASE and other == PASSWORD:
+        return True  # "Кодовая фраза для менеджера паролей: …"
     return other not in PASSWORD_KINDS or (other == LOGIN and kind != LOGIN)
 
 
@@ -494,7 +502,7 @@ def _label_kind(word: str) -> str | None:
     if m is None:
         return None
     label = label_for(m.group())
-    return label.kind if _label_span(word, m.start(), m.end(), label) else None
+    return label.kind if label_span(word, m.start(), m.end(), label) else None
 
 
 def _with_final_mark(text: str, vstart: int, value: str, wend: int) -> str:
@@ -524,7 +532,8 @@ def _spread_value(text: str, wstart: int, kind: str) -> Hit | None:
         m = _PHRASE_RE.match(text, wstart)
         if m is not None and diceware_phrase(m.group()):
             return Hit(m.start(), m.end(), kind, PRIO_LABEL)
-    return None
+    span = phrase_at(text, wstart) if kind == PASSPHRASE else None
+    return None if span is None else Hit(span[0], span[1], kind, PRIO_LABEL)
 
 
 def _recovery_hits(text: str, pos: int) -> list[Hit]:
@@ -539,6 +548,11 @@ def _recovery_hits(text: str, pos: int) -> list[Hit]:
         if not recovery_code(m.group()):
             continue
         start = max(pos, text.rfind("\n", pos, m.start()) + 1)
+        if start == pos and not hits and m.start() - pos <= _NEXT_LINE_REACH:
+            # "Backup-Code für die Zwei-Faktor-Anmeldung: 8210…": words, a colon, the code
+            colon = max(text.rfind(":", pos, m.start()), text.rfind("：", pos, m.start()))
+            if colon >= 0 and not _SENTENCE_END_RE.search(text, pos, colon):
+                start = colon + 1
         if start not in lines:
             stop = text.find("\n", m.end(), start + _MAX_CODE_LINE + 1)
             stop = len(text) if stop < 0 else stop
@@ -687,7 +701,7 @@ def _disguised_hits(text: str, folded: str) -> Iterator[Hit]:
         rest = word[found.end() :]
         if len(rest) > label.suffix or (rest and not rest.isalpha()):
             continue
-        if not _label_span(word, 0, found.end(), label):
+        if not label_span(word, 0, found.end(), label):
             continue
         line_start = folded.rfind("\n", max(0, m.start() - _LEFT_CONTEXT), m.start()) + 1
         if negations.within(max(line_start, m.start() - _LEFT_CONTEXT), m.start()):
@@ -719,7 +733,7 @@ def _labelled_hits(text: str) -> Iterator[Hit]:
         if m.start() < pos:
             continue
         label = label_for(m.group())
-        if not _label_span(folded, m.start(), m.end(), label):
+        if not label_span(folded, m.start(), m.end(), label):
             continue
         if label.kind in PASSWORD_KINDS and folded[m.start() - 1 : m.start()] == "/":
             label = _LOGIN_LABEL  # "login/password: alice / s3cret" gives a pair

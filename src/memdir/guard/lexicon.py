@@ -24,6 +24,7 @@ __all__ = [
     "LABEL_RE",
     "LOGIN",
     "NEGATING_RE",
+    "PASSPHRASE",
     "PASSWORD",
     "PASSWORD_KINDS",
     "PIN",
@@ -109,6 +110,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(PASSWORD, "passwörter", "kennwörter", compound=True, suffix=1),
     *_latin(PASSWORD, "pass word", suffix=1),  # "pass-word:", "pass_word ="
     *_latin(PASSPHRASE, "passphrase", "pass phrase", compound=True, suffix=1),
+    *_latin(PASSPHRASE, "passwortsatz", "kennwortsatz", compound=True, suffix=1),
     *_latin(PASSPHRASE, "seed phrase", "recovery phrase", "secret phrase", suffix=1),
     *_latin(PASSWORD, "access code", "entrance code", "building code", suffix=1, code=True),
     # Wi-Fi keys as routers and phones print them: "Network key", "WPA2 key", "WLAN-Schlüssel"
@@ -147,6 +149,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(PIN, "pin", "pin code", "pin number", "pin-code", "pincode", "pin-kode", suffix=1),
     # Turkish possessives ("pin kodum", "pin kodunuz"), the Russian bare "пин" and its cases.
     *_latin(PIN, "pin kodu", "pin numarası", "pin numarasi", suffix=3),
+    *_latin(PIN, "karten-pin", "kaart-pin", "card-pin", compound=True, suffix=0),  # "EC-Karten-PIN"
     *_latin(PIN, "пин", "пина", "пину", "пином", "pin-код", "pin код", suffix=0),
     # Phone and device unlock codes are PINs in all but name ("unlock code", "lock pin").
     # Labels are matched from a letter the lexicon already starts with where a compound
@@ -206,6 +209,7 @@ _ENTRIES: list[tuple[str, Label]] = [
         "kapı kodu",
         "alarm kodu",
         "kasa kodu",
+        "kap[ıi]s[ıi](?:n[ıi]n)? kodu",
         # the code of an entrance, an intercom or a building, however phrased
         "code für (?:die |das |den )?(?:haustür|tür|tor|hoftor|garage|tresor|eingang)",
         "code de l'interphone",
@@ -253,10 +257,21 @@ _ENTRIES: list[tuple[str, Label]] = [
         "códigos? de recuperação",
         "herstelcodes?",
         "back-upcodes?",
-        "коды восстановления",
+        "коды? восстановления",
         "kody zapasowe",
-        "kody odzyskiwania",
+        "kody? odzyskiwania",
         "kurtarma kodları",
+        "kurtarma kodu",
+        "codice di recupero",
+        "notfallcodes?",
+        # one code of a second factor's spares: "Backup 2FA code", "Резервный код", "yedek kodu"
+        "backup (?:2fa |mfa |otp )?codes?",
+        "2fa backup codes?",
+        "codice di backup",
+        "códigos? de backup",
+        "резервн(?:ый|ые|ого|ых) код(?:ы|а|ов)?",
+        "kody? zapasow[ye]",
+        "yedek kod(?:u|ları|lari)",
         suffix=0,
     ),
     # Wi-Fi: "Guest Wi-Fi: OfficeGuest / s3cret" names a network and its key, like a login.
@@ -405,6 +420,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_latin(PASSWORD, "código de acesso", "codigo de acesso", suffix=0, code=True),
     *_latin(PIN, "código de desbloqueio", "codigo de desbloqueio", suffix=0),
     *_latin(PASSPHRASE, "frase[ -]senha", "frase de recuperação", "frase-semente", suffix=0),
+    *_latin(PASSPHRASE, "frase[ -]passe", suffix=0),
     *_latin(ACCESS_KEY, "chaves?", suffix=0),
     *_latin(SECRET, "segredo", suffix=0),
     # Dutch
@@ -425,6 +441,7 @@ _ENTRIES: list[tuple[str, Label]] = [
         suffix=0,
     ),
     *_latin(PASSPHRASE, "парольн(?:ая|ой|ую) фраз", "секретн(?:ая|ой|ую) фраз", suffix=2),
+    *_latin(PASSPHRASE, "кодов(?:ая|ой|ую) фраз", suffix=2),
     *_latin(PASSPHRASE, "фраз[аыуой]{1,2} восстановления", "сид-фраз", suffix=2),
     *_latin(
         PIN,
@@ -456,6 +473,7 @@ _ENTRIES: list[tuple[str, Label]] = [
         PASSWORD, "erişim kodu", "erisim kodu", "giriş kodu", "giris kodu", suffix=3, code=True
     ),
     *_latin(PASSPHRASE, "kurtarma ifades", "gizli ifade", "parola ifades", "seed ifades", suffix=2),
+    *_latin(PASSPHRASE, "şifre cümles", "sifre cumles", suffix=2),
     # Chinese
     *_cjk(PASSWORD, "zh", "密码", "密碼", "口令"),
     *_cjk(
@@ -465,7 +483,8 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(SECRET_KEY, "zh", "密钥", "密鑰", "秘钥", "祕鑰", "秘鑰"),
     *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
     *_cjk(RECOVERY, "zh", "恢复码", "恢復碼", "备用码", "備用碼", "救援码"),
-    *_cjk(PASSPHRASE, "zh", "助记词", "助記詞"),
+    *_cjk(PASSPHRASE, "zh", "助记词", "助記詞", "密码短语", "密碼短語", "口令短语"),
+    *_cjk(RECOVERY, "zh", "备用代码", "備用代碼", "恢复代码"),
     *_cjk(PASSWORD, "zh", "访问码", "訪問碼", "门禁码", "門禁碼", code=True),
     # Japanese
     *_cjk(PASSWORD, "ja", "パスワード"),
@@ -475,6 +494,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(PASSPHRASE, "ja", "パスフレーズ", "リカバリーフレーズ", "シードフレーズ"),
     *_cjk(PASSWORD, "ja", "合言葉", "合い言葉"),
     *_cjk(PASSWORD, "ja", "アクセスコード", "入館コード", "ドアコード", code=True),
+    *_cjk(PIN, "ja", "解除コード", "暗証コード", "警備コード", code=True),
     *_cjk(PIN, "ja", "金庫の番号", "金庫番号", "オートロックの番号", "オートロック番号", code=True),
     # Wi-Fi keys as routers print them
     *_cjk(PASSWORD, "ja", "暗号化キー", "ネットワークキー", "セキュリティキー"),
@@ -494,6 +514,8 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(PIN, "ko", "핀 번호", "핀번호"),
     *_cjk(RECOVERY, "ko", "복구 코드", "복구코드", "백업 코드", "백업코드"),
     *_cjk(PASSPHRASE, "ko", "복구 문구", "복구문구", "시드 문구", "시드문구", "니모닉"),
+    *_cjk(PASSPHRASE, "ko", "비밀 문구", "비밀문구", "암호 문구", "패스프레이즈"),
+    *_cjk(PIN, "ko", "해제 코드", "해제코드", "경비 코드", code=True),
     *_cjk(PASSWORD, "ko", "접속 코드", "출입 코드", "접근 코드", "액세스 코드", code=True),
     # "현관 도어락 번호": the number of a door lock or a safe is its code
     *_cjk(
@@ -616,6 +638,6 @@ _NEGATING = (
     # words about a password rather than the password: its policy, length, hint
     r"|polic|richtlinie|politique|política|politica|beleid|политик|polityk|politika"
     r"|策略|规则|規則|ポリシー|정책|requirement|anforderung|exigence|requisito|vereiste"
-    r"|hint|hinweis|indice|pista|suggeriment|dica|hinweis|подсказк|podpowied|ipucu|提示|ヒント|힌트"
+    r"|hint(?!e)|hinweis|indice|pista|suggeriment|dica|hinweis|подсказк|podpowied|ipucu|提示|ヒント|힌트"
 )
 NEGATING_RE = re.compile(_factor(_NEGATING.split("|")))

@@ -17,6 +17,7 @@ from .decode import base64_hits, prefixed_token_hits, unescaped_lines
 from .hit import Finding, Hit
 from .labelled import labelled_hits
 from .normalise import normalise
+from .phrasings import phrasing_hits
 from .shapes import shape_hits
 from .structured import structured_hits
 from .vendors import vendor_hits
@@ -53,6 +54,7 @@ def _detect(text: str) -> list[Hit]:
     found.extend(assignment_hits(text))
     found.extend(labelled_hits(text))
     found.extend(structured_hits(text))
+    found.extend(phrasing_hits(text))
     return found
 
 

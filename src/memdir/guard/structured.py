@@ -252,7 +252,7 @@ def _cell_secret(value: str, is_password: bool) -> bool:
     judge = prose_password if is_password else token_like
     if judge(value):
         return True
-    return is_password and value[:1] in "=!#*+" and strong_password(value[1:])
+    return is_password and value[:1] in "=!#*+$%&@" and strong_password(value[1:])
 
 
 _DELIMITERS = ("\t", ";")

@@ -16,12 +16,15 @@ __all__ = [
     "looks_random",
     "numeric_password",
     "password_like",
+    "phrase_at",
+    "phrase_words",
     "pin_like",
     "plausible_password",
     "prose_password",
     "prose_phrase",
     "recovery_code",
     "shannon_entropy",
+    "sigil_password",
     "strong_password",
     "switch_rate",
     "token_like",
@@ -493,8 +496,11 @@ _SEQUENCE = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
 def access_code(value: str) -> bool:
-    """A code a door, a gate or a building asks for: short, digits and maybe a letter."""
+    """A code a door, a gate or a building asks for: short, digits and maybe a letter, or a
+    keypad's closing key ("3286#", "6503*")."""
     v = value.strip()
+    if v[-1:] in ("#", "*") and v[:-1].isdigit():
+        v = v[:-1]
     if pin_like(v) or _DIAL_RE.fullmatch(v):
         return True
     if not _ACCESS_CODE_RE.fullmatch(v) or is_stand_in(v):
@@ -522,3 +528,62 @@ def wifi_key(value: str) -> bool:
         return True
     signs = {ch for ch in v if not ch.isalnum()} - _SSID_SIGNS
     return bool(signs) and any(ch.isdigit() for ch in v) and strong_password(v)
+
+
+# A password typed with a leading sign, after its label: "$sparrowFjord94", "&cometSparrow4496".
+_SIGIL_LEADS = frozenset("$%&@=!#*+")
+_SIGIL_REST_RE = re.compile(r"[A-Za-z0-9!#%&*+=?_.-]+")
+
+
+def sigil_password(value: str) -> bool:
+    """A password that starts with a sign prose uses for references ("$HOME", "@alice"):
+    only its label makes it one, and the rest must be a typed password of three classes."""
+    v = value.strip()
+    if len(v) < 9 or v[0] not in _SIGIL_LEADS or v[-1] == v[0]:
+        return False
+    rest = v[1:]
+    if not _SIGIL_REST_RE.fullmatch(rest) or not any(ch.isdigit() for ch in rest):
+        return False
+    return (
+        any(ch.isupper() for ch in rest)
+        and any(ch.islower() for ch in rest)
+        and prose_password(rest)
+    )
+
+
+# Lowercase words joined by one sign: "kiwi_ulivo_comet_ember72", "zephyr.quartz.sora".
+_JOINED_RE = re.compile(
+    r"[a-z]{2,12}\d{0,3}(?P<sep>[._-])[a-z]{2,12}\d{0,3}(?:(?P=sep)[a-z]{2,12}\d{0,3}){1,6}"
+)
+
+
+def phrase_words(value: str) -> bool:
+    """Three to eight words after a passphrase label, joined by spaces, dots, dashes or
+    underscores: no word of prose among them, and no word repeated."""
+    v = value.strip().lower()
+    if " " in v:
+        words = v.split()
+        if not all(w.isalpha() for w in words[:-1]) or not words[-1].rstrip("0123456789").isalpha():
+            return False
+    elif _JOINED_RE.fullmatch(v):
+        words = re.split(r"[._-]", v)
+    else:
+        return False
+    if not 3 <= len(words) <= 8 or len(set(words)) < 3:
+        return False
+    return not any(w in _PHRASE_FILLER or w in STOPWORDS for w in words)
+
+
+_LETTERS = "a-zß-ÿıłńśźżąćęğşа-яё"
+# Three words or more to the end of the line or the closing quote: "lavande kiwi cobalt".
+_WORDS_TO_END_RE = re.compile(
+    f"[{_LETTERS}]{{2,16}}(?: [{_LETTERS}]{{2,16}}){{1,7}}\\d{{0,3}}"
+    "(?=[\"”»'」]?[ \t]*[.]?[ \t]*$)",
+    re.MULTILINE,
+)
+
+
+def phrase_at(text: str, pos: int) -> tuple[int, int] | None:
+    """The span of a passphrase of plain words starting at `pos`, if one ends its line."""
+    m = _WORDS_TO_END_RE.match(text, pos)
+    return m.span() if m is not None and phrase_words(m.group()) else None
