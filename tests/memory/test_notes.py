@@ -451,6 +451,12 @@ def test_a_hand_edit_moves_the_note_first_in_list(memory: Memory, project: Path)
     assert [n.id for n in listed] == ["older-note", "newer-note", "pulled-in"]
     seen = memory.notes.history(old.note.id)[-1]
     assert seen.event == "observed" and listed[0].updated_at > newer.note.updated_at
+    # `read` says the same time as `list`, here and in a new process
+    assert memory.read(old.note.id).updated_at == listed[0].updated_at
+    assert memory.notes.read_current(old.note.id).note.updated_at == listed[0].updated_at
+    assert Memory.open(project, home=memory.home).read(old.note.id).updated_at == (
+        listed[0].updated_at
+    )
     again = Memory.open(project, home=memory.home)
     assert [n.id for n in again.notes.list()] == ["older-note", "newer-note", "pulled-in"]
     # the next write through memdir carries the time on

@@ -283,7 +283,9 @@ class Notebook:
         """A note by id or unique prefix (project scope first), or one of its past revisions
         (of a note forgotten since: by its exact id). See `Stores.find` for `hide_private`."""
         if revision is None:
-            return self.stores.find(id, scope, hide_private=hide_private)[1]
+            store, note = self.stores.find(id, scope, hide_private=hide_private)
+            data = store.directory.read_bytes(note.id)
+            return store.with_edit_time(note, data) if data is not None else note
         id = self.stores.resolve(id, scope, hide_private=hide_private, kept=True)
         store, rev = self._revision(id, revision, scope)
         data = store.history.read(rev)
@@ -303,7 +305,7 @@ class Notebook:
         if data is None:
             raise NotFound(f"no note {id}")
         note = parse_note(data, file_id=id).located(store.scope, store.directory.file_for(id))
-        return CurrentNote(note, store.scope, revision_of(data))
+        return CurrentNote(store.with_edit_time(note, data), store.scope, revision_of(data))
 
     def _revision(
         self, note_id: str, revision: str, scope: Scope | str | None

@@ -34,7 +34,7 @@ from memdir.files.atomic import fsync_dir
 from memdir.files.lock import DirLock
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
-from memdir.store.history import History, revision_of
+from memdir.store.history import History, Revision, revision_of
 from memdir.store.notedir import FileProblem, NoteDirectory, Scan, stamp_of
 from memdir.store.rollback import Rollback
 
@@ -262,21 +262,45 @@ class ScopeStore:
                 if data is not None and revision_of(data) == rev:
                     self._record_observed(history, note_id, data, scan.notes[note_id].hash)
                     last = history.last_events(note_id)  # with the time it was logged at
-            # A version edited outside memdir (an earlier one is logged) counts as updated
-            # when memdir first saw it, so `list` shows it first — unless the edit set
-            # updatedAt itself; a file seen for the first time (a clone, an import by hand)
-            # keeps the time its frontmatter gives.
-            if (
-                len(last) == 2
-                and last[-1].rev == rev
-                and last[0].rev != rev  # two readers logging one version is no edit
-                and last[-1].event == WriteEvent.OBSERVED
-                and self._kept_time(history, last[0].rev, scan.notes[note_id])
-            ):
-                edited[note_id] = (rev, last[-1].ts)
+            seen = self._edit_seen_at(history, rev, last, scan.notes[note_id])
+            if seen is not None:
+                edited[note_id] = (rev, seen)
             else:
                 edited.pop(note_id, None)
         return self._with_edit_times(scan)
+
+    def _edit_seen_at(
+        self, history: History, rev: str, last: Sequence[Revision], note: Note
+    ) -> int | None:
+        """When memdir first saw `rev` as an edit made outside it, or None when it is none.
+
+        A version edited outside memdir (an earlier one is logged) counts as updated when
+        memdir first saw it, so `list` shows it first — unless the edit set updatedAt
+        itself; a file seen for the first time (a clone, an import by hand) keeps the time
+        its frontmatter gives, and two readers logging one version is no edit."""
+        if (
+            len(last) == 2
+            and last[-1].rev == rev
+            and last[0].rev != rev
+            and last[-1].event == WriteEvent.OBSERVED
+            and self._kept_time(history, last[0].rev, note)
+        ):
+            return last[-1].ts
+        return None
+
+    def with_edit_time(self, note: Note, data: bytes) -> Note:
+        """`note` (parsed from `data`, its file now) updated when memdir saw it edited
+        outside memdir, as `scan` gives it: `read` and `list` say the same time."""
+        try:
+            history = self.history
+            seen = self._edit_seen_at(
+                history, revision_of(data), history.last_events(note.id), note
+            )
+        except (InvalidInput, OSError):
+            return note
+        if seen is None or seen <= note.updated_at:
+            return note
+        return dataclasses.replace(note, updated_at=seen)
 
     @staticmethod
     def _kept_time(history: History, previous: str | None, note: Note) -> bool:
