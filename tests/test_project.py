@@ -234,3 +234,38 @@ def test_processes_opening_a_new_project_at_once_agree(tmp_path: Path) -> None:
             proc.join(10)
         assert len(ids) == 1
         assert ids == {load_project_id(root)}
+
+
+@pytest.mark.parametrize(
+    ("rev_parse_exit", "expected"),
+    [(1, None), (128, None), (0, "error")],
+    ids=["no commit yet", "no repository git reads", "commits but no answer"],
+)
+def test_a_git_that_names_no_root_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rev_parse_exit: int, expected: str | None
+) -> None:
+    """git answering nothing for a repository that has commits (an I/O error on its output,
+    a killed process) is an error, never "no commit": the project must not take another
+    identity (a pending or random id) and lose its sync state."""
+    from memdir.errors import InvalidInput
+    from memdir.project import git_root_commit
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'case "$3" in\n'
+        "  rev-list) exit 0 ;;\n"  # no output: its write failed
+        f"  rev-parse) [ {rev_parse_exit} = 0 ] && echo {'a' * 40}; exit {rev_parse_exit} ;;\n"
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    if expected is None:
+        assert git_root_commit(repo) is None
+    else:
+        with pytest.raises(InvalidInput, match="could not name the root commit"):
+            git_root_commit(repo)

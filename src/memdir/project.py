@@ -78,23 +78,55 @@ def find_project_root(start: Path) -> Path | None:
 
 def git_root_commit(root: Path) -> str | None:
     """The root commit of the git repository at `root` (the lowest, if it has several);
-    None when `root` is not a repository, git is missing or the history is empty."""
+    None when `root` is not a repository, git is missing or the history is empty.
+
+    git failing on a repository that has commits (a full disk, a killed process, an I/O
+    error) is InvalidInput, never None: a repository whose root commit cannot be read now
+    must not take another identity (a pending or random id) and lose its sync state.
+    """
     if not (root / ".git").exists():
         return None
+    out = _git(root, "rev-list", "--max-parents=0", "HEAD")
+    if out is None:
+        return None  # git is not installed
+    for attempt in range(2):
+        commits = sorted(line.strip() for line in out.stdout.splitlines() if line.strip())
+        if out.returncode == 0 and commits:
+            return commits[0]
+        if attempt == 0:
+            head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+            if head is None or head.returncode not in (0, 1):
+                return None  # no repository git will read here (broken, or "dubious")
+            if head.returncode == 1:
+                return None  # a repository with no commit yet
+            # HEAD names a commit, yet git did not name the root: once more
+            again = _git(root, "rev-list", "--max-parents=0", "HEAD")
+            if again is None:
+                return None
+            out = again
+    detail = (out.stderr or "").strip().splitlines()
+    raise InvalidInput(
+        f"git could not name the root commit of {root}"
+        + (f" ({detail[-1][:200]})" if detail else f" (exit {out.returncode})")
+        + ": nothing was changed; try again"
+    )
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+    """git's answer in `root` (None when git is not installed); InvalidInput when it
+    could not be run or did not answer in time."""
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-list", "--max-parents=0", "HEAD"],
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
             capture_output=True,
             text=True,
             timeout=10,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError):
+    except FileNotFoundError:
         return None
-    commits = sorted(line.strip() for line in out.stdout.splitlines() if line.strip())
-    if out.returncode != 0 or not commits:
-        return None
-    return commits[0]
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InvalidInput(f"git could not be run in {root} ({exc}): try again") from None
 
 
 def load_project_id(root: Path) -> str | None:

@@ -313,7 +313,8 @@ def test_duplicate_ids_in_one_commit_are_invalid(service: SyncRules) -> None:
     "change",
     [
         Change(id="a-note", op="put", rev=rev_of(b"other"), text=text("a-note")),
-        Change(id="a-note", op="put", rev=rev_of(b"no frontmatter"), text="no frontmatter"),
+        # no frontmatter and no line of text (a plain Markdown note is a note)
+        Change(id="a-note", op="put", rev=rev_of(b"---\n\n***\n"), text="---\n\n***\n"),
         Change(id="a-note", op="put", rev=rev_of(text("b-note").encode()), text=text("b-note")),
         Change(id="../etc", op="put", rev=rev_of(b"x"), text="x"),
         Change(id="Upper", op="delete", base=rev_of(b"x")),

@@ -88,7 +88,7 @@ def test_plain_texts_keep_every_check(rules: SyncRules) -> None:
     )
     refused(
         lambda: rules.commit(
-            "alice", CommitRequest(scope=SCOPE, changes=[put("n1", b"not a note at all")])
+            "alice", CommitRequest(scope=SCOPE, changes=[put("n1", b"<<<<<<< HEAD\nx\n=======\n")])
         ),
         422,
         "invalid",

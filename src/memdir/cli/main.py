@@ -147,7 +147,7 @@ COMMANDS: dict[str, CommandSpec] = {
         (
             "server",
             "server:server_group",
-            "Run a memdir sync server and manage its accounts (§7.3).",
+            "Run a memdir sync server and manage its accounts.",
         ),
         (
             "state",
