@@ -20,6 +20,7 @@ from .corpus_multilingual import (
     NINTH,
     SEVENTH,
     SIXTH,
+    TENTH,
     TUNING,
     Case,
 )
@@ -31,6 +32,14 @@ FPR_CEILING = 0.02
 # with FPR 0.0028): it now finds every secret and flags no look-alike.
 NINTH_RECALL_FLOOR = 1.0
 NINTH_FPR_CEILING = 0.0
+# The tenth batch after its round-4 tuning (measured unseen at 0.740, 0.822 and 0.861 with
+# FPR 0): six misses of 366 left (a passphrase of plain words mid-sentence, chat answers
+# after a speaker or a dash, a label glued to its value); no look-alike flagged.  Kinds are
+# small groups (13 emails, 39 chat turns).
+TENTH_RECALL_FLOOR = 0.98
+TENTH_LANGUAGE_RECALL_FLOOR = 0.96
+TENTH_KIND_RECALL_FLOOR = 0.92
+TENTH_FPR_CEILING = 0.0
 
 
 def _found(case: Case) -> bool:
@@ -79,6 +88,7 @@ def test_corpus_is_big_and_covers_every_language() -> None:
         (ENCODED, 1.0, 0.0),
         (EIGHTH, 1.0, 0.0),
         (NINTH, NINTH_RECALL_FLOOR, NINTH_FPR_CEILING),
+        (TENTH, TENTH_RECALL_FLOOR, TENTH_FPR_CEILING),
         (ALL, RECALL_FLOOR, FPR_CEILING),
     ],
     ids=[
@@ -92,6 +102,7 @@ def test_corpus_is_big_and_covers_every_language() -> None:
         "encoded",
         "eighth",
         "ninth",
+        "tenth",
         "all",
     ],
 )
@@ -134,6 +145,16 @@ def test_ninth_batch_every_language_and_kind_is_whole() -> None:
     for group in sorted({c.lang for c in NINTH} | {c.kind for c in NINTH}):
         cases = tuple(c for c in NINTH if group in (c.lang, c.kind))
         assert all(_found(c) for c in cases if c.positive), group
+        assert _fpr(cases) == 0.0, group
+
+
+def test_tenth_batch_every_language_and_kind_meets_its_floors() -> None:
+    floors = dict.fromkeys({c.lang for c in TENTH}, TENTH_LANGUAGE_RECALL_FLOOR)
+    floors |= dict.fromkeys({c.kind for c in TENTH}, TENTH_KIND_RECALL_FLOOR)
+    for group, floor in sorted(floors.items()):
+        cases = tuple(c for c in TENTH if group in (c.lang, c.kind))
+        positives = [c for c in cases if c.positive]
+        assert sum(map(_found, positives)) / len(positives) >= floor, group
         assert _fpr(cases) == 0.0, group
 
 

@@ -23,6 +23,7 @@ PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + pem_body("shape") + "\n-----END RSA 
         (f"docker login -u ci -p {PW_DB} registry.example.com", "command-line password", PW_DB),
         (f"mongosh -u admin -p {PW_DB} --host db", "command-line password", PW_DB),
         (f"db.internal:5432:app:app_user:{PW_DB}", "pgpass password", PW_DB),
+        (f"https://beheer:M@{PW_DB}@intranet.lan/admin", "URL with password", f"M@{PW_DB}"),
     ],
 )
 def test_shapes_are_found_with_their_kind_and_span(text: str, kind: str, value: str) -> None:

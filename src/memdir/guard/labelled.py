@@ -140,6 +140,7 @@ _MAX_CODE_LINE = 200
 _SPREAD_HINT_RE = re.compile(f"\\S(?: \\S){{5}}|[{_LOWER}]{{3,16}}(?: [{_LOWER}]{{3,16}}){{2}}")
 # A password manager after a label says where the password is kept ("…в KeePass, запись …").
 _VAULTS = frozenset(("keepass", "keepassxc", "1password", "bitwarden", "lastpass", "dashlane"))
+_COLON_NEXT_RE = re.compile(r".?[ \t]*[:：]")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 # Words after a PIN label that say what it unlocks, keeping the next word its value.
 _PIN_OBJECTS = _set(
@@ -418,7 +419,10 @@ def _read_window(
             state = "next"
             preposition = True
             continue
-        if lower in _CODE_WORDS or lower.rstrip(",.;:") in _VAULTS:
+        vault = lower.rstrip(",.;:") in _VAULTS
+        if vault and not preposition and _COLON_NEXT_RE.match(text, wstart + len(word) - 1):
+            continue  # "Phrase de passe du coffre KeePass : …": the vault names what it opens
+        if lower in _CODE_WORDS or vault:
             return None  # "token=lambda n: ...", "password = None"
         if kind in (PIN, DEVICE_PIN) and lower.rstrip(":") in _PIN_OBJECTS:
             if lower.endswith(":"):

@@ -271,7 +271,7 @@ _ENTRIES: list[tuple[str, Label]] = [
         "códigos? de backup",
         "резервн(?:ый|ые|ого|ых) код(?:ы|а|ов)?",
         "kody? zapasow[ye]",
-        "yedek kod(?:u|ları|lari)",
+        "yedek kod(?:u|ları|lari|lar)",
         suffix=0,
     ),
     # Wi-Fi: "Guest Wi-Fi: OfficeGuest / s3cret" names a network and its key, like a login.
@@ -484,7 +484,7 @@ _ENTRIES: list[tuple[str, Label]] = [
     *_cjk(PRIVATE_KEY, "zh", "私钥", "私鑰"),
     *_cjk(RECOVERY, "zh", "恢复码", "恢復碼", "备用码", "備用碼", "救援码"),
     *_cjk(PASSPHRASE, "zh", "助记词", "助記詞", "密码短语", "密碼短語", "口令短语"),
-    *_cjk(RECOVERY, "zh", "备用代码", "備用代碼", "恢复代码"),
+    *_cjk(RECOVERY, "zh", "备用代码", "備用代碼", "恢复代码", "备用验证码", "備用驗證碼"),
     *_cjk(PASSWORD, "zh", "访问码", "訪問碼", "门禁码", "門禁碼", code=True),
     # Japanese
     *_cjk(PASSWORD, "ja", "パスワード"),

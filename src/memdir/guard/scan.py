@@ -12,6 +12,7 @@ import bisect
 import itertools
 from collections.abc import Iterable, Mapping
 
+from .answers import answer_hits
 from .assign import assignment_hits
 from .decode import base64_hits, prefixed_token_hits, unescaped_lines
 from .hit import Finding, Hit
@@ -55,6 +56,7 @@ def _detect(text: str) -> list[Hit]:
     found.extend(labelled_hits(text))
     found.extend(structured_hits(text))
     found.extend(phrasing_hits(text))
+    found.extend(answer_hits(text))
     return found
 
 

@@ -36,8 +36,11 @@ _JWT_RE = re.compile(
 )
 
 # Matched from "://" (a cheap literal); the scheme is read backwards in Python.
+# An "@" inside the password ("M@gpi3#2481@intranet") when another "@" follows before the
+# path or query.
 _URL_CRED_RE = re.compile(
-    r"://([^\s:/?#@\"'<>`]{0,256}):([^\s/@\"'<>`]{1,256})@(?=[A-Za-z0-9\[_-])"
+    r"://([^\s:/?#@\"'<>`]{0,256}):"
+    r"([^\s/@\"'<>`](?:[^\s/@\"'<>`]|@(?=[^\s/?@\"'<>`]*@)){0,255})@(?=[A-Za-z0-9\[_-])"
 )
 _EXAMPLE_HOST_RE = re.compile(
     r"(?:[A-Za-z0-9-]+\.)*(?:example\.(?:com|org|net)|[A-Za-z0-9-]+\.(?:example|invalid|test))"
