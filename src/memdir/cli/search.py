@@ -73,6 +73,8 @@ def search(
     if not hits:
         console.print("no matching notes")
         return
+    if hits[0].weak:
+        console.print("no good match: the closest notes may not be what you are looking for")
     # Ids whole (never wrapped: they are copied into the next command); text shrinks.
     rows = []
     for h in hits:
@@ -96,6 +98,8 @@ def retrieve(
     if not chunks:
         console.print("no matching chunks")
         return
+    if chunks[0].weak:
+        console.print("no good match: the closest passages may not be what you are looking for")
     for c in chunks:
         console.print(
             f"[bold]{c.note_id}[/] score {c.score:.3f} · bytes {c.start}–{c.end} · "

@@ -66,6 +66,11 @@ class SearchHitOut(BaseModel):
     snippet: str
     match: str = Field(description="words (full text), meaning (vectors) or both")
     superseded_by: str | None = None
+    weak: bool = Field(
+        default=False,
+        description="true when no hit is a good match: the memory likely does not hold "
+        "what was asked for (every hit of such a result says so)",
+    )
 
     @classmethod
     def of(cls, hit: Hit) -> SearchHitOut:
@@ -79,6 +84,7 @@ class SearchHitOut(BaseModel):
             snippet=hit.snippet,
             match=hit.match,
             superseded_by=hit.superseded_by,
+            weak=hit.weak,
         )
 
 
@@ -109,6 +115,7 @@ class ChunkOut(BaseModel):
     scope: str
     text: str
     match: str
+    weak: bool = Field(default=False, description="true when no chunk is a good match")
 
     @classmethod
     def of(cls, chunk: Chunk) -> ChunkOut:
@@ -124,6 +131,7 @@ class ChunkOut(BaseModel):
             scope=chunk.scope.value,
             text=chunk.text,
             match=chunk.match,
+            weak=chunk.weak,
         )
 
 

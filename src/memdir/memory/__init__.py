@@ -132,7 +132,14 @@ class Memory:
             settings, stores, self.tidy, self.merges, held=held, clock=clock, reopen=self.reopen
         )
         self.agent = AgentView(
-            settings, stores, self.usage, held=held, home=home, host=self, chat=chat
+            settings,
+            stores,
+            self.usage,
+            held=held,
+            home=home,
+            host=self,
+            chat=chat,
+            warm_search=index.warm_search,
         )
         # The names §5 fixes, as the nouns' own methods: each signature is written once.
         self.remember, self.read, self.list = notes.remember, notes.read, notes.list

@@ -22,11 +22,14 @@ if TYPE_CHECKING:
     from memdir.extract import ChatClient, ExtractionResult, ExtractionState, Reason
     from memdir.extract.host import ExtractHost
     from memdir.index.stored import StoredTerms
-    from memdir.retrieve import Recall, Recaller
+    from memdir.retrieve import Hit, Recall, Recaller
 
 __all__ = ["AgentView"]
 
 _recall_log = logging.getLogger("memdir.recall")
+#: Warm recall attaches notes scoring within this of the best hit (fitted with
+#: bench/economy.py on the LoCoMo development set).
+WARM_MARGIN = 0.03
 
 
 class AgentView:
@@ -42,6 +45,7 @@ class AgentView:
         home: Path,
         host: ExtractHost,
         chat: ChatClient | None = None,
+        warm_search: Callable[[str, int], builtins.list[Hit] | None] | None = None,
     ) -> None:
         self.settings = settings
         self._host = host
@@ -52,6 +56,8 @@ class AgentView:
         self.usage = usage
         self._held = held
         self._recaller: Recaller | None = None
+        #: A hybrid search when the host's vectors are warm (`Index.warm_search`).
+        self._warm_search = warm_search
 
     def notes(self) -> builtins.list[Note]:
         """Notes an agent may be shown unasked: not those held back by a sync conflict (§3)."""
@@ -121,10 +127,19 @@ class AgentView:
 
         if is_subagent or not self.settings.recall.enabled:
             return Recall()
+        exclude = recalled_ids(history)
+        try:
+            warm = self._warm(message, exclude)
+        except Locked:
+            raise
+        except Exception:
+            _recall_log.exception("warm recall failed; this message is recalled by its words")
+            warm = None
+        if warm is not None:
+            return self._recorded(*warm)
         try:
             if self._recaller is None:
                 self._recaller = Recaller()
-            exclude = recalled_ids(history)
             with self._first:  # one first recall at a time: the others find notes taken in
                 cold = self._stored() if self._recaller.is_empty() else None
                 if cold is not None:  # a short-lived process: most notes by stored terms
@@ -144,6 +159,10 @@ class AgentView:
         except Exception:
             _recall_log.exception("recall failed; the message goes on without recalled notes")
             return Recall()
+        return self._recorded(found, scopes)
+
+    def _recorded(self, found: Recall, scopes: set[tuple[Scope | None, str]]) -> Recall:
+        """`found`, its notes counted as recalled in the usage statistics."""
         if not found.count:
             return found
         for store in self.stores.chosen(None):
@@ -155,6 +174,46 @@ class AgentView:
             except Exception:
                 _recall_log.warning("cannot record recall statistics", exc_info=True)
         return found
+
+    def _warm(
+        self, message: str, exclude: frozenset[str]
+    ) -> tuple[Recall, set[tuple[Scope | None, str]]] | None:
+        """Recall ranked by the hybrid search, where its vectors are warm (the MCP server, the
+        hook agent, the web page); None elsewhere (the lexical recall then runs).
+
+        Nothing is attached when the search finds no good match (the relevance floor,
+        `memdir.retrieve.hybrid.no_good_match`); otherwise the best notes not attached yet,
+        not superseded, up to `recall.perTurn`, each within `WARM_MARGIN` of the best
+        one's score: a note far behind the best is rarely what the message is about.
+        """
+        from memdir.retrieve import Recall, render_recall, superseded_ids
+
+        settings = self.settings.recall
+        if self._warm_search is None or not message.strip() or settings.per_turn <= 0:
+            return None
+        hits = self._warm_search(message, min(50, settings.per_turn + len(exclude) + 2))
+        if hits is None:
+            return None
+        notes = self.notes()
+        gone = superseded_ids(notes)
+        shown = {(n.scope, n.id): n for n in notes if not n.private and n.id not in gone}
+        chosen: list[Note] = []
+        best: float | None = None
+        for hit in hits:
+            note = shown.get((hit.scope, hit.note_id))
+            if hit.weak or note is None or hit.note_id in exclude or hit.superseded_by:
+                continue
+            best = hit.score if best is None else best
+            if hit.score < best - WARM_MARGIN or len(chosen) >= settings.per_turn:
+                break
+            chosen.append(note)
+        if not chosen:
+            return Recall(), set()
+        by_id: dict[str, Note] = {}
+        for note in sorted(shown.values(), key=lambda n: n.scope is not Scope.PROJECT):
+            by_id.setdefault(note.id, note)  # a link means the project's note first (§1.4)
+        found = render_recall(chosen, by_id.get, settings)
+        return found, {(n.scope, n.id) for n in chosen}
 
     def extract(
         self,

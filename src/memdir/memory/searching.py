@@ -163,6 +163,19 @@ class Index:
             exclude=frozenset(self._held()),
         )
 
+    def warm_search(self, query: str, limit: int) -> builtins.list[Hit] | None:
+        """A hybrid search when it needs no waiting: in a long-lived host whose vectors are
+        complete (`embed_in_background`); None otherwise, or when the search fell back to
+        words (vectors fell behind meanwhile). Warm recall (§4.2) ranks with it."""
+        if self._retriever is None:
+            return None
+        stores = self.stores.chosen(None)
+        if not self._retriever.vectors_ready(stores):
+            return None
+        with observing() as report:
+            hits = self.search(query, limit=limit)
+        return hits if report.method is SearchMethod.HYBRID else None
+
     def reindex(self, progress: Progress | None = None) -> ReindexStats:
         """Rebuild the search index from the files; returns once every chunk is embedded."""
         return self.retriever.reindex(self.stores.chosen(None), progress)

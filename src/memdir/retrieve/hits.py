@@ -23,6 +23,9 @@ class Hit:
     superseded_by: str | None = None
     #: How the note matched: "words" (full-text), "meaning" (vectors) or "both".
     match: str = "words"
+    #: True when the result as a whole is below the relevance floor: the store likely
+    #: holds no good match (`memdir.retrieve.hybrid.no_good_match`); every hit says so.
+    weak: bool = False
     type: NoteType | None = None
     tags: tuple[str, ...] = ()
 
@@ -43,6 +46,8 @@ class Chunk:
     text: str
     summary: str
     match: str = "words"
+    #: True when the result as a whole is below the relevance floor (as `Hit.weak`).
+    weak: bool = False
 
 
 @dataclass(frozen=True, slots=True)

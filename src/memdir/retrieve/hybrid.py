@@ -24,7 +24,36 @@ from dataclasses import dataclass
 
 from memdir.index.tokenize import query_words
 
-__all__ = ["TIME_STEMS", "FusionParams", "coverage", "fuse", "has_adjacent_pair", "idf", "timed"]
+__all__ = [
+    "FLOOR_COSINE",
+    "FLOOR_EMBEDDERS",
+    "FLOOR_HELD_WEIGHT",
+    "FLOOR_UNKNOWN_WEIGHT",
+    "FLOOR_WORDS",
+    "TIME_STEMS",
+    "FusionParams",
+    "coverage",
+    "floor_fitted",
+    "fuse",
+    "has_adjacent_pair",
+    "held",
+    "idf",
+    "no_good_match",
+    "timed",
+]
+
+#: The relevance floor (`no_good_match`), fitted on the LoCoMo development set by asking
+#: each conversation's notes the other conversations' questions (bench/economy.py): a
+#: result is a good match when its closest hit's cosine, plus `FLOOR_HELD_WEIGHT` × the
+#: most any hit holds of the query's terms, minus `FLOOR_UNKNOWN_WEIGHT` × the share of
+#: the query the index never mentions, reaches `FLOOR_COSINE`…
+FLOOR_COSINE = 0.835
+FLOOR_HELD_WEIGHT = 0.1
+FLOOR_UNKNOWN_WEIGHT = 0.05
+#: …for vectors of these model families (cosines of other models are on other scales);
+FLOOR_EMBEDDERS = ("e5-small",)
+#: without them (lexical search, another model), when a hit holds this share of the terms.
+FLOOR_WORDS = 0.35
 
 _TIME_WORDS = """
     yesterday today tonight tomorrow ago last next week weekend weeks month months year years
@@ -100,6 +129,35 @@ def coverage(
         return 0.0
     hit = sum(weights.get(t, 0.0) for t in terms if any(a in present for a in t))
     return hit / total
+
+
+def held(
+    terms: Sequence[tuple[str, ...]], present: set[str], weights: Mapping[tuple[str, ...], float]
+) -> float:
+    """Share of the query's terms (by idf weight) a candidate holds, every term counted:
+    one the index holds nowhere weighs most, so a question about something the store
+    never mentions holds little of it anywhere (`coverage` leaves such terms out)."""
+    total = sum(weights.get(t, 0.0) for t in terms)
+    if total <= 0:
+        return 0.0
+    return sum(weights.get(t, 0.0) for t in terms if any(a in present for a in t)) / total
+
+
+def no_good_match(held: float, cosine: float | None, unknown: float) -> bool:
+    """True when a result is below the relevance floor: the store likely does not hold
+    what was asked for. `held`: the most any hit holds of the query's terms (`held`);
+    `cosine`: the closest hit's cosine to the query (None: not compared by meaning, or by
+    a model the floor was not fitted for: words alone decide); `unknown`: the share of
+    the query's term weight that the index holds nowhere."""
+    if cosine is None:
+        return held < FLOOR_WORDS
+    return cosine + FLOOR_HELD_WEIGHT * held - FLOOR_UNKNOWN_WEIGHT * unknown < FLOOR_COSINE
+
+
+def floor_fitted(embedder_id: str) -> bool:
+    """Whether the floor's cosine constants were fitted for this embedder's vectors."""
+    name = embedder_id.lower()
+    return any(family in name for family in FLOOR_EMBEDDERS)
 
 
 def has_adjacent_pair(terms: Sequence[tuple[str, ...]], sequences: Sequence[Sequence[str]]) -> bool:

@@ -38,6 +38,7 @@ from memdir.retrieve.hybrid import (
     coverage,
     fuse,
     has_adjacent_pair,
+    held,
     idf,
     timed,
 )
@@ -69,6 +70,13 @@ class RankedChunk:
     score: float
     lexical_rank: int | None
     vector_rank: int | None
+    #: Share (by idf weight) of the query's terms the chunk holds, a term found nowhere in
+    #: the index counting in full (`memdir.retrieve.hybrid.held`).
+    held: float = 0.0
+    #: The chunk's cosine to the query (None: not compared, e.g. a lexical search).
+    cosine: float | None = None
+    #: Share of the query's term weight that the chunk's index holds nowhere.
+    unknown: float = 0.0
 
 
 def rank_chunks(
@@ -112,15 +120,27 @@ def rank_chunks(
         scores = {cid: 1.0 / (params.k + r) for cid, r in vec_rank.items()}
     else:
         scores = fuse(lex_rank, vec_rank, params)
-        scores = _reranked(index, query, scores, vectors, query_vector, params)
+    signals = _Signals(index, query, vectors, query_vector)
+    if method is SearchMethod.HYBRID:
+        scores = signals.reranked(scores, params)
         when = find_dates(query.text) if params.date_weight > 0 else None
         if when is not None:
             scores = dated(index, scores, when, params.date_weight)
     keys = index.keys(scores)
     best = sorted(keys, key=lambda c: (-scores[c], keys[c]))[:limit]
     rows = index.chunks(best)
+    held_share, cosines = signals.evidence(best)
+    unknown = signals.unknown()
     return [
-        RankedChunk(rows[cid], scores[cid], lex_rank.get(cid), vec_rank.get(cid))
+        RankedChunk(
+            rows[cid],
+            scores[cid],
+            lex_rank.get(cid),
+            vec_rank.get(cid),
+            held_share.get(cid, 0.0),
+            cosines.get(cid),
+            unknown,
+        )
         for cid in best
         if cid in rows
     ]
@@ -138,37 +158,86 @@ def _ranks(ranking: list[tuple[int, float]]) -> dict[int, int]:
     return out
 
 
-def _reranked(
-    index: SearchIndex,
-    query: AnalysedQuery,
-    scores: dict[int, float],
-    vectors: MatrixIndex | None,
-    query_vector: npt.NDArray[np.float32] | None,
-    params: FusionParams,
-) -> dict[int, float]:
-    if not scores:
-        return scores
-    candidates = sorted(scores)
-    terms = query.groups
-    stored = index.stored_terms(candidates)
-    df, total = index.doc_freq(a for t in terms for a in t)
-    weights = {
-        t: idf(max(df.get(a, 0) for a in t), total) for t in terms if any(df.get(a) for a in t)
-    }
-    cosines: dict[int, float] = {}
-    if vectors is not None and query_vector is not None:
-        cosines = vectors.similarities(query_vector, candidates)
-    out: dict[int, float] = {}
-    for cid in candidates:
-        summary, body, meta = stored.get(cid, ([], [], []))
-        bonus = params.coverage_weight * coverage(terms, {*summary, *body, *meta}, weights)
-        if has_adjacent_pair(terms, (summary, body)):
-            bonus += params.phrase_weight
-        bonus += params.cosine_weight * cosines.get(cid, 0.0)
-        if query.asks_when and params.when_weight > 0 and timed({*summary, *body}):
-            bonus += params.when_weight
-        out[cid] = scores[cid] + bonus
-    return out
+class _Signals:
+    """What the rerank and the relevance floor read of candidate chunks: the query's terms
+    they hold and their cosine to the query, each looked up once."""
+
+    def __init__(
+        self,
+        index: SearchIndex,
+        query: AnalysedQuery,
+        vectors: MatrixIndex | None,
+        query_vector: npt.NDArray[np.float32] | None,
+    ) -> None:
+        self.index, self.query = index, query
+        self.vectors = vectors if query_vector is not None else None
+        self.query_vector = query_vector
+        self._weights: tuple[dict[tuple[str, ...], float], dict[tuple[str, ...], float]] | None
+        self._weights = None
+        self._terms: dict[int, tuple[list[str], list[str], list[str]]] = {}
+        self._cosines: dict[int, float] = {}
+
+    def weights(self) -> tuple[dict[tuple[str, ...], float], dict[tuple[str, ...], float]]:
+        """idf weight of each query term: of those the index holds (the rerank's coverage),
+        and of every term, one found nowhere weighing as a term of one chunk would."""
+        if self._weights is None:
+            terms = self.query.groups
+            df, total = self.index.doc_freq(a for t in terms for a in t)
+            every = {t: idf(max(df.get(a, 0) for a in t), max(total, 1)) for t in terms}
+            known = {t: w for t, w in every.items() if any(df.get(a) for a in t)}
+            # When something happened is the note's time, rarely its words ("in May 2023").
+            every = {t: w for t, w in every.items() if not timed(set(t)) and not t[0].isdigit()}
+            self._weights = (known, every)
+        return self._weights
+
+    def _load(self, ids: list[int]) -> None:
+        todo = [c for c in ids if c not in self._terms]
+        if todo:
+            found = self.index.stored_terms(todo)
+            for cid in todo:
+                self._terms[cid] = found.get(cid, ([], [], []))
+        if self.vectors is not None and self.query_vector is not None:
+            todo = [c for c in ids if c not in self._cosines]
+            if todo:
+                self._cosines.update(self.vectors.similarities(self.query_vector, todo))
+
+    def reranked(self, scores: dict[int, float], params: FusionParams) -> dict[int, float]:
+        """`scores` with the rerank's bonuses added (see `memdir.retrieve.hybrid`)."""
+        if not scores:
+            return scores
+        candidates = sorted(scores)
+        self._load(candidates)
+        terms = self.query.groups
+        known, _ = self.weights()
+        out: dict[int, float] = {}
+        for cid in candidates:
+            summary, body, meta = self._terms[cid]
+            bonus = params.coverage_weight * coverage(terms, {*summary, *body, *meta}, known)
+            if has_adjacent_pair(terms, (summary, body)):
+                bonus += params.phrase_weight
+            bonus += params.cosine_weight * self._cosines.get(cid, 0.0)
+            if self.query.asks_when and params.when_weight > 0 and timed({*summary, *body}):
+                bonus += params.when_weight
+            out[cid] = scores[cid] + bonus
+        return out
+
+    def unknown(self) -> float:
+        """Share of the query's term weight (time words aside) that the index holds nowhere."""
+        known, every = self.weights()
+        total = sum(every.values())
+        return 0.0 if total <= 0 else 1.0 - sum(w for t, w in every.items() if t in known) / total
+
+    def evidence(self, ids: list[int]) -> tuple[dict[int, float], dict[int, float]]:
+        """For the relevance floor: each chunk's share of the query's terms (every term
+        counted) and its cosine to the query (chunks without a vector left out)."""
+        self._load(ids)
+        terms = self.query.groups
+        _, every = self.weights()
+        shares = {}
+        for cid in ids:
+            summary, body, meta = self._terms[cid]
+            shares[cid] = held(terms, {*summary, *body, *meta}, every)
+        return shares, {c: self._cosines[c] for c in ids if c in self._cosines}
 
 
 def dated(

@@ -21,7 +21,12 @@ A note's score is the sum over the message's terms of 1.0 × w(t) when t is in t
 note's summary or tags, else 0.3 × w(t) when t is in its body. A note is attached
 only when some term hits its summary or tags, and only from `min_score` (1.2) up:
 two distinctive terms in summary or tags (2 × ~1.0), or one very distinctive term
-(w ≥ 0.9) with body support; one ordinary word in common is never enough.
+(w ≥ 0.9) with body support; one ordinary word in common is never enough. A short
+message is held to less: a note scoring `COVERED_SHARE` (0.8) of the message's whole
+term weight is attached from `COVERED_FLOOR` × `min_score` (0.48) up, so "deploys?" or "When are
+deploys?" recall the note "Deploys go out on Tuesdays" in a store of three notes,
+where "deploys" alone weighs 0.8. A term no note holds weighs most, so a message about
+something the notes never mention is not covered by any of them.
 """
 
 from __future__ import annotations
@@ -72,6 +77,10 @@ BODY_WEIGHT = 0.3
 #: Weight of a CJK pair continuing a matched pair of the same run.
 CJK_CONTINUATION = 0.25
 WEAK_WEIGHT = 0.35
+#: A note holding this share of a message's term weight (summary and tags counting in
+#: full) is attached below `min_score`, never below `COVERED_FLOOR` × `min_score`.
+COVERED_SHARE = 0.8
+COVERED_FLOOR = 0.4
 MAX_TERM_WEIGHT = 1.5
 _SMOOTHING = 20
 _LINKED_PER_NOTE = 5
@@ -347,6 +356,13 @@ class Recaller:
             return []
         total = len(self._entries)
         weights = [self._weight(t, total) for t in terms]
+        # A short message a note answers whole ("deploys?") passes with less than
+        # `min_score`: its few terms are all the message says.
+        said = sum(
+            w * (CJK_CONTINUATION if t.continues else 1.0)
+            for t, w in zip(terms, weights, strict=True)
+        )
+        min_score = max(COVERED_FLOOR * min_score, min(min_score, COVERED_SHARE * said))
         candidates: set[_Key] = set()
         for term in terms:
             for alt in term.alternatives:

@@ -34,6 +34,7 @@ higher in the top ranks of either list (1/61 − 1/62 ≈ 0.00026).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -57,7 +58,7 @@ from memdir.retrieve.arguments import checked_query, usage_bonus
 from memdir.retrieve.background import VectorFiller
 from memdir.retrieve.embedding import configured_embedder
 from memdir.retrieve.hits import Chunk, Hit, ReindexStats
-from memdir.retrieve.hybrid import FusionParams
+from memdir.retrieve.hybrid import FusionParams, floor_fitted, no_good_match
 from memdir.retrieve.indexes import IndexImages, IndexPool
 from memdir.retrieve.ranking import (
     DEFAULT_PARAMS,
@@ -102,6 +103,19 @@ _BATCH = 32
 _SHOWN = 20
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
+
+
+def _weak(items: Sequence[RankedChunk]) -> bool:
+    """True when a result is below the relevance floor (`memdir.retrieve.hybrid.no_good_match`):
+    its best evidence, by words and by meaning, taken over every hit."""
+    if not items:
+        return False
+    cosines = [i.cosine for i in items if i.cosine is not None]
+    return no_good_match(
+        max(i.held for i in items),
+        max(cosines) if cosines else None,
+        min(i.unknown for i in items),
+    )
 
 
 def _elapsed(since: float | None) -> float:
@@ -244,6 +258,25 @@ class Retriever:
         except EmbeddingFailed as exc:
             self._warn(f"embedding failed, search is lexical for now: {exc}")
         return None
+
+    def vectors_ready(self, stores: Sequence[ScopeStore]) -> bool:
+        """True in a long-lived host (`embed_in_background`) whose model is loaded and whose
+        indexes of `stores` have every chunk embedded: a search now ranks by words and
+        meaning without waiting. Says nothing (no warning) and loads no model; wakes the
+        filler for the chunks still without a vector."""
+        embedder = self._embedder
+        if self._filler is None or not self._embedder_loaded or embedder is None:
+            return False
+        try:
+            embedder_id = embedder.info.id
+        except (EmbedderUnavailable, EmbeddingFailed):
+            return False
+        ready = True
+        for store in stores:
+            if self.index(store).pending(embedder_id, limit=1):
+                self._wake(store)  # the filler may not know of them yet
+                ready = False
+        return ready
 
     def use_embedder(self, embedder: Embedder | None) -> None:
         """Replace the configured embedder (tests, benchmarks, long-running hosts)."""
@@ -528,6 +561,7 @@ class Retriever:
             record(SearchMethod.LEXICAL)  # no vectors to search: by words only, if at all
         if method is SearchMethod.VECTOR and qv is None:
             return []
+        fitted = qv is not None and floor_fitted(qv[1])
         out: list[tuple[ScopeStore, RankedChunk]] = []
         for store in stores:
             ranked = rank_chunks(
@@ -544,9 +578,8 @@ class Retriever:
             usage = self.usage.counts(store.state_key)
             for item in ranked:
                 nudged = item.score + usage_bonus(usage.get(item.row.note_id, 0))
-                out.append(
-                    (store, RankedChunk(item.row, nudged, item.lexical_rank, item.vector_rank))
-                )
+                cosine = item.cosine if fitted else None  # the floor reads words alone
+                out.append((store, dataclasses.replace(item, score=nudged, cosine=cosine)))
         out.sort(
             key=lambda pair: (
                 -pair[1].score,
@@ -608,8 +641,10 @@ class Retriever:
             by = superseded[key[0]].get(key[1])
             return (key[0], by) if by is not None else None
 
+        chosen_keys = superseding_first(list(best), newer)[:limit]
+        weak = _weak([best[key][1] for key in chosen_keys])
         hits: list[Hit] = []
-        for key in superseding_first(list(best), newer)[:limit]:
+        for key in chosen_keys:
             store, item = best[key]
             hits.append(
                 Hit(
@@ -622,6 +657,7 @@ class Retriever:
                     revision=item.row.rev,
                     superseded_by=superseded[store.state_key].get(item.row.note_id),
                     match=match_label(item),
+                    weak=weak,
                     type=item.row.type,
                     tags=item.row.tags,
                 )
@@ -654,7 +690,9 @@ class Retriever:
         out = []
         prepared = self._prepared(stores, chosen, filter)
         chosen = self._method_for(stores, chosen)
-        for store, item in self._ranked(stores, analysed, limit, chosen, prepared)[:limit]:
+        ranked = self._ranked(stores, analysed, limit, chosen, prepared)[:limit]
+        weak = _weak([item for _, item in ranked])
+        for store, item in ranked:
             path = store.directory.file_for(item.row.note_id)
             out.append(
                 Chunk(
@@ -670,6 +708,7 @@ class Retriever:
                     text=item.row.text,
                     summary=item.row.summary,
                     match=match_label(item),
+                    weak=weak,
                 )
             )
         return out

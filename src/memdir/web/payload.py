@@ -124,6 +124,7 @@ def hit_json(hit: Hit) -> dict[str, Any]:
         "score": hit.score,
         "superseded_by": hit.superseded_by,
         "match": hit.match,
+        "weak": hit.weak,
         "type": hit.type.value if hit.type else None,
         "tags": list(hit.tags),
     }

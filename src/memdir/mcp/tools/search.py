@@ -36,11 +36,15 @@ def memory_search(
     with warnings_of(memory) as warnings, index.observing(index.current_progress()) as report:
         hits = memory.search(query, limit=limit, mode=mode, scope=where, type=type, tags=tags)
     out = [SearchHitOut.of(hit) for hit in hits]
-    hint = (
-        "open a note with memory_read(id), or get matching passages with memory_retrieve"
-        if out
-        else "nothing matched: try other words, synonyms or the other language, or mode any"
-    )
+    if not out:
+        hint = "nothing matched: try other words, synonyms or the other language, or mode any"
+    elif hits[0].weak:
+        hint = (
+            "no good match: memory likely does not hold this; these closest notes may be "
+            "unrelated (try other words before relying on them)"
+        )
+    else:
+        hint = "open a note with memory_read(id), or get matching passages with memory_retrieve"
     method = report.method or SearchMethod.LEXICAL
     return SearchOut(hits=out, hint=hint, method=method.value, warnings=warnings)
 

@@ -130,13 +130,16 @@ export async function viewSearch(route, current) {
     ),
   );
   const warnings = (data.warnings || []).map((w) => h("p", { class: "warning", text: w }));
+  const weak = hits.length > 0 && hits.every((hit) => hit.weak);
   page(
     `Search: ${q}`,
     h("p", {
       class: "count",
       id: "hit-count",
-      text: `${hits.length} ${hits.length === 1 ? "note" : "notes"} found` +
-        (data.method ? ` (${data.method})` : ""),
+      text: weak
+        ? "No good match: the closest notes may not be what you are looking for"
+        : `${hits.length} ${hits.length === 1 ? "note" : "notes"} found` +
+          (data.method ? ` (${data.method})` : ""),
     }),
     warnings,
     hits.length ? list : h("p", { class: "empty", text: "Nothing matches." }),
