@@ -36,9 +36,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from locomo import Conversation, Question, load
-from retrieval import fts5_baseline, score, write_notes
-
 from memdir import Memory
+from retrieval import fts5_baseline, score, write_notes
 
 
 @dataclass

@@ -26,13 +26,13 @@ from memdir.retrieve.hybrid import (
 )
 
 NOTES = [
-    ("deploys", "Deploys go out on Tuesdays", "Releases ship to production every Tuesday.", ["deploys"]),
-    ("database", "We use PostgreSQL 16 for the main database", "The primary runs on db-1.", []),
+    ("deploys", "Deploys go out on Tuesdays", "Releases ship every Tuesday.", ["deploys"]),
+    ("database", "We use PostgreSQL 16 for the main database", "The primary is db-1.", []),
     ("answers", "The user prefers short answers without emoji", "", []),
-    ("invoices", "Rechnungen werden am Monatsende verschickt", "Die Buchhaltung verschickt sie am letzten Werktag.", []),
-    ("frontend", "前端使用 React 18 和 Tailwind", "设计稿在 Figma 里，组件库放在 packages/ui。", []),
-    ("backups", "Les sauvegardes tournent chaque nuit à 2 h", "La sauvegarde complète part sur S3.", []),
-]  # fmt: skip
+    ("invoices", "Rechnungen werden am Monatsende verschickt", "Am letzten Werktag.", []),
+    ("frontend", "前端使用 React 18 和 Tailwind", "设计稿在 Figma 里。", []),
+    ("backups", "Les sauvegardes tournent chaque nuit à 2 h", "Elles partent sur S3.", []),
+]
 
 #: Questions the store answers, in four languages, and the note that answers each.
 ANSWERED = [

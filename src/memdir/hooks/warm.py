@@ -141,6 +141,9 @@ class WarmServer:
             memory = Memory.open(root, home=self.home)
             memory.defer_usage_writes()  # no hook waits for the disk to count a recall
             memory.watch_files()  # a recall looks only at the files changed since the last
+            # Vectors filled in a worker thread: once they are complete, recall ranks by
+            # words and meaning (`AgentView.recall`'s warm path); until then, by words.
+            memory.index.embed_in_background()
             lock = threading.Lock()
             self._memories[root] = (stamp, memory, lock)
             return memory, lock

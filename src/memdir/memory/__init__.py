@@ -131,16 +131,8 @@ class Memory:
         self.consolidation = Consolidation(
             settings, stores, self.tidy, self.merges, held=held, clock=clock, reopen=self.reopen
         )
-        self.agent = AgentView(
-            settings,
-            stores,
-            self.usage,
-            held=held,
-            home=home,
-            host=self,
-            chat=chat,
-            warm_search=index.warm_search,
-        )
+        self.agent = AgentView(settings, stores, self.usage, held=held, home=home, host=self,
+                               chat=chat, warm_search=index.warm_search)  # fmt: skip
         # The names §5 fixes, as the nouns' own methods: each signature is written once.
         self.remember, self.read, self.list = notes.remember, notes.read, notes.list
         self.history, self.diff, self.links = notes.history, notes.diff, notes.links

@@ -81,6 +81,8 @@ WEAK_WEIGHT = 0.35
 #: full) is attached below `min_score`, never below `COVERED_FLOOR` × `min_score`.
 COVERED_SHARE = 0.8
 COVERED_FLOOR = 0.4
+#: `recall.minScore`'s default.
+DEFAULT_MIN_SCORE = 1.2
 MAX_TERM_WEIGHT = 1.5
 _SMOOTHING = 20
 _LINKED_PER_NOTE = 5
@@ -393,7 +395,7 @@ class Recaller:
         message: str,
         notes: Iterable[Note],
         *,
-        min_score: float = 1.2,
+        min_score: float = DEFAULT_MIN_SCORE,
         exclude: Collection[str] = (),
     ) -> list[Scored]:
         """Notes scoring at least `min_score` for `message`, best first (see the module doc).
