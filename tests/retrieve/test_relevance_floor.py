@@ -26,7 +26,12 @@ from memdir.retrieve.hybrid import (
 )
 
 NOTES = [
-    ("deploys", "Deploys go out on Tuesdays", "Releases ship every Tuesday.", ["deploys"]),
+    (
+        "deploys",
+        "Deploys go out on Tuesdays",
+        "Releases ship to production every Tuesday.",
+        ["deploys"],
+    ),
     ("database", "We use PostgreSQL 16 for the main database", "The primary is db-1.", []),
     ("answers", "The user prefers short answers without emoji", "", []),
     ("invoices", "Rechnungen werden am Monatsende verschickt", "Am letzten Werktag.", []),

@@ -30,6 +30,8 @@ _recall_log = logging.getLogger("memdir.recall")
 #: Warm recall attaches notes scoring within this of the best hit (fitted with
 #: bench/economy.py on the LoCoMo development set).
 WARM_MARGIN = 0.03
+#: Characters of a message the warm path searches with (the embedder reads ~512 tokens).
+WARM_QUERY_CHARS = 2000
 
 
 class AgentView:
@@ -191,7 +193,9 @@ class AgentView:
         settings = self.settings.recall
         if self._warm_search is None or not message.strip() or settings.per_turn <= 0:
             return None
-        hits = self._warm_search(message, min(50, settings.per_turn + len(exclude) + 2))
+        # A pasted log or file: its opening is what the model would read of it anyway.
+        query = message[:WARM_QUERY_CHARS]
+        hits = self._warm_search(query, min(50, settings.per_turn + len(exclude) + 2))
         if hits is None:
             return None
         notes = self.notes()
