@@ -26,6 +26,7 @@ HIT_FIELDS = {
     "revision",
     "superseded_by",
     "match",
+    "weak",
     "type",
     "tags",
 }
