@@ -36,10 +36,12 @@ from memdir.retrieve.dates import DateWindow, find_dates
 from memdir.retrieve.hybrid import (
     FusionParams,
     coverage,
+    floor_fitted,
     fuse,
     has_adjacent_pair,
     held,
     idf,
+    no_good_match,
     timed,
 )
 
@@ -53,6 +55,7 @@ __all__ = [
     "rank_chunks",
     "snippet",
     "superseding_first",
+    "weak_result",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -73,7 +76,8 @@ class RankedChunk:
     #: Share (by idf weight) of the query's terms the chunk holds, a term found nowhere in
     #: the index counting in full (`memdir.retrieve.hybrid.held`).
     held: float = 0.0
-    #: The chunk's cosine to the query (None: not compared, e.g. a lexical search).
+    #: The chunk's cosine to the query (None: not compared, e.g. a lexical search, or by a
+    #: model the relevance floor was not fitted for).
     cosine: float | None = None
     #: Share of the query's term weight that the chunk's index holds nowhere.
     unknown: float = 0.0
@@ -130,6 +134,8 @@ def rank_chunks(
     best = sorted(keys, key=lambda c: (-scores[c], keys[c]))[:limit]
     rows = index.chunks(best)
     held_share, cosines = signals.evidence(best)
+    if embedder_id is None or not floor_fitted(embedder_id):
+        cosines = {}  # another model's cosines are on another scale: the floor reads words
     unknown = signals.unknown()
     return [
         RankedChunk(
@@ -144,6 +150,19 @@ def rank_chunks(
         for cid in best
         if cid in rows
     ]
+
+
+def weak_result(items: Sequence[RankedChunk]) -> bool:
+    """True when a result is below the relevance floor (`memdir.retrieve.hybrid.no_good_match`):
+    its best evidence, by words and by meaning, taken over every hit."""
+    if not items:
+        return False
+    cosines = [i.cosine for i in items if i.cosine is not None]
+    return no_good_match(
+        max(i.held for i in items),
+        max(cosines) if cosines else None,
+        min(i.unknown for i in items),
+    )
 
 
 def _ranks(ranking: list[tuple[int, float]]) -> dict[int, int]:

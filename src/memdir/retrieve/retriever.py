@@ -58,7 +58,7 @@ from memdir.retrieve.arguments import checked_query, usage_bonus
 from memdir.retrieve.background import VectorFiller
 from memdir.retrieve.embedding import configured_embedder
 from memdir.retrieve.hits import Chunk, Hit, ReindexStats
-from memdir.retrieve.hybrid import FusionParams, floor_fitted, no_good_match
+from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.indexes import IndexImages, IndexPool
 from memdir.retrieve.ranking import (
     DEFAULT_PARAMS,
@@ -69,6 +69,7 @@ from memdir.retrieve.ranking import (
     rank_chunks,
     snippet,
     superseding_first,
+    weak_result,
 )
 from memdir.retrieve.report import current_progress, record
 from memdir.retrieve.similar import NEAREST_FLOOR, Neighbour, similarity
@@ -103,19 +104,6 @@ _BATCH = 32
 _SHOWN = 20
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
-
-
-def _weak(items: Sequence[RankedChunk]) -> bool:
-    """True when a result is below the relevance floor (`memdir.retrieve.hybrid.no_good_match`):
-    its best evidence, by words and by meaning, taken over every hit."""
-    if not items:
-        return False
-    cosines = [i.cosine for i in items if i.cosine is not None]
-    return no_good_match(
-        max(i.held for i in items),
-        max(cosines) if cosines else None,
-        min(i.unknown for i in items),
-    )
 
 
 def _elapsed(since: float | None) -> float:
@@ -561,7 +549,6 @@ class Retriever:
             record(SearchMethod.LEXICAL)  # no vectors to search: by words only, if at all
         if method is SearchMethod.VECTOR and qv is None:
             return []
-        fitted = qv is not None and floor_fitted(qv[1])
         out: list[tuple[ScopeStore, RankedChunk]] = []
         for store in stores:
             ranked = rank_chunks(
@@ -578,8 +565,7 @@ class Retriever:
             usage = self.usage.counts(store.state_key)
             for item in ranked:
                 nudged = item.score + usage_bonus(usage.get(item.row.note_id, 0))
-                cosine = item.cosine if fitted else None  # the floor reads words alone
-                out.append((store, dataclasses.replace(item, score=nudged, cosine=cosine)))
+                out.append((store, dataclasses.replace(item, score=nudged)))
         out.sort(
             key=lambda pair: (
                 -pair[1].score,
@@ -642,7 +628,7 @@ class Retriever:
             return (key[0], by) if by is not None else None
 
         chosen_keys = superseding_first(list(best), newer)[:limit]
-        weak = _weak([best[key][1] for key in chosen_keys])
+        weak = weak_result([best[key][1] for key in chosen_keys])
         hits: list[Hit] = []
         for key in chosen_keys:
             store, item = best[key]
@@ -691,7 +677,7 @@ class Retriever:
         prepared = self._prepared(stores, chosen, filter)
         chosen = self._method_for(stores, chosen)
         ranked = self._ranked(stores, analysed, limit, chosen, prepared)[:limit]
-        weak = _weak([item for _, item in ranked])
+        weak = weak_result([item for _, item in ranked])
         for store, item in ranked:
             path = store.directory.file_for(item.row.note_id)
             out.append(
