@@ -220,6 +220,8 @@ _BEFORE_FIELDS: dict[str, Any] = {
     "coverage_weight": 0.05,
     "date_weight": 0.0,
     "when_weight": 0.0,
+    "context_coverage_weight": 0.0,
+    "context_cosine_weight": 0.0,
 }
 _SHIPPED: dict[str, Any] = {}
 
@@ -370,6 +372,10 @@ def _grids() -> dict[str, list[dict[str, Any]]]:
         "depth": grid(lexical_depth=[50, 100, 200], vector_depth=[50, 100, 200]),
         "date window": grid(date_weight=[0.0, 0.02, 0.04, 0.08, 0.15]),
         "when: time words": grid(when_weight=[0.0, 0.01, 0.02, 0.04]),
+        "session context": grid(
+            context_coverage_weight=[0.0, 0.05, 0.1, 0.15],
+            context_cosine_weight=[0.0, 0.1, 0.2, 0.3, 0.4],
+        ),
     }
 
 
@@ -383,6 +389,8 @@ FEATURES = (
     "phrase_weight",
     "date_weight",
     "when_weight",
+    "context_coverage_weight",
+    "context_cosine_weight",
 )
 
 
@@ -393,7 +401,14 @@ def features(conv_data: Any) -> list[tuple[Any, Any]]:
 
     from memdir.index.query import analyse
     from memdir.retrieve.dates import find_dates
-    from memdir.retrieve.hybrid import FusionParams, coverage, has_adjacent_pair, idf, timed
+    from memdir.retrieve.hybrid import (
+        FusionParams,
+        coverage,
+        has_adjacent_pair,
+        idf,
+        session_context,
+        timed,
+    )
 
     index, questions, holds, qvecs, eid = conv_data
     p = FusionParams()
@@ -429,8 +444,13 @@ def features(conv_data: Any) -> list[tuple[Any, Any]]:
                 float(has_adjacent_pair(a.groups, (summary, body))),
                 float(when is not None and rows[c].updated_at in when),
                 float(a.asks_when and timed({*summary, *body})),
+                0.0,
+                0.0,
             )
             rel[i] = len(holds[rows[c].note_id] & q.evidence) / len(q.evidence)
+        notes = index.note_times(cands)
+        near = session_context([notes[c] for c in cands], (m[:, 3], m[:, 2]), p.session_ms)
+        m[:, -2], m[:, -1] = near
         out.append((m, rel))
     return out
 

@@ -170,7 +170,9 @@ def run_level(
 def step_latency(n: int, queries: int = 300) -> None:
     """What each ranking step adds per query at `n` notes (synthetic notes and random
     vectors, as bench/scale.py makes them): hybrid `rank_chunks` with every step off, then
-    with each one on, on questions that name a date and ask "when"."""
+    with each one on, on questions that name a date and ask "when" (the synthetic notes
+    are written a millisecond apart, so the session context compares every pair of
+    candidates: its worst case)."""
     import dataclasses
     import random
     import tempfile
@@ -197,13 +199,19 @@ def step_latency(n: int, queries: int = 300) -> None:
         day = "14 November 2023"  # the synthetic notes' day: every candidate is in it
         texts = [f"When did {q} happen on {day}?" for q in scale._queries(zipf.words, rng, queries)]
         prepared = [(analyse(t), embedder.embed_query(t)) for t in texts]
-        off = dataclasses.replace(DEFAULT_PARAMS, date_weight=0.0, when_weight=0.0)
+        steps = {
+            "date window": ("date_weight",),
+            "when: time words": ("when_weight",),
+            "session context": ("context_coverage_weight", "context_cosine_weight"),
+        }
+        off = dataclasses.replace(
+            DEFAULT_PARAMS, **{f: 0.0 for fields in steps.values() for f in fields}
+        )
         variants: dict[str, FusionParams] = {"every step off": off}
-        for name in ("date_weight", "when_weight"):
-            if getattr(DEFAULT_PARAMS, name) > 0:
-                variants[f"+ {name}"] = dataclasses.replace(
-                    off, **{name: getattr(DEFAULT_PARAMS, name)}
-                )
+        for step, fields in steps.items():
+            variants[f"+ {step}"] = dataclasses.replace(
+                off, **{f: getattr(DEFAULT_PARAMS, f) for f in fields}
+            )
         variants["defaults (all on)"] = DEFAULT_PARAMS
         for params in variants.values():  # warm the caches (vector matrix, stemmer)
             for q, v in prepared[:20]:

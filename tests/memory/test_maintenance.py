@@ -18,7 +18,7 @@ from memdir.cli.main import main
 from memdir.core import Note, Scope, render_note
 from memdir.errors import EXIT_NOT_FOUND, Remedy
 from memdir.memory.maintenance import DoctorReport
-from memdir.store.notedir import FileProblem
+from memdir.store import FileProblem
 
 BODY = "The quokka phosphorescence ledger lives in vault seven."
 WORDS = (b"quokka", b"phosphorescence")

@@ -67,7 +67,9 @@ def test_a_named_day_ranks_the_note_written_that_day_first(project: Path, home: 
         _write(
             notes, f"cook-{i}", "Nate: I cooked a coconut curry for friends.", _ms(2022, 11, day)
         )
-    _write(notes, "other", "Nate: The match went well.", _ms(2022, 11, 9))
+    # Written that day, but hours after cook-1: not of its session (which would lend it
+    # cook-1's match, `test_session_context`).
+    _write(notes, "other", "Nate: The match went well.", _ms(2022, 11, 9) + 2 * 3_600_000)
     with _open(project, home) as memory:
         for day, expected in ((9, "cook-1"), (21, "cook-3"), (3, "cook-0")):
             hits = memory.search(f"What did Nate cook on {day} November, 2022?", method="hybrid")

@@ -144,16 +144,22 @@ def test_hybrid_without_a_query_vector_is_lexical_plus_rerank(index: SearchIndex
 
 
 def test_rerank_weights_change_hybrid_scores_only(index: SearchIndex) -> None:
-    plain = FusionParams(coverage_weight=0, phrase_weight=0, cosine_weight=0)
+    alone = {"context_coverage_weight": 0, "context_cosine_weight": 0}  # see below
+    plain = FusionParams(coverage_weight=0, phrase_weight=0, cosine_weight=0, **alone)
     ranked = _rank(index, "apple pie", query_vector=_q(1, 0, 0), params=plain, limit=10)
     top = ranked[0]
     assert top.score == pytest.approx(2 / 61)
-    default = _rank(index, "apple pie", query_vector=_q(1, 0, 0), limit=10)[0]
+    d = FusionParams(**alone)
+    default = _rank(index, "apple pie", query_vector=_q(1, 0, 0), params=d, limit=10)[0]
     # Full coverage, the adjacent pair and a cosine of 1 add their weights (no date is
     # named and no time asked for, so those two add nothing).
-    d = FusionParams()
     expected = 2 / 61 + d.coverage_weight + d.phrase_weight + d.cosine_weight
     assert default.score == pytest.approx(expected, rel=1e-4)
+    # The fixture's notes are written together: each also borrows the best coverage and
+    # cosine among the other notes' candidates (`test_session_context`).
+    full = _rank(index, "apple pie", query_vector=_q(1, 0, 0), limit=10)
+    assert full[0].row.note_id == default.row.note_id
+    assert full[0].score > default.score
 
 
 def test_a_query_with_no_terms(index: SearchIndex) -> None:

@@ -566,6 +566,23 @@ class SearchIndex:
         return out
 
     @_healing
+    def note_times(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
+        """Each chunk's note id and the note's time (its last update, Unix ms), by chunk id."""
+        wanted = list(dict.fromkeys(ids))
+        out: dict[int, tuple[str, int]] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for cid, note_id, updated in self._conn.execute(
+                    "SELECT c.id, c.note_id, n.updated_at FROM chunks c JOIN notes n "
+                    f"USING(note_id) WHERE c.id IN ({marks})",
+                    part,
+                ):
+                    out[int(cid)] = (str(note_id), int(updated))
+        return out
+
+    @_healing
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         """Chunk rows with their note's revision, summary, type and tags, by chunk id."""
         wanted = list(dict.fromkeys(ids))

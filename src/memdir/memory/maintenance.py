@@ -26,7 +26,7 @@ from memdir.files.atomic import TEMP_MARKER
 from memdir.memory.stores import Stores
 from memdir.project import load_project_id
 from memdir.store import BackupRecord, FileProblem, ScopeStore
-from memdir.store.notedir import is_skipped_message
+from memdir.store.problems import is_skipped_message
 from memdir.store.sealing import MARKER
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from memdir.project import (
     refused_root,
 )
 from memdir.store import AuditLog, Backups, History, NoteDirectory, ScopeStore
-from memdir.store.notedir import skipped_message
+from memdir.store.problems import skipped_message
 from memdir.store.sealing import Sealer
 
 __all__ = ["MAX_CANDIDATES", "Stores", "state_home"]

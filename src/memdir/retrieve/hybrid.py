@@ -10,6 +10,13 @@ out checks (docs/retrieval.md; `python bench/locomo.py --ablation` prints them):
              + cosine_weight   · cosine(query, d)
              + date_weight     · [d's note was written in the date window the query names]
              + when_weight     · [the query asks "when" and d holds a time expression]
+             + context_coverage_weight · the highest coverage among the candidates of
+                                         other notes written in d's session (`session_ms`)
+             + context_cosine_weight   · the highest cosine among them
+
+The session context lets a chunk borrow from what was written beside it: in a
+conversation the answer ("Yes, every Tuesday!") often follows the turn that holds
+the question's words.
 
 The cosine and coverage terms carry most of the order; the RRF terms mostly break
 their ties and let a candidate strong on one side only stay in the running.
@@ -21,6 +28,8 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from memdir.index.tokenize import query_words
 
@@ -39,6 +48,7 @@ __all__ = [
     "held",
     "idf",
     "no_good_match",
+    "session_context",
     "timed",
 ]
 
@@ -87,6 +97,13 @@ class FusionParams:
     #: Added to a candidate holding a time expression ("yesterday", "last week", a month,
     #: a year) when the query asks for a time ("When did …").
     when_weight: float = 0.04
+    #: Added × the best coverage / cosine among the candidates of other notes written
+    #: within `session_ms` of this one's (`session_context`); 0 turns it off.
+    context_coverage_weight: float = 0.1
+    context_cosine_weight: float = 0.3
+    #: What counts as one working session: notes written at most this far apart (30
+    #: minutes; not fitted, as the benchmark's turns all carry their session's time).
+    session_ms: int = 30 * 60 * 1000
 
 
 def fuse(
@@ -158,6 +175,29 @@ def floor_fitted(embedder_id: str) -> bool:
     """Whether the floor's cosine constants were fitted for this embedder's vectors."""
     name = embedder_id.lower()
     return any(family in name for family in FLOOR_EMBEDDERS)
+
+
+def session_context(
+    notes: Sequence[tuple[str, int]], values: Sequence[Sequence[float]], window_ms: int
+) -> list[list[float]]:
+    """For each signal in `values` (one value per candidate) and each candidate, the highest
+    value among the candidates of *other* notes written within `window_ms` of its own
+    (0 when there is none): what was written in the same session says about the query.
+    `notes` gives each candidate's (note id, note time in ms); a note's own chunks lend
+    nothing, as they would lift a long note by its second-best part."""
+    n = len(notes)
+    if n < 2 or not values:
+        return [[0.0] * n for _ in values]
+    t = np.asarray([at for _, at in notes], dtype=np.int64)
+    ids = {note_id: i for i, note_id in enumerate(dict.fromkeys(nid for nid, _ in notes))}
+    g = np.asarray([ids[nid] for nid, _ in notes], dtype=np.int64)
+    near = (np.abs(t[:, None] - t[None, :]) <= window_ms) & (g[:, None] != g[None, :])
+    out = []
+    for signal in values:
+        v = np.asarray(signal, dtype=np.float64)
+        best = np.where(near, v[None, :], -np.inf).max(axis=1)
+        out.append(np.where(np.isfinite(best), np.maximum(best, 0.0), 0.0).tolist())
+    return out
 
 
 def has_adjacent_pair(terms: Sequence[tuple[str, ...]], sequences: Sequence[Sequence[str]]) -> bool:

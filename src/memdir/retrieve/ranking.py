@@ -42,6 +42,7 @@ from memdir.retrieve.hybrid import (
     held,
     idf,
     no_good_match,
+    session_context,
     timed,
 )
 
@@ -228,13 +229,25 @@ class _Signals:
         self._load(candidates)
         terms = self.query.groups
         known, _ = self.weights()
-        out: dict[int, float] = {}
+        covs = []
         for cid in candidates:
             summary, body, meta = self._terms[cid]
-            bonus = params.coverage_weight * coverage(terms, {*summary, *body, *meta}, known)
+            covs.append(coverage(terms, {*summary, *body, *meta}, known))
+        coss = [self._cosines.get(cid, 0.0) for cid in candidates]
+        near_cov, near_cos = [0.0] * len(candidates), [0.0] * len(candidates)
+        if params.context_coverage_weight > 0 or params.context_cosine_weight > 0:
+            notes = self.index.note_times(candidates)
+            near_cov, near_cos = session_context(
+                [notes.get(c, (f"\0{c}", 0)) for c in candidates], (covs, coss), params.session_ms
+            )
+        out: dict[int, float] = {}
+        for i, cid in enumerate(candidates):
+            summary, body, _ = self._terms[cid]
+            bonus = params.coverage_weight * covs[i] + params.cosine_weight * coss[i]
+            bonus += params.context_coverage_weight * near_cov[i]
+            bonus += params.context_cosine_weight * near_cos[i]
             if has_adjacent_pair(terms, (summary, body)):
                 bonus += params.phrase_weight
-            bonus += params.cosine_weight * self._cosines.get(cid, 0.0)
             if self.query.asks_when and params.when_weight > 0 and timed({*summary, *body}):
                 bonus += params.when_weight
             out[cid] = scores[cid] + bonus

@@ -57,6 +57,7 @@ from memdir.index.refusal import refusal
 from memdir.retrieve.arguments import checked_query, usage_bonus
 from memdir.retrieve.background import VectorFiller
 from memdir.retrieve.embedding import configured_embedder
+from memdir.retrieve.health import index_messages
 from memdir.retrieve.hits import Chunk, Hit, ReindexStats
 from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.indexes import IndexImages, IndexPool
@@ -73,8 +74,8 @@ from memdir.retrieve.ranking import (
 )
 from memdir.retrieve.report import current_progress, record
 from memdir.retrieve.similar import NEAREST_FLOOR, Neighbour, similarity
-from memdir.store.notedir import skipped_message
 from memdir.store.notes import ScopeStore
+from memdir.store.problems import skipped_message
 from memdir.store.usage import UsageStats
 
 __all__ = [
@@ -100,8 +101,6 @@ QUERY_BATCH = 8
 #: index file is tried again.
 STAND_IN_SECONDS = 30.0
 _BATCH = 32
-#: Disagreements between an index and its files listed one by one (the rest are counted).
-_SHOWN = 20
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
 
@@ -770,14 +769,7 @@ class Retriever:
         except IndexDamaged:
             damaged = True  # replaced by an empty one; the record below says so
         refused = self._try_refresh(store) if damaged else None  # refilled now if it can be
-        out: list[str] = []
-        record = self._healed(index.damage_record)
-        if record is not None:
-            out.append(
-                f"the search index of the {store.scope.value} notes ({path}) was found damaged "
-                f"on {record} and rebuilt from the note files; a full reindex re-embeds its "
-                "vectors and clears this"
-            )
+        found: list[str] = []
         if deep:
 
             def compare() -> tuple[str | None, list[str]]:
@@ -791,17 +783,13 @@ class Retriever:
                 return None, index.disagreements(store.directory)
 
             refused, found = self._healed(compare)
-            shown = (
-                found
-                if len(found) <= _SHOWN
-                else [*found[: _SHOWN - 1], f"and {len(found) - _SHOWN + 1} more"]
-            )
-            out += [f"the search index of the {store.scope.value} notes: {d}" for d in shown]
-        if refused is not None:
-            out.append(
-                f"the search index of the {store.scope.value} notes ({path}) cannot be updated "
-                f"({refused}); searches leave out the notes it is behind on until it can be"
-            )
+        out = index_messages(
+            store.scope,
+            path,
+            damaged_on=self._healed(index.damage_record),
+            disagreements=found,
+            refused=refused,
+        )
         in_memory = self._in_memory(store)
         if in_memory is not None:
             out.append(in_memory)

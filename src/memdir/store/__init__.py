@@ -3,8 +3,9 @@
 from memdir.store.audit import AuditEntry, AuditLog, AuditReport
 from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, Revision, revision_of
-from memdir.store.notedir import FileProblem, NoteDirectory, Scan
+from memdir.store.notedir import NoteDirectory, Scan
 from memdir.store.notes import SaveOutcome, ScopeStore, check_secrets
+from memdir.store.problems import FileProblem
 from memdir.store.usage import UsageStats
 
 __all__ = [

@@ -26,7 +26,7 @@ import secrets
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,44 +42,12 @@ from memdir.files.atomic import (
 )
 from memdir.files.lock import DirLock
 from memdir.store.history import revision_of
+from memdir.store.problems import FileProblem
 from memdir.store.rollback import Rollback
 from memdir.store.sealing import Marker, Sealer, read_marker
 from memdir.store.watch import DirectoryWatch
 
-__all__ = [
-    "FileProblem",
-    "NoteDirectory",
-    "Scan",
-    "is_skipped_message",
-    "skipped_message",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class FileProblem:
-    """A file in a note directory that memdir skips and reports (doctor)."""
-
-    scope: Scope
-    path: Path
-    reason: str
-
-
-_SKIPPED_TAIL = "; `memdir doctor` says why"
-
-
-def skipped_message(scope: Scope, directory: Path, names: Sequence[str]) -> str:
-    """The one warning a command gives about the files of a note folder it left out."""
-    shown = ", ".join(sorted(names)[:3]) + (", …" if len(names) > 3 else "")
-    files = "1 file" if len(names) == 1 else f"{len(names)} files"
-    return (
-        f"{files} in the {scope.value} notes ({directory}) could not be read as notes and "
-        f"{'is' if len(names) == 1 else 'are'} left out ({shown}){_SKIPPED_TAIL}"
-    )
-
-
-def is_skipped_message(text: str) -> bool:
-    """Whether a warning is a `skipped_message` (doctor lists those files as problems)."""
-    return text.endswith(_SKIPPED_TAIL)
+__all__ = ["NoteDirectory", "Scan"]
 
 
 LOCK_NAME = ".memdir.lock"

@@ -35,7 +35,8 @@ from memdir.files.lock import DirLock
 from memdir.store.audit import AuditLog
 from memdir.store.backups import BackupRecord, Backups
 from memdir.store.history import History, Revision, revision_of
-from memdir.store.notedir import FileProblem, NoteDirectory, Scan, stamp_of
+from memdir.store.notedir import NoteDirectory, Scan, stamp_of
+from memdir.store.problems import FileProblem
 from memdir.store.rollback import Rollback
 
 __all__ = [

@@ -1,0 +1,157 @@
+"""Session context in the hybrid rerank (`memdir.retrieve.hybrid.session_context`): a chunk
+borrows a share of the best coverage and cosine among the other candidates written in the
+same working session, so an answer ("Yes, every Tuesday!") is found beside the turn that
+holds the question's words; notes written days apart lend nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdir import Memory
+from memdir.core import Note, render_note
+from memdir.retrieve.hybrid import FusionParams, session_context
+from memdir.retrieve.ranking import DEFAULT_PARAMS
+
+MINUTE = 60_000
+DAY = 24 * 60 * MINUTE
+
+
+def _notes(times: list[int]) -> list[tuple[str, int]]:
+    return [(f"n{i}", t) for i, t in enumerate(times)]
+
+
+def test_each_candidate_reads_the_best_of_the_others_in_its_window() -> None:
+    notes = _notes([0, MINUTE, 2 * MINUTE, 10 * DAY])
+    cov, cos = session_context(notes, ([0.9, 0.1, 0.4, 1.0], [0.8, 0.7, 0.75, 0.9]), 30 * MINUTE)
+    assert cov == [0.4, 0.9, 0.9, 0.0]  # never its own value; the late note is alone
+    assert cos == [0.75, 0.8, 0.8, 0.0]
+
+
+def test_a_note_s_own_chunks_lend_nothing() -> None:
+    notes = [("long", 0), ("long", 0), ("other", MINUTE)]
+    assert session_context(notes, ([0.9, 0.5, 0.2],), DAY) == [[0.2, 0.2, 0.9]]
+
+
+def test_the_window_is_inclusive_and_negative_values_lend_nothing() -> None:
+    assert session_context(_notes([0, 5]), ([1.0, 2.0],), 5) == [[2.0, 1.0]]
+    assert session_context(_notes([0, 6]), ([1.0, 2.0],), 5) == [[0.0, 0.0]]
+    assert session_context(_notes([0, 1]), ([-0.2, -0.1],), 5) == [[0.0, 0.0]]
+
+
+def test_one_candidate_or_none_has_no_context() -> None:
+    assert session_context(_notes([7]), ([0.5], [0.5]), DAY) == [[0.0], [0.0]]
+    assert session_context([], ([], []), DAY) == [[], []]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("abcde"), st.integers(0, 10 * DAY), st.floats(-1, 1), st.floats(-1, 1)
+        ),
+        max_size=30,
+    ),
+    st.integers(0, 2 * DAY),
+)
+def test_it_is_the_brute_force_maximum(
+    rows: list[tuple[str, int, float, float]], window: int
+) -> None:
+    notes = [(r[0], r[1]) for r in rows]
+    values = ([r[2] for r in rows], [r[3] for r in rows])
+    got = session_context(notes, values, window)
+    for s, signal in enumerate(values):
+        for i, (note, t) in enumerate(notes):
+            others = [
+                v
+                for j, v in enumerate(signal)
+                if notes[j][0] != note and abs(notes[j][1] - t) <= window
+            ]
+            assert got[s][i] == pytest.approx(max([0.0, *others]))
+
+
+# -- ranking, with the real embedder ----------------------------------------------------------
+
+_START = int(datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp() * 1000)
+#: A conversation: the answer is the turn after the one holding the question's words.
+_TURNS = [
+    ("t1", "Caroline: Have you been to the new climbing gym downtown?", 0),
+    ("t2", "Melanie: Yes! I go there every Tuesday with my kids, they love it.", MINUTE),
+    ("t3", "Caroline: That sounds like so much fun.", 2 * MINUTE),
+    # Written on other days: words of the question, not its answer.
+    ("o1", "Melanie: Tuesday is my busiest day at work, meetings all afternoon.", 3 * DAY),
+    ("o2", "Melanie: My kids started piano lessons this spring.", 9 * DAY),
+    ("o3", "Caroline: I watched a documentary about climbing last night.", 15 * DAY),
+    ("o4", "Melanie: How often do you go running these days?", 21 * DAY),
+]
+QUESTION = "How often does Melanie go to the climbing gym?"
+
+
+def _write(directory: Path, spread: int) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, (note_id, body, offset) in enumerate(_TURNS):
+        at = _START + offset + i * spread
+        note = Note(id=note_id, summary=body[:60], body=body, created_at=at, updated_at=at)
+        (directory / f"{note_id}.md").write_bytes(render_note(note))
+
+
+@pytest.fixture(scope="module")
+def conversation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    root = tmp_path_factory.mktemp("session")
+    _write(root / "project" / "MEMORY", 0)
+    memory = Memory.open(root / "project", home=root / "home")
+    memory.index.reindex()
+    try:
+        yield memory
+    finally:
+        memory.close()
+
+
+def _ranked(memory: Memory, params: FusionParams) -> list[tuple[str, float]]:
+    memory.index.retriever.params = params
+    try:
+        hits = memory.search(QUESTION, limit=7, scope="project", method="hybrid")
+    finally:
+        memory.index.retriever.params = DEFAULT_PARAMS
+    return [(h.note_id, h.score) for h in hits]
+
+
+def test_the_context_steps_are_on_by_default() -> None:
+    assert DEFAULT_PARAMS.context_coverage_weight > 0
+    assert DEFAULT_PARAMS.context_cosine_weight > 0
+
+
+def test_the_answer_beside_the_question_s_words_ranks_near_the_top(conversation: Memory) -> None:
+    order = [n for n, _ in _ranked(conversation, DEFAULT_PARAMS)]
+    assert order.index("t2") < 2, order
+    assert order.index("t2") < order.index("o1"), order
+
+
+def test_context_only_adds_and_only_within_the_session(conversation: Memory) -> None:
+    off = dataclasses.replace(
+        DEFAULT_PARAMS, context_coverage_weight=0.0, context_cosine_weight=0.0
+    )
+    with_context = dict(_ranked(conversation, DEFAULT_PARAMS))
+    without = dict(_ranked(conversation, off))
+    for note_id in ("t1", "t2", "t3"):  # each has session mates among the candidates
+        assert with_context[note_id] > without[note_id]
+    for note_id in ("o1", "o2", "o3", "o4"):  # each alone in its session
+        assert with_context[note_id] == pytest.approx(without[note_id])
+
+
+def test_notes_written_days_apart_lend_nothing(tmp_path: Path) -> None:
+    _write(tmp_path / "project" / "MEMORY", 2 * DAY)  # the three turns, two days apart
+    memory = Memory.open(tmp_path / "project", home=tmp_path / "home")
+    try:
+        memory.index.reindex()
+        off = dataclasses.replace(
+            DEFAULT_PARAMS, context_coverage_weight=0.0, context_cosine_weight=0.0
+        )
+        assert dict(_ranked(memory, DEFAULT_PARAMS)) == pytest.approx(dict(_ranked(memory, off)))
+    finally:
+        memory.close()
