@@ -373,8 +373,8 @@ def _grids() -> dict[str, list[dict[str, Any]]]:
         "date window": grid(date_weight=[0.0, 0.02, 0.04, 0.08, 0.15]),
         "when: time words": grid(when_weight=[0.0, 0.01, 0.02, 0.04]),
         "session context": grid(
-            context_coverage_weight=[0.0, 0.05, 0.1, 0.15],
-            context_cosine_weight=[0.0, 0.1, 0.2, 0.3, 0.4],
+            context_coverage_weight=[0.0, 0.05, 0.1, 0.2],
+            context_cosine_weight=[0.0, 0.2, 0.4, 0.8, 1.2],
         ),
     }
 

@@ -932,3 +932,31 @@ def test_a_source_named_by_a_credential_is_never_echoed(
             result = refused(cli("import", str(path), "--from", kind, *extra))
             assert "Zq7" not in result.stdout + result.stderr, (kind, extra)
     assert "Zq7" not in ok(cli("list", "--json")).stdout
+
+
+def test_another_project_s_note_folder_imports_with_from_memdir(
+    seeded: Invoke, tmp_path: Path, project: Path
+) -> None:
+    """A person copying another project's notes: `import DIR --from memdir` reads a plain
+    MEMORY/ folder (no index.json) as well as an export (issue 27)."""
+    (project / "MEMORY" / "coffee.md").write_text("# Coffee\n\nOat milk only.\n", "utf-8")
+    (project / "MEMORY" / "README.md").write_text("# About these notes\n", "utf-8")
+    source = {i: n for (s, i), n in notes_of(seeded).items() if s == "project"}
+    other_project, other_home = tmp_path / "p2", tmp_path / "h2"
+    other_project.mkdir()
+    other_home.mkdir()
+    no_embedder(other_home)
+    fresh = runner_for(other_project, other_home)
+    dry = as_json(fresh("import", str(project), "--from", "memdir", "--dry-run", "--json"))
+    assert dry["imported"] == len(source) and not (other_project / "MEMORY").exists()
+    report = as_json(fresh("import", str(project / "MEMORY"), "--from", "memdir", "--json"))
+    assert report["kind"] == "memdir"
+    assert report["imported"] == len(source)
+    assert [p["source"] for p in report["problems"]] == ["README.md"]  # type: ignore[index]
+    got = notes_of(fresh)
+    assert {i for _, i in got} == set(source)
+    for note_id, note in source.items():
+        scope = "project" if ("project", note_id) in got else "user"
+        assert got[(scope, note_id)]["summary"] == note["summary"]
+    again = as_json(fresh("import", str(project), "--from", "memdir", "--json"))
+    assert (again["imported"], again["unchanged"]) == (0, len(source))

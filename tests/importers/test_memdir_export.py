@@ -526,3 +526,80 @@ def test_any_note_and_index_read_without_raising(
             supersedes=item.supersedes,
         )
         assert item.scope in (Scope.PROJECT, Scope.USER)
+
+
+# -- a plain note folder (a project's MEMORY/, no index.json) ---------------------------------
+
+
+def _note_folder(root: Path) -> Path:
+    """A project whose MEMORY/ holds memdir notes, hand-written notes and files that are not."""
+    folder = root / "MEMORY"
+    folder.mkdir(parents=True)
+    shutil.copyfile(
+        FIXTURES / "project" / "pricing-layout-a91.md", folder / "pricing-layout-a91.md"
+    )
+    shutil.copyfile(FIXTURES / "user" / "unlisted-coffee-2aa.md", folder / "unlisted-coffee-2aa.md")
+    (folder / "staging-rule.md").write_text(
+        "---\nname: Staging rule\ndescription: CI must pass first\n---\n"
+        "Nothing reaches staging without a green pipeline.\n",
+        encoding="utf-8",
+    )
+    (folder / "coffee.md").write_text("# Coffee\n\nThe team drinks oat milk.\n", "utf-8")
+    (folder / "README.md").write_text("# What this folder is\n", encoding="utf-8")
+    (folder / "merge.md").write_text("<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n", "utf-8")
+    (folder / "sealed.md").write_bytes(b"memdir-sealed 1 xchacha20poly1305\n\x00\x01")
+    (folder / "notes.txt").write_text("not a note file", encoding="utf-8")
+    return folder
+
+
+def test_a_plain_note_folder_is_read_with_its_ids(tmp_path: Path) -> None:
+    folder = _note_folder(tmp_path / "other-project")
+    for path in (folder, folder.parent):  # MEMORY/ itself, or the project holding it
+        reading = memdir_export.read(path)
+        by_id = {i.id: i for i in reading.items}
+        assert sorted(by_id) == [
+            "coffee",
+            "pricing-layout-a91",
+            "staging-rule",
+            "unlisted-coffee-2aa",
+        ]
+        assert all(i.scope is None for i in reading.items)  # by type or --scope
+        assert by_id["coffee"].summary == "Coffee"
+        assert "green pipeline" in by_id["staging-rule"].body
+        original = memdir_export.read(FIXTURES)
+        exported = {i.id: i for i in original.items}["pricing-layout-a91"]
+        assert by_id["pricing-layout-a91"].body == exported.body
+        assert by_id["pricing-layout-a91"].created_at == exported.created_at
+        assert by_id["coffee"].created_at  # a hand-written note: the file's time
+        why = {p.origin.rsplit("/", 1)[-1]: p.reason for p in reading.problems}
+        assert set(why) == {"README.md", "merge.md", "sealed.md"}
+        assert "not a note id" in why["README.md"]
+        assert "conflict" in why["merge.md"]
+        assert "encrypted" in why["sealed.md"]
+
+
+def test_a_folder_of_other_markdown_is_not_a_note_folder(tmp_path: Path) -> None:
+    vault = FIXTURES.parent.parent / "markdown" / "vault"
+    with pytest.raises(InvalidInput, match=r"no index\.json and none of its \.md files"):
+        memdir_export.read(vault)
+    (tmp_path / "a").mkdir()
+    with pytest.raises(InvalidInput, match=r"no <id>\.md note files"):
+        memdir_export.read(tmp_path / "a")
+    assert not memdir_export.detect(_note_folder(tmp_path / "p"))  # only when asked for
+
+
+def test_links_in_a_plain_note_folder_are_not_followed(tmp_path: Path) -> None:
+    folder = _note_folder(tmp_path / "p")
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nnot to be imported\n", encoding="utf-8")
+    (folder / "linked.md").symlink_to(secret)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.md").write_text("# X\n", encoding="utf-8")
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "MEMORY").symlink_to(outside)  # a MEMORY/ that is a link: not read
+    reading = memdir_export.read(folder)
+    assert "linked" not in {i.id for i in reading.items}
+    assert any("a link or device" in p.reason for p in reading.problems)
+    with pytest.raises(InvalidInput):
+        memdir_export.read(tmp_path / "q")

@@ -196,9 +196,9 @@ def test_warm_recall_ranks_by_meaning_and_attaches_nothing_below_the_floor(
     memory = Memory.open(tmp_path / "project", home=tmp_path / "home")
     _fill(memory)
     memory.remember("Old deploy day", "Deploys went out on Mondays.", scope="user", id="old")
-    memory.remember(
+    moved = memory.remember(
         "Deploy day moved", "Deploys go out on Tuesdays now.", scope="user", supersedes=["old"]
-    )
+    ).note.id
     memory.remember("Secret plan", "deploy ship release", scope="user", id="hidden", private=True)
     try:
         # A fresh Memory recalls by words: no word of this message is in any note's summary.
@@ -216,5 +216,50 @@ def test_warm_recall_ranks_by_meaning_and_attaches_nothing_below_the_floor(
             "when do we ship to production", [{"metadata": {"memdir": {"recalled": ["deploys"]}}}]
         )
         assert "deploys" not in again.note_ids
+        # The best hit sets the bar though it is attached already: nothing far below it
+        # (the German invoices note, say) takes its place.
+        assert set(again.note_ids) <= {moved}, again.note_ids
+    finally:
+        memory.close()
+
+
+def test_a_query_of_times_or_numbers_alone_is_a_good_match_by_words(tmp_path: Path) -> None:
+    """Time words and numbers weigh nothing in the floor's share, unless the query is
+    nothing else ("2024", "Monday", "8080")."""
+    (tmp_path / "project").mkdir()
+    memory = Memory.open(tmp_path / "project", home=tmp_path / "home")
+    try:
+        memory.remember("Budget 2024", "The budget for the year.", scope="user", id="budget")
+        memory.remember("Standup every Monday", "At ten.", scope="user", id="standup")
+        memory.remember("The API listens on port 8080", "", scope="user", id="port")
+        for query, expected in (("2024", "budget"), ("Monday", "standup"), ("8080", "port")):
+            hits = memory.search(query, limit=3, method="lexical")
+            assert hits[0].note_id == expected and not hits[0].weak, (query, hits)
+    finally:
+        memory.close()
+
+
+def test_the_floor_reads_the_same_hits_at_any_limit(tmp_path: Path) -> None:
+    """Whether a result is weak does not depend on how many hits were asked for: the
+    floor reads the first `FLOOR_DEPTH` hits however many are shown."""
+    (tmp_path / "project").mkdir()
+    memory = Memory.open(tmp_path / "project", home=tmp_path / "home")
+    try:
+        memory.remember("Zebra", "zebra zebra zebra zebra zebra", scope="user", id="a")
+        filler = " ".join(f"word{i}" for i in range(120))
+        memory.remember("Meeting log", f"{filler} quartz yak {filler}", scope="user", id="b")
+        for i in range(4):
+            memory.remember(f"Other {i}", f"other text number {i}", scope="user", id=f"o{i}")
+        for method in ("lexical", "hybrid"):
+            flags = set()
+            for limit in (1, 2, 5):
+                flags |= {
+                    h.weak for h in memory.search("zebra quartz yak", limit=limit, method=method)
+                }
+                flags |= {
+                    c.weak
+                    for c in memory.index.retrieve("zebra quartz yak", limit=limit, method=method)
+                }
+            assert flags == {False}, method
     finally:
         memory.close()

@@ -1,11 +1,13 @@
 """Session context in the hybrid rerank (`memdir.retrieve.hybrid.session_context`): a chunk
-borrows a share of the best coverage and cosine among the other candidates written in the
-same working session, so an answer ("Yes, every Tuesday!") is found beside the turn that
-holds the question's words; notes written days apart lend nothing."""
+borrows a share of what the best other candidate written in the same working session
+stands out by (above the candidates' median coverage and cosine), so an answer ("Yes,
+every Tuesday!") is found beside the turn that holds the question's words; notes written
+days apart lend nothing, and a burst of notes about other things lends nothing either."""
 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,19 +32,22 @@ def _notes(times: list[int]) -> list[tuple[str, int]]:
 def test_each_candidate_reads_the_best_of_the_others_in_its_window() -> None:
     notes = _notes([0, MINUTE, 2 * MINUTE, 10 * DAY])
     cov, cos = session_context(notes, ([0.9, 0.1, 0.4, 1.0], [0.8, 0.7, 0.75, 0.9]), 30 * MINUTE)
-    assert cov == [0.4, 0.9, 0.9, 0.0]  # never its own value; the late note is alone
-    assert cos == [0.75, 0.8, 0.8, 0.0]
+    # What a neighbour lends is what it stands out by above the candidates' median (0.65
+    # and 0.775); never a candidate's own value; the late note is alone.
+    assert cov == pytest.approx([0.0, 0.25, 0.25, 0.0])
+    assert cos == pytest.approx([0.0, 0.025, 0.025, 0.0])
 
 
 def test_a_note_s_own_chunks_lend_nothing() -> None:
     notes = [("long", 0), ("long", 0), ("other", MINUTE)]
-    assert session_context(notes, ([0.9, 0.5, 0.2],), DAY) == [[0.2, 0.2, 0.9]]
+    assert session_context(notes, ([0.9, 0.5, 0.2],), DAY) == [pytest.approx([0.0, 0.0, 0.4])]
 
 
-def test_the_window_is_inclusive_and_negative_values_lend_nothing() -> None:
-    assert session_context(_notes([0, 5]), ([1.0, 2.0],), 5) == [[2.0, 1.0]]
+def test_the_window_is_inclusive_and_the_usual_lends_nothing() -> None:
+    assert session_context(_notes([0, 5]), ([1.0, 2.0],), 5) == [pytest.approx([0.5, 0.0])]
     assert session_context(_notes([0, 6]), ([1.0, 2.0],), 5) == [[0.0, 0.0]]
-    assert session_context(_notes([0, 1]), ([-0.2, -0.1],), 5) == [[0.0, 0.0]]
+    # Notes as related to the query as every other candidate lend nothing.
+    assert session_context(_notes([0, 1, 2]), ([0.8, 0.8, 0.8],), 5) == [[0.0, 0.0, 0.0]]
 
 
 def test_one_candidate_or_none_has_no_context() -> None:
@@ -66,13 +71,15 @@ def test_it_is_the_brute_force_maximum(
     values = ([r[2] for r in rows], [r[3] for r in rows])
     got = session_context(notes, values, window)
     for s, signal in enumerate(values):
+        middle = statistics.median(signal) if signal else 0.0
+        lent = [max(v - middle, 0.0) for v in signal]
         for i, (note, t) in enumerate(notes):
             others = [
                 v
-                for j, v in enumerate(signal)
+                for j, v in enumerate(lent)
                 if notes[j][0] != note and abs(notes[j][1] - t) <= window
             ]
-            assert got[s][i] == pytest.approx(max([0.0, *others]))
+            assert got[s][i] == pytest.approx(max([0.0, *others]), abs=1e-12)
 
 
 # -- ranking, with the real embedder ----------------------------------------------------------
@@ -153,5 +160,33 @@ def test_notes_written_days_apart_lend_nothing(tmp_path: Path) -> None:
             DEFAULT_PARAMS, context_coverage_weight=0.0, context_cosine_weight=0.0
         )
         assert dict(_ranked(memory, DEFAULT_PARAMS)) == pytest.approx(dict(_ranked(memory, off)))
+    finally:
+        memory.close()
+
+
+def test_a_match_written_alone_stays_first_over_a_burst_of_unrelated_notes(
+    tmp_path: Path,
+) -> None:
+    """Notes written together lend only what stands out among the candidates (above their
+    median), so a burst of notes about other things cannot pass the note that answers."""
+    folder = tmp_path / "project" / "MEMORY"
+    folder.mkdir(parents=True)
+    notes = [
+        ("deploys", "Deploys go out on Tuesdays", "Releases ship to production every Tuesday.", 0),
+        ("pg", "We use PostgreSQL 16 for the main database", "The primary is db-1.", 5 * DAY),
+        ("answers", "The user prefers short answers without emoji", "", 5 * DAY + MINUTE),
+        ("backups", "Backups run every night at 2 am", "They go to S3.", 5 * DAY + 2 * MINUTE),
+        ("lint", "Run ruff before every commit", "CI fails otherwise.", 5 * DAY + 3 * MINUTE),
+    ]
+    for note_id, summary, body, offset in notes:
+        at = _START + offset
+        note = Note(id=note_id, summary=summary, body=body, created_at=at, updated_at=at)
+        (folder / f"{note_id}.md").write_bytes(render_note(note))
+    memory = Memory.open(tmp_path / "project", home=tmp_path / "home")
+    try:
+        memory.index.reindex()
+        for query in ("deploys", "When do deploys go out?", "which day do we release", "Tuesday"):
+            hits = memory.search(query, limit=3, method="hybrid")
+            assert hits[0].note_id == "deploys", (query, [h.note_id for h in hits])
     finally:
         memory.close()

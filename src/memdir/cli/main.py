@@ -84,7 +84,7 @@ COMMANDS: dict[str, CommandSpec] = {
             "import",
             "transfer:import_notes",
             "Import the memory of another system: Claude Code, Codex, basic-memory, the MCP memory "
-            "server, mem0, a Markdown folder or a memdir export.",
+            "server, mem0, a Markdown folder, a memdir export or note folder.",
         ),
         (
             "index",

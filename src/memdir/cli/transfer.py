@@ -61,7 +61,10 @@ def import_notes(
     as_json: bool,
 ) -> Outcome | None:
     """Import the memory of another system: Claude Code, Codex, basic-memory, the MCP memory
-    server, mem0, a Markdown folder or a memdir export.
+    server, mem0, a Markdown folder, a memdir export or note folder.
+
+    A memdir note folder is another project's MEMORY/ (or the project holding it): give
+    --from memdir; its notes keep their ids.
 
     An item whose note exists here (the same id, or the same source imported before) and
     differs from it never silently replaces it. If only the source changed since it was

@@ -8,6 +8,14 @@ An export holds, in one top folder of any name or none::
     project/<id>.md     note files, the bytes they had on disk (§1.1)
     user/<id>.md
 
+A plain note folder is read too: a project's ``MEMORY/`` (or the project folder holding
+it), or any folder of ``<id>.md`` note files, as a person copying another project's notes
+has them. Its notes keep their ids; their scope comes from their type or ``--scope`` (a
+folder does not say); a hand-written note (YAML frontmatter or plain Markdown) is read as
+the store reads it, its file time filling missing timestamps; a file whose name is not a
+note id, that does not parse, or that is encrypted (export it from its own memdir) is a
+problem and is not imported.
+
 Every note keeps its id, scope, type, tags, supersedes, private flag and timestamps, so
 a re-import gives the same ids and content hashes. A listed file that is missing, does
 not parse or whose hash differs from the index (changed or damaged since the export) is
@@ -39,7 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memdir.core import Note, Scope, parse_note
+from memdir.core import Note, Scope, parse_note, validate_id
+from memdir.crypto.seal import is_sealed
 from memdir.errors import InvalidInput, MemdirError
 from memdir.importers.base import MAX_SOURCE_BYTES, Imported, Problem, Reading, iso_ms
 
@@ -107,6 +116,10 @@ class _Files:
     data: dict[str, bytes] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     used: int = 0
+    #: Modification time (ms) of each file read from a folder.
+    mtimes: dict[str, int] = field(default_factory=dict)
+    #: A plain note folder (no index.json; files by their name alone).
+    plain: bool = False
 
 
 def _normalised(name: str) -> str | None:
@@ -220,8 +233,25 @@ def _walk(base: Path) -> Iterator[tuple[str, Path]]:
                     yield f"{scope.value}/{entry.name}", Path(entry.path)
 
 
-def _from_folder(base: Path, files: _Files) -> None:
-    for rel, file in _walk(base):
+def _walk_notes(folder: Path) -> Iterator[tuple[str, Path]]:
+    """(file name, path) of the note files of a plain note folder."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name.endswith(".md"):
+            yield entry.name, Path(entry.path)
+
+
+def _note_folder(path: Path) -> Path | None:
+    """The plain note folder at `path`: itself when it holds ``.md`` files, else its
+    ``MEMORY/`` (a project folder); None when neither holds any."""
+    for folder in (path, path / "MEMORY"):
+        plain_dir = folder.is_dir() and (folder == path or not folder.is_symlink())
+        if plain_dir and any(True for _ in _walk_notes(folder)):
+            return folder
+    return None
+
+
+def _from_folder(base: Path, files: _Files, walk: Iterator[tuple[str, Path]]) -> None:
+    for rel, file in walk:
         try:
             info = file.lstat()
         except OSError:
@@ -238,6 +268,7 @@ def _from_folder(base: Path, files: _Files) -> None:
             continue
         files.used += len(data)
         files.data[rel] = data
+        files.mtimes[rel] = info.st_mtime_ns // 1_000_000
 
 
 def _folder_base(path: Path) -> Path | None:
@@ -269,10 +300,18 @@ def _container(path: Path) -> tuple[_Files, str, Path]:
     files = _Files()
     if path.is_dir():
         base = _folder_base(path)
-        if base is None:
-            raise InvalidInput(f"{path} is not a memdir export: it holds no {INDEX_NAME}")
-        _from_folder(base, files)
-        return files, "" if base == path else base.name + "/", path
+        if base is not None:
+            _from_folder(base, files, _walk(base))
+            return files, "" if base == path else base.name + "/", path
+        folder = _note_folder(path)
+        if folder is None:
+            raise InvalidInput(
+                f"{path} is not a memdir export or note folder: it holds no {INDEX_NAME} "
+                "and no <id>.md note files (nor a MEMORY/ folder of them)"
+            )
+        files.plain = True
+        _from_folder(folder, files, _walk_notes(folder))
+        return files, "" if folder == path else folder.name + "/", path
     if not path.is_file():
         raise InvalidInput(f"{path} is not a file or folder")
     magic = _magic(path)
@@ -364,8 +403,29 @@ def _item(rel: str, data: bytes, entry: dict[str, Any] | None, origin: str) -> I
     return _imported(note, rel, origin, scope, created, updated)
 
 
+def _plain_item(rel: str, data: bytes, origin: str, mtime_ms: int) -> Imported | str:
+    """The note of one file of a plain note folder, or why it is not imported."""
+    stem = rel.removesuffix(".md")
+    try:
+        validate_id(stem)
+    except InvalidInput as exc:
+        return f"its file name is not a note id: {exc}"
+    if is_sealed(data):
+        return "is encrypted; run `memdir export` where it lives and import that export"
+    try:
+        note = parse_note(data, file_id=stem, mtime_ms=mtime_ms)
+    except MemdirError as exc:
+        return f"cannot be parsed: {exc}"
+    return _imported(note, rel, origin, None, note.created_at or None, note.updated_at or None)
+
+
 def _imported(
-    note: Note, rel: str, origin: str, scope: Scope, created: int | None, updated: int | None
+    note: Note,
+    rel: str,
+    origin: str,
+    scope: Scope | None,
+    created: int | None,
+    updated: int | None,
 ) -> Imported:
     return Imported(
         key=rel,
@@ -388,6 +448,21 @@ def read(path: Path) -> Reading:
     """The notes of the memdir export at `path` (a folder, tar.gz or zip)."""
     files, prefix, root = _container(path)
     reading = Reading(kind=KIND, root=root, problems=files.problems)
+    if files.plain:
+        for rel in sorted(files.data):
+            item = _plain_item(rel, files.data[rel], prefix + rel, files.mtimes.get(rel, 0))
+            if isinstance(item, str):
+                reading.problems.append(Problem(prefix + rel, item))
+            else:
+                reading.items.append(item)
+        if not reading.items:  # a folder of other Markdown (a vault): say what it is not
+            first = reading.problems[0] if reading.problems else None
+            why = f" ({first.origin}: {first.reason})" if first is not None else ""
+            raise InvalidInput(
+                f"{path} is not a memdir export or note folder: it holds no {INDEX_NAME} and "
+                f"none of its .md files is a memdir note{why}"
+            )
+        return reading
     index_origin = prefix + INDEX_NAME
     index = files.data.get(INDEX_NAME)
     if index is None:

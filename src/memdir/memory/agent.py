@@ -202,15 +202,14 @@ class AgentView:
         gone = superseded_ids(notes)
         shown = {(n.scope, n.id): n for n in notes if not n.private and n.id not in gone}
         chosen: list[Note] = []
-        best: float | None = None
-        for hit in hits:
-            note = shown.get((hit.scope, hit.note_id))
-            if hit.weak or note is None or hit.note_id in exclude or hit.superseded_by:
-                continue
-            best = hit.score if best is None else best
-            if hit.score < best - WARM_MARGIN or len(chosen) >= settings.per_turn:
-                break
-            chosen.append(note)
+        if hits and not hits[0].weak:  # weak is the result's: every hit or none
+            best = hits[0].score  # attached already or not, the best hit sets the bar
+            for hit in hits:
+                if hit.score < best - WARM_MARGIN or len(chosen) >= settings.per_turn:
+                    break
+                note = shown.get((hit.scope, hit.note_id))
+                if note is not None and hit.note_id not in exclude and not hit.superseded_by:
+                    chosen.append(note)
         if not chosen:
             return Recall(), set()
         by_id: dict[str, Note] = {}

@@ -10,9 +10,10 @@ out checks (docs/retrieval.md; `python bench/locomo.py --ablation` prints them):
              + cosine_weight   · cosine(query, d)
              + date_weight     · [d's note was written in the date window the query names]
              + when_weight     · [the query asks "when" and d holds a time expression]
-             + context_coverage_weight · the highest coverage among the candidates of
+             + context_coverage_weight · how far the highest coverage among candidates of
                                          other notes written in d's session (`session_ms`)
-             + context_cosine_weight   · the highest cosine among them
+                                         stands above the candidates' median coverage
+             + context_cosine_weight   · the same for the cosine
 
 The session context lets a chunk borrow from what was written beside it: in a
 conversation the answer ("Yes, every Tuesday!") often follows the turn that holds
@@ -97,10 +98,11 @@ class FusionParams:
     #: Added to a candidate holding a time expression ("yesterday", "last week", a month,
     #: a year) when the query asks for a time ("When did …").
     when_weight: float = 0.04
-    #: Added × the best coverage / cosine among the candidates of other notes written
-    #: within `session_ms` of this one's (`session_context`); 0 turns it off.
+    #: Added × how far the best coverage / cosine among the candidates of other notes
+    #: written within `session_ms` of this one's stands above the candidates' median
+    #: (`session_context`); 0 turns it off.
     context_coverage_weight: float = 0.1
-    context_cosine_weight: float = 0.3
+    context_cosine_weight: float = 0.8
     #: What counts as one working session: notes written at most this far apart (30
     #: minutes; not fitted, as the benchmark's turns all carry their session's time).
     session_ms: int = 30 * 60 * 1000
@@ -180,9 +182,10 @@ def floor_fitted(embedder_id: str) -> bool:
 def session_context(
     notes: Sequence[tuple[str, int]], values: Sequence[Sequence[float]], window_ms: int
 ) -> list[list[float]]:
-    """For each signal in `values` (one value per candidate) and each candidate, the highest
-    value among the candidates of *other* notes written within `window_ms` of its own
-    (0 when there is none): what was written in the same session says about the query.
+    """For each signal in `values` (one value per candidate) and each candidate, how far the
+    highest value among the candidates of *other* notes written within `window_ms` of its
+    own stands above the median of all candidates (0 when none does): what was written in
+    the same session says about the query, beyond what the median candidate says.
     `notes` gives each candidate's (note id, note time in ms); a note's own chunks lend
     nothing, as they would lift a long note by its second-best part."""
     n = len(notes)
@@ -195,8 +198,11 @@ def session_context(
     out = []
     for signal in values:
         v = np.asarray(signal, dtype=np.float64)
+        # What a neighbour stands out by: its value above the candidates' median, so notes
+        # written in a burst lend nothing for being as (un)related as the rest.
+        v = np.maximum(v - float(np.median(v)), 0.0)
         best = np.where(near, v[None, :], -np.inf).max(axis=1)
-        out.append(np.where(np.isfinite(best), np.maximum(best, 0.0), 0.0).tolist())
+        out.append(np.where(np.isfinite(best), best, 0.0).tolist())
     return out
 
 

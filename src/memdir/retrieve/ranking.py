@@ -48,6 +48,7 @@ from memdir.retrieve.hybrid import (
 
 __all__ = [
     "DEFAULT_PARAMS",
+    "FLOOR_DEPTH",
     "NO_FILTER",
     "RankedChunk",
     "dated",
@@ -62,6 +63,9 @@ __all__ = [
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_PARAMS = FusionParams()
+#: Hits the relevance floor reads (the most evidence among them) at any `limit`: the depth
+#: it was fitted at (bench/economy.py searches for 10).
+FLOOR_DEPTH = 10
 NO_FILTER = SearchFilter()
 _SNIPPET = 200
 
@@ -205,8 +209,10 @@ class _Signals:
             df, total = self.index.doc_freq(a for t in terms for a in t)
             every = {t: idf(max(df.get(a, 0) for a in t), max(total, 1)) for t in terms}
             known = {t: w for t, w in every.items() if any(df.get(a) for a in t)}
-            # When something happened is the note's time, rarely its words ("in May 2023").
-            every = {t: w for t, w in every.items() if not timed(set(t)) and not t[0].isdigit()}
+            # When something happened is the note's time, rarely its words ("in May 2023"),
+            # unless the query is nothing else ("2024", "Monday", "8080").
+            untimed = {t: w for t, w in every.items() if not timed(set(t)) and not t[0].isdigit()}
+            every = untimed or every
             self._weights = (known, every)
         return self._weights
 

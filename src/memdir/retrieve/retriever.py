@@ -63,6 +63,7 @@ from memdir.retrieve.hybrid import FusionParams
 from memdir.retrieve.indexes import IndexImages, IndexPool
 from memdir.retrieve.ranking import (
     DEFAULT_PARAMS,
+    FLOOR_DEPTH,
     NO_FILTER,
     RankedChunk,
     distinctive_text,
@@ -601,11 +602,12 @@ class Retriever:
     ) -> list[Hit]:
         prepared = self._prepared(stores, chosen, filter)
         chosen = self._method_for(stores, chosen)
-        ranked = self._ranked(stores, analysed, limit * 4, chosen, prepared)
+        depth = max(limit, FLOOR_DEPTH)  # the floor reads as many hits at any limit
+        ranked = self._ranked(stores, analysed, depth * 4, chosen, prepared)
         pool = self.params.lexical_depth + self.params.vector_depth
         per_store = Counter(s.scope for s, _ in ranked)
         notes = {(s.scope, r.row.note_id) for s, r in ranked}
-        if len(notes) < limit and limit * 4 in per_store.values() and limit * 4 < pool:
+        if len(notes) < depth and depth * 4 in per_store.values() and depth * 4 < pool:
             # A note with many matching chunks crowded the others out: take every
             # candidate chunk.
             ranked = self._ranked(stores, analysed, pool, chosen, prepared)
@@ -626,8 +628,9 @@ class Retriever:
             by = superseded[key[0]].get(key[1])
             return (key[0], by) if by is not None else None
 
-        chosen_keys = superseding_first(list(best), newer)[:limit]
-        weak = weak_result([best[key][1] for key in chosen_keys])
+        ordered = superseding_first(list(best), newer)
+        weak = weak_result([best[key][1] for key in ordered[:depth]])
+        chosen_keys = ordered[:limit]
         hits: list[Hit] = []
         for key in chosen_keys:
             store, item = best[key]
@@ -675,9 +678,9 @@ class Retriever:
         out = []
         prepared = self._prepared(stores, chosen, filter)
         chosen = self._method_for(stores, chosen)
-        ranked = self._ranked(stores, analysed, limit, chosen, prepared)[:limit]
-        weak = weak_result([item for _, item in ranked])
-        for store, item in ranked:
+        ranked = self._ranked(stores, analysed, max(limit, FLOOR_DEPTH), chosen, prepared)
+        weak = weak_result([item for _, item in ranked[: max(limit, FLOOR_DEPTH)]])
+        for store, item in ranked[:limit]:
             path = store.directory.file_for(item.row.note_id)
             out.append(
                 Chunk(
