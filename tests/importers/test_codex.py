@@ -63,8 +63,11 @@ def test_what_is_read_and_what_is_not() -> None:
             RELEASE,
             "skills/run-integration-tests/SKILL.md",
             "extensions/ad_hoc/notes/präferenz-ä.md",
+            "extensions/ad_hoc/resources/2026-03-01T09-00-00-x.md",
         ]
     )
+    resource = by_key(reading)["extensions/ad_hoc/resources/2026-03-01T09-00-00-x.md"]
+    assert resource.body == "resource text" and "ad_hoc" in resource.tags
     assert reasons(reading) == {
         "extensions/ad_hoc/notes/latin1.md": "not UTF-8 text (byte 3); not read",
         "rollout_summaries/2026-03-02T10-00-00-empty.md": "empty file; nothing to import",
@@ -198,3 +201,48 @@ def test_chmod_000(tmp_path: Path) -> None:
     root = copy_fixture("codex/codex-home", tmp_path) / "memories"
     make_unreadable(root / "MEMORY.md")
     assert reasons(codex.read(root))["MEMORY.md"] == "cannot be read: permission denied"
+
+
+def test_an_unclosed_fence_never_swallows_the_task_groups_after_it(tmp_path: Path) -> None:
+    """Every `# Task Group:` block is an item, whatever fence an earlier block left open."""
+    (tmp_path / "MEMORY.md").write_text(
+        "# Task Group: deploys (/srv/app)\n\nscope: releases\n\n## Task 1: ship\n\n"
+        "- run:\n```bash\nmake deploy\n\n"  # the fence is never closed
+        "# Task Group: database (/srv/app)\n\nscope: migrations\n\n"
+        "## Reusable knowledge\n\n- `alembic upgrade head` first\n\n"
+        "# Task Group: on-call (/srv/app)\n\nscope: paging\n",
+        encoding="utf-8",
+    )
+    reading = codex.read(tmp_path)
+    assert [i.summary for i in reading.items] == [
+        "deploys (/srv/app)",
+        "database (/srv/app)",
+        "on-call (/srv/app)",
+    ]
+    assert "make deploy" in reading.items[0].body
+    assert "alembic" in reading.items[1].body
+
+
+def test_every_extension_s_resources_are_notes(tmp_path: Path) -> None:
+    """Codex keeps an extension's durable resources under extensions/<name>/resources/
+    (with instructions.md and manifest.json, which are not notes)."""
+    ext = tmp_path / "extensions" / "team-wiki"
+    (ext / "resources").mkdir(parents=True)
+    (ext / "instructions.md").write_text("# Team wiki\n\nConsolidate these.\n", "utf-8")
+    (ext / "manifest.json").write_text('{"version": 1, "resources": {}}\n', "utf-8")
+    (ext / "resources" / "oncall.md").write_text(
+        "# On-call rota\n\nAna covers weekends.\n", "utf-8"
+    )
+    (ext / "resources" / "deploys.md").write_text("Deploys go out on Tuesdays.\n", "utf-8")
+    (tmp_path / "MEMORY.md").write_text("# Task Group: x\n\nscope: y\n", "utf-8")
+    reading = codex.read(tmp_path)
+    found = by_key(reading)
+    assert set(found) == {
+        "MEMORY.md#x",
+        "extensions/team-wiki/resources/deploys.md",
+        "extensions/team-wiki/resources/oncall.md",
+    }
+    oncall = found["extensions/team-wiki/resources/oncall.md"]
+    assert oncall.summary == "On-call rota" and "Ana covers weekends." in oncall.body
+    assert "team-wiki" in oncall.tags
+    assert reading.problems == []

@@ -15,10 +15,15 @@ The folder, as Codex's memory pipeline writes it (a git repository it manages):
   then ``# <one-sentence summary>`` and task sections — one note each, timed by ``updated_at``;
 - ``skills/<name>/SKILL.md``: a reusable procedure with ``name``/``description`` frontmatter
   — one note each (its scripts and templates are not read);
-- ``extensions/ad_hoc/notes/*.md``: notes a person wrote for Codex to consolidate — one each.
+- ``extensions/ad_hoc/notes/*.md``: notes a person wrote for Codex to consolidate — one each;
+- ``extensions/<name>/resources/*.md``: an extension's durable resources (the source
+  material Codex consolidates, kept until their source removes them) — one note each,
+  tagged with the extension's name.
 
-Not read: ``raw_memories.md`` (a temporary merge of the same rollouts), the phase-2 diff,
-extension instructions and resources. Mentions of ``rollout_summaries/….md`` and
+A ``# Task Group:`` line always starts a block, even after a code fence a block left open
+(the handbook's blocks must each start with one): an unclosed fence never swallows the
+groups after it. Not read: ``raw_memories.md`` (a temporary merge of the same rollouts),
+the phase-2 diff, extension instructions and manifests. Mentions of ``rollout_summaries/….md`` and
 ``skills/…/SKILL.md`` in MEMORY.md and the summary become refs to those notes. The older
 layout (``memories/<bucket>/memory/`` with ``memory_summary.md``, ``MEMORY.md``,
 ``consolidated.md``) is read the same way, file by file, keys keeping the bucket path.
@@ -26,6 +31,7 @@ layout (``memories/<bucket>/memory/`` with ``memory_summary.md``, ``MEMORY.md``,
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path, PurePosixPath
 
@@ -38,6 +44,8 @@ __all__ = ["KIND", "detect", "read"]
 KIND = "codex"
 
 _HANDBOOKS = frozenset({"MEMORY.md", "consolidated.md"})
+_EXTENSION_ROOTS = frozenset({"extensions", "memories_extensions"})
+_GROUP = re.compile(r"^# Task Group:")
 _SUMMARY = "memory_summary.md"
 _USER_SECTIONS = frozenset({"user profile", "user preferences"})
 _INDEX_SECTIONS = frozenset({"what's in memory", "what’s in memory"})
@@ -86,6 +94,9 @@ def read(path: Path) -> Reading:
                 reading.items.append(item)
         else:
             item = _document(source, reading.problems, skill=role == "skill")
+            if item is not None and role.startswith("resource:"):
+                tags = md.clean_tags([role.removeprefix("resource:"), *item.tags])
+                item = dataclasses.replace(item, tags=tags)
             if item is not None:
                 reading.items.append(item)
     return reading
@@ -125,11 +136,11 @@ def _role(key: PurePosixPath) -> str | None:
         return "rollout"
     if key.name == "SKILL.md" and len(parts) >= 3 and parts[-3] == "skills":
         return "skill"
-    if len(parts) >= 4 and parts[-4:-1] in (
-        ("extensions", "ad_hoc", "notes"),
-        ("memories_extensions", "ad_hoc", "notes"),
-    ):
-        return "note"
+    if len(parts) >= 4 and parts[-4] in _EXTENSION_ROOTS:
+        if parts[-3:-1] == ("ad_hoc", "notes"):
+            return "note"
+        if parts[-2] == "resources":
+            return f"resource:{parts[-3]}"
     return None
 
 
@@ -142,6 +153,23 @@ def _sections(text: str, level: int) -> list[tuple[str | None, list[str]]]:
             out.append((line[len(mark) :].strip().rstrip("#").strip(), []))
         else:
             out[-1][1].append(line)
+    return out
+
+
+def _blocks(text: str) -> list[tuple[str | None, list[str]]]:
+    """The handbook's blocks: split at every ``# Task Group:`` line (whatever fence an
+    earlier block left open), each block then at its own top-level headings."""
+    chunks: list[list[str]] = [[]]
+    for line in text.split("\n"):
+        if _GROUP.match(line) and chunks[-1]:
+            chunks.append([])
+        chunks[-1].append(line)
+    out: list[tuple[str | None, list[str]]] = []
+    for chunk in chunks:
+        for heading, lines in _sections("\n".join(chunk), 1):
+            if heading is None and out and not "\n".join(lines).strip():
+                continue
+            out.append((heading, lines))
     return out
 
 
@@ -173,7 +201,7 @@ def _handbook(source: md.SourceFile, problems: list[Problem]) -> list[Imported]:
     folder = PurePosixPath(source.key).parent
     taken: set[str] = set()
     items: list[Imported] = []
-    for heading, lines in _sections(source.text, 1):
+    for heading, lines in _blocks(source.text):
         text = "\n".join(lines).strip("\n")
         if heading is None:
             if not text.strip():
