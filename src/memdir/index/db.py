@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -550,37 +550,32 @@ class SearchIndex:
         with self._lock:
             return {int(r[0]) for r in self._conn.execute(sql, (wanted,))}
 
-    @_healing
-    def keys(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
-        """(note id, chunk ordinal) by chunk id: the order of equal scores."""
+    def _rows_of(self, ids: Iterable[int], sql: str) -> list[tuple[Any, ...]]:
+        """The rows of `sql` for chunk `ids`, asked 500 at a time (`{marks}` in `sql` stands
+        for their placeholders)."""
         wanted = list(dict.fromkeys(ids))
-        out: dict[int, tuple[str, int]] = {}
+        rows: list[tuple[Any, ...]] = []
         with self._lock:
             for start in range(0, len(wanted), 500):
                 part = wanted[start : start + 500]
                 marks = ",".join("?" * len(part))
-                for cid, note_id, ordinal in self._conn.execute(
-                    f"SELECT id, note_id, ord FROM chunks WHERE id IN ({marks})", part
-                ):
-                    out[int(cid)] = (str(note_id), int(ordinal))
-        return out
+                rows += self._conn.execute(sql.format(marks=marks), part).fetchall()
+        return rows
+
+    @_healing
+    def keys(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
+        """(note id, chunk ordinal) by chunk id: the order of equal scores."""
+        sql = "SELECT id, note_id, ord FROM chunks WHERE id IN ({marks})"
+        return {int(c): (str(n), int(o)) for c, n, o in self._rows_of(ids, sql)}
 
     @_healing
     def note_times(self, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
         """Each chunk's note id and the note's time (its last update, Unix ms), by chunk id."""
-        wanted = list(dict.fromkeys(ids))
-        out: dict[int, tuple[str, int]] = {}
-        with self._lock:
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
-                for cid, note_id, updated in self._conn.execute(
-                    "SELECT c.id, c.note_id, n.updated_at FROM chunks c JOIN notes n "
-                    f"USING(note_id) WHERE c.id IN ({marks})",
-                    part,
-                ):
-                    out[int(cid)] = (str(note_id), int(updated))
-        return out
+        sql = (
+            "SELECT c.id, c.note_id, n.updated_at FROM chunks c JOIN notes n USING(note_id) "
+            "WHERE c.id IN ({marks})"
+        )
+        return {int(c): (str(n), int(t)) for c, n, t in self._rows_of(ids, sql)}
 
     @_healing
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
