@@ -200,7 +200,10 @@ def session_context(
         v = np.asarray(signal, dtype=np.float64)
         # What a neighbour stands out by: its value above the candidates' median, so notes
         # written in a burst lend nothing for being as (un)related as the rest.
-        v = np.maximum(v - float(np.median(v)), 0.0)
+        # (np.median would import numpy.ma on first use: sorted halves need nothing more)
+        ordered = np.sort(v)
+        middle = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+        v = np.maximum(v - middle, 0.0)
         best = np.where(near, v[None, :], -np.inf).max(axis=1)
         out.append(np.where(np.isfinite(best), best, 0.0).tolist())
     return out
