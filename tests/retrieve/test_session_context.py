@@ -29,25 +29,45 @@ def _notes(times: list[int]) -> list[tuple[str, int]]:
     return [(f"n{i}", t) for i, t in enumerate(times)]
 
 
-def test_each_candidate_reads_the_best_of_the_others_in_its_window() -> None:
+def test_a_candidate_borrows_what_its_session_mates_stand_out_by() -> None:
+    # 0: the answer (about the query a little), 1: the turn holding the question's words,
+    # 2: an unrelated mate, 3: a note written days later.
     notes = _notes([0, MINUTE, 2 * MINUTE, 10 * DAY])
-    cov, cos = session_context(notes, ([0.9, 0.1, 0.4, 1.0], [0.8, 0.7, 0.75, 0.9]), 30 * MINUTE)
-    # What a neighbour lends is what it stands out by above the candidates' median (0.65
-    # and 0.775); never a candidate's own value; the late note is alone.
-    assert cov == pytest.approx([0.0, 0.25, 0.25, 0.0])
-    assert cos == pytest.approx([0.0, 0.025, 0.025, 0.0])
+    cov, cos = session_context(notes, ([0.2, 1.0, 0.0, 0.5], [0.80, 0.85, 0.70, 0.78]), DAY // 2)
+    # Medians 0.35 and 0.79: the mates stand out by 0.65 / 0.06 (the question's turn) and
+    # 0.01 (the answer); each candidate's own standing is its best signal's share of the
+    # best candidate's (the answer 1/6, the question's turn 1, the unrelated mate 0).
+    assert cov == pytest.approx([0.65 / 6, 0.0, 0.0, 0.0])
+    assert cos == pytest.approx([0.06 / 6, 0.01, 0.0, 0.0])
 
 
 def test_a_note_s_own_chunks_lend_nothing() -> None:
-    notes = [("long", 0), ("long", 0), ("other", MINUTE)]
-    assert session_context(notes, ([0.9, 0.5, 0.2],), DAY) == [pytest.approx([0.0, 0.0, 0.4])]
+    values = ([0.9, 0.8, 0.1, 0.0],)
+    one_note = [("long", 0), ("long", 0), ("other", MINUTE), ("x", 10 * DAY)]
+    assert session_context(one_note, values, DAY) == [[0.0, 0.0, 0.0, 0.0]]
+    two_notes = [("a", 0), ("b", 0), ("other", MINUTE), ("x", 10 * DAY)]
+    assert session_context(two_notes, values, DAY) == [pytest.approx([0.35, 0.35, 0.0, 0.0])]
 
 
 def test_the_window_is_inclusive_and_the_usual_lends_nothing() -> None:
-    assert session_context(_notes([0, 5]), ([1.0, 2.0],), 5) == [pytest.approx([0.5, 0.0])]
-    assert session_context(_notes([0, 6]), ([1.0, 2.0],), 5) == [[0.0, 0.0]]
+    values = ([1.5, 2.0, 0.0, 0.0],)
+    inside = session_context(_notes([0, 5, 100, 200]), values, 5)
+    assert inside == [pytest.approx([0.75, 0.75, 0.0, 0.0])]
+    assert session_context(_notes([0, 6, 100, 200]), values, 5) == [[0.0, 0.0, 0.0, 0.0]]
     # Notes as related to the query as every other candidate lend nothing.
     assert session_context(_notes([0, 1, 2]), ([0.8, 0.8, 0.8],), 5) == [[0.0, 0.0, 0.0]]
+
+
+def test_an_unrelated_note_borrows_nothing_from_a_matching_mate() -> None:
+    """A burst written together (an import, a clone): one member matches, the others are
+    below the median and stay where they are."""
+    notes = [(f"n{i}", 0) for i in range(6)] + [("alone", 10 * DAY)]
+    cov, cos = session_context(
+        notes,
+        ([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], [0.9, 0.3, 0.2, 0.3, 0.25, 0.3, 0.9]),
+        DAY,
+    )
+    assert cov[1:6] == [0.0] * 5 and cos[1:6] == [0.0] * 5
 
 
 def test_one_candidate_or_none_has_no_context() -> None:
@@ -70,16 +90,22 @@ def test_it_is_the_brute_force_maximum(
     notes = [(r[0], r[1]) for r in rows]
     values = ([r[2] for r in rows], [r[3] for r in rows])
     got = session_context(notes, values, window)
-    for s, signal in enumerate(values):
+    above = []
+    for signal in values:
         middle = statistics.median(signal) if signal else 0.0
-        lent = [max(v - middle, 0.0) for v in signal]
+        above.append([max(v - middle, 0.0) for v in signal])
+    standing = [
+        max([0.0] + [a[i] / max(a) for a in above if max(a, default=0.0) > 0])
+        for i in range(len(notes))
+    ]
+    for s, lent in enumerate(above):
         for i, (note, t) in enumerate(notes):
             others = [
                 v
                 for j, v in enumerate(lent)
                 if notes[j][0] != note and abs(notes[j][1] - t) <= window
             ]
-            assert got[s][i] == pytest.approx(max([0.0, *others]), abs=1e-12)
+            assert got[s][i] == pytest.approx(max([0.0, *others]) * standing[i], abs=1e-9)
 
 
 # -- ranking, with the real embedder ----------------------------------------------------------
@@ -145,8 +171,9 @@ def test_context_only_adds_and_only_within_the_session(conversation: Memory) -> 
     )
     with_context = dict(_ranked(conversation, DEFAULT_PARAMS))
     without = dict(_ranked(conversation, off))
-    for note_id in ("t1", "t2", "t3"):  # each has session mates among the candidates
-        assert with_context[note_id] > without[note_id]
+    assert with_context["t2"] > without["t2"]  # the answer borrows from the question's turn
+    for note_id in ("t1", "t3"):  # never less; more only if about the query itself
+        assert with_context[note_id] >= without[note_id] - 1e-9
     for note_id in ("o1", "o2", "o3", "o4"):  # each alone in its session
         assert with_context[note_id] == pytest.approx(without[note_id])
 

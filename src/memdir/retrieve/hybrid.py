@@ -101,7 +101,7 @@ class FusionParams:
     #: Added × how far the best coverage / cosine among the candidates of other notes
     #: written within `session_ms` of this one's stands above the candidates' median
     #: (`session_context`); 0 turns it off.
-    context_coverage_weight: float = 0.1
+    context_coverage_weight: float = 0.2
     context_cosine_weight: float = 0.8
     #: What counts as one working session: notes written at most this far apart (30
     #: minutes; not fitted, as the benchmark's turns all carry their session's time).
@@ -182,10 +182,15 @@ def floor_fitted(embedder_id: str) -> bool:
 def session_context(
     notes: Sequence[tuple[str, int]], values: Sequence[Sequence[float]], window_ms: int
 ) -> list[list[float]]:
-    """For each signal in `values` (one value per candidate) and each candidate, how far the
-    highest value among the candidates of *other* notes written within `window_ms` of its
-    own stands above the median of all candidates (0 when none does): what was written in
-    the same session says about the query, beyond what the median candidate says.
+    """For each signal in `values` (one value per candidate) and each candidate, what the
+    candidates of *other* notes written within `window_ms` of its own lend it: how far
+    the highest of their values stands above the median of all candidates, times how far
+    the candidate itself stands above that median, relative to the best candidate (its
+    best signal; 0 to 1). What was written in the same session says about the query
+    beyond what the median candidate says, and only to a candidate that is itself about
+    the query: a burst of notes written together (an import, a clone) never lifts its
+    unrelated members because one of them matches.
+
     `notes` gives each candidate's (note id, note time in ms); a note's own chunks lend
     nothing, as they would lift a long note by its second-best part."""
     n = len(notes)
@@ -195,18 +200,18 @@ def session_context(
     ids = {note_id: i for i, note_id in enumerate(dict.fromkeys(nid for nid, _ in notes))}
     g = np.asarray([ids[nid] for nid, _ in notes], dtype=np.int64)
     near = (np.abs(t[:, None] - t[None, :]) <= window_ms) & (g[:, None] != g[None, :])
-    out = []
+    lent, standing = [], np.zeros(n)
     for signal in values:
         v = np.asarray(signal, dtype=np.float64)
-        # What a neighbour stands out by: its value above the candidates' median, so notes
-        # written in a burst lend nothing for being as (un)related as the rest.
         # (np.median would import numpy.ma on first use: sorted halves need nothing more)
         ordered = np.sort(v)
-        middle = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
-        v = np.maximum(v - middle, 0.0)
-        best = np.where(near, v[None, :], -np.inf).max(axis=1)
-        out.append(np.where(np.isfinite(best), best, 0.0).tolist())
-    return out
+        above = np.maximum(v - (ordered[(n - 1) // 2] + ordered[n // 2]) / 2, 0.0)
+        top = float(above.max())
+        if top > 0:
+            standing = np.maximum(standing, above / top)
+        best = np.where(near, above[None, :], -np.inf).max(axis=1)
+        lent.append(np.where(np.isfinite(best), best, 0.0))
+    return [(x * standing).tolist() for x in lent]
 
 
 def has_adjacent_pair(terms: Sequence[tuple[str, ...]], sequences: Sequence[Sequence[str]]) -> bool:
