@@ -29,7 +29,7 @@ __all__ = ["AgentView"]
 _recall_log = logging.getLogger("memdir.recall")
 #: Warm recall attaches notes scoring within this of the best hit (fitted with
 #: bench/economy.py on the LoCoMo development set).
-WARM_MARGIN = 0.02
+WARM_MARGIN = 0.03
 #: Characters of a message the warm path searches with (the embedder reads ~512 tokens).
 WARM_QUERY_CHARS = 2000
 
