@@ -678,8 +678,9 @@ class Retriever:
         out = []
         prepared = self._prepared(stores, chosen, filter)
         chosen = self._method_for(stores, chosen)
-        ranked = self._ranked(stores, analysed, max(limit, FLOOR_DEPTH), chosen, prepared)
-        weak = weak_result([item for _, item in ranked[: max(limit, FLOOR_DEPTH)]])
+        depth = max(limit, FLOOR_DEPTH)
+        ranked = self._ranked(stores, analysed, depth, chosen, prepared)[:depth]
+        weak = weak_result([item for _, item in ranked])
         for store, item in ranked[:limit]:
             path = store.directory.file_for(item.row.note_id)
             out.append(
