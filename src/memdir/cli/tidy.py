@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from memdir.cli.errors import ErrorWithDetails, Outcome, confirmation_needed
 from memdir.cli.options import json_option
-from memdir.cli.output import console, emit_json
+from memdir.cli.output import console, emit_json, progress_bar
 from memdir.core.vocab import DraftKind, FindingKind, Scope, choices
 from memdir.errors import EXIT_ERROR, DiskError, InvalidInput
 
@@ -56,7 +56,11 @@ def tidy(
     contradictions (then: dismiss, merge, apply, auto)."""
     if ctx.invoked_subcommand is not None:
         return
-    findings = _memory().tidy.findings(kinds or None, scope, confirm_with_llm=confirm)
+    memory = _memory()
+    with progress_bar(not as_json) as progress:  # the first tidy embeds notes
+        findings = memory.tidy.findings(
+            kinds or None, scope, confirm_with_llm=confirm, progress=progress
+        )
     if as_json:
         emit_json(findings)  # each: id, kind, scope, notes, reason, hashes
         return

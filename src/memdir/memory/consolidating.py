@@ -172,6 +172,8 @@ class Consolidation:
             clashing = {frozenset(f.notes) for f in findings if f.kind is FindingKind.CONTRADICTION}
             for finding in (f for f in findings if f.kind is FindingKind.SAME_TOPIC):
                 why: str | None = _leave_alone(finding.notes, store.scope, held, clashing)
+                if why is None and finding.by_meaning:
+                    why = "its notes share their meaning, not their words: merge them by hand"
                 if why is None and stop.is_set():
                     why = "the host is stopping"
                 if why is None and budget <= 0:

@@ -31,6 +31,7 @@ from memdir.store import ScopeStore, UsageStats
 if TYPE_CHECKING:
     from memdir.extract.llm import ChatClient
     from memdir.retrieve import Retriever
+    from memdir.retrieve.retriever import Progress
     from memdir.tidy.findings import Finding, ScopeView
 
 __all__ = [
@@ -108,6 +109,7 @@ class Tidying:
         hide_private: bool = False,
         confirm_with_llm: bool = False,
         include_dismissed: bool = False,
+        progress: Progress | None = None,
     ) -> builtins.list[Finding]:
         """The tidy-up list (§6): findings of `kinds` (None: all six) in `scope` (None: every
         open scope, project first), without those dismissed on this machine.
@@ -116,6 +118,8 @@ class Tidying:
         and a one-line reason. With `hide_private`, findings about private notes are left
         out (what an MCP caller may see). With `confirm_with_llm`, the `[llm]` model checks
         each contradiction: those it rejects are left out, the others carry its verdict.
+        Same-topic and contradiction findings compare notes by meaning too when vectors
+        are on: notes not embedded yet are embedded first (`progress` shows it).
         """
         from memdir.tidy.findings import scope_findings
 
@@ -126,7 +130,7 @@ class Tidying:
         now = self._clock()
         out: builtins.list[Finding] = []
         for store in stores:
-            view = self._view(store, wanted, targets)
+            view = self._view(store, wanted, targets, progress)
             private = {n.id for n in view.notes if n.private} if hide_private else set()
             for finding in scope_findings(
                 view, wanted, now=now, unused_days=self.settings.consolidate.unused_days
@@ -139,14 +143,23 @@ class Tidying:
         return self.confirmed(out, self._chat()) if confirm_with_llm else out
 
     def _view(
-        self, store: ScopeStore, kinds: builtins.list[FindingKind], targets: set[str]
+        self,
+        store: ScopeStore,
+        kinds: builtins.list[FindingKind],
+        targets: set[str],
+        progress: Progress | None = None,
     ) -> ScopeView:
+        from memdir.retrieve.note_vectors import note_vectors
         from memdir.tidy.findings import ScopeView
 
         notes = self.stores.all_notes(store.scope)
         terms: dict[str, frozenset[str]] = {}
+        vectors: dict[str, Any] = {}
         if FindingKind.SAME_TOPIC in kinds or FindingKind.CONTRADICTION in kinds:
             terms = self._terms(store, notes)
+            vectors = note_vectors(
+                self._retriever(), store, terms, progress=progress, warn=self._warn
+            )
         last_used: dict[str, int] = {}
         if FindingKind.UNUSED in kinds:
             last_used = self._last_used(store, notes)
@@ -158,6 +171,7 @@ class Tidying:
             scope=store.scope,
             notes=notes,
             terms=terms,
+            vectors=vectors,
             last_used=last_used,
             link_target=targets.__contains__,
             path_exists=path_exists,

@@ -234,7 +234,7 @@ class Retriever:
         self._embedder = None
         self._warn(f"vector search is off, search is lexical only: {exc}")
 
-    def _usable_embedder(self) -> tuple[Embedder, str] | None:
+    def usable_embedder(self) -> tuple[Embedder, str] | None:
         """The embedder and its vectors' identity, or None (with a warning) when it fails."""
         embedder = self.embedder
         if embedder is None:
@@ -292,7 +292,7 @@ class Retriever:
     def _fill_step(self, key: str) -> int:
         """One batch of the filler: embed a scope's next pending chunks; 0 when none is left."""
         if key == "":
-            self._usable_embedder()
+            self.usable_embedder()
             return 0
         store = self._filling.get(key)
         return 0 if store is None else self._embed_for_query(store, _BATCH)
@@ -351,7 +351,7 @@ class Retriever:
         progress: Progress | None,
         seconds: float | None = None,
     ) -> int:
-        usable = self._usable_embedder()
+        usable = self.usable_embedder()
         if usable is None:
             return 0
         embedder, embedder_id = usable
@@ -398,7 +398,7 @@ class Retriever:
             counts = index.counts()
             notes += len(index.note_ids())
             chunks += counts["chunks"]
-        usable = self._usable_embedder()
+        usable = self.usable_embedder()
         return ReindexStats(
             notes,
             chunks,
@@ -410,7 +410,7 @@ class Retriever:
     # -- queries ------------------------------------------------------------------------
 
     def _query_vector(self, query: str) -> tuple[npt.NDArray[np.float32], str] | None:
-        usable = self._usable_embedder()
+        usable = self.usable_embedder()
         if usable is None:
             # embed.provider = "none" is the user's own choice: nothing to warn about.
             return None
@@ -511,7 +511,7 @@ class Retriever:
             self._warn("the embedding model is still loading: this search matched words only")
             record(SearchMethod.LEXICAL)
             return SearchMethod.LEXICAL
-        usable = self._usable_embedder()
+        usable = self.usable_embedder()
         if usable is None:
             return chosen  # vectors are off or failing: `_ranked` answers by words, as before
         done = total = 0
@@ -744,7 +744,7 @@ class Retriever:
         query = analyse(distinctive_text(note))
         for method in (SearchMethod.LEXICAL, SearchMethod.VECTOR):
             if method is SearchMethod.VECTOR:
-                if self._usable_embedder() is None:
+                if self.usable_embedder() is None:
                     continue
                 self.embed_pending(store, budget=QUERY_EMBED_BUDGET)
             ranked = self._ranked([store], query, 1000, method, NO_FILTER)

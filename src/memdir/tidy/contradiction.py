@@ -20,13 +20,14 @@ and a contrast after a comma ("X, not Y") assert nothing about Y.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from memdir.core import Note
 from memdir.index.tokenize import stemmer
-from memdir.tidy.lexicon import CONTRAST_CLASSES, MONTHS, STEM_LANGUAGE_HINTS, Role
+from memdir.tidy.lexicon import BOUND_WORDS, CONTRAST_CLASSES, MONTHS, STEM_LANGUAGE_HINTS, Role
 from memdir.tidy.values import Num, Quantity, Token, extract_values, tokenize
 
 __all__ = [
@@ -56,6 +57,9 @@ _TO_WORDS = frozenset({"to", "auf", "zu", "nach", "à", "vers", "a", "hacia", "�
 _OWN_VERBS = frozenset({"owns", "leads", "maintains", "manages", "handles", "负责"})
 _ARTICLES = frozenset({"the", "der", "die", "das", "le", "la", "el", "los", "las", "les"})
 _CLAUSE_END = ("punct",)
+#: Two values of one dimension further apart than this factor measure different things
+#: (a retention of 30 days and a timeout of 10 seconds), when no shared words say otherwise.
+_MAGNITUDE = 20.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,8 @@ class Statement:
     weekdays: frozenset[int]
     choices: tuple[frozenset[str], ...]
     polarity: int
+    #: whether it states a bound or span ("under", "at most", "between", "最多")
+    bounded: bool = False
 
 
 # --- statements ------------------------------------------------------------------------------
@@ -334,6 +340,7 @@ def read_statement(text: str) -> Statement | None:
         weekdays=frozenset(values.weekdays),
         choices=stemmed,
         polarity=_polarity(tokens),
+        bounded=any(t.text in BOUND_WORDS for t in tokens),
     )
 
 
@@ -369,13 +376,26 @@ def _same_choice(a: frozenset[str], b: frozenset[str]) -> bool:
     )
 
 
-def _quantities_clash(a: Statement, b: Statement) -> bool:
+def _quantities_clash(a: Statement, b: Statement, magnitude: float = math.inf) -> bool:
+    """Some dimension both measure where no two of their values can be the same; with
+    `magnitude`, only values within that factor of each other count."""
     for dim in {q.dim for q in a.quantities} & {q.dim for q in b.quantities}:
         qa = [q for q in a.quantities if q.dim == dim]
         qb = [q for q in b.quantities if q.dim == dim]
-        if not any(x.compatible(y) for x in qa for y in qb):
+        if any(x.compatible(y) for x in qa for y in qb):
+            continue
+        if any(_within(x, y, magnitude) for x in qa for y in qb):
             return True
     return False
+
+
+def _within(x: Quantity, y: Quantity, factor: float) -> bool:
+    if math.isinf(factor):
+        return True
+    mid_x, mid_y = (x.lo + x.hi) / 2, (y.lo + y.hi) / 2
+    if mid_x <= 0 or mid_y <= 0:
+        return False
+    return max(mid_x, mid_y) / min(mid_x, mid_y) <= factor
 
 
 def _nums_clash(a: Statement, b: Statement) -> bool:
@@ -408,19 +428,59 @@ def _dates_clash(a: Statement, b: Statement) -> bool:
     return not any(same(x, y) for x in a.dates for y in b.dates)
 
 
-def _conflict(a: Statement, b: Statement) -> tuple[str, float] | None:
+def _conflict(a: Statement, b: Statement, related: bool) -> tuple[str, float] | None:
     shared = a.key & b.key
-    if not shared:
-        return None
-    union = a.key | b.key
-    jaccard = len(shared) / len(union)
-    cover = len(shared) / min(len(a.key), len(b.key))
     only_a, only_b = a.words - b.words, b.words - a.words
     if _contrasting(only_a, only_b) or _substituted(only_a, only_b):
         return None
-    if jaccard < 0.5 and not (cover == 1.0 and len(shared) >= 2):
-        return None
+    union = a.key | b.key
+    jaccard = len(shared) / len(union) if union else 0.0
+    cover = len(shared) / min(len(a.key), len(b.key)) if shared else 0.0
+    if not shared or (jaccard < 0.5 and not (cover == 1.0 and len(shared) >= 2)):
+        # Notes close in meaning say one thing in other words: their typed values still
+        # clash, though their words differ ("backup at 02:00" / "snapshot kicks off at 3").
+        return _typed_conflict(a, b, jaccard) if related else None
+    bound_ok = a.bounded != b.bounded and _inside_bound(*((a, b) if a.bounded else (b, a)))
+    clash = None if bound_ok else _value_clash(a, b)
+    if a.polarity != b.polarity:
+        # "runs at 2" vs "does not run at 3 on Sundays": a negation qualifying another
+        # value flips nothing both claim; the same claim negated is a clash
+        return ("polarity", jaccard) if clash is None and jaccard >= 0.75 else None
+    return (clash, jaccard) if clash is not None else None
+
+
+def _value_clash(a: Statement, b: Statement) -> str | None:
+    """The kind of typed value or choice on which two statements of one key differ."""
     if _quantities_clash(a, b):
+        return "quantity"
+    if _dates_clash(a, b):
+        return "date"
+    if a.clocks and b.clocks and not set(a.clocks) & set(b.clocks):
+        return "clock"
+    if a.weekdays and b.weekdays and not a.weekdays & b.weekdays:
+        return "weekday"
+    if _nums_clash(a, b):
+        return "number"
+    if (
+        a.choices
+        and b.choices
+        and not any(_same_choice(x, y) for x in a.choices for y in b.choices)
+    ):
+        return "choice"
+    return None
+
+
+def _typed_conflict(a: Statement, b: Statement, jaccard: float) -> tuple[str, float] | None:
+    """A clash of two statements whose words differ, in notes close in meaning: only values
+    that say what they measure count — a quantity of one dimension and a like magnitude
+    (30 days vs two weeks; not 30 days vs 10 seconds, which measure different things),
+    a time of day, a weekday, a date, a version of the same major number, or numbers next
+    to the same word. Choices and negations need shared words (the ordinary path)."""
+    if a.polarity != b.polarity:
+        return None  # "runs at 2" vs "does not run at 3": not one claim restated
+    if a.bounded != b.bounded and _inside_bound(*((a, b) if a.bounded else (b, a))):
+        return None  # a limit and a value within it ("under 300 ms" vs "about 180 ms")
+    if _quantities_clash(a, b, _MAGNITUDE):
         return "quantity", jaccard
     if _dates_clash(a, b):
         return "date", jaccard
@@ -428,17 +488,44 @@ def _conflict(a: Statement, b: Statement) -> tuple[str, float] | None:
         return "clock", jaccard
     if a.weekdays and b.weekdays and not a.weekdays & b.weekdays:
         return "weekday", jaccard
-    if _nums_clash(a, b):
+    if _versions_clash(a, b) or _anchored_nums_clash(a, b):
         return "number", jaccard
-    if (
-        a.choices
-        and b.choices
-        and not any(_same_choice(x, y) for x in a.choices for y in b.choices)
-    ):
-        return "choice", jaccard
-    if a.polarity != b.polarity and jaccard >= 0.75:
-        return "polarity", jaccard
     return None
+
+
+def _inside_bound(bound: Statement, other: Statement) -> bool:
+    """Whether `bound` sets a bound or span on values like those of `other` and every one of
+    them is at most its largest value (most bounds are limits: "at most 5000", "under
+    300 ms", "最大10"): a limit and a value within it, not two values of one thing."""
+    measured = False
+    for dim in {q.dim for q in other.quantities}:
+        limits = [q.hi for q in bound.quantities if q.dim == dim]
+        if limits:
+            measured = True
+            if any(q.lo > max(limits) for q in other.quantities if q.dim == dim):
+                return False
+    if bound.nums and other.nums:
+        measured = True
+        if any(x.lo > max(y.hi for y in bound.nums) for x in other.nums):
+            return False
+    return measured
+
+
+def _versions_clash(a: Statement, b: Statement) -> bool:
+    """Versions (two parts or more) of the same major number, none equal: 3.11 vs 3.12."""
+    va = [x for x in a.nums if len(x.parts) >= 2]
+    vb = [y for y in b.nums if len(y.parts) >= 2]
+    same_major = [(x, y) for x in va for y in vb if x.parts[0] == y.parts[0]]
+    return bool(same_major) and not any(x.compatible(y) for x in va for y in vb)
+
+
+def _anchored_nums_clash(a: Statement, b: Statement) -> bool:
+    for x, y in ((a, b), (b, a)):
+        for num in x.nums:
+            partners = [other for other in y.nums if num.anchors & other.anchors]
+            if partners and not any(num.compatible(other) for other in partners):
+                return True
+    return False
 
 
 def _statements(note: Note | str) -> list[Statement]:
@@ -454,11 +541,15 @@ def _statements(note: Note | str) -> list[Statement]:
     return out
 
 
-def find_contradiction(a: Note | str, b: Note | str) -> Contradiction | None:
+def find_contradiction(
+    a: Note | str, b: Note | str, *, related: bool = False
+) -> Contradiction | None:
     """The clearest pair of conflicting statements between two same-topic notes, or None.
 
     A note is a `Note` (its summary and body are read) or plain text. Notes where one
     supersedes the other never contradict: the newer one replaced the older on purpose.
+    `related`: the notes are close in meaning (by their vectors), so statements in other
+    words are compared by their typed values too (`_typed_conflict`).
     """
     if (
         isinstance(a, Note)
@@ -470,7 +561,7 @@ def find_contradiction(a: Note | str, b: Note | str) -> Contradiction | None:
     theirs = _statements(b)
     for x in _statements(a):
         for y in theirs:
-            found = _conflict(x, y)
+            found = _conflict(x, y, related)
             if found is not None and (best is None or found[1] > best[0]):
                 best = (found[1], Contradiction(x.text, y.text, found[0]))
     return best[1] if best else None

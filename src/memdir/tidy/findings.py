@@ -21,18 +21,25 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import numpy.typing as npt
 
 from memdir.core import Note, Scope
 from memdir.core.vocab import FindingKind
 from memdir.tidy.contradiction import find_contradiction
 from memdir.tidy.paths import path_mentions
 from memdir.tidy.topics import (
+    CONTRADICTION_MIN_MEANING,
     CONTRADICTION_MIN_SCORE,
+    CONTRADICTION_NEIGHBOURS,
+    SAME_TOPIC_MIN_MEANING,
     SAME_TOPIC_MIN_SCORE,
-    Pair,
+    SAME_TOPIC_NEIGHBOURS,
     candidate_pairs,
     clusters,
+    meaning_pairs,
 )
 
 __all__ = [
@@ -64,6 +71,9 @@ class Finding:
     #: ``confirmed`` or ``unconfirmed`` (rejected ones are left out), and its one-line why
     confirmation: str | None = None
     model_says: str | None = None
+    #: a same-topic group that only the notes' vectors join (not their shared words):
+    #: listed, but never merged automatically
+    by_meaning: bool = False
 
 
 #: A body longer than this many characters is a `too_long` finding (§6).
@@ -100,6 +110,9 @@ class ScopeView:
     #: index leaves out, such as private ones, have none and take no part in same-topic
     #: or contradiction findings)
     terms: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: note id -> its unit vector (the mean of its chunks' vectors; absent when vectors
+    #: are off or the note has none yet: it is then compared by its terms alone)
+    vectors: Mapping[str, npt.NDArray[np.float32]] = field(default_factory=dict)
     #: note id -> when it was last recalled or edited (Unix ms; absent: unknown)
     last_used: Mapping[str, int] = field(default_factory=dict)
     #: whether a `[[target]]` names a note (in any open scope)
@@ -132,16 +145,31 @@ def _superseded(notes: Sequence[Note]) -> set[str]:
     return {old for n in notes for old in n.supersedes}
 
 
-def _pairs(view: ScopeView, live: Sequence[Note], min_score: float) -> list[Pair]:
-    terms = [view.terms[n.id] for n in live]
+def _skipped(live: Sequence[Note]) -> frozenset[tuple[int, int]]:
+    """Index pairs (lower first) of a note and a note it supersedes: never a finding."""
     index = {n.id: i for i, n in enumerate(live)}
-    skip = frozenset(
+    return frozenset(
         (min(i, j), max(i, j))
         for n in live
         for old in n.supersedes
         if (j := index.get(old)) is not None and (i := index[n.id]) != j
     )
-    return candidate_pairs(terms, min_score=min_score, skip=skip)
+
+
+def _joined(group: Sequence[int], edges: Iterable[tuple[int, int]]) -> bool:
+    """Whether `edges` alone connect every member of `group`."""
+    members = set(group)
+    root = {m: m for m in members}
+
+    def find(x: int) -> int:
+        while root[x] != x:
+            x = root[x]
+        return x
+
+    for a, b in edges:
+        if a in members and b in members:
+            root[find(a)] = find(b)
+    return len({find(m) for m in members}) == 1
 
 
 def _topic_findings(view: ScopeView, kinds: Collection[FindingKind]) -> list[Finding]:
@@ -150,20 +178,39 @@ def _topic_findings(view: ScopeView, kinds: Collection[FindingKind]) -> list[Fin
         (n for n in view.notes if n.id in view.terms and n.id not in superseded and not n.private),
         key=lambda n: n.id,
     )
+    skip = _skipped(live)
+    words = candidate_pairs(
+        [view.terms[n.id] for n in live], min_score=CONTRADICTION_MIN_SCORE, skip=skip
+    )
+    vectors = [view.vectors.get(n.id) for n in live]
     out: list[Finding] = []
-    pairs = _pairs(view, live, CONTRADICTION_MIN_SCORE)
     if FindingKind.SAME_TOPIC in kinds:
-        close = [p for p in pairs if p.score >= SAME_TOPIC_MIN_SCORE]
+        close = [p for p in words if p.score >= SAME_TOPIC_MIN_SCORE]
+        joined = [(p.first, p.second) for p in close]
+        close += meaning_pairs(
+            vectors, min_score=SAME_TOPIC_MIN_MEANING, neighbours=SAME_TOPIC_NEIGHBOURS, skip=skip
+        )
         for group in clusters(close, {i: n.id for i, n in enumerate(live)}):
             notes = [live[i] for i in group]
             reason = f"{len(notes)} notes on one topic: " + ", ".join(
                 _quoted(n.summary) for n in notes
             )
-            out.append(_finding(FindingKind.SAME_TOPIC, view.scope, notes, reason))
+            finding = _finding(FindingKind.SAME_TOPIC, view.scope, notes, reason)
+            if not _joined(group, joined):
+                finding = replace(finding, by_meaning=True)
+            out.append(finding)
     if FindingKind.CONTRADICTION in kinds:
-        for pair in sorted(pairs, key=lambda p: (p.first, p.second)):
-            a, b = live[pair.first], live[pair.second]
-            found = find_contradiction(a, b)
+        by_words = {(p.first, p.second) for p in words}
+        near = meaning_pairs(
+            vectors,
+            min_score=CONTRADICTION_MIN_MEANING,
+            neighbours=CONTRADICTION_NEIGHBOURS,
+            skip=skip,
+        )
+        related = {(p.first, p.second) for p in near}
+        for first, second in sorted(by_words | related):
+            a, b = live[first], live[second]
+            found = find_contradiction(a, b, related=(first, second) in related)
             if found is not None:
                 out.append(_finding(FindingKind.CONTRADICTION, view.scope, [a, b], found.reason))
     return out

@@ -1,12 +1,16 @@
-"""Word lists for the contradiction detector: roles of function words in en, de, fr, es and zh."""
+"""Word lists for the contradiction detector: roles of function words in en, de, fr, es, zh
+and ja."""
 
 from __future__ import annotations
 
 from enum import Enum
 
 __all__ = [
+    "BOUND_WORDS",
     "CJK_NUMERALS",
     "CONTRAST_CLASSES",
+    "JA_KANA_ROLES",
+    "JA_NEGATIVE_ENDINGS",
     "LATIN_ROLES",
     "MONTHS",
     "PERIOD_WORDS",
@@ -119,7 +123,8 @@ LATIN_ROLES.update(_words(Role.RUN, "runs run läuft laufen tourne tournent corr
 LATIN_ROLES.update(
     _words(
         Role.SWITCH,
-        "switched switch moved migrated migrate changed umgestiegen umgestellt gewechselt "
+        "switched switch moved migrated migrate changed upgraded bumped umgestiegen "
+        "umgestellt gewechselt gehoben aktualisiert actualizado actualizamos "
         "migriert umgezogen passé passés migré migrés changé pasamos migramos cambiamos "
         "cambió migrado",
     )
@@ -205,6 +210,23 @@ ZH_ROLES.update(_words(Role.COPULA, "是 为"))
 ZH_ROLES.update(_words(Role.PERIOD, "每"))
 ZH_ROLES.update(_words(Role.RANGE, "到 至"))
 ZH_ROLES.update(_words(Role.TITLE, "先生 女士 老师"))
+# Japanese kanji words (kana runs are read by `memdir.tidy.values`, see JA_KANA_ROLES)
+ZH_ROLES.update(_words(Role.NOW, "現在 今"))
+ZH_ROLES.update(_words(Role.USE, "採用 使 利用"))
+ZH_ROLES.update(_words(Role.SWITCH, "移行 変更 切替"))
+ZH_ROLES.update(_words(Role.NEGB, "無効 不可"))
+ZH_ROLES.update(_words(Role.POS, "有効 必須 許可"))
+ZH_ROLES.update(_words(Role.PERIOD, "毎"))
+
+#: Runs of hiragana (particles, verb endings) are function words, but for these; a run
+#: ending in a negative ending (ない, ません, ず) negates.
+JA_KANA_ROLES: dict[str, Role] = {
+    **_words(Role.STOP, "は が を に で の へ と も や か ね よ から まで です ます"),
+    **_words(Role.FROM, "から"),
+    **_words(Role.RANGE, "まで"),
+    **_words(Role.COPULA, "です だ である"),
+}
+JA_NEGATIVE_ENDINGS = ("ない", "なかった", "ません", "ず", "ぬ")
 
 # --- values ------------------------------------------------------------------------------------
 #: unit word -> (dimension, factor, factor under the other reading: binary vs decimal sizes)
@@ -227,12 +249,12 @@ _unit(
     1,
     "s sec secs second seconds sek sekunde sekunden seconde secondes segundo segundos 秒 秒钟",
 )
-_unit("time", 60, "m min mins minute minutes minuten minuto minutos 分钟")
-_unit("time", 3600, "h hr hrs hour hours std stunde stunden heure heures hora horas 小时 钟头")
-_unit("time", 86400, "d day days tag tage tagen jour jours día días dia dias 天")
-_unit("time", 604800, "week weeks woche wochen semaine semaines semana semanas 周 星期")
-_unit("time", 2592000, "month months monat monate monaten mois mes meses 个月")
-_unit("time", 31536000, "year years jahr jahre jahren année années año años")
+_unit("time", 60, "m min mins minute minutes minuten minuto minutos 分钟 分間")
+_unit("time", 3600, "h hr hrs hour hours std stunde stunden heure heures hora horas 小时 钟头 時間")
+_unit("time", 86400, "d day days tag tage tagen jour jours día días dia dias 天 日間")
+_unit("time", 604800, "week weeks woche wochen semaine semaines semana semanas 周 星期 週間")
+_unit("time", 2592000, "month months monat monate monaten mois mes meses 个月 箇月")
+_unit("time", 31536000, "year years jahr jahre jahren année années año años 年間")
 _unit("size", 1, "b byte bytes octet octets 字节")
 _unit("size", 1e3, "kb kilobyte kilobytes ko", 1024)
 _unit("size", 1024, "kib")
@@ -246,18 +268,19 @@ _unit("percent", 1, "% percent prozent porcentaje")
 _unit("eur", 1, "€ eur euro euros")
 _unit("usd", 1, "$ usd dollar dollars dólares")
 _unit("cny", 1, "元 块")
+_unit("jpy", 1, "円")
 
 #: frequency words -> period in seconds
 PERIOD_WORDS: dict[str, float] = {}
 for _text, _seconds in (
-    ("hourly stündlich", 3600.0),
+    ("hourly stündlich 毎時", 3600.0),
     (
         "daily nightly täglich nächtlich quotidien quotidienne diario diaria diariamente "
-        "每天 每日 每晚",
+        "每天 每日 每晚 毎日 毎晩 毎朝 毎夜",
         86400.0,
     ),
-    ("weekly wöchentlich hebdomadaire semanal", 604800.0),
-    ("monthly monatlich mensuel mensuelle mensual 每月", 2592000.0),
+    ("weekly wöchentlich hebdomadaire semanal 毎週", 604800.0),
+    ("monthly monatlich mensuel mensuelle mensual 每月 毎月", 2592000.0),
 ):
     for _w in _text.split():
         PERIOD_WORDS[_w] = _seconds
@@ -266,22 +289,24 @@ for _text, _seconds in (
 WEEKDAYS: dict[str, frozenset[int]] = {}
 for _i, _text in enumerate(
     (
-        "monday mondays montag montags lundi lundis lunes 周一 星期一 礼拜一",
-        "tuesday tuesdays dienstag dienstags mardi mardis martes 周二 星期二 礼拜二",
-        "wednesday wednesdays mittwoch mittwochs mercredi mercredis miércoles 周三 星期三 礼拜三",
-        "thursday thursdays donnerstag donnerstags jeudi jeudis jueves 周四 星期四 礼拜四",
-        "friday fridays freitag freitags vendredi vendredis viernes 周五 星期五 礼拜五",
+        "monday mondays montag montags lundi lundis lunes 周一 星期一 礼拜一 月曜 月曜日",
+        "tuesday tuesdays dienstag dienstags mardi mardis martes 周二 星期二 礼拜二 火曜 火曜日",
+        "wednesday wednesdays mittwoch mittwochs mercredi mercredis miércoles 周三 星期三 礼拜三 "
+        "水曜 水曜日",
+        "thursday thursdays donnerstag donnerstags jeudi jeudis jueves 周四 星期四 礼拜四 "
+        "木曜 木曜日",
+        "friday fridays freitag freitags vendredi vendredis viernes 周五 星期五 礼拜五 金曜 金曜日",
         "saturday saturdays samstag samstags sonnabend samedi samedis sábado sábados "
-        "周六 星期六 礼拜六",
+        "周六 星期六 礼拜六 土曜 土曜日",
         "sunday sundays sonntag sonntags dimanche dimanches domingo domingos "
-        "周日 周天 星期日 星期天 礼拜天",
+        "周日 周天 星期日 星期天 礼拜天 日曜 日曜日",
     )
 ):
     for _w in _text.split():
         WEEKDAYS[_w] = frozenset({_i})
-for _w in ("weekday", "weekdays", "werktags", "werktag", "工作日"):
+for _w in ("weekday", "weekdays", "werktags", "werktag", "工作日", "平日"):
     WEEKDAYS[_w] = frozenset(range(5))
-for _w in ("weekend", "weekends", "wochenende", "周末"):
+for _w in ("weekend", "weekends", "wochenende", "周末", "週末", "土日"):
     WEEKDAYS[_w] = frozenset({5, 6})
 
 #: month word -> month number
@@ -318,9 +343,11 @@ CONTRAST_CLASSES: tuple[frozenset[str], ...] = tuple(
     for text in (
         "staging stage prod production produktion dev development entwicklung test testing "
         "tests local lokal qa ci preprod sandbox 测试 生产 开发 预发 线上 本地 测试环境 生产环境 "
-        "开发环境 producción pruebas",
-        "linux windows macos mac ios android web mobile desktop",
-        "frontend backend front back 前端 后端 client server",
+        "开发环境 producción pruebas 本番 本番環境 ステージング 検証 検証環境 開発 開発環境 "
+        "テスト テスト環境 ローカル preproducción préprod recette",
+        "linux windows macos mac ios android web mobile desktop 安卓 苹果 iphone",
+        "frontend backend front back 前端 后端 client server フロントエンド バックエンド "
+        "フロント バック",
         "read reads write writes lesen schreiben 读 写 lecture écriture lectura escritura",
         "internal external intern extern 内部 外部 interne externe",
         "old new alt alte alten neu neue neuen ancien nouveau antiguo nuevo 旧 新",
@@ -329,5 +356,26 @@ CONTRAST_CLASSES: tuple[frozenset[str], ...] = tuple(
         "beta 内测 other others andere anderen 其他 autres otros",
     )
 )
+
+for _class in CONTRAST_CLASSES:
+    for _w in _class:
+        if all("\u3400" <= ch <= "\u9fff" for ch in _w):
+            ZH_ROLES.setdefault(_w, Role.KEY)
+
+#: Words that make a value a bound or a span rather than the value itself: "under 300 ms",
+#: "at most 10", "between 2 and 5", "höchstens", "au plus", "como máximo", "最多", "以内".
+BOUND_WORDS = frozenset(
+    _words(
+        Role.KEY,
+        "under below less fewer than most least max maximum min minimum within above over "
+        "exceed exceeds exceeding beyond between höchstens maximal mindestens minimal unter "
+        "über weniger mehr maximale maximalen minimale bis zwischen sous moins maxi jusqu "
+        "au-delà dessus dessous entre máximo máxima mínimo mínima menos más hasta encima "
+        "debajo 最多 最少 最大 最小 以内 以下 以上 不超过 超过 至少 上限 下限 之间 未満 まで 最低",
+    )
+)
+for _w in BOUND_WORDS:  # CJK bound words are words of their own for the CJK splitter
+    if all("\u3400" <= ch <= "\u9fff" for ch in _w):
+        ZH_ROLES.setdefault(_w, Role.KEY)
 
 ZH_WORD_MAX = max(len(w) for w in (*ZH_ROLES, *UNITS, *WEEKDAYS, *PERIOD_WORDS))

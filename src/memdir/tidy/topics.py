@@ -10,6 +10,16 @@ a topic; two notes that share nothing rarer are not on one topic.
 The score is the cosine of the two notes' term sets, each term weighted by its inverse
 document frequency in the scope: 1.0 for the same words, about 0.5 when half the weight
 is shared.
+
+Notes that say one thing in other words share few terms ("Staging deploys need a green
+pipeline" / "Nothing reaches staging without passing CI"), so notes are paired by meaning
+too (`meaning_pairs`): by the cosine of their vectors once the scope's mean vector is taken
+out of each. Every note of a project is about that project, so raw cosines of a small
+embedding model sit near 0.85 for any two of them; what is left after the mean is what
+sets one note apart. Two notes pair when that centred cosine is high *and* each is among
+the other's nearest notes, which keeps a crowd of loosely related notes from pairing.
+Scopes with fewer than `MEANING_MIN_NOTES` vectors are compared by their terms alone: a
+mean of a handful of notes says nothing about what is usual.
 """
 
 from __future__ import annotations
@@ -19,14 +29,23 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = [
+    "CONTRADICTION_MIN_MEANING",
     "CONTRADICTION_MIN_SCORE",
+    "CONTRADICTION_NEIGHBOURS",
     "MAX_CLUSTER",
     "MAX_TERM_NOTES",
+    "MEANING_MIN_NOTES",
+    "SAME_TOPIC_MIN_MEANING",
     "SAME_TOPIC_MIN_SCORE",
+    "SAME_TOPIC_NEIGHBOURS",
     "Pair",
     "candidate_pairs",
     "clusters",
+    "meaning_pairs",
 ]
 
 #: A term held by more notes than this does not make two notes candidates.
@@ -38,6 +57,16 @@ SAME_TOPIC_MIN_SCORE = 0.6
 CONTRADICTION_MIN_SCORE = 0.35
 #: At most this many notes form one same-topic finding (§6: 2–6).
 MAX_CLUSTER = 6
+#: Fewer vectors than this in a scope: notes are compared by their terms alone.
+MEANING_MIN_NOTES = 20
+#: Centred cosine from which two notes that are each other's nearest are on one topic.
+SAME_TOPIC_MIN_MEANING = 0.45
+SAME_TOPIC_NEIGHBOURS = 1
+#: Centred cosine from which two notes among each other's nearest few are compared for
+#: clashing values even when their words differ (`find_contradiction(related=True)`).
+CONTRADICTION_MIN_MEANING = 0.20
+CONTRADICTION_NEIGHBOURS = 1
+_BLOCK = 1024  # rows of the similarity matrix computed at once
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -121,3 +150,44 @@ def clusters(pairs: Sequence[Pair], order: Mapping[int, str]) -> list[tuple[int,
     groups = [tuple(sorted(m, key=lambda i: order[i])) for m in members.values()]
     groups.sort(key=lambda g: order[g[0]])
     return groups
+
+
+def meaning_pairs(
+    vectors: Sequence[npt.NDArray[np.float32] | None],
+    *,
+    min_score: float,
+    neighbours: int,
+    skip: frozenset[tuple[int, int]] = frozenset(),
+) -> list[Pair]:
+    """Pairs of notes (by index; None: a note without a vector) whose centred cosine
+    reaches `min_score` and where each is among the other's `neighbours` nearest notes;
+    best first. Empty when fewer than `MEANING_MIN_NOTES` notes have vectors."""
+    held = [i for i, v in enumerate(vectors) if v is not None]
+    if len(held) < MEANING_MIN_NOTES:
+        return []
+    matrix = np.stack([vectors[i] for i in held]).astype(np.float32)  # type: ignore[misc]
+    matrix -= matrix.mean(axis=0)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms > 0, norms, 1.0)
+    k = min(neighbours, len(held) - 1)
+    nearest: list[set[int]] = []
+    scores: dict[tuple[int, int], float] = {}
+    for start in range(0, len(held), _BLOCK):
+        block = matrix[start : start + _BLOCK] @ matrix.T
+        for row in range(block.shape[0]):
+            block[row, start + row] = -np.inf  # a note is not its own neighbour
+        top = np.argpartition(-block, k - 1, axis=1)[:, :k]
+        for row, cols in enumerate(top):
+            i = start + row
+            nearest.append({int(c) for c in cols})
+            for c in cols:
+                if block[row, c] >= min_score:
+                    scores[(min(i, int(c)), max(i, int(c)))] = float(block[row, c])
+    out: list[Pair] = []
+    for (x, y), score in scores.items():
+        if y in nearest[x] and x in nearest[y]:
+            i, j = held[x], held[y]
+            if (i, j) not in skip:
+                out.append(Pair(i, j, round(min(score, 1.0), 4)))
+    out.sort(key=lambda p: (-p.score, p.first, p.second))
+    return out

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from memdir.tidy.lexicon import (
     CJK_NUMERALS,
+    JA_KANA_ROLES,
+    JA_NEGATIVE_ENDINGS,
     LATIN_ROLES,
     MONTHS,
     PERIOD_WORDS,
@@ -31,6 +33,7 @@ __all__ = [
 ]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA = "\u3040-\u30ff\u31f0-\u31ff"
 # Each alternative is a run of one character class with no nested repetition: linear time.
 _TOKEN_RE = re.compile(
     r"(?P<iso>[0-9]{4}-[0-9]{1,2}-[0-9]{1,2})(?![0-9])"
@@ -38,9 +41,11 @@ _TOKEN_RE = re.compile(
     r"|(?P<clock>[0-9]{1,2}:[0-9]{2})(?![0-9])"
     r"|(?P<num>[0-9]+(?:[.,][0-9]+)*)"
     rf"|(?P<cjk>[{_CJK}]+)"
-    rf"|(?P<word>[^\W\d_{_CJK}]+)"
+    r"|(?P<hira>[\u3040-\u309f]+)"
+    r"|(?P<kata>[\u30a0-\u30ff\u31f0-\u31ff]+)"
+    rf"|(?P<word>[^\W\d_{_CJK}{_KANA}]+)"
     r"|(?P<punct>[,;:()\[\]|])"
-    r"|(?P<sym>[-–—~%$€£/])"
+    r"|(?P<sym>[-–—~〜%$€£¥/])"
 )
 _NOT = re.compile(r"n['’]t\b")
 
@@ -58,13 +63,31 @@ _NUMBER_WORDS = {
     "demi": 0.5, "demie": 0.5, "medio": 0.5, "media": 0.5, "anderthalb": 1.5,
 }  # fmt: skip
 _HALF = frozenset(w for w, v in _NUMBER_WORDS.items() if v == 0.5)
-_CLOCK_AFTER = frozenset({"am", "pm", "uhr", "点", "點"})
-_ZH_DAY_PARTS = {"上午": 0, "早上": 0, "凌晨": 0, "下午": 12, "晚上": 12, "中午": 0}
+_CLOCK_AFTER = frozenset({"am", "pm", "uhr", "点", "點", "時"})
+_ZH_DAY_PARTS = {
+    "上午": 0, "早上": 0, "凌晨": 0, "下午": 12, "晚上": 12, "中午": 0,
+    "午前": 0, "午後": 12, "深夜": 0, "早朝": 0, "朝": 0, "夜": 12, "夕方": 12,
+}  # fmt: skip
+#: Words after a time of day that put it after noon ("3 Uhr nachmittags", "a las 5 de la
+#: tarde", "à 3 heures de l'après-midi", "9 in the evening").
+_AFTERNOON = frozenset(
+    {"pm", "nachmittags", "abends", "nachmittag", "abend", "tarde", "noche", "soir", "après",
+     "evening", "afternoon", "night"}
+)  # fmt: skip
+#: Clock words: noon and midnight.
+_NAMED_TIMES = {
+    "noon": 720, "midday": 720, "mittag": 720, "mittags": 720, "midi": 720,
+    "mediodía": 720, "midnight": 0, "mitternacht": 0, "minuit": 0, "medianoche": 0,
+    "正午": 720, "零時": 0,
+}  # fmt: skip
+#: Words before a bare hour that make it a time of day: "at 3", "um drei", "a las tres".
+_AT_HOUR = frozenset({"at", "um", "à", "las", "gegen", "vers", "ab"})
+_MONTH_COUNTERS = frozenset({"ヶ", "か", "カ", "ケ", "ヵ"})
 _ZH_EXTRA = frozenset({*_ZH_DAY_PARTS, "点", "月", "日", "号", "年"})
 _REL = 1e-12  # float rounding only: 30 s and 30.000001 s differ
 _AT = frozenset({"at", "à", "a", "um", "las", "vers", "gegen", "ab", "dès"})
 _PER = frozenset({"per", "pro", "je", "par", "por", "每", "a"})
-_CLASSIFIERS = frozenset({"人", "位", "名", "次", "台", "条", "项", "天"})
+_CLASSIFIERS = frozenset({"人", "位", "名", "次", "台", "条", "项", "天", "件", "個", "回", "つ"})
 
 
 @dataclass(slots=True)
@@ -176,12 +199,24 @@ def tokenize(text: str) -> list[Token]:
             for piece, piece_kind in _split_cjk(raw):
                 tokens.append(Token(piece, piece, piece_kind, ZH_ROLES.get(piece)))
             continue
+        if kind == "hira":  # Japanese particles and endings: function words, or a negation
+            tokens.append(Token(raw, raw, "word", _kana_role(raw)))
+            continue
+        if kind == "kata":  # a Japanese loan word: a content word
+            tokens.append(Token(raw, raw, "word", None))
+            continue
         folded = raw.casefold()
         role = LATIN_ROLES.get(folded) if kind == "word" else None
-        if kind == "sym" and raw in "-–—~":
+        if kind == "sym" and raw in "-–—~〜":
             role = Role.RANGE
         tokens.append(Token(folded, raw, kind, role))
     return tokens
+
+
+def _kana_role(run: str) -> Role:
+    if run.endswith(JA_NEGATIVE_ENDINGS):
+        return Role.NEG
+    return JA_KANA_ROLES.get(run, Role.STOP)
 
 
 # --- values ----------------------------------------------------------------------------------
@@ -231,6 +266,8 @@ def _unit_at(tokens: list[Token], i: int) -> tuple[tuple[str, float, float], int
     """The unit at tokens[i] (a Chinese classifier 个 may come first), and the index after it."""
     if i < len(tokens) and tokens[i].text == "个" and i + 1 < len(tokens):
         i += 1
+    if i + 1 < len(tokens) and tokens[i].text in _MONTH_COUNTERS and tokens[i + 1].text == "月":
+        return UNITS["个月"], i + 2  # 3ヶ月, 6か月
     if i < len(tokens) and not tokens[i].used and tokens[i].kind in ("word", "cjk", "sym"):
         unit = UNITS.get(tokens[i].text)
         if unit is not None:
@@ -298,13 +335,13 @@ def _clock(tokens: list[Token], i: int, hour: float, values: Values) -> int | No
             end += 1
         elif i == 0 or tokens[i - 1].text not in _AT:
             return None  # "6 h" is a duration, "à 18h" and "14h30" are times of day
-    elif nxt.text in ("点", "點") and end < len(tokens):
+    elif nxt.text in ("点", "點", "時") and end < len(tokens):
         if tokens[end].text == "半":
             minutes, end = 30, end + 1
         elif tokens[end].kind == "num" and end + 1 < len(tokens) and tokens[end + 1].text == "分":
             minutes, end = int(float(tokens[end].text)), end + 2
     h = int(hour)
-    if nxt.text == "pm" and h < 12:
+    if (nxt.text == "pm" or _afternoon_follows(tokens, end)) and h < 12:
         h += 12
     if nxt.text == "am" and h == 12:
         h = 0
@@ -312,6 +349,38 @@ def _clock(tokens: list[Token], i: int, hour: float, values: Values) -> int | No
         h += _ZH_DAY_PARTS[tokens[i - 1].text]
         tokens[i - 1].used = True
     values.clocks.append((h % 24) * 60 + minutes)
+    return end
+
+
+def _afternoon_follows(tokens: list[Token], i: int) -> bool:
+    """Whether one of the next three tokens puts a time after noon ("de la tarde")."""
+    return any(t.text in _AFTERNOON for t in tokens[i : i + 3])
+
+
+def _hour_at(tokens: list[Token], i: int, hour: float, values: Values) -> int | None:
+    """A bare hour after "at"/"um"/"à"/"a las" ("at 3", "um drei", "à 3 heures", "a las
+    tres de la tarde"), not a count of something: a time of day; the index after it."""
+    if i == 0 or tokens[i - 1].text not in _AT_HOUR or not (0 <= hour <= 24):
+        return None
+    if hour != int(hour):
+        return None
+    end = i + 1
+    nxt = tokens[end] if end < len(tokens) else None
+    if nxt is not None and nxt.text in ("heures", "heure", "horas", "hora", "o", "sharp"):
+        end += 1
+        if nxt.text == "o" and end < len(tokens) and tokens[end].text == "clock":
+            end += 1
+    elif (
+        nxt is not None
+        and (_unit_at(tokens, end) is not None or nxt.kind in ("word", "cjk"))
+        and nxt.text not in _AFTERNOON
+        and nxt.role is not Role.STOP
+    ):
+        return None  # "at 3 replicas", "um 5 Minuten": a count, not a time
+    h = int(hour)
+    if _afternoon_follows(tokens, end) and h < 12:
+        h += 12
+    values.clocks.append((h % 24) * 60)
     return end
 
 
@@ -417,9 +486,14 @@ def extract_values(tokens: list[Token]) -> Values:
                 values.quantities.append(Quantity("period", factor, factor, factor, factor))
                 end = after
                 period = False
+        elif t.text in _NAMED_TIMES:
+            values.clocks.append(_NAMED_TIMES[t.text])
+            end = i + 1
         elif t.kind == "word" and t.text in _NUMBER_WORDS:
             found = _word_number(tokens, i)
-            if found is not None:
+            if found is not None and found[0] >= 1:
+                end = _hour_at(tokens, i, found[0], values)
+            if found is not None and end is None:
                 value, after = found
                 unit = _unit_at(tokens, after)
                 if unit is not None and len(tokens[after].text) > 1:
@@ -472,6 +546,8 @@ def _number_at(tokens: list[Token], i: int, values: Values, period: bool) -> int
         end = _date_after_number(tokens, i, value, values)
         if end is None:
             end = _clock(tokens, i, value, values)
+        if end is None and not parts[1:]:
+            end = _hour_at(tokens, i, value, values)
         if end is not None:
             return end
     hi = value
