@@ -2,8 +2,10 @@
 
 A note's vector is the mean of its chunks' vectors from the configured embedder, made a
 unit vector again. Chunks without a vector are embedded first (with `progress`), as
-`memdir reindex` would; when the disk refuses to store them, or the embedder cannot run,
-the notes that have vectors keep them and the others have none (their words still count).
+`memdir reindex` would, except in a long-lived host with a background filler (the MCP
+server, the memory page), where the filler is woken and a request uses what is there.
+Vectors only add to the words: when they cannot be made or read (a full disk, a damaged
+index, an embedder that fails), a warning says so and notes are compared by words alone.
 """
 
 from __future__ import annotations
@@ -35,32 +37,35 @@ def note_vectors(
     if retriever.embed_settings.provider == "none" or not note_ids:
         return {}
     try:
-        retriever.embed_pending(store, budget=None, progress=progress)
-    except Exception as exc:  # the disk refusing is told apart by `refusal`
-        reason = refusal(exc, retriever.index_path(store))
-        if reason is None:
-            raise
+        if retriever.filler is not None:
+            # a long-lived host (MCP server, memory page): a request does not wait for the
+            # model; the filler is woken for what has no vector yet, the rest is used now
+            retriever.vectors_ready([store])
+        else:
+            retriever.embed_pending(store, budget=None, progress=progress)
+        usable = retriever.usable_embedder()
+        if usable is None:
+            return {}
+        index = retriever.index(store)
+        chunk_ids, matrix = index.matrix(usable[1])
+        position = {int(c): i for i, c in enumerate(chunk_ids)}
+        keys = index.keys(position) if position else {}
+    except Exception as exc:  # vectors only add to the words: the list goes on without
+        reason = refusal(exc, retriever.index_path(store)) or f"{type(exc).__name__}: {exc}"
         warn(
-            f"the search index of the {store.scope.value} notes cannot store vectors "
-            f"({reason}): notes not embedded yet are compared by their words only"
+            f"the {store.scope.value} notes are compared by their words only this time: "
+            f"their vectors could not be read or made ({reason})"
         )
-    usable = retriever.usable_embedder()
-    if usable is None:
-        return {}
-    index = retriever.index(store)
-    chunk_ids, matrix = index.matrix(usable[1])
-    if not len(chunk_ids):
         return {}
     wanted = set(note_ids)
     rows: dict[str, list[int]] = {}
-    position = {int(c): i for i, c in enumerate(chunk_ids)}
-    for chunk, (note_id, _ordinal) in index.keys(position).items():
+    for chunk, (note_id, _ordinal) in keys.items():
         if note_id in wanted:
             rows.setdefault(note_id, []).append(position[chunk])
     out: Vectors = {}
     for note_id, members in rows.items():
         mean = matrix[members].mean(axis=0)
         norm = float(np.linalg.norm(mean))
-        if norm > 0:
+        if np.isfinite(norm) and norm > 0:
             out[note_id] = (mean / norm).astype(np.float32)
     return out

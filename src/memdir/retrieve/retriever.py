@@ -142,7 +142,7 @@ class Retriever:
         #: When the disk last refused each scope's vectors, by state key.
         self._vectors_refused: dict[str, float] = {}
         #: The background vector filler (None: queries embed a few chunks themselves).
-        self._filler: VectorFiller[str] | None = None
+        self.filler: VectorFiller[str] | None = None
         #: The scopes the filler was woken for, by state key.
         self._filling: dict[str, ScopeStore] = {}
         #: One refresh of each scope at a time, by state key.
@@ -153,7 +153,7 @@ class Retriever:
         self._said_unreadable: dict[str, frozenset[str]] = {}
 
     def _warn(self, message: str) -> None:
-        filler = self._filler
+        filler = self.filler
         if filler is not None and threading.current_thread() is filler.thread:
             self._deferred.append(message)
         else:
@@ -161,8 +161,8 @@ class Retriever:
 
     def close(self) -> None:
         """Stop the background filler and close every index database."""
-        if self._filler is not None:
-            self._filler.stop()
+        if self.filler is not None:
+            self.filler.stop()
         self.pool.close()
 
     # -- parts --------------------------------------------------------------------------
@@ -253,7 +253,7 @@ class Retriever:
         meaning without waiting. Says nothing (no warning) and loads no model; wakes the
         filler for the chunks still without a vector."""
         embedder = self._embedder
-        if self._filler is None or not self._embedder_loaded or embedder is None:
+        if self.filler is None or not self._embedder_loaded or embedder is None:
             return False
         try:
             embedder_id = embedder.info.id
@@ -278,16 +278,16 @@ class Retriever:
             return None
         if not self._embedder_loaded and self.embed_settings.provider == "none":
             return None
-        if self._filler is None:
-            self._filler = VectorFiller(self._fill_step)
-            self._filler.start()
-            self._filler.wake("")  # load the model now, not when the first query needs it
-        return self._filler
+        if self.filler is None:
+            self.filler = VectorFiller(self._fill_step)
+            self.filler.start()
+            self.filler.wake("")  # load the model now, not when the first query needs it
+        return self.filler
 
     def _wake(self, store: ScopeStore) -> None:
-        if self._filler is not None:
+        if self.filler is not None:
             self._filling[store.state_key] = store
-            self._filler.wake(store.state_key)
+            self.filler.wake(store.state_key)
 
     def _fill_step(self, key: str) -> int:
         """One batch of the filler: embed a scope's next pending chunks; 0 when none is left."""
@@ -440,7 +440,7 @@ class Retriever:
             in_memory = self._in_memory(store)
             if in_memory is not None and self.index(store).note_ids():
                 self._warn(in_memory)
-            if method is not SearchMethod.LEXICAL and self._filler is None:
+            if method is not SearchMethod.LEXICAL and self.filler is None:
                 self._embed_for_query(store, QUERY_EMBED_BUDGET)
         if not left_out:
             return filter
@@ -505,7 +505,7 @@ class Retriever:
         """The method a query runs now: with a background filler, lexical (and a warning)
         while the model loads or chunks have no vector yet; otherwise the one chosen."""
         record(chosen, None)
-        if chosen is SearchMethod.LEXICAL or self._filler is None:
+        if chosen is SearchMethod.LEXICAL or self.filler is None:
             return chosen
         if not self._embedder_loaded:  # the filler is loading the model
             self._warn("the embedding model is still loading: this search matched words only")

@@ -92,8 +92,9 @@ class Statement:
     weekdays: frozenset[int]
     choices: tuple[frozenset[str], ...]
     polarity: int
-    #: whether it states a bound or span ("under", "at most", "between", "最多")
-    bounded: bool = False
+    #: the bound or span it states: upper ("under", "at most", "最多"), lower ("at least",
+    #: "以上"), span ("between") or None
+    bound: str | None = None
 
 
 # --- statements ------------------------------------------------------------------------------
@@ -340,7 +341,7 @@ def read_statement(text: str) -> Statement | None:
         weekdays=frozenset(values.weekdays),
         choices=stemmed,
         polarity=_polarity(tokens),
-        bounded=any(t.text in BOUND_WORDS for t in tokens),
+        bound=next((BOUND_WORDS[t.text] for t in tokens if t.text in BOUND_WORDS), None),
     )
 
 
@@ -439,9 +440,8 @@ def _conflict(a: Statement, b: Statement, related: bool) -> tuple[str, float] | 
     if not shared or (jaccard < 0.5 and not (cover == 1.0 and len(shared) >= 2)):
         # Notes close in meaning say one thing in other words: their typed values still
         # clash, though their words differ ("backup at 02:00" / "snapshot kicks off at 3").
-        return _typed_conflict(a, b, jaccard) if related else None
-    bound_ok = a.bounded != b.bounded and _inside_bound(*((a, b) if a.bounded else (b, a)))
-    clash = None if bound_ok else _value_clash(a, b)
+        return _typed_conflict(a, b, jaccard - 1.0) if related else None
+    clash = None if _within_bound(a, b) else _value_clash(a, b)
     if a.polarity != b.polarity:
         # "runs at 2" vs "does not run at 3 on Sundays": a negation qualifying another
         # value flips nothing both claim; the same claim negated is a clash
@@ -471,14 +471,15 @@ def _value_clash(a: Statement, b: Statement) -> str | None:
 
 
 def _typed_conflict(a: Statement, b: Statement, jaccard: float) -> tuple[str, float] | None:
-    """A clash of two statements whose words differ, in notes close in meaning: only values
+    """A clash of two statements whose words differ, in notes close in meaning (`jaccard`
+    comes less 1: such a clash ranks below any found by shared words): only values
     that say what they measure count — a quantity of one dimension and a like magnitude
     (30 days vs two weeks; not 30 days vs 10 seconds, which measure different things),
     a time of day, a weekday, a date, a version of the same major number, or numbers next
     to the same word. Choices and negations need shared words (the ordinary path)."""
     if a.polarity != b.polarity:
         return None  # "runs at 2" vs "does not run at 3": not one claim restated
-    if a.bounded != b.bounded and _inside_bound(*((a, b) if a.bounded else (b, a))):
+    if _within_bound(a, b):
         return None  # a limit and a value within it ("under 300 ms" vs "about 180 ms")
     if _quantities_clash(a, b, _MAGNITUDE):
         return "quantity", jaccard
@@ -493,22 +494,52 @@ def _typed_conflict(a: Statement, b: Statement, jaccard: float) -> tuple[str, fl
     return None
 
 
-def _inside_bound(bound: Statement, other: Statement) -> bool:
-    """Whether `bound` sets a bound or span on values like those of `other` and every one of
-    them is at most its largest value (most bounds are limits: "at most 5000", "under
-    300 ms", "最大10"): a limit and a value within it, not two values of one thing."""
-    measured = False
+def _within_bound(a: Statement, b: Statement) -> bool:
+    """Whether one of the two states a bound or span ("under 300 ms", "at least 12",
+    "between 2 and 5") and the other, stating none, has values like its own that all lie
+    on the allowed side: a limit and a value within it, not two values of one thing."""
+    if (a.bound is None) == (b.bound is None):
+        return False
+    bound, other = (a, b) if a.bound is not None else (b, a)
+    spans: list[tuple[list[float], list[tuple[float, float]]]] = []
     for dim in {q.dim for q in other.quantities}:
-        limits = [q.hi for q in bound.quantities if q.dim == dim]
+        limits = [v for q in bound.quantities if q.dim == dim for v in (q.lo, q.hi)]
         if limits:
-            measured = True
-            if any(q.lo > max(limits) for q in other.quantities if q.dim == dim):
-                return False
+            spans.append((limits, [(q.lo, q.hi) for q in other.quantities if q.dim == dim]))
     if bound.nums and other.nums:
-        measured = True
-        if any(x.lo > max(y.hi for y in bound.nums) for x in other.nums):
-            return False
-    return measured
+        limits = [v for y in bound.nums for v in (y.lo, y.hi)]
+        spans.append((limits, [(x.lo, x.hi) for x in other.nums]))
+    if not spans:
+        return False
+    for limits, values in spans:
+        low, high = min(limits), max(limits)
+        for lo, hi in values:
+            if bound.bound == "upper" and hi > high:
+                return False
+            if bound.bound == "lower" and lo < low:
+                return False
+            if bound.bound == "span" and (lo < low or hi > high):
+                return False  # "either" holds any value: which side it bounds is unsaid
+    return True
+
+
+def _echoed(x: Statement, others: list[Statement], kind: str) -> bool:
+    """Whether some statement of `others` holds `x`'s value of the clashing `kind` too (the
+    note restates it: "backup at 02:00, report at 07:00" next to "backup at 02:00")."""
+    for z in others:
+        if kind == "clock" and set(x.clocks) & set(z.clocks):
+            return True
+        if kind == "weekday" and x.weekdays & z.weekdays:
+            return True
+        if kind == "date" and x.dates and z.dates and not _dates_clash(x, z):
+            return True
+        if kind == "quantity" and any(
+            q.dim == r.dim and q.compatible(r) for q in x.quantities for r in z.quantities
+        ):
+            return True
+        if kind == "number" and any(m.compatible(n) for m in x.nums for n in z.nums):
+            return True
+    return False
 
 
 def _versions_clash(a: Statement, b: Statement) -> bool:
@@ -558,10 +589,16 @@ def find_contradiction(
     ):
         return None
     best: tuple[float, Contradiction] | None = None
-    theirs = _statements(b)
-    for x in _statements(a):
+    mine, theirs = _statements(a), _statements(b)
+    for x in mine:
         for y in theirs:
             found = _conflict(x, y, related)
+            if (
+                found is not None
+                and found[1] < 0
+                and (_echoed(x, theirs, found[0]) or _echoed(y, mine, found[0]))
+            ):
+                continue  # a clash in other words, but the other note states this value too
             if found is not None and (best is None or found[1] > best[0]):
                 best = (found[1], Contradiction(x.text, y.text, found[0]))
     return best[1] if best else None

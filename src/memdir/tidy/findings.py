@@ -33,10 +33,8 @@ from memdir.tidy.paths import path_mentions
 from memdir.tidy.topics import (
     CONTRADICTION_MIN_MEANING,
     CONTRADICTION_MIN_SCORE,
-    CONTRADICTION_NEIGHBOURS,
     SAME_TOPIC_MIN_MEANING,
     SAME_TOPIC_MIN_SCORE,
-    SAME_TOPIC_NEIGHBOURS,
     candidate_pairs,
     clusters,
     meaning_pairs,
@@ -182,14 +180,15 @@ def _topic_findings(view: ScopeView, kinds: Collection[FindingKind]) -> list[Fin
     words = candidate_pairs(
         [view.terms[n.id] for n in live], min_score=CONTRADICTION_MIN_SCORE, skip=skip
     )
-    vectors = [view.vectors.get(n.id) for n in live]
+    meaning = meaning_pairs(
+        [view.vectors.get(n.id) for n in live], min_score=CONTRADICTION_MIN_MEANING, skip=skip
+    )
     out: list[Finding] = []
     if FindingKind.SAME_TOPIC in kinds:
         close = [p for p in words if p.score >= SAME_TOPIC_MIN_SCORE]
         joined = [(p.first, p.second) for p in close]
-        close += meaning_pairs(
-            vectors, min_score=SAME_TOPIC_MIN_MEANING, neighbours=SAME_TOPIC_NEIGHBOURS, skip=skip
-        )
+        close += [p for p in meaning if p.score >= SAME_TOPIC_MIN_MEANING]
+        close.sort(key=lambda p: (-p.score, p.first, p.second))
         for group in clusters(close, {i: n.id for i, n in enumerate(live)}):
             notes = [live[i] for i in group]
             reason = f"{len(notes)} notes on one topic: " + ", ".join(
@@ -201,13 +200,7 @@ def _topic_findings(view: ScopeView, kinds: Collection[FindingKind]) -> list[Fin
             out.append(finding)
     if FindingKind.CONTRADICTION in kinds:
         by_words = {(p.first, p.second) for p in words}
-        near = meaning_pairs(
-            vectors,
-            min_score=CONTRADICTION_MIN_MEANING,
-            neighbours=CONTRADICTION_NEIGHBOURS,
-            skip=skip,
-        )
-        related = {(p.first, p.second) for p in near}
+        related = {(p.first, p.second) for p in meaning}
         for first, second in sorted(by_words | related):
             a, b = live[first], live[second]
             found = find_contradiction(a, b, related=(first, second) in related)

@@ -10,7 +10,9 @@ __all__ = [
     "CJK_NUMERALS",
     "CONTRAST_CLASSES",
     "JA_KANA_ROLES",
+    "JA_MUST_ENDINGS",
     "JA_NEGATIVE_ENDINGS",
+    "JA_NOT_NEGATIVE",
     "LATIN_ROLES",
     "MONTHS",
     "PERIOD_WORDS",
@@ -49,6 +51,10 @@ class Role(Enum):
 
 def _words(role: Role, text: str) -> dict[str, Role]:
     return {w: role for w in text.split()}
+
+
+def _split(text: str) -> list[str]:
+    return text.split()
 
 
 _EN_STOP = """
@@ -212,7 +218,8 @@ ZH_ROLES.update(_words(Role.RANGE, "到 至"))
 ZH_ROLES.update(_words(Role.TITLE, "先生 女士 老师"))
 # Japanese kanji words (kana runs are read by `memdir.tidy.values`, see JA_KANA_ROLES)
 ZH_ROLES.update(_words(Role.NOW, "現在 今"))
-ZH_ROLES.update(_words(Role.USE, "採用 使 利用"))
+ZH_ROLES.update(_words(Role.USE, "採用"))
+ZH_ROLES.update(_words(Role.KEY, "利用 社用 用意 用途 専用 使用料"))
 ZH_ROLES.update(_words(Role.SWITCH, "移行 変更 切替"))
 ZH_ROLES.update(_words(Role.NEGB, "無効 不可"))
 ZH_ROLES.update(_words(Role.POS, "有効 必須 許可"))
@@ -227,6 +234,13 @@ JA_KANA_ROLES: dict[str, Role] = {
     **_words(Role.COPULA, "です だ である"),
 }
 JA_NEGATIVE_ENDINGS = ("ない", "なかった", "ません", "ず", "ぬ")
+#: Kana runs that end like a negation but are none: "first" (まず), the ず of 必ず
+#: ("always"), and "must" (…なければならない).
+JA_NOT_NEGATIVE = frozenset({"まず", "ず"})
+JA_MUST_ENDINGS = (
+    "なければならない", "なければいけない", "なくてはならない", "なくてはいけない",
+    "ねばならない", "なければなりません", "なくてはなりません",
+)  # fmt: skip
 
 # --- values ------------------------------------------------------------------------------------
 #: unit word -> (dimension, factor, factor under the other reading: binary vs decimal sizes)
@@ -362,18 +376,36 @@ for _class in CONTRAST_CLASSES:
         if all("\u3400" <= ch <= "\u9fff" for ch in _w):
             ZH_ROLES.setdefault(_w, Role.KEY)
 
-#: Words that make a value a bound or a span rather than the value itself: "under 300 ms",
-#: "at most 10", "between 2 and 5", "höchstens", "au plus", "como máximo", "最多", "以内".
-BOUND_WORDS = frozenset(
-    _words(
-        Role.KEY,
-        "under below less fewer than most least max maximum min minimum within above over "
-        "exceed exceeds exceeding beyond between höchstens maximal mindestens minimal unter "
-        "über weniger mehr maximale maximalen minimale bis zwischen sous moins maxi jusqu "
-        "au-delà dessus dessous entre máximo máxima mínimo mínima menos más hasta encima "
-        "debajo 最多 最少 最大 最小 以内 以下 以上 不超过 超过 至少 上限 下限 之间 未満 まで 最低",
-    )
-)
+#: Words that make a value a bound or a span rather than the value itself, by direction:
+#: "under 300 ms", "höchstens", "au plus", "como máximo", "最多" (upper); "at least 12",
+#: "mindestens", "al menos", "以上" (lower); "between 2 and 5", "之间" (span); "over",
+#: "超过" (either: a floor or a ceiling, as the sentence goes on to say).
+BOUND_WORDS: dict[str, str] = {
+    **dict.fromkeys(
+        _split(
+            "under below less fewer most max maximum within höchstens maximal unter weniger "
+            "maximale maximalen bis sous moins maxi jusqu dessous máximo máxima menos hasta "
+            "debajo 最多 最大 以内 以下 不超过 上限 未満 まで"
+        ),
+        "upper",
+    ),
+    **dict.fromkeys(
+        _split(
+            "least min minimum mindestens minimal minimale mínimo mínima 最少 最小 以上 至少 "
+            "下限 最低"
+        ),
+        "lower",
+    ),
+    # "must stay above 99 %" sets a floor, "requests over 5000 are rejected" a ceiling
+    **dict.fromkeys(
+        _split(
+            "above over exceed exceeds exceeding beyond über mehr au-delà dessus más encima 超过"
+        ),
+        "either",
+    ),
+    **dict.fromkeys(_split("between zwischen entre 之间"), "span"),
+}
+
 for _w in BOUND_WORDS:  # CJK bound words are words of their own for the CJK splitter
     if all("\u3400" <= ch <= "\u9fff" for ch in _w):
         ZH_ROLES.setdefault(_w, Role.KEY)

@@ -17,7 +17,7 @@ too (`meaning_pairs`): by the cosine of their vectors once the scope's mean vect
 out of each. Every note of a project is about that project, so raw cosines of a small
 embedding model sit near 0.85 for any two of them; what is left after the mean is what
 sets one note apart. Two notes pair when that centred cosine is high *and* each is among
-the other's nearest notes, which keeps a crowd of loosely related notes from pairing.
+the other's nearest note, which keeps a crowd of loosely related notes from pairing.
 Scopes with fewer than `MEANING_MIN_NOTES` vectors are compared by their terms alone: a
 mean of a handful of notes says nothing about what is usual.
 """
@@ -35,13 +35,11 @@ import numpy.typing as npt
 __all__ = [
     "CONTRADICTION_MIN_MEANING",
     "CONTRADICTION_MIN_SCORE",
-    "CONTRADICTION_NEIGHBOURS",
     "MAX_CLUSTER",
     "MAX_TERM_NOTES",
     "MEANING_MIN_NOTES",
     "SAME_TOPIC_MIN_MEANING",
     "SAME_TOPIC_MIN_SCORE",
-    "SAME_TOPIC_NEIGHBOURS",
     "Pair",
     "candidate_pairs",
     "clusters",
@@ -61,12 +59,12 @@ MAX_CLUSTER = 6
 MEANING_MIN_NOTES = 20
 #: Centred cosine from which two notes that are each other's nearest are on one topic.
 SAME_TOPIC_MIN_MEANING = 0.45
-SAME_TOPIC_NEIGHBOURS = 1
-#: Centred cosine from which two notes among each other's nearest few are compared for
+#: Centred cosine from which two notes that are each other's nearest are compared for
 #: clashing values even when their words differ (`find_contradiction(related=True)`).
 CONTRADICTION_MIN_MEANING = 0.20
-CONTRADICTION_NEIGHBOURS = 1
 _BLOCK = 1024  # rows of the similarity matrix computed at once
+_TIE = 0.02  # neighbours this close to a note's nearest count as nearest too
+_NO_DIRECTION = 1e-3  # a centred vector shorter than this is the mean itself
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -156,36 +154,37 @@ def meaning_pairs(
     vectors: Sequence[npt.NDArray[np.float32] | None],
     *,
     min_score: float,
-    neighbours: int,
     skip: frozenset[tuple[int, int]] = frozenset(),
 ) -> list[Pair]:
     """Pairs of notes (by index; None: a note without a vector) whose centred cosine
-    reaches `min_score` and where each is among the other's `neighbours` nearest notes;
-    best first. Empty when fewer than `MEANING_MIN_NOTES` notes have vectors."""
+    reaches `min_score` and that are each other's nearest note (ties within `_TIE` of the
+    best count as nearest, so three copies of one note pair up); best first. Empty when
+    fewer than `MEANING_MIN_NOTES` notes have vectors."""
     held = [i for i, v in enumerate(vectors) if v is not None]
     if len(held) < MEANING_MIN_NOTES:
         return []
     matrix = np.stack([vectors[i] for i in held]).astype(np.float32)  # type: ignore[misc]
     matrix -= matrix.mean(axis=0)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    matrix /= np.where(norms > 0, norms, 1.0)
-    k = min(neighbours, len(held) - 1)
+    norms = np.linalg.norm(matrix, axis=1)
+    # a note no different from the mean (all notes alike) has no direction of its own
+    alive = norms > _NO_DIRECTION
+    matrix = np.where(alive[:, None], matrix / np.maximum(norms, _NO_DIRECTION)[:, None], 0.0)
     nearest: list[set[int]] = []
     scores: dict[tuple[int, int], float] = {}
     for start in range(0, len(held), _BLOCK):
         block = matrix[start : start + _BLOCK] @ matrix.T
-        for row in range(block.shape[0]):
-            block[row, start + row] = -np.inf  # a note is not its own neighbour
-        top = np.argpartition(-block, k - 1, axis=1)[:, :k]
-        for row, cols in enumerate(top):
+        np.fill_diagonal(block[:, start:], -np.inf)  # a note is not its own neighbour
+        block[:, ~alive] = -np.inf
+        best = np.where(alive[start : start + _BLOCK], block.max(axis=1), -np.inf)
+        for row, cols in enumerate(block >= (best - _TIE)[:, None]):
             i = start + row
-            nearest.append({int(c) for c in cols})
-            for c in cols:
-                if block[row, c] >= min_score:
-                    scores[(min(i, int(c)), max(i, int(c)))] = float(block[row, c])
+            near = {int(c) for c in np.flatnonzero(cols)} if best[row] >= min_score else set()
+            nearest.append(near)
+            for c in near:
+                scores[(min(i, c), max(i, c))] = float(block[row, c])
     out: list[Pair] = []
     for (x, y), score in scores.items():
-        if y in nearest[x] and x in nearest[y]:
+        if score >= min_score and y in nearest[x] and x in nearest[y]:
             i, j = held[x], held[y]
             if (i, j) not in skip:
                 out.append(Pair(i, j, round(min(score, 1.0), 4)))

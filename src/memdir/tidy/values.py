@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from memdir.tidy.lexicon import (
     CJK_NUMERALS,
     JA_KANA_ROLES,
+    JA_MUST_ENDINGS,
     JA_NEGATIVE_ENDINGS,
+    JA_NOT_NEGATIVE,
     LATIN_ROLES,
     MONTHS,
     PERIOD_WORDS,
@@ -70,10 +72,10 @@ _ZH_DAY_PARTS = {
 }  # fmt: skip
 #: Words after a time of day that put it after noon ("3 Uhr nachmittags", "a las 5 de la
 #: tarde", "à 3 heures de l'après-midi", "9 in the evening").
-_AFTERNOON = frozenset(
-    {"pm", "nachmittags", "abends", "nachmittag", "abend", "tarde", "noche", "soir", "après",
-     "evening", "afternoon", "night"}
-)  # fmt: skip
+_AFTERNOON = frozenset({"pm", "nachmittags", "nachmittag", "tarde", "afternoon"})
+#: Evening and night words move only the hours they can mean: "9 in the evening" is 21:00,
+#: "2 at night" stays 2:00.
+_EVENING = frozenset({"abends", "abend", "soir", "evening", "night", "noche", "nuit", "nachts"})
 #: Clock words: noon and midnight.
 _NAMED_TIMES = {
     "noon": 720, "midday": 720, "mittag": 720, "mittags": 720, "midi": 720,
@@ -82,6 +84,18 @@ _NAMED_TIMES = {
 }  # fmt: skip
 #: Words before a bare hour that make it a time of day: "at 3", "um drei", "a las tres".
 _AT_HOUR = frozenset({"at", "um", "à", "las", "gegen", "vers", "ab"})
+_TIME_CUES = frozenset(
+    " ".join(
+        (
+            "start starts started starting begin begins kicks runs run opens open closes close",
+            "meet meets held happens scheduled fires triggers morning mornings o'clock beginnt",
+            "beginnen startet starten läuft laufen öffnet schließt findet treffen morgens früh",
+            "commence commencent démarre démarrent tourne tournent ouvre ouvrent ferme ferment",
+            "lance matin empieza empiezan arranca arrancan corre corren abre abren cierra",
+            "cierran comienza comienzan mañana madrugada",
+        )
+    ).split()
+)
 _MONTH_COUNTERS = frozenset({"ヶ", "か", "カ", "ケ", "ヵ"})
 _ZH_EXTRA = frozenset({*_ZH_DAY_PARTS, "点", "月", "日", "号", "年"})
 _REL = 1e-12  # float rounding only: 30 s and 30.000001 s differ
@@ -147,6 +161,9 @@ class Values:
     dates: list[tuple[int, int, int]] = field(default_factory=list)  # (year|0, month, day|0)
     clocks: list[int] = field(default_factory=list)  # minutes after midnight
     weekdays: set[int] = field(default_factory=set)
+    #: whether the statement says when something happens (a schedule verb, a period, a
+    #: weekday, a part of the day): then "at 3" is a time of day, not a count
+    timed: bool = False
 
 
 def _overlap(a_lo: float, a_hi: float, b_lo: float, b_hi: float) -> bool:
@@ -214,9 +231,13 @@ def tokenize(text: str) -> list[Token]:
 
 
 def _kana_role(run: str) -> Role:
-    if run.endswith(JA_NEGATIVE_ENDINGS):
+    if run in JA_KANA_ROLES:
+        return JA_KANA_ROLES[run]
+    if run.endswith(JA_MUST_ENDINGS):
+        return Role.ALWAYS
+    if run.endswith(JA_NEGATIVE_ENDINGS) and run not in JA_NOT_NEGATIVE:
         return Role.NEG
-    return JA_KANA_ROLES.get(run, Role.STOP)
+    return Role.STOP
 
 
 # --- values ----------------------------------------------------------------------------------
@@ -341,7 +362,7 @@ def _clock(tokens: list[Token], i: int, hour: float, values: Values) -> int | No
         elif tokens[end].kind == "num" and end + 1 < len(tokens) and tokens[end + 1].text == "分":
             minutes, end = int(float(tokens[end].text)), end + 2
     h = int(hour)
-    if (nxt.text == "pm" or _afternoon_follows(tokens, end)) and h < 12:
+    if (nxt.text == "pm" or _after_noon(tokens, end, h)) and h < 12:
         h += 12
     if nxt.text == "am" and h == 12:
         h = 0
@@ -352,9 +373,18 @@ def _clock(tokens: list[Token], i: int, hour: float, values: Values) -> int | No
     return end
 
 
-def _afternoon_follows(tokens: list[Token], i: int) -> bool:
-    """Whether one of the next three tokens puts a time after noon ("de la tarde")."""
-    return any(t.text in _AFTERNOON for t in tokens[i : i + 3])
+def _after_noon(tokens: list[Token], i: int, hour: int) -> bool:
+    """Whether the words right after a time (up to three, not past a comma) put `hour`
+    after noon: "de la tarde", "in the afternoon", "de l'après-midi", "9 in the evening"."""
+    for j in range(i, min(i + 3, len(tokens))):
+        t = tokens[j]
+        if t.kind == "punct":
+            return False
+        if t.text in _AFTERNOON or (t.text in _EVENING and 6 <= hour <= 11):
+            return True
+        if t.text == "après" and j + 2 < len(tokens) and tokens[j + 2].text == "midi":
+            return True
+    return False
 
 
 def _hour_at(tokens: list[Token], i: int, hour: float, values: Values) -> int | None:
@@ -362,6 +392,8 @@ def _hour_at(tokens: list[Token], i: int, hour: float, values: Values) -> int | 
     tres de la tarde"), not a count of something: a time of day; the index after it."""
     if i == 0 or tokens[i - 1].text not in _AT_HOUR or not (0 <= hour <= 24):
         return None
+    if not values.timed:
+        return None  # "capped at 3", "keep the replicas at 3": a count
     if hour != int(hour):
         return None
     end = i + 1
@@ -378,7 +410,7 @@ def _hour_at(tokens: list[Token], i: int, hour: float, values: Values) -> int | 
     ):
         return None  # "at 3 replicas", "um 5 Minuten": a count, not a time
     h = int(hour)
-    if _afternoon_follows(tokens, end) and h < 12:
+    if _after_noon(tokens, end, h) and h < 12:
         h += 12
     values.clocks.append((h % 24) * 60)
     return end
@@ -436,6 +468,15 @@ def _date_after_number(tokens: list[Token], i: int, day: float, values: Values) 
 def extract_values(tokens: list[Token]) -> Values:
     """Every typed value in the tokens; the tokens a value took are marked `used`."""
     values = Values()
+    values.timed = any(
+        t.text in _TIME_CUES
+        or t.text in _AFTERNOON
+        or t.text in _EVENING
+        or t.text in PERIOD_WORDS
+        or t.text in WEEKDAYS
+        or t.role is Role.PERIOD
+        for t in tokens
+    )
     n = len(tokens)
     period = False  # after every/alle/每: the next duration is a period
     i = 0
@@ -486,7 +527,7 @@ def extract_values(tokens: list[Token]) -> Values:
                 values.quantities.append(Quantity("period", factor, factor, factor, factor))
                 end = after
                 period = False
-        elif t.text in _NAMED_TIMES:
+        elif t.text in _NAMED_TIMES and not (i and tokens[i - 1].text == "-"):  # après-midi
             values.clocks.append(_NAMED_TIMES[t.text])
             end = i + 1
         elif t.kind == "word" and t.text in _NUMBER_WORDS:
