@@ -29,6 +29,9 @@ from memdir.memory.stores import Stores
 from memdir.store import ScopeStore, UsageStats
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from memdir.extract.llm import ChatClient
     from memdir.retrieve import Retriever
     from memdir.retrieve.retriever import Progress
@@ -154,7 +157,7 @@ class Tidying:
 
         notes = self.stores.all_notes(store.scope)
         terms: dict[str, frozenset[str]] = {}
-        vectors: dict[str, Any] = {}
+        vectors: dict[str, npt.NDArray[np.float32]] = {}
         if FindingKind.SAME_TOPIC in kinds or FindingKind.CONTRADICTION in kinds:
             terms = self._terms(store, notes)
             vectors = note_vectors(

@@ -154,22 +154,6 @@ def _skipped(live: Sequence[Note]) -> frozenset[tuple[int, int]]:
     )
 
 
-def _joined(group: Sequence[int], edges: Iterable[tuple[int, int]]) -> bool:
-    """Whether `edges` alone connect every member of `group`."""
-    members = set(group)
-    root = {m: m for m in members}
-
-    def find(x: int) -> int:
-        while root[x] != x:
-            x = root[x]
-        return x
-
-    for a, b in edges:
-        if a in members and b in members:
-            root[find(a)] = find(b)
-    return len({find(m) for m in members}) == 1
-
-
 def _topic_findings(view: ScopeView, kinds: Collection[FindingKind]) -> list[Finding]:
     superseded = _superseded(view.notes)
     live = sorted(
@@ -186,17 +170,20 @@ def _topic_findings(view: ScopeView, kinds: Collection[FindingKind]) -> list[Fin
     out: list[Finding] = []
     if FindingKind.SAME_TOPIC in kinds:
         close = [p for p in words if p.score >= SAME_TOPIC_MIN_SCORE]
-        joined = [(p.first, p.second) for p in close]
+        worded = list(close)
         close += [p for p in meaning if p.score >= SAME_TOPIC_MIN_MEANING]
         close.sort(key=lambda p: (-p.score, p.first, p.second))
-        for group in clusters(close, {i: n.id for i, n in enumerate(live)}):
+        order = {i: n.id for i, n in enumerate(live)}
+        for group in clusters(close, order):
             notes = [live[i] for i in group]
             reason = f"{len(notes)} notes on one topic: " + ", ".join(
                 _quoted(n.summary) for n in notes
             )
             finding = _finding(FindingKind.SAME_TOPIC, view.scope, notes, reason)
-            if not _joined(group, joined):
-                finding = replace(finding, by_meaning=True)
+            members = set(group)
+            inside = [p for p in worded if p.first in members and p.second in members]
+            if [tuple(sorted(group))] != [tuple(sorted(g)) for g in clusters(inside, order)]:
+                finding = replace(finding, by_meaning=True)  # words alone do not join it
             out.append(finding)
     if FindingKind.CONTRADICTION in kinds:
         by_words = {(p.first, p.second) for p in words}
