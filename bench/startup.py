@@ -6,10 +6,12 @@ and the page cache are warm), printed beside a bare ``python -c pass`` measured 
 same run, so a slow machine shows as a slow baseline rather than a slow memdir:
 
 - ``memdir --help``
-- ``memdir list`` in a project of ten notes (start-up, not table rendering)
-- ``memdir recall MESSAGE`` in a project of `--notes` notes (read, tokenise, score)
+- ``memdir list``, ``read``, ``search`` (lexical) and ``remember`` in a project of ten
+  notes (start-up, not table rendering)
+- ``memdir recall MESSAGE`` in a project of one note and of `--notes` notes
 - ``memdir mcp serve``: from spawn until the JSON-RPC ``initialize`` response arrives
-  over stdio
+  over stdio (answered before the MCP SDK loads), and until the first ``tools/list``
+  is answered (the whole server loaded)
 
 Everything runs in a temporary project and MEMDIR_HOME that are removed afterwards.
 No assertions: the figures are printed beside their targets for people to read.
@@ -82,7 +84,9 @@ def _run(argv: Sequence[str], env: dict[str, str]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _mcp_initialize(argv: Sequence[str], env: dict[str, str]) -> float:
+def _mcp(argv: Sequence[str], env: dict[str, str], *, tools: bool) -> float:
+    """Spawn → `initialize` answered (or, with `tools`, → the first `tools/list` answered:
+    the whole server loaded)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -91,6 +95,11 @@ def _mcp_initialize(argv: Sequence[str], env: dict[str, str]) -> float:
     proc.stdin.write(json.dumps(_INITIALIZE).encode() + b"\n")
     proc.stdin.flush()
     line = proc.stdout.readline()
+    if tools and b'"result"' in line:
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+        proc.stdin.flush()
+        line = proc.stdout.readline()
     elapsed = (time.perf_counter() - start) * 1000
     proc.stdin.close()
     try:
@@ -99,7 +108,7 @@ def _mcp_initialize(argv: Sequence[str], env: dict[str, str]) -> float:
         proc.kill()
         proc.wait()
     if b'"result"' not in line:
-        raise SystemExit(f"mcp serve did not answer initialize: {line[:200]!r}")
+        raise SystemExit(f"mcp serve did not answer: {line[:200]!r}")
     return elapsed
 
 
@@ -119,6 +128,8 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="memdir-bench-startup-"))
     try:
         small, large, home = base / "small", base / "large", base / "home"
+        one = base / "one"
+        _write_notes(one / "MEMORY", 1, rng)
         _write_notes(small / "MEMORY", 10, rng)
         _write_notes(large / "MEMORY", args.notes, rng)
         home.mkdir()
@@ -130,12 +141,27 @@ def main() -> None:
         time.sleep(2.5)  # past the index's racy window, as a store at rest
         _run([*memdir, "--project", str(large), "search", "--method", "lexical", "x"], env)
         message = "how do we separate the pricing cards in the layout grid?"
+        counter = iter(range(1_000_000))
+        in_small = [*memdir, "--project", str(small)]
+        in_one = [*memdir, "--project", str(one)]
         rows: list[tuple[str, Callable[[], float], float | None]] = [
             ("python -c pass", lambda: _run([sys.executable, "-c", "pass"], env), None),
             ("memdir --help", lambda: _run([*memdir, "--help"], env), 250),
+            ("memdir list (10 notes)", lambda: _run([*in_small, "list"], env), 150),
+            ("memdir read ID", lambda: _run([*in_small, "read", "n3"], env), 150),
             (
-                "memdir list (10 notes)",
-                lambda: _run([*memdir, "--project", str(small), "list"], env),
+                "memdir search --method lexical",
+                lambda: _run([*in_small, "search", "--method", "lexical", "pricing"], env),
+                None,
+            ),
+            (
+                "memdir remember",
+                lambda: _run([*in_one, "remember", f"Bench fact {next(counter)}"], env),
+                None,
+            ),
+            (
+                "memdir recall MESSAGE (1 note)",
+                lambda: _run([*in_one, "recall", message], env),
                 250,
             ),
             (
@@ -145,8 +171,13 @@ def main() -> None:
             ),
             (
                 "memdir mcp serve → initialize",
-                lambda: _mcp_initialize([*memdir, "--project", str(small), "mcp", "serve"], env),
-                600,
+                lambda: _mcp([*in_small, "mcp", "serve"], env, tools=False),
+                300,
+            ),
+            (
+                "memdir mcp serve → tools/list",
+                lambda: _mcp([*in_small, "mcp", "serve"], env, tools=True),
+                None,
             ),
         ]
         print(f"{args.runs} fresh processes per row (median; min–max)")

@@ -44,6 +44,31 @@ def test_opening_memory_loads_no_heavy_noun() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_reading_commands_load_no_sync_or_http_code(tmp_path: Path) -> None:
+    """Recall and the prompt index on a machine that never synced load neither the sync
+    code (pydantic's models) nor httpx; a machine that synced still hides held notes
+    (tests/sync/test_held_out.py)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from memdir import Memory\n"
+        f"m = Memory.open({str(tmp_path / 'p')!r}, home={str(tmp_path / 'h')!r})\n"
+        "m.remember('Deploys', 'Deploys go out on Tuesdays.')\n"
+        "assert m.recall('deploys').note_ids\n"
+        "m.agent.prompt_index()\n"
+        "import memdir.embed\n"
+        "heavy = ('memdir.sync.replica', 'memdir.sync.protocol', 'pydantic', 'httpx')\n"
+        "print([n for n in heavy if n in sys.modules])"
+    )
+    (tmp_path / "p").mkdir()
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "config.toml").write_text('[embed]\nprovider = "none"\n')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_no_adapter_imports_an_internal_package() -> None:
     assert figures()["adapter_internal_pairs"] == []
 

@@ -23,7 +23,7 @@ from mcp import Client
 from memdir import Memory
 from memdir.clients.grants import GrantStore, issue_grant, revoke_grant
 from memdir.errors import Refused
-from memdir.mcp.server import parse_http_address
+from memdir.mcp.serving import parse_http_address
 from memdir.mcp.tools import TOOL_NAMES
 
 _SERVE = ("mcp", "serve", "--http")

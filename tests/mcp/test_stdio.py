@@ -14,6 +14,7 @@ from mcp_helpers import all_text, make_grant, memdir_command, stdio_params
 from mcp import Client
 from memdir import Memory
 from memdir.clients.grants import GrantStore, revoke_grant
+from memdir.mcp.access import Gate
 from memdir.mcp.tools import TOOL_NAMES
 from memdir.store import UsageStats
 from memdir.sync.baseline import Baseline
@@ -353,7 +354,8 @@ def test_recalls_counted_by_the_mcp_server_are_on_disk_once_it_has_served(
 
         fake = SimpleNamespace(run_stdio_async=run_stdio_async)
         monkeypatch.setattr(mcp_server, "build_server", lambda memory, gate, states=None: fake)
-        mcp_server.serve(m)
+        gate = Gate(m.settings.mcp_access)
+        mcp_server.run(m, gate, GrantStore(home), states=None, address=None)
         assert recalled == [written.note.id]
         key = m.stores.chosen("project")[0].state_key
         assert UsageStats(home / "memory-usage").counts(key) == {written.note.id: 1}

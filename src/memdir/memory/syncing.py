@@ -88,7 +88,16 @@ class Sync:
 
     def held(self) -> set[tuple[Scope, str]]:
         """The notes held back by a sync conflict, as (scope, id)."""
+        if self._replica is None and not self._synced_before():
+            # Never synced here: nothing is held, and the sync code (pydantic's models,
+            # ~0.1 s) stays unloaded for a command that only reads.
+            return set()
         return self.replica.held()
+
+    def _synced_before(self) -> bool:
+        """True when a scope open here has sync state (the file the replica would read)."""
+        root = self._home / "memory-sync"
+        return any((root / f"{s.state_key}.sqlite").exists() for s in self.stores.by_scope.values())
 
     def run(
         self, scope: Scope | str | None = None, *, abort: threading.Event | None = None
