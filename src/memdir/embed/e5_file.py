@@ -27,6 +27,7 @@ import os
 import re
 import struct
 import tempfile
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,11 @@ class Tokenizer:
         s = _SPACES.sub(" ", text.translate(self._table))
         s = ("" if s.startswith(" ") else _META) + s.replace(" ", _META)
         n = len(s)
-        best = [-1e30] * (n + 1)
+        # Scores are float32 sums, as in the engine: on a long text float64 sums would break
+        # some ties the other way. `score > best[end]` in float64 never misses a float32
+        # improvement (rounding is monotonic); the rounded sum then decides.
+        best = array("f", [-1e30]) * (n + 1)
+        rounded = array("f", [0.0])
         piece = [0] * (n + 1)
         start = [0] * (n + 1)
         best[0] = 0.0
@@ -103,10 +108,14 @@ class Tokenizer:
                 if found is not None:
                     score = here + found[1]
                     if score > best[end]:
-                        best[end], piece[end], start[end] = score, found[0], i
+                        rounded[0] = score
+                        if rounded[0] > best[end]:
+                            best[end], piece[end], start[end] = score, found[0], i
             score = here + unknown_score
             if score > best[i + 1]:
-                best[i + 1], piece[i + 1], start[i + 1] = score, _UNKNOWN, i
+                rounded[0] = score
+                if rounded[0] > best[i + 1]:
+                    best[i + 1], piece[i + 1], start[i + 1] = score, _UNKNOWN, i
         out: list[int] = []
         i = n
         while i > 0:

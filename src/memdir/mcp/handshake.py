@@ -43,6 +43,7 @@ __all__ = [
     "SERVER_TITLE",
     "AnsweredFilter",
     "StdioWire",
+    "initialize_request",
     "initialize_result",
 ]
 
@@ -82,26 +83,59 @@ def _plain_id(value: object) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def _initialize_request(line: bytes) -> dict[str, Any] | None:
-    """The message when `line` is an `initialize` request this module may answer: every
-    field the SDK requires present with its type. Anything else is the SDK's to judge."""
+#: The shape of an `initialize` request answered early: what the clients memdir knows send
+#: (protocolVersion, capabilities, clientInfo with name, version and perhaps a title).
+#: Anything else — other fields, a capability that is not an object, deep nesting, a
+#: string that is not valid Unicode — is left to the SDK, which may refuse what Python's
+#: json accepts; answering such a request early could claim a session the SDK never opened.
+_PARAMS = frozenset({"protocolVersion", "capabilities", "clientInfo"})
+_CLIENT_INFO = frozenset({"name", "version", "title"})
+_MAX_DEPTH = 16
+
+
+def _shallow_and_valid(value: object, depth: int = 0) -> bool:
+    """No deeper than `_MAX_DEPTH`, every string encodable (no lone surrogate)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        return all(
+            _shallow_and_valid(k, depth + 1) and _shallow_and_valid(v, depth + 1)
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return all(_shallow_and_valid(v, depth + 1) for v in value)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return True
+
+
+def initialize_request(line: bytes) -> dict[str, Any] | None:
+    """The message when `line` is an `initialize` request this module may answer (see
+    `_PARAMS`); None for anything else, which is the SDK's to judge."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+    if not isinstance(message, dict) or set(message) != {"jsonrpc", "id", "method", "params"}:
         return None
-    if message.get("method") != "initialize" or not _plain_id(message.get("id")):
+    if message["jsonrpc"] != "2.0" or message["method"] != "initialize":
         return None
-    params = message.get("params")
-    if not isinstance(params, dict) or not isinstance(params.get("protocolVersion"), str):
+    params = message["params"]
+    if not _plain_id(message["id"]) or not isinstance(params, dict) or set(params) != _PARAMS:
         return None
-    info = params.get("clientInfo")
-    if not isinstance(params.get("capabilities"), dict) or not isinstance(info, dict):
+    capabilities, info = params["capabilities"], params["clientInfo"]
+    if not isinstance(params["protocolVersion"], str) or not isinstance(capabilities, dict):
         return None
-    if not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
+    if not all(isinstance(v, dict) for v in capabilities.values()):
         return None
-    return message
+    if not isinstance(info, dict) or not {"name", "version"} <= set(info) <= _CLIENT_INFO:
+        return None
+    if not all(isinstance(v, str) for v in info.values()):
+        return None
+    return message if _shallow_and_valid(message) else None
 
 
 def _claim(fd: int, mode: str, diversion: Callable[[], int]) -> tuple[BinaryIO, int | None]:
@@ -160,28 +194,35 @@ class _ReplayReader:
 
 
 class AnsweredFilter:
-    """The SDK's stdout: drops the SDK's answer to the request the handshake answered."""
+    """The SDK's stdout: drops the SDK's answer to the request the handshake answered.
 
-    def __init__(self, wire: IO[str], answered: object) -> None:
+    Only the SDK's first response can be that answer (the request is the first it reads);
+    whatever that first response is, the filter then stands aside, so a later response that
+    happens to carry the same id is never dropped. An answer that differs from the one
+    given early (a refusal, another revision) is said on stderr."""
+
+    def __init__(self, wire: IO[str], answered: object, given: object = None) -> None:
         self._wire = wire
         self._answered = answered
+        self._given = given
         self._pending = True
 
     def _is_dropped(self, text: str) -> bool:
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         if not isinstance(message, dict) or "method" in message:
+            return False  # a notification: the response is still to come
+        self._pending = False
+        found = message.get("id")
+        if found != self._answered or type(found) is not type(self._answered):
             return False
-        if message.get("id") != self._answered or type(message.get("id")) is not type(
-            self._answered
-        ):
-            return False
-        if "error" in message:
-            error = json.dumps(message["error"], ensure_ascii=False)[:500]
+        if self._given is not None and message.get("result") != self._given:
+            said = json.dumps(message.get("error", message.get("result")))[:500]
             print(
-                f"memdir: the MCP SDK refused the initialize request answered early: {error}",
+                f"memdir: the MCP SDK answered the initialize request answered early "
+                f"otherwise: {said}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -189,7 +230,6 @@ class AnsweredFilter:
 
     def write(self, text: str) -> int:
         if self._pending and self._is_dropped(text):
-            self._pending = False
             return len(text)
         return self._wire.write(text)
 
@@ -205,6 +245,7 @@ class StdioWire:
         self._out, self._out_fd = _claim(1, "wb", _stdout_diversion)
         self._first: str | None = None
         self._answered: object = None
+        self._given: object = None
         self.answered_early = False
 
     def greet(self) -> None:
@@ -213,18 +254,15 @@ class StdioWire:
         if not line:
             return
         self._first = line.decode("utf-8", errors="replace")
-        message = _initialize_request(line)
+        message = initialize_request(line)
         if message is None:
             return
-        answer = {
-            "jsonrpc": "2.0",
-            "id": message["id"],
-            "result": initialize_result(message["params"]["protocolVersion"]),
-        }
-        self._out.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode())
-        self._out.write(b"\n")
+        result = initialize_result(message["params"]["protocolVersion"])
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        self._out.write(json.dumps(answer, separators=(",", ":")).encode("ascii") + b"\n")
         self._out.flush()
         self._answered = message["id"]
+        self._given = result
         self.answered_early = True
 
     def streams(self) -> tuple[Any, Any]:
@@ -233,7 +271,7 @@ class StdioWire:
         writer = _Unowned(self._out, encoding="utf-8", write_through=True)
         if not self.answered_early:
             return reader, writer
-        return reader, AnsweredFilter(writer, self._answered)
+        return reader, AnsweredFilter(writer, self._answered, self._given)
 
     def release(self) -> None:
         """Put fd 0 and 1 back on the wire (flushing what was written)."""

@@ -79,6 +79,15 @@ def check_protocol_support() -> None:
             f"the installed MCP SDK does not serve protocol revision(s) {', '.join(missing)}; "
             "install the mcp version memdir's pyproject.toml names"
         )
+    # The handshake is answered before the SDK loads (memdir.mcp.handshake): the revision
+    # it agrees must be the one the SDK would.
+    if tuple(HANDSHAKE_PROTOCOL_VERSIONS) != HANDSHAKE_REVISIONS:
+        raise RuntimeError(
+            "the installed MCP SDK agrees the handshake revisions "
+            f"{', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}, memdir answers with "
+            f"{', '.join(HANDSHAKE_REVISIONS)}; install the mcp version memdir's "
+            "pyproject.toml names"
+        )
 
 
 Scope = MutableMapping[str, Any]

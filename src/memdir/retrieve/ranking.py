@@ -36,7 +36,7 @@ from memdir.retrieve.dates import DateWindow, find_dates
 from memdir.retrieve.hybrid import (
     FusionParams,
     coverage,
-    floor_fitted,
+    floor_offset,
     fuse,
     has_adjacent_pair,
     held,
@@ -81,8 +81,8 @@ class RankedChunk:
     #: Share (by idf weight) of the query's terms the chunk holds, a term found nowhere in
     #: the index counting in full (`memdir.retrieve.hybrid.held`).
     held: float = 0.0
-    #: The chunk's cosine to the query (None: not compared, e.g. a lexical search, or by a
-    #: model the relevance floor was not fitted for).
+    #: The chunk's cosine to the query on the relevance floor's scale (`floor_offset`; None:
+    #: not compared, e.g. a lexical search, or by a model the floor was not fitted for).
     cosine: float | None = None
     #: Share of the query's term weight that the chunk's index holds nowhere.
     unknown: float = 0.0
@@ -139,8 +139,11 @@ def rank_chunks(
     best = sorted(keys, key=lambda c: (-scores[c], keys[c]))[:limit]
     rows = index.chunks(best)
     held_share, cosines = signals.evidence(best)
-    if embedder_id is None or not floor_fitted(embedder_id):
+    shift = floor_offset(embedder_id) if embedder_id is not None else None
+    if shift is None:
         cosines = {}  # another model's cosines are on another scale: the floor reads words
+    elif shift:
+        cosines = {cid: value - shift for cid, value in cosines.items()}
     unknown = signals.unknown()
     return [
         RankedChunk(
