@@ -23,6 +23,9 @@ from memdir.index.ann import (
 )
 from memdir.index.vectors import MatrixIndex
 
+# ONNX Runtime before usearch, as memdir.index.ann.library() loads them: the other order
+# crashes the process when the embedder loads later.
+pytest.importorskip("onnxruntime")
 pytest.importorskip("usearch")
 
 DIM = 32
@@ -429,3 +432,19 @@ def test_vectors_of_another_size_replace_the_graph_in_memory() -> None:
     assert index.prepare()
     assert index.search(wider[4], 1)[0][0] == int(_ids(300)[4])
     assert indexes.stats("e5").vectors == 300  # type: ignore[union-attr]
+
+
+def test_the_embedder_loads_after_the_ann_library() -> None:
+    """`import onnxruntime` after `import usearch` crashes the process; memdir loads them
+    in the order that works, whichever part of it asks first."""
+    import subprocess
+
+    code = (
+        "from memdir.index import ann\n"
+        "assert ann.library() is not None\n"
+        "from memdir.embed import OnnxE5Embedder\n"
+        "print(OnnxE5Embedder(workers=1).embed_query('after usearch').shape)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "(384,)"

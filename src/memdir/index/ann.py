@@ -187,8 +187,15 @@ class _Layout:
 _NO_KEYS = np.zeros(0, dtype=np.uint64)
 
 
-def _library() -> type[Index] | None:
-    """usearch's `Index`, or None without the ``ann`` extra (imported only when needed)."""
+def library() -> type[Index] | None:
+    """usearch's `Index`, or None without the ``ann`` extra (imported only when needed).
+
+    ONNX Runtime (the local embedder) is imported first when it is installed: usearch's
+    extension brings its own C++ runtime, and once it is loaded `import onnxruntime`
+    crashes the process (a segfault in its module initialisation, onnxruntime 1.32 and
+    usearch 2.26); loaded the other way round, both work."""
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # type: ignore[import-untyped]  # noqa: F401
     try:
         from usearch.index import Index
     except ImportError:
@@ -331,11 +338,11 @@ class _Graph:
                 self._cond.notify_all()
 
     def _new(self, ndim: int) -> Index:
-        library = _library()
-        if library is None:
+        usearch = library()
+        if usearch is None:
             raise RuntimeError("usearch is not installed")
         p = self._params
-        return library(
+        return usearch(
             ndim=ndim,
             metric="cos",
             dtype=p.dtype,
@@ -353,8 +360,8 @@ class _Graph:
 
     def _load(self, ndim: int) -> tuple[Index, npt.NDArray[np.uint64]] | None:
         """The newest saved graph whose digest and format check out; others are deleted."""
-        library = _library()
-        if self._tried_disk or library is None:
+        usearch = library()
+        if self._tried_disk or usearch is None:
             return None
         self._tried_disk = True
         found: list[tuple[int, Path]] = []
@@ -365,7 +372,7 @@ class _Graph:
             try:
                 if _digest(path) != path.name.rsplit("-", 1)[-1].removesuffix(".usearch"):
                     raise ValueError("its digest does not match")
-                meta = library.metadata(str(path))
+                meta = usearch.metadata(str(path))
                 if (
                     meta is None
                     or meta.get("dimensions") != ndim
@@ -374,7 +381,7 @@ class _Graph:
                     or str(meta.get("kind_metric")).rsplit(".", 1)[-1].lower() != "cos"
                 ):
                     raise ValueError(f"it holds another kind of graph ({meta})")
-                index = library.restore(str(path))
+                index = usearch.restore(str(path))
                 if index is None:
                     raise ValueError("it could not be read")
                 # usearch's setters come after another property, so mypy misses them.
@@ -515,7 +522,7 @@ class AnnIndexes:
     ) -> MatrixIndex:
         """The search over `embedder`'s (ids, matrix): exact up to the threshold or without
         usearch, approximate above it."""
-        if ids.shape[0] <= self.params.threshold or _library() is None:
+        if ids.shape[0] <= self.params.threshold or library() is None:
             return MatrixIndex(ids, matrix)
         with self._lock:
             graph = self._graphs.get(embedder)
