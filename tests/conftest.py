@@ -10,6 +10,17 @@ import pytest
 from memdir import Memory
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """One model cache for the whole run (and the processes tests start): every fresh
+    MEMDIR_HOME would otherwise build the local embedder's int8 graph again (~1.5 s).
+    Tests of the cache itself pass their own directory or unset the variable."""
+    import os
+    import tempfile
+
+    if not os.environ.get("MEMDIR_MODEL_CACHE"):
+        os.environ["MEMDIR_MODEL_CACHE"] = tempfile.mkdtemp(prefix="memdir-test-models-")
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh MEMDIR_HOME (the environment variable points at it)."""

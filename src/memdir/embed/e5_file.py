@@ -26,8 +26,10 @@ import marshal
 import os
 import re
 import struct
+import sys
 import tempfile
 from array import array
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +76,14 @@ class Tokenizer:
 
     def __init__(
         self,
-        pieces: dict[str, tuple[int, float]],
+        pieces: dict[str, int],
+        scores: Sequence[float],
         normalise: dict[int, str],
         unknown: int,
         unknown_score: float,
     ) -> None:
         self._pieces = pieces
+        self._scores = scores
         self._table = normalise
         self._unknown = unknown
         self._unknown_score = unknown_score
@@ -98,7 +102,8 @@ class Tokenizer:
         piece = [0] * (n + 1)
         start = [0] * (n + 1)
         best[0] = 0.0
-        pieces, longest, unknown_score = self._pieces, self._longest, self._unknown_score
+        pieces, scores = self._pieces, self._scores
+        longest, unknown_score = self._longest, self._unknown_score
         for i in range(n):
             here = best[i]
             if here <= -1e29:
@@ -106,11 +111,11 @@ class Tokenizer:
             for end in range(i + 1, min(n, i + longest) + 1):
                 found = pieces.get(s[i:end])
                 if found is not None:
-                    score = here + found[1]
+                    score = here + scores[found]
                     if score > best[end]:
                         rounded[0] = score
                         if rounded[0] > best[end]:
-                            best[end], piece[end], start[end] = score, found[0], i
+                            best[end], piece[end], start[end] = score, found, i
             score = here + unknown_score
             if score > best[i + 1]:
                 rounded[0] = score
@@ -159,9 +164,11 @@ class E5File:
         unknown_score = float(np.float32(scores.min()) - np.float32(10))
         cached = _cached_pieces(vocabulary_cache)
         if cached is None:
-            cached = _pieces(blob, starts.tolist(), scores.tolist(), unknown)
+            cached = _pieces(blob, starts.tolist(), unknown)
             _keep_pieces(vocabulary_cache, cached)
-        self.tokenizer = Tokenizer(cached, normalise, unknown, unknown_score)
+        # Scores by id in a float32 array: a dict of (id, score) tuples took 20 MB more.
+        table = array("f", scores.tobytes()) if sys.byteorder == "little" else array("f", scores)
+        self.tokenizer = Tokenizer(cached, table, normalise, unknown, unknown_score)
         self._tensors: dict[str, tuple[int, int]] = {}
         for _ in range(int(read.one("<i"))):
             name = bytes(read.take(int(read.one("<H")))).decode("utf-8", "replace")[:23]
@@ -202,13 +209,11 @@ def dequantise(blocks: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     return out
 
 
-def _pieces(
-    blob: bytes, offsets: list[int], scores: list[float], unknown: int
-) -> dict[str, tuple[int, float]]:
-    """piece text → (id, score); the first of equal pieces wins, as in the engine's table
-    (built back to front, so an earlier piece overwrites a later one)."""
+def _pieces(blob: bytes, offsets: list[int], unknown: int) -> dict[str, int]:
+    """piece text → id; the first of equal pieces wins, as in the engine's table (built
+    back to front, so an earlier piece overwrites a later one)."""
     texts = [blob[a:b].decode("utf-8", "replace") for a, b in itertools.pairwise(offsets)]
-    entries = list(zip(texts, zip(range(len(scores)), scores, strict=True), strict=True))
+    entries = list(zip(texts, range(len(texts)), strict=True))
     if 0 <= unknown < len(entries):
         del entries[unknown]
     out = dict(reversed(entries))
@@ -216,10 +221,10 @@ def _pieces(
     return out
 
 
-_PIECES_FILE = "e5-small-q4-pieces-v1.marshal"
+_PIECES_FILE = "e5-small-q4-pieces-v2.marshal"
 
 
-def _cached_pieces(cache: tuple[Path, str] | None) -> dict[str, tuple[int, float]] | None:
+def _cached_pieces(cache: tuple[Path, str] | None) -> dict[str, int] | None:
     """The pieces table kept in the cache, when it is whole and made from this file."""
     if cache is None:
         return None
@@ -238,7 +243,7 @@ def _cached_pieces(cache: tuple[Path, str] | None) -> dict[str, tuple[int, float
     return pieces if isinstance(pieces, dict) and pieces else None
 
 
-def _keep_pieces(cache: tuple[Path, str] | None, pieces: dict[str, tuple[int, float]]) -> None:
+def _keep_pieces(cache: tuple[Path, str] | None, pieces: dict[str, int]) -> None:
     if cache is None:
         return
     directory, source = cache
