@@ -115,6 +115,10 @@ def build_graph(model: E5File) -> bytes:
         """[columns (in), rows (out)] float weights of Q4_0 tensor `name`."""
         return dequantise(model.blocks(name, rows, columns)).T
 
+    def dense(x: str, name: str, rows: int, columns: int) -> str:
+        """The linear layer `name` (Q4_0 weights `name.w`, float bias `name.b`) on `x`."""
+        return linear(x, name, weights(f"{name}.w", rows, columns), model.floats(f"{name}.b", rows))
+
     def norm(x: str, name: str) -> str:
         scale = const(f"{name}.w", model.floats(f"{name}.w", hidden).copy())
         shift = const(f"{name}.b", model.floats(f"{name}.b", hidden).copy())
@@ -128,24 +132,9 @@ def build_graph(model: E5File) -> bytes:
         bias = np.concatenate([model.floats(f"{p}.{t}.b", hidden) for t in "qkv"])
         q, k, v = node("Split", [linear(x, f"{p}.qkv", qkv, bias)], 3, axis=-1, num_outputs=3)
         attended = node("MultiHeadAttention", [q, k, v, "", mask32], num_heads=heads)[0]
-        out = linear(
-            attended,
-            f"{p}.ao",
-            weights(f"{p}.ao.w", hidden, hidden),
-            model.floats(f"{p}.ao.b", hidden),
-        )
-        x = norm(node("Add", [x, out])[0], f"{p}.aln")
-        inner = linear(
-            x, f"{p}.fi", weights(f"{p}.fi.w", ffn, hidden), model.floats(f"{p}.fi.b", ffn)
-        )
-        activated = node("Gelu", [inner])[0]
-        out = linear(
-            activated,
-            f"{p}.fo",
-            weights(f"{p}.fo.w", hidden, ffn),
-            model.floats(f"{p}.fo.b", hidden),
-        )
-        x = norm(node("Add", [x, out])[0], f"{p}.oln")
+        x = norm(node("Add", [x, dense(attended, f"{p}.ao", hidden, hidden)])[0], f"{p}.aln")
+        activated = node("Gelu", [dense(x, f"{p}.fi", ffn, hidden)])[0]
+        x = norm(node("Add", [x, dense(activated, f"{p}.fo", hidden, ffn)])[0], f"{p}.oln")
     as_float = node("Cast", ["mask"], to=TensorProto.FLOAT)[0]
     weighted = node("Mul", [x, node("Unsqueeze", [as_float, const("axis2", np.array([2]))])[0]])
     total = node("ReduceSum", [weighted[0], const("axis1", np.array([1]))], keepdims=0)[0]
