@@ -73,6 +73,8 @@ _ENV = {
     "MEMDIR_SYNC_TOKEN": None,
     "EDITOR": None,
     "PYTHONWARNINGS": None,
+    # The model cache in the case's home, as users have it: its writes are faulted too.
+    "MEMDIR_MODEL_CACHE": None,
 }
 
 
