@@ -23,11 +23,9 @@ import hashlib
 import itertools
 import json
 import marshal
-import os
 import re
 import struct
 import sys
-import tempfile
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,8 +35,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.embed._base import EmbedderUnavailable
+from memdir.files.atomic import atomic_write
 
-__all__ = ["BLOCK", "QK", "E5File", "Tokenizer", "dequantise", "write_atomically"]
+__all__ = ["BLOCK", "QK", "E5File", "Tokenizer", "dequantise"]
 
 QK = 32
 #: One Q4_0 block: the fp16 scale, then 16 bytes of nibbles.
@@ -251,22 +250,8 @@ def _keep_pieces(cache: tuple[Path, str] | None, pieces: dict[str, int]) -> None
     record = json.dumps({"source": source, "sha256": hashlib.sha256(data).hexdigest()})
     with contextlib.suppress(OSError):  # no cache: built again next time
         directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(directory / _PIECES_FILE, data)
-        write_atomically((directory / _PIECES_FILE).with_suffix(".json"), record.encode())
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in its directory (a reader sees the
-    old or the new file whole)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        atomic_write(directory / _PIECES_FILE, data, mode=0o600)
+        atomic_write((directory / _PIECES_FILE).with_suffix(".json"), record.encode(), mode=0o600)
 
 
 def _normalisation(read: _Reader, count: int) -> dict[int, str]:

