@@ -23,6 +23,7 @@ the process killed at it, and checks, in a fresh process without injection, that
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -44,6 +45,11 @@ from memdir.errors import EXIT_DISK
 from .scenarios import Case, Scenario, audit_entries, note_files
 
 STRACE = "strace"
+#: Children followed, quietly.
+TRACE = (STRACE, "-f", "-qq")
+#: Only the traced calls stop the process (a seccomp filter): faster, but strace then
+#: cannot deliver an injected signal (a kill is never injected), so errors only.
+FILTERED = ("--seccomp-bpf",)
 SYSCALLS = (
     "write",
     "pwrite64",
@@ -73,7 +79,7 @@ _ENV = {
     "MEMDIR_SYNC_TOKEN": None,
     "EDITOR": None,
     "PYTHONWARNINGS": None,
-    # The model cache in the case's home, as users have it: its writes are faulted too.
+    # The model cache in the case's home, as users have it (`seed_models`).
     "MEMDIR_MODEL_CACHE": None,
 }
 
@@ -82,28 +88,7 @@ def strace_problem() -> str | None:
     """Why the matrix cannot run here (no strace, no ptrace), or None when it can."""
     if shutil.which(STRACE) is None:
         return "strace is not installed (apt-get install strace)"
-    with tempfile.TemporaryDirectory(prefix="memdir-strace-probe-") as tmp:
-        log = Path(tmp) / "probe.trace"
-        probe = subprocess.run(
-            [
-                STRACE,
-                "-f",
-                "-qq",
-                "-o",
-                str(log),
-                "-e",
-                "trace=write",
-                "-e",
-                "inject=write:error=ENOSPC:when=1",
-                "/bin/sh",
-                "-c",
-                "echo probe",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        injected = log.exists() and "(INJECTED)" in log.read_text(errors="replace")
+    injected, probe = _probe(())
     if injected:
         return None
     if "ptrace" in probe.stderr.lower() or "not permitted" in probe.stderr.lower():
@@ -111,11 +96,82 @@ def strace_problem() -> str | None:
     return f"strace cannot inject faults here (exit {probe.returncode}): {probe.stderr[:200]}"
 
 
+def _probe(extra: Sequence[str]) -> tuple[bool, subprocess.CompletedProcess[str]]:
+    """Whether strace (with `extra` options) fails a write of /bin/sh, and its run."""
+    with tempfile.TemporaryDirectory(prefix="memdir-strace-probe-") as tmp:
+        log = Path(tmp) / "probe.trace"
+        probe = subprocess.run(
+            [*TRACE, *extra, "-o", str(log), "-e", "trace=write", *_PROBE_FAULT],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return log.exists() and "(INJECTED)" in log.read_text(errors="replace"), probe
+
+
+def _filtered() -> tuple[str, ...]:
+    """`FILTERED` where this strace injects errors with it, else nothing."""
+    if not _FILTER_WORKS:
+        _FILTER_WORKS.append(_probe(FILTERED)[0])
+    return FILTERED if _FILTER_WORKS[0] else ()
+
+
+_FILTER_WORKS: list[bool] = []
+_PROBE_FAULT = ("-e", "inject=write:error=ENOSPC:when=1", "/bin/sh", "-c", "echo probe")
+
+
 def environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _ENV}
     env.update({k: v for k, v in _ENV.items() if v is not None})
     env["MEMDIR_HOME"] = str(home)
     return env
+
+
+def prepared(scenario: Scenario, root: Path) -> Case:
+    """A fresh case of `scenario` in `root`. Its home holds the local model's cache as a
+    user's does once memdir searched by meaning (the ONNX graph built, the vocabulary
+    table, the weights' hash check), unless the scenario is the model's first use: then
+    the faulted run builds that cache itself."""
+    case = scenario.prepare(root)
+    if not scenario.first_model_use:
+        target = case.home / "models"
+        target.mkdir(parents=True, exist_ok=True)
+        for source in _built_models().iterdir():
+            if source.is_file():
+                try:  # each cache file is replaced by a rename, never written in place
+                    os.link(source, target / source.name)
+                except OSError:
+                    shutil.copy2(source, target / source.name)
+    return case
+
+
+_BUILT_MODELS: list[Path] = []
+
+
+def _built_models() -> Path:
+    """The model cache memdir itself leaves in a home after a search, made once."""
+    with _PREPARING:
+        if not _BUILT_MODELS:
+            root = Path(tempfile.mkdtemp(prefix="memdir-fault-models-"))
+            atexit.register(shutil.rmtree, root, True)
+            project, home = root / "P", root / "H"
+            (project / ".git").mkdir(parents=True)
+            home.mkdir()
+            for args in (
+                ["remember", "The model cache is built once", "--body", "By a search."],
+                ["search", "model cache", "--json"],
+            ):
+                subprocess.run(
+                    [sys.executable, "-m", "memdir", "--project", str(project), *args],
+                    env=environment(home),
+                    check=True,
+                    capture_output=True,
+                    timeout=TIMEOUT,
+                )
+            if not any((home / "models").glob("*.onnx")):
+                raise AssertionError(f"a search left no model cache in {home / 'models'}")
+            _BUILT_MODELS.append(home / "models")
+        return _BUILT_MODELS[0]
 
 
 # -- counting and targets ----------------------------------------------------------------
@@ -196,14 +252,12 @@ def parse_trace(text: str) -> tuple[dict[str, list[str]], int]:
 
 def count(scenario: Scenario, root: Path) -> Plan:
     """The counting run: the command under strace without injection, on a fresh case."""
-    case = scenario.prepare(root)
+    case = prepared(scenario, root)
     trace = root / "count.trace"
     seq = _last_seq(case.home)
     proc = subprocess.run(
         [
-            STRACE,
-            "-f",
-            "-qq",
+            *TRACE,
             "-o",
             str(trace),
             "-e",
@@ -303,6 +357,7 @@ class Result:
 def inject_args(target: Target, fault: str) -> list[str]:
     action = "signal=SIGKILL" if fault == "kill" else f"error={fault}"
     return [
+        *(() if fault == "kill" else _filtered()),
         "-e",
         f"trace={target.syscall}",
         "-e",
@@ -313,7 +368,7 @@ def inject_args(target: Target, fault: str) -> list[str]:
 def run_case(scenario: Scenario, case: Case, target: Target, fault: str) -> Result:
     trace = case.root / "inject.trace"
     seq = _last_seq(case.home)
-    argv = [STRACE, "-f", "-qq", "-o", str(trace), *inject_args(target, fault), *case.command()]
+    argv = [*TRACE, *inject_args(target, fault), "-o", str(trace), *case.command()]
     proc = subprocess.run(
         argv,
         capture_output=True,
@@ -561,7 +616,7 @@ def run_matrix(
 
     def attempt(where: Path, target: Target) -> Result:
         with _PREPARING:  # the Python API in threads: one at a time
-            case = scenario.prepare(where)
+            case = prepared(scenario, where)
         try:
             return run_case(scenario, case, target, fault)
         finally:
@@ -579,7 +634,7 @@ def run_matrix(
         return list(pool.map(one, enumerate(targets)))
 
 
-_PREPARING = threading.Lock()
+_PREPARING = threading.RLock()
 
 
 def _retarget(target: Target, result: Result) -> Target | None:

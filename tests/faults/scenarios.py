@@ -99,6 +99,8 @@ class Scenario:
     search: tuple[tuple[str, str], ...] = ()
     #: Whether a killed run may leave part of a batch done (each note still whole).
     batch = False
+    #: Whether the run is the first to use the local model (its cache not built yet).
+    first_model_use = False
 
     def prepare(self, root: Path) -> Case:
         raise NotImplementedError
@@ -298,6 +300,8 @@ class Restore(Scenario):
 
 class Reindex(Scenario):
     name = "reindex"
+    # A user's first reindex also builds the model's cache: those writes are faulted too.
+    first_model_use = True
     search = (("rollbacks", "rollback-order"), ("tuesdays", "deploy-window"))
 
     def prepare(self, root: Path) -> Case:

@@ -441,3 +441,31 @@ def test_changes_by_another_connection_are_seen(tmp_path: Path) -> None:
 
 def test_index_files_are_private(index: SearchIndex) -> None:
     assert index.path.parent.stat().st_mode & 0o077 == 0
+
+
+def test_vector_search_reads_float_vectors_from_the_database_and_misses_none(
+    index: SearchIndex,
+) -> None:
+    """The index keeps int8 rows; a search scores its candidates from the stored float32
+    vectors, so it answers as exact search over those vectors does, also after a note is
+    forgotten under a `MatrixIndex` already handed out."""
+    src = DictSource()
+    for i in range(300):
+        src.note(f"note-{i:03d}", f"Summary {i}", f"body number {i} " + "word " * (i % 7))
+    index.refresh(src)
+    pending = index.pending("e@1/8")
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((len(pending), 8)).astype(np.float32) + 2.0
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index.put_vectors("e@1/8", [h for h, _ in pending], vectors)
+    vi = index.vector_index("e@1/8")
+    assert vi.compact.codes.dtype == np.int8
+    ids, matrix = index.matrix("e@1/8")
+    q = vectors[7]
+    exact = matrix.astype(np.float64) @ q.astype(np.float64)
+    best = sorted(range(len(ids)), key=lambda i: (-exact[i], i))[:20]
+    assert vi.search(q, 20) == [(int(ids[i]), float(exact[i])) for i in best]
+    gone = index.keys([int(ids[best[0]])])[int(ids[best[0]])][0]
+    index.forget(gone)
+    assert int(ids[best[0]]) not in {c for c, _ in vi.search(q, 20)}
+    assert int(ids[best[0]]) not in {c for c, _ in index.vector_index("e@1/8").search(q, 20)}

@@ -3,12 +3,14 @@ similarities."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memdir.index.vectors import MatrixIndex, VectorIndex
+from memdir.index.vectors import CompactRows, MatrixIndex, VectorIndex
 
 
 def _unit(rows: list[list[float]]) -> np.ndarray:
@@ -144,3 +146,78 @@ def test_search_equals_a_full_sort(
     for cid, score in got:
         by_row.setdefault(tuple(rows[ids.index(cid)]), set()).add(score)
     assert all(len(v) == 1 for v in by_row.values())
+
+
+def _clustered(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    """Unit vectors as a text model gives them: a large common part, topics, then noise
+    (cosines bunched near the top, where the rounding of compact rows matters most)."""
+    common = rng.standard_normal(dim)
+    topics = rng.standard_normal((8, dim))
+    m = common + 0.6 * topics[rng.integers(0, 8, n)] + 0.3 * rng.standard_normal((n, dim))
+    out: np.ndarray = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.sampled_from([3, 16, 384]))
+def test_compact_rows_give_exactly_the_float32_search(seed: int, k: int, dim: int) -> None:
+    """Scores from the int8 codes only choose which rows are scored exactly: ids, order and
+    scores are those of a full sort of the float32 vectors, near-ties and copies included,
+    and each approximate score lies within its bound."""
+    rng = np.random.default_rng(seed)
+    m = _clustered(rng, int(rng.integers(1, 700)), dim)
+    m[rng.integers(0, len(m), len(m) // 5)] = m[0]  # copies of one text
+    ids = rng.permutation(np.arange(5000, 5000 + len(m))).astype(np.int64)
+    q = _clustered(rng, 1, dim)[0]
+    exact = (m.astype(np.float64) * q.astype(np.float64)).sum(axis=1)
+
+    def expected(rows: list[int]) -> list[int]:
+        return [int(ids[i]) for i in sorted(rows, key=lambda i: (-exact[i], i))[:k]]
+
+    index = MatrixIndex(ids, m)
+    got = index.search(q, k)
+    assert [c for c, _ in got] == expected(list(range(len(m))))
+    assert [s for _, s in got] == [float(exact[list(ids).index(c)]) for c, _ in got]
+    approx, slack = index.compact.scores(q)
+    assert np.all(np.abs(approx.astype(np.float64) - exact) <= slack)
+    allowed = {int(i) for i in ids[rng.random(len(m)) < 0.5]}
+    excluded = {int(i) for i in ids[rng.random(len(m)) < 0.2]}
+    rows = [i for i in range(len(m)) if int(ids[i]) in allowed and int(ids[i]) not in excluded]
+    assert [c for c, _ in index.search(q, k, allowed, excluded)] == expected(rows)
+
+
+def test_compact_rows_are_a_quarter_of_the_floats_and_read_few_vectors() -> None:
+    rng = np.random.default_rng(3)
+    m = _clustered(rng, 20_000, 384)
+    ids = np.arange(len(m), dtype=np.int64)
+    reads: list[int] = []
+
+    def fetch(chunk_ids: Sequence[int]) -> dict[int, bytes]:
+        reads.append(len(chunk_ids))
+        return {c: m[c].tobytes() for c in chunk_ids}
+
+    index = MatrixIndex(ids, CompactRows.of(m), fetch)
+    assert index.compact.codes.dtype == np.int8
+    assert index.compact.codes.nbytes == m.nbytes // 4
+    q = _clustered(rng, 1, 384)[0]
+    hits = index.search(q, 100)
+    exact = m.astype(np.float64) @ q.astype(np.float64)
+    assert [c for c, _ in hits] == sorted(range(len(m)), key=lambda i: (-exact[i], i))[:100]
+    assert sum(reads) < 1_000  # a few hundred candidates of 20,000 rows
+    assert np.array_equal(index.matrix, m)
+
+
+def test_rows_the_database_no_longer_holds_are_left_out_and_odd_rows_never_win() -> None:
+    m = _unit([[1, 0], [0.9, 0.1], [0.8, 0.2], [0, 1]])
+    m[3] = np.nan  # a vector that is not finite is never a hit
+    held = {10: m[0], 12: m[2], 13: m[3]}  # 11 went away since the rows were made
+    index = MatrixIndex(
+        np.asarray([10, 11, 12, 13], dtype=np.int64),
+        CompactRows.of(m),
+        lambda chunk_ids: {c: held[c].tobytes() for c in chunk_ids if c in held},
+    )
+    query = np.asarray([1, 0], dtype=np.float32)
+    assert [c for c, _ in index.search(query, 4)] == [10, 12]
+    assert set(index.similarities(query, [10, 11, 12])) == {10, 12}
+    with pytest.raises(ValueError):
+        MatrixIndex(np.asarray([1], dtype=np.int64), CompactRows.of(m[:1]))  # no fetch

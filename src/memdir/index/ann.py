@@ -16,18 +16,19 @@ and exact is exact. Above it `AnnIndexes.index` hands out an `ApproximateIndex`,
 * Exact scores. The graph proposes k + max(k, 32) candidates (twice the depth asked
   for, at least k + 32), every row holding a proposed vector comes along (copies tie
   and keep row order as in exact search), and their cosines are computed from the
-  float32 matrix as `MatrixIndex` computes them. Filters that would make the graph over-fetch (an
+  float32 vectors as `MatrixIndex` computes them. Filters that would make the graph over-fetch (an
   `allowed` set of under half the rows, many `excluded` ids) go exact, and so does a
   query the graph gives fewer than k rows for.
 * Built incrementally. When the matrix changes, the graph is brought to the new set of
   keys by removing those that went and adding those that came (usearch reuses the
-  removed slots). A difference of at most `AnnParams.inline_limit` vectors is applied
-  on the spot; a larger one (the first build) runs in a background thread, and queries
-  are answered exactly until it is done. A thread is never killed half-way: `close`
-  stops it between batches and saves what it built, so a short-lived process (one CLI
-  command) leaves the next one a head start; at 1M vectors a full build takes ~3–4
-  minutes of two cores, which a long-lived process (the MCP server, the page) does
-  once and saves.
+  removed slots); it is given each vector as `CompactRows` approximates it (it keeps
+  int8 scalars of its own anyway). A difference of at most `AnnParams.inline_limit`
+  vectors is applied on the spot; a larger one (the first build) runs in a background
+  thread, and queries are answered exactly until it is done. A thread is never killed
+  half-way: `close` stops it between batches and saves what it built, so a short-lived
+  process (one CLI command) leaves the next one a head start; at 1M vectors a full build
+  takes ~3–4 minutes of two cores, which a long-lived process (the MCP server, the page)
+  does once and saves.
 * Persisted, checked before it is read. The graph (int8 scalars, cosine) is saved next
   to the index database as ``<db>.ann-<embedder tag>-<digest>.usearch``, written under
   a temporary name and renamed, the digest being the BLAKE2b of the file. A file whose
@@ -58,7 +59,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from memdir.index.vectors import MatrixIndex
+from memdir.index.vectors import CompactRows, Fetch, MatrixIndex, content_keys
 
 if TYPE_CHECKING:
     from usearch.index import Index
@@ -117,38 +118,6 @@ class AnnStats:
     saves: int
 
 
-# -- content keys -------------------------------------------------------------------------
-
-_MASK = np.uint64(2**63 - 1)  # usearch reserves the all-ones key
-
-
-def _mix(h: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """SplitMix64's finaliser, element-wise (uint64 arithmetic wraps)."""
-    h = h ^ (h >> np.uint64(30))
-    h = h * np.uint64(0xBF58476D1CE4E5B9)
-    h = h ^ (h >> np.uint64(27))
-    h = h * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
-
-
-def _weights(width: int) -> npt.NDArray[np.uint64]:
-    steps = np.arange(1, width + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    return _mix(steps) | np.uint64(1)
-
-
-def content_keys(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
-    """A 63-bit key per row from the row's bytes: equal rows get equal keys, and rows that
-    differ anywhere differ in their key but for a 2⁻⁶³-ish chance."""
-    words = np.ascontiguousarray(matrix, dtype=np.float32).view(np.uint32)
-    weights = _weights(words.shape[1])
-    out = np.empty(words.shape[0], dtype=np.uint64)
-    for start in range(0, words.shape[0], 8192):
-        block = words[start : start + 8192].astype(np.uint64)
-        block *= weights
-        out[start : start + block.shape[0]] = block.sum(axis=1, dtype=np.uint64)
-    return _mix(out) & _MASK
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class _Layout:
     """The content keys of one matrix: which rows hold each key, and one row per key."""
@@ -159,8 +128,10 @@ class _Layout:
     first: npt.NDArray[np.intp]
 
     @classmethod
-    def of(cls, matrix: npt.NDArray[np.float32]) -> _Layout:
-        keys = content_keys(matrix)
+    def of(cls, rows: CompactRows) -> _Layout:
+        keys = rows.keys
+        if keys is None:
+            raise ValueError("the rows were made without their content keys")
         order = np.argsort(keys, kind="stable")
         ordered = keys[order]
         starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
@@ -234,11 +205,11 @@ class _Graph:
         self._loaded = False
 
     @contextlib.contextmanager
-    def reading(self, layout: _Layout, matrix: npt.NDArray[np.float32]) -> Iterator[Index | None]:
+    def reading(self, layout: _Layout, rows: CompactRows) -> Iterator[Index | None]:
         """The graph, in step with `layout`, for searching (None: search exactly)."""
         with self._cond:
             self._newest = layout
-            index = self._ready(layout, matrix)
+            index = self._ready(layout, rows)
             if index is not None:
                 self._readers += 1
         try:
@@ -249,7 +220,7 @@ class _Graph:
                     self._readers -= 1
                     self._cond.notify_all()
 
-    def _ready(self, layout: _Layout, matrix: npt.NDArray[np.float32]) -> Index | None:
+    def _ready(self, layout: _Layout, rows: CompactRows) -> Index | None:
         if self._busy or self._cancel.is_set() or self._failed is layout:
             return None
         if (
@@ -265,10 +236,10 @@ class _Graph:
         )
         self._busy = True
         if not self._params.background or (small and self._readers == 0):
-            self._sync(layout, matrix)
+            self._sync(layout, rows)
             return self._index if self._synced is layout else None
         self._thread = threading.Thread(
-            target=self._sync, args=(layout, matrix), name="memdir-ann", daemon=False
+            target=self._sync, args=(layout, rows), name="memdir-ann", daemon=False
         )
         self._thread.start()
         return None
@@ -291,19 +262,19 @@ class _Graph:
         self._cancel.set()
         self.wait()
 
-    def _sync(self, layout: _Layout, matrix: npt.NDArray[np.float32]) -> None:
+    def _sync(self, layout: _Layout, rows: CompactRows) -> None:
         """Bring the graph to `layout`'s keys (the caller set `_busy`)."""
         try:
             with self._cond:
                 while self._readers:
                     self._cond.wait()
             index, have, fresh = self._index, self._have, False
-            if index is not None and index.ndim != matrix.shape[1]:
+            if index is not None and index.ndim != rows.dim:
                 index, have = None, _NO_KEYS  # another model's vectors: start over
             if index is None:
-                index, have = self._load(matrix.shape[1]) or (None, _NO_KEYS)
+                index, have = self._load(rows.dim) or (None, _NO_KEYS)
             if index is None:
-                index, fresh = self._new(matrix.shape[1]), True
+                index, fresh = self._new(rows.dim), True
             gone = np.setdiff1d(have, layout.unique, assume_unique=True)
             new = np.setdiff1d(layout.unique, have, assume_unique=True)
             if gone.size:
@@ -312,7 +283,8 @@ class _Graph:
             added, batch = 0, self._params.batch
             while added < new.size and not self._cancel.is_set():
                 keys = new[added : added + batch]
-                index.add(keys, matrix[layout.rows_for_new(keys)], threads=self._params.threads)
+                vectors = rows.rows(layout.rows_for_new(keys))
+                index.add(keys, vectors, threads=self._params.threads)
                 added += keys.size
             if added:
                 have = np.union1d(have, new[:added])
@@ -434,11 +406,12 @@ class ApproximateIndex(MatrixIndex):
     def __init__(
         self,
         ids: npt.NDArray[np.int64],
-        matrix: npt.NDArray[np.float32],
+        matrix: npt.NDArray[np.float32] | CompactRows,
         graph: _Graph,
         params: AnnParams,
+        fetch: Fetch | None = None,
     ) -> None:
-        super().__init__(ids, matrix)
+        super().__init__(ids, matrix, fetch)
         self._graph = graph
         self._params = params
         self._layout: _Layout | None = None
@@ -447,18 +420,18 @@ class ApproximateIndex(MatrixIndex):
     def _keys(self) -> _Layout:
         with self._layout_lock:
             if self._layout is None:
-                self._layout = _Layout.of(self.matrix)
+                self._layout = _Layout.of(self.compact)
             return self._layout
 
     def prepare(self) -> bool:
         """Bring the graph in step with this matrix now, waiting for a background job;
         True when searches will use it."""
         layout = self._keys()
-        with self._graph.reading(layout, self.matrix) as index:
+        with self._graph.reading(layout, self.compact) as index:
             if index is not None:
                 return True
         self._graph.wait()
-        with self._graph.reading(layout, self.matrix) as index:
+        with self._graph.reading(layout, self.compact) as index:
             return index is not None
 
     def search(
@@ -475,7 +448,7 @@ class ApproximateIndex(MatrixIndex):
         if count is None:
             return super().search(query, k, allowed, excluded)
         layout = self._keys()
-        with self._graph.reading(layout, self.matrix) as index:
+        with self._graph.reading(layout, self.compact) as index:
             if index is None:
                 return super().search(query, k, allowed, excluded)
             try:
@@ -518,19 +491,29 @@ class AnnIndexes:
         self._lock = threading.Lock()
 
     def index(
-        self, embedder: str, ids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]
+        self,
+        embedder: str,
+        ids: npt.NDArray[np.int64],
+        matrix: npt.NDArray[np.float32] | CompactRows,
+        fetch: Fetch | None = None,
     ) -> MatrixIndex:
-        """The search over `embedder`'s (ids, matrix): exact up to the threshold or without
-        usearch, approximate above it."""
-        if ids.shape[0] <= self.params.threshold or library() is None:
-            return MatrixIndex(ids, matrix)
+        """The search over `embedder`'s (ids, rows): exact up to the threshold or without
+        usearch, approximate above it (compact rows need their content keys then:
+        `wants_keys`)."""
+        if not self.wants_keys(ids.shape[0]):
+            return MatrixIndex(ids, matrix, fetch)
         with self._lock:
             graph = self._graphs.get(embedder)
             if graph is None:
                 tag = hashlib.blake2b(embedder.encode("utf-8"), digest_size=6).hexdigest()
                 files = None if self._path is None else (self._path, tag)
                 graph = self._graphs[embedder] = _Graph(files, self.params)
-        return ApproximateIndex(ids, matrix, graph, self.params)
+        return ApproximateIndex(ids, matrix, graph, self.params, fetch)
+
+    def wants_keys(self, rows: int) -> bool:
+        """Whether an index of `rows` vectors goes through the graph (its compact rows then
+        carry the content keys of their float32 vectors)."""
+        return rows > self.params.threshold and library() is not None
 
     def stats(self, embedder: str) -> AnnStats | None:
         """The graph of `embedder` (None: none was needed yet)."""

@@ -72,7 +72,7 @@ from memdir.index.schema import (
     open_stand_in,
 )
 from memdir.index.stored import fill_recall_terms
-from memdir.index.vectors import MatrixIndex
+from memdir.index.vectors import CompactBuilder, Fetch, MatrixIndex
 
 __all__ = [
     "ChunkRow",
@@ -110,6 +110,9 @@ class IndexDamaged(Exception):
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
+
+#: Float32 rows read from the database before they are made compact (6 MB at 384-d).
+_VECTOR_BLOCK = 4096
 
 
 def _healing(
@@ -760,7 +763,9 @@ class SearchIndex:
 
     @_healing
     def vector_index(self, embedder: str) -> MatrixIndex:
-        """The vectors of `embedder` for every searchable chunk, as one contiguous matrix.
+        """The vectors of `embedder` for every searchable chunk, as compact rows whose
+        exact float32 vectors are read from here when a query needs them
+        (`memdir.index.vectors`).
 
         Rows are in (note id, chunk ordinal) order. Built once and kept until the
         index changes; vectors of other embedders are never included.
@@ -769,30 +774,62 @@ class SearchIndex:
             stamp = self._stamp()
             if self._vectors is not None and self._vectors[:2] == (embedder, stamp):
                 return self._vectors[2]
-            self._vectors = None  # let the old matrix go before the new one is built
+            self._vectors = None  # let the old rows go before the new ones are built
             join = (
                 "FROM chunks c JOIN vectors v ON v.embed_hash=c.embed_hash "
                 "JOIN notes n ON n.note_id=c.note_id WHERE v.embedder=? AND n.state='ok'"
             )
             count = int(self._conn.execute(f"SELECT count(*) {join}", (embedder,)).fetchone()[0])
             ids = np.empty(count, dtype=np.int64)
-            mat = np.zeros((count, 0), dtype=np.float32)
-            n = 0
+            builder: CompactBuilder | None = None
+            block = np.zeros((0, 0), dtype=np.float32)
+            n = filled = 0
             for cid, vec in self._conn.execute(
                 f"SELECT c.id, v.vec {join} ORDER BY c.note_id, c.ord", (embedder,)
             ):
-                if n == 0:
-                    mat = np.empty((count, len(vec) // 4), dtype=np.float32)
-                if n >= count or len(vec) != mat.shape[1] * 4:
+                if builder is None:
+                    dim = len(vec) // 4
+                    builder = CompactBuilder(count, dim, keys=self._ann.wants_keys(count))
+                    block = np.empty((min(count, _VECTOR_BLOCK), dim), dtype=np.float32)
+                if n >= count or len(vec) != block.shape[1] * 4:
                     break  # changed under us (another process): rebuilt on the next call
                 ids[n] = cid
-                mat[n] = np.frombuffer(vec, dtype=np.float32)
+                block[filled] = np.frombuffer(vec, dtype=np.float32)
                 n += 1
-            index = self._ann.index(embedder, ids[:n], mat[:n])
+                filled += 1
+                if filled == block.shape[0]:
+                    builder.add(block)
+                    filled = 0
+            if builder is None:
+                builder = CompactBuilder(0, 0)
+            builder.add(block[:filled])
+            index = self._ann.index(embedder, ids[:n], builder.done(), self._fetcher(embedder))
             self._vectors = (embedder, stamp, index)
             return index
 
+    def _fetcher(self, embedder: str) -> Fetch:
+        """Reads the float32 vectors of chunks by id (those that have one of `embedder`)."""
+
+        @_healing
+        def fetch(self: SearchIndex, ids: Sequence[int]) -> dict[int, bytes]:
+            found: dict[int, bytes] = {}
+            with self._lock:
+                for start in range(0, len(ids), 500):
+                    part = ids[start : start + 500]
+                    marks = ",".join("?" * len(part))
+                    found.update(
+                        self._conn.execute(
+                            "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON "
+                            f"v.embed_hash=c.embed_hash WHERE v.embedder=? AND c.id IN ({marks})",
+                            (embedder, *part),
+                        )
+                    )
+            return found
+
+        return functools.partial(fetch, self)
+
     def matrix(self, embedder: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """(chunk ids, one contiguous float32 matrix of their vectors) for `embedder`."""
+        """(chunk ids, one contiguous float32 matrix of their vectors) for `embedder` (read
+        whole: for tools and tests, searches never need it)."""
         index = self.vector_index(embedder)
         return index.ids, index.matrix

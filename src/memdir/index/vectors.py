@@ -1,21 +1,54 @@
-"""Vector search over one contiguous float32 matrix, behind a narrow `VectorIndex` protocol.
+"""Vector search over compact int8 rows with exact scores, behind a narrow `VectorIndex`
+protocol.
 
-Exact search is `matrix @ query` plus a partial sort, with BLAS held to one
-thread (threads cost more than they save at these sizes and the machine is
-shared). Above `memdir.index.ann.ANN_THRESHOLD` vectors, `memdir.index.ann` puts an
-approximate graph (usearch HNSW) in front of the same matrix: it only proposes
-candidate rows, which are then scored here exactly as this search scores them.
+The rows are held as `CompactRows`: one signed byte per dimension of (row − center), a
+scale per row, and a bound on what that rounding loses (a quarter of a float32 matrix:
+~40 MB instead of 154 at 100,000 chunks of 384 dimensions). A query scores every row from
+the bytes, a block at a time as float32 with BLAS held to one thread (threads cost more
+than they save at these sizes and the machine is shared), and with each approximate
+score an upper bound of its error: the norm of the row's rounding residual (by
+Cauchy–Schwarz) plus float32 rounding of the product. Every row whose best possible score
+reaches the k-th best worst possible score may belong to the top k, and only those are
+scored again, in float64 from their float32 vectors: the vectors the index database holds
+(`Fetch`, a few hundred rows a query) or a float32 matrix kept in memory. So the ids,
+their order and their scores are those of exact search over the float32 vectors.
+
+Above `memdir.index.ann.ANN_THRESHOLD` vectors, `memdir.index.ann` puts an approximate
+graph (usearch HNSW) in front: it only proposes candidate rows, which are then scored
+here exactly as this search scores them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MatrixIndex", "VectorIndex"]
+__all__ = [
+    "CompactBuilder",
+    "CompactRows",
+    "Fetch",
+    "MatrixIndex",
+    "VectorIndex",
+    "content_keys",
+]
+
+#: (chunk ids) → {chunk id: its float32 vector's bytes} for the ids that still have one.
+Fetch = Callable[[Sequence[int]], Mapping[int, bytes]]
+
+#: Rows converted to float32 at once while scoring (a 6 MB block at 384 dimensions).
+_BLOCK = 4096
+#: Rows quantised at once (float64 temporaries of ~0.8 MB at 384 dimensions).
+_SLICE = 256
+#: Largest code: codes are symmetric, -127..127.
+_LEVELS = 127
+#: Float32 unit roundoff, doubled: bounds the rounding of a float32 dot product per term.
+_ROUND = 2.0**-23
+#: Float32 rounding of the scale, the center term and the subtraction (scores are ≤ ~1).
+_NOISE = 1e-6
 
 
 class VectorIndex(Protocol):
@@ -30,21 +63,232 @@ class VectorIndex(Protocol):
     ) -> list[tuple[int, float]]: ...
 
 
-class MatrixIndex:
-    """Exact cosine search over normalised rows; equal scores keep row order."""
+@dataclass(frozen=True, slots=True, eq=False)
+class CompactRows:
+    """int8 codes of (row − `center`), a scale per row, and `bounds[i]` ≥ the norm of what
+    row i's codes miss; `keys` are content keys of the float32 rows when they were asked
+    for (`memdir.index.ann`)."""
 
-    def __init__(self, ids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]) -> None:
-        if ids.shape[0] != matrix.shape[0]:
-            raise ValueError(f"{ids.shape[0]} ids for {matrix.shape[0]} rows")
+    codes: npt.NDArray[np.int8]
+    scales: npt.NDArray[np.float32]
+    bounds: npt.NDArray[np.float64]
+    center: npt.NDArray[np.float32]
+    keys: npt.NDArray[np.uint64] | None = None
+
+    @classmethod
+    def of(cls, matrix: npt.NDArray[np.float32], *, keys: bool = False) -> CompactRows:
+        """The compact form of a float32 matrix (one row per vector)."""
+        rows = np.asarray(matrix, dtype=np.float32)
+        if rows.ndim != 2:
+            raise ValueError(f"vectors must be a matrix, not of shape {rows.shape}")
+        builder = CompactBuilder(rows.shape[0], rows.shape[1], keys=keys)
+        for start in range(0, rows.shape[0], _BLOCK):
+            builder.add(rows[start : start + _BLOCK])
+        return builder.done()
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.codes.shape[1])
+
+    def rows(self, positions: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+        """The rows at `positions` as the codes give them (approximate)."""
+        out = self.codes[positions].astype(np.float32)
+        out *= self.scales[positions][:, np.newaxis]
+        out += self.center
+        return out
+
+    def scores(
+        self, query: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]:
+        """(approximate score of every row, a bound on each one's error)."""
+        from threadpoolctl import threadpool_limits
+
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        q64 = q.astype(np.float64)
+        out = np.empty(len(self), dtype=np.float32)
+        with threadpool_limits(limits=1, user_api="blas"):
+            for start in range(0, len(self), _BLOCK):
+                out[start : start + _BLOCK] = (
+                    self.codes[start : start + _BLOCK].astype(np.float32) @ q
+                )
+        out *= self.scales
+        out += np.float32(self.center.astype(np.float64) @ q64)
+        rounding = float(np.abs(q64).sum()) * _LEVELS * (self.dim + 4) * _ROUND
+        slack = self.bounds * float(np.linalg.norm(q64)) + self.scales * rounding + _NOISE
+        return out, slack
+
+
+# -- content keys -------------------------------------------------------------------------
+
+_MASK = np.uint64(2**63 - 1)  # usearch reserves the all-ones key
+
+
+def _mix(h: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """SplitMix64's finaliser, element-wise (uint64 arithmetic wraps)."""
+    h = h ^ (h >> np.uint64(30))
+    h = h * np.uint64(0xBF58476D1CE4E5B9)
+    h = h ^ (h >> np.uint64(27))
+    h = h * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def _weights(width: int) -> npt.NDArray[np.uint64]:
+    steps = np.arange(1, width + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return _mix(steps) | np.uint64(1)
+
+
+def content_keys(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
+    """A 63-bit key per row from the row's bytes: equal rows get equal keys, and rows that
+    differ anywhere differ in their key but for a 2⁻⁶³-ish chance."""
+    words = np.ascontiguousarray(matrix, dtype=np.float32).view(np.uint32)
+    weights = _weights(words.shape[1])
+    out = np.empty(words.shape[0], dtype=np.uint64)
+    for start in range(0, words.shape[0], 8192):
+        block = words[start : start + 8192].astype(np.uint64)
+        block *= weights
+        out[start : start + block.shape[0]] = block.sum(axis=1, dtype=np.uint64)
+    return _mix(out) & _MASK
+
+
+def _quantize(
+    rows: npt.NDArray[np.float32], center: npt.NDArray[np.float32]
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], npt.NDArray[np.float64]]:
+    """(codes, scales, bounds) of `rows` around `center` (see `CompactRows`)."""
+    centered = rows.astype(np.float64) - center.astype(np.float64)
+    peak = np.abs(centered).max(axis=1)
+    usable = np.isfinite(peak)
+    scales = np.where(usable, peak / _LEVELS, 0.0).astype(np.float32)
+    step = np.where(scales > 0, scales, np.float32(1)).astype(np.float64)[:, np.newaxis]
+    codes = np.clip(np.rint(np.where(usable[:, np.newaxis], centered, 0.0) / step), -127, 127)
+    residual = centered - codes * scales.astype(np.float64)[:, np.newaxis]
+    # A row that is not finite can be anything: always a candidate, scored exactly.
+    bounds = np.where(usable, np.linalg.norm(residual, axis=1) * (1 + 1e-9), np.inf)
+    return codes.astype(np.int8), scales, bounds
+
+
+class CompactBuilder:
+    """Makes `CompactRows` of `count` rows from blocks of float32 rows, in order; the
+    center is the mean of the first block (a few thousand rows say where the model's
+    vectors sit)."""
+
+    def __init__(self, count: int, dim: int, *, keys: bool = False) -> None:
+        self._codes = np.zeros((count, dim), dtype=np.int8)
+        self._scales = np.zeros(count, dtype=np.float32)
+        self._bounds = np.zeros(count, dtype=np.float64)
+        self._keys = np.zeros(count, dtype=np.uint64) if keys else None
+        self._center: npt.NDArray[np.float32] | None = None
+        self._n = 0
+
+    def add(self, block: npt.NDArray[np.float32]) -> None:
+        """Append `block`'s rows (float32, `dim` columns)."""
+        rows = np.asarray(block, dtype=np.float32)
+        if rows.shape[0] == 0:
+            return
+        if rows.ndim != 2 or rows.shape[1] != self._codes.shape[1]:
+            raise ValueError(f"rows of shape {rows.shape} for {self._codes.shape[1]} columns")
+        end = self._n + rows.shape[0]
+        if end > self._codes.shape[0]:
+            raise ValueError(f"more than the {self._codes.shape[0]} rows announced")
+        if self._center is None:
+            finite = rows[np.isfinite(rows).all(axis=1)]
+            self._center = np.zeros(rows.shape[1], dtype=np.float32)
+            if finite.shape[0]:
+                self._center[:] = finite.astype(np.float64).mean(axis=0)
+        for start in range(0, rows.shape[0], _SLICE):  # float64 work a slice at a time
+            part = slice(self._n + start, min(self._n + start + _SLICE, end))
+            codes, scales, bounds = _quantize(rows[start : start + _SLICE], self._center)
+            self._codes[part], self._scales[part], self._bounds[part] = codes, scales, bounds
+        if self._keys is not None:
+            self._keys[self._n : end] = content_keys(rows)
+        self._n = end
+
+    def done(self) -> CompactRows:
+        """The rows added so far."""
+        n = self._n
+        center = self._center
+        if center is None:
+            center = np.zeros(self._codes.shape[1], dtype=np.float32)
+        return CompactRows(
+            self._codes[:n],
+            self._scales[:n],
+            self._bounds[:n],
+            center,
+            None if self._keys is None else self._keys[:n],
+        )
+
+
+class MatrixIndex:
+    """Exact cosine search over normalised rows; equal scores keep row order.
+
+    The rows come as a float32 matrix (kept in memory for exact scores) or as
+    `CompactRows` with a `fetch` that reads their float32 vectors by chunk id.
+    """
+
+    def __init__(
+        self,
+        ids: npt.NDArray[np.int64],
+        matrix: npt.NDArray[np.float32] | CompactRows,
+        fetch: Fetch | None = None,
+    ) -> None:
+        if isinstance(matrix, CompactRows):
+            if fetch is None:
+                raise ValueError("compact rows need a fetch for their exact vectors")
+            self.compact, self._held = matrix, None
+        else:
+            self._held = np.ascontiguousarray(matrix, dtype=np.float32)
+            self.compact = CompactRows.of(self._held, keys=True)
+        if ids.shape[0] != len(self.compact):
+            raise ValueError(f"{ids.shape[0]} ids for {len(self.compact)} rows")
         self.ids = ids
-        self.matrix = matrix
+        self._fetch = fetch
         self._sorted: tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]] | None = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
+    @property
+    def dim(self) -> int:
+        return self.compact.dim
+
+    @property
+    def matrix(self) -> npt.NDArray[np.float32]:
+        """Every row's float32 vector (read from the database for compact rows: rows it no
+        longer holds, after a change elsewhere, are the codes' approximation)."""
+        if self._held is not None:
+            return self._held
+        positions = np.arange(len(self), dtype=np.intp)
+        kept, vectors = self.vectors(positions)
+        out = self.compact.rows(positions)
+        out[kept] = vectors
+        return out
+
     def _usable(self, query: npt.NDArray[np.float32]) -> bool:
-        return len(self) > 0 and query.ndim == 1 and self.matrix.shape[1] == query.shape[0]
+        return len(self) > 0 and query.ndim == 1 and self.dim == query.shape[0]
+
+    def vectors(
+        self, positions: npt.NDArray[np.intp]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """(the positions that have one, their float32 vectors) for row `positions`."""
+        if self._held is not None:
+            return positions, self._held[positions]
+        assert self._fetch is not None
+        found = self._fetch([int(i) for i in self.ids[positions]])
+        width = self.dim * 4
+        kept = np.fromiter(
+            (
+                p
+                for p, cid in zip(positions, self.ids[positions], strict=True)
+                if len(found.get(int(cid), b"")) == width
+            ),
+            dtype=np.intp,
+        )
+        out = np.empty((kept.shape[0], self.dim), dtype=np.float32)
+        for i, cid in enumerate(self.ids[kept]):
+            out[i] = np.frombuffer(found[int(cid)], dtype=np.float32)
+        return kept, out
 
     def search(
         self,
@@ -56,19 +300,17 @@ class MatrixIndex:
         """(chunk id, cosine) of the k best rows, best first; only `allowed` ids (None: all)
         and never `excluded` ones take part.
 
-        The matrix product (float32 BLAS) picks the candidates; their cosines are then
-        computed again row by row in float64, so equal rows get exactly equal scores
-        wherever they sit, and equal scores keep row order, also across the cut at k.
+        Candidates are the rows whose score may reach the k-th best (see the module
+        docstring); their cosines are computed in float64 from their float32 vectors,
+        so equal rows get exactly equal scores wherever they sit, and equal scores keep
+        row order, also across the cut at k.
         """
         if k <= 0 or not self._usable(query):
             return []
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1, user_api="blas"):
-            scores = self.matrix @ query.astype(np.float32, copy=False)
+        approx, slack = self.compact.scores(query)
         rows: npt.NDArray[np.intp] | None = None
         if allowed is not None or excluded:
-            # Filter the scores, not the matrix: no copy of the matrix per query.
+            # Filter the scores, not the rows: no copy of the codes per query.
             keep = np.ones(len(self), dtype=bool)
             if allowed is not None:
                 keep &= np.isin(self.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
@@ -78,10 +320,11 @@ class MatrixIndex:
             rows = np.flatnonzero(keep)
             if rows.shape[0] == 0:
                 return []
-            scores = scores[rows]
-        k = min(k, scores.shape[0])
-        kth = np.partition(scores, scores.shape[0] - k)[scores.shape[0] - k]
-        near = np.flatnonzero(scores >= kth - _NOISE)  # every row that may make the top k
+            approx, slack = approx[rows], slack[rows]
+        k = min(k, approx.shape[0])
+        lowest = approx - slack
+        kth = np.partition(lowest, lowest.shape[0] - k)[lowest.shape[0] - k]
+        near = np.flatnonzero(approx + slack >= kth)  # every row that may make the top k
         if rows is not None:
             near = rows[near]
         return self._best(near, query, k)
@@ -90,9 +333,26 @@ class MatrixIndex:
         self, rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32], k: int
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the k best of `rows`, scored in float64, ties in row order."""
-        exact = _dots(self.matrix, rows, query)
-        order = np.lexsort((rows, -exact))[:k]
-        return [(int(self.ids[rows[i]]), float(exact[i])) for i in order]
+        kept, exact = self._exact(rows, query)
+        order = np.lexsort((kept, -exact))[:k]
+        return [(int(self.ids[kept[i]]), float(exact[i])) for i in order if np.isfinite(exact[i])]
+
+    def _exact(
+        self, rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+        """(the rows that have a vector, their cosines in float64): each row summed alike
+        wherever it sits (no BLAS blocking); in blocks, so that many tied rows never need
+        a copy of every vector."""
+        q = query.astype(np.float64)[np.newaxis, :]
+        kept_parts: list[npt.NDArray[np.intp]] = []
+        score_parts: list[npt.NDArray[np.float64]] = []
+        for start in range(0, rows.shape[0], _BLOCK):
+            kept, vectors = self.vectors(rows[start : start + _BLOCK])
+            kept_parts.append(kept)
+            score_parts.append((vectors.astype(np.float64) * q).sum(axis=1))
+        if not kept_parts:
+            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
+        return np.concatenate(kept_parts), np.concatenate(score_parts)
 
     def similarities(self, query: npt.NDArray[np.float32], ids: Iterable[int]) -> dict[int, float]:
         """Cosine of the query to each given chunk that has a vector (as `search` gives it)."""
@@ -105,22 +365,5 @@ class MatrixIndex:
         order, sorted_ids = self._sorted
         pos = np.minimum(np.searchsorted(sorted_ids, wanted), len(self) - 1)
         found = sorted_ids[pos] == wanted
-        scores = _dots(self.matrix, order[pos[found]], query)
-        return {int(i): float(v) for i, v in zip(wanted[found], scores, strict=True)}
-
-
-#: Bound on float32 rounding in a unit-vector dot product (rows that may tie the k-th).
-_NOISE = 1e-5
-
-
-def _dots(
-    matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32]
-) -> npt.NDArray[np.float64]:
-    """matrix[rows] · query in float64, each row summed alike wherever it sits (no BLAS
-    blocking); in blocks, so that many tied rows never need a copy of the whole matrix."""
-    q = query.astype(np.float64)[np.newaxis, :]
-    out = np.empty(rows.shape[0], dtype=np.float64)
-    for start in range(0, rows.shape[0], 4096):
-        block = matrix[rows[start : start + 4096]].astype(np.float64)
-        out[start : start + block.shape[0]] = (block * q).sum(axis=1)
-    return out
+        kept, scores = self._exact(order[pos[found]], query)
+        return {int(self.ids[r]): float(v) for r, v in zip(kept, scores, strict=True)}

@@ -65,7 +65,9 @@ log = logging.getLogger("memdir.consolidate")
 #: The merge plan source (and so the audit reason) of the automatic pass.
 AUTO_SOURCE = "auto"
 _HOUR_MS = 3_600_000
+#: Least wait after a pass, and between two looks at whether one is due.
 _MIN_WAIT_S = 60.0
+_MIN_CHECK_S = 1.0
 
 
 class Consolidation:
@@ -294,12 +296,14 @@ class AutoConsolidator:
             due = self._next_due()
             if due is None:
                 return  # switched off: the config is read once per process
+            floor = _MIN_CHECK_S
             if due <= self._clock():
                 self._pass()
                 due = self._next_due()
+                # At least a minute between passes, whatever cooldownHours says (0 is allowed).
+                floor = _MIN_WAIT_S
             left = ((due or 0) - self._clock()) / 1000
-            # At least a minute between passes, whatever cooldownHours says (0 is allowed).
-            wait = max(_MIN_WAIT_S, min(self._check_every, left))
+            wait = max(floor, min(self._check_every, left))
 
     def _pass(self) -> None:
         try:

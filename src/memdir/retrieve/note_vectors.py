@@ -23,6 +23,9 @@ __all__ = ["note_vectors"]
 
 Vectors = dict[str, npt.NDArray[np.float32]]
 
+#: Chunk vectors read from the index at once.
+_BLOCK = 4096
+
 
 def note_vectors(
     retriever: Retriever,
@@ -47,9 +50,19 @@ def note_vectors(
         if usable is None:
             return {}
         index = retriever.index(store)
-        chunk_ids, matrix = index.matrix(usable[1])
-        position = {int(c): i for i, c in enumerate(chunk_ids)}
+        vectors = index.vector_index(usable[1])
+        position = {int(c): i for i, c in enumerate(vectors.ids)}
         keys = index.keys(position) if position else {}
+        wanted = set(note_ids)
+        owner = {position[c]: note_id for c, (note_id, _) in keys.items() if note_id in wanted}
+        rows = np.fromiter(sorted(owner), dtype=np.intp, count=len(owner))
+        sums: dict[str, npt.NDArray[np.float64]] = {}
+        for start in range(0, rows.shape[0], _BLOCK):  # a block of float vectors at a time
+            kept, block = vectors.vectors(rows[start : start + _BLOCK])
+            for row, vector in zip(kept, block, strict=True):
+                note_id = owner[int(row)]
+                total = sums.get(note_id)
+                sums[note_id] = vector.astype(np.float64) if total is None else total + vector
     except Exception as exc:  # vectors only add to the words: the list goes on without
         reason = refusal(exc, retriever.index_path(store)) or f"{type(exc).__name__}: {exc}"
         warn(
@@ -57,15 +70,9 @@ def note_vectors(
             f"their vectors could not be read or made ({reason})"
         )
         return {}
-    wanted = set(note_ids)
-    rows: dict[str, list[int]] = {}
-    for chunk, (note_id, _ordinal) in keys.items():
-        if note_id in wanted:
-            rows.setdefault(note_id, []).append(position[chunk])
     out: Vectors = {}
-    for note_id, members in rows.items():
-        mean = matrix[members].mean(axis=0)
-        norm = float(np.linalg.norm(mean))
+    for note_id, total in sums.items():
+        norm = float(np.linalg.norm(total))
         if np.isfinite(norm) and norm > 0:
-            out[note_id] = (mean / norm).astype(np.float32)
+            out[note_id] = (total / norm).astype(np.float32)
     return out
