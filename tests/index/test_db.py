@@ -469,3 +469,40 @@ def test_vector_search_reads_float_vectors_from_the_database_and_misses_none(
     index.forget(gone)
     assert int(ids[best[0]]) not in {c for c, _ in vi.search(q, 20)}
     assert int(ids[best[0]]) not in {c for c, _ in index.vector_index("e@1/8").search(q, 20)}
+
+
+def test_a_vector_index_held_across_changes_answers_for_its_own_vectors(
+    index: SearchIndex,
+) -> None:
+    """A chunk forgotten after the index was handed out is left out and the next best
+    rows take its place, even when SQLite gives its id to a new chunk whose vector
+    would score higher."""
+    src = DictSource()
+    for i in range(40):
+        src.note(f"note-{i:02d}", f"Summary {i}", f"body {i}")
+    index.refresh(src)
+    pending = index.pending("e@1/8")
+    rng = np.random.default_rng(9)
+    vectors = rng.standard_normal((len(pending), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index.put_vectors("e@1/8", [h for h, _ in pending], vectors)
+    held = index.vector_index("e@1/8")
+    ids, matrix = index.matrix("e@1/8")
+    last = int(np.argmax(ids))  # the highest chunk id: SQLite reuses it once it is free
+    q = matrix[last] + 0.05 * rng.standard_normal(8).astype(np.float32)
+    q /= np.linalg.norm(q)
+    exact = matrix.astype(np.float64) @ q.astype(np.float64)
+    order = sorted(range(len(ids)), key=lambda i: (-exact[i], i))
+    assert order[0] == last
+    gone = index.keys([int(ids[last])])[int(ids[last])][0]
+    index.forget(gone)
+    del src.files[gone]
+    src.note("a-new-note", "Something else", "another body")
+    index.refresh(src)
+    assert index.keys([int(ids[last])])[int(ids[last])][0] == "a-new-note"
+    new = index.pending("e@1/8")
+    index.put_vectors("e@1/8", [h for h, _ in new], np.tile(q, (len(new), 1)))
+    hits = held.search(q, 3)
+    assert [c for c, _ in hits] == [int(ids[i]) for i in order[1:4]]
+    assert [s for _, s in hits] == [float(exact[i]) for i in order[1:4]]
+    assert int(ids[last]) not in held.similarities(q, [int(ids[last])])

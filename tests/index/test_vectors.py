@@ -221,3 +221,23 @@ def test_rows_the_database_no_longer_holds_are_left_out_and_odd_rows_never_win()
     assert set(index.similarities(query, [10, 11, 12])) == {10, 12}
     with pytest.raises(ValueError):
         MatrixIndex(np.asarray([1], dtype=np.int64), CompactRows.of(m[:1]))  # no fetch
+
+
+def test_a_row_that_is_not_finite_never_takes_a_place() -> None:
+    m = np.asarray([[np.inf, 0], [1, 0], [0, 1]], dtype=np.float32)
+    index = MatrixIndex(np.arange(3, dtype=np.int64), m)
+    assert [c for c, _ in index.search(np.asarray([1, 0], dtype=np.float32), 2)] == [1, 2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1e-6, 1.0, 1e3, 4e4]))
+def test_the_error_bound_holds_for_vectors_of_any_length(seed: int, size: float) -> None:
+    rng = np.random.default_rng(seed)
+    m = (_clustered(rng, 300, 24) * size).astype(np.float32)
+    q = (_clustered(rng, 1, 24)[0] * size).astype(np.float32)
+    index = MatrixIndex(np.arange(300, dtype=np.int64), m)
+    exact = (m.astype(np.float64) * q.astype(np.float64)).sum(axis=1)
+    approx, slack = index.compact.scores(q)
+    assert np.all(np.abs(approx.astype(np.float64) - exact) <= slack)
+    expected = sorted(range(300), key=lambda i: (-exact[i], i))[:10]
+    assert [c for c, _ in index.search(q, 10)] == expected

@@ -467,7 +467,10 @@ class ApproximateIndex(MatrixIndex):
             rows = rows[keep]
         if rows.shape[0] < k:
             return super().search(query, k, allowed, excluded)
-        return self._best(rows, query, k)
+        kept, exact = self._exact(rows, query)
+        if kept.shape[0] < rows.shape[0]:  # vectors that went since: choose exactly
+            return super().search(query, k, allowed, excluded)
+        return self._best(kept, exact, k)
 
     def _wanted(self, k: int, allowed: set[int] | None, excluded: set[int] | None) -> int | None:
         """Candidates to ask the graph for (None: search exactly)."""

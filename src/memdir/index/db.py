@@ -817,10 +817,14 @@ class SearchIndex:
                 for start in range(0, len(ids), 500):
                     part = ids[start : start + 500]
                     marks = ",".join("?" * len(part))
+                    # chunks first (by id), then each one's vector by its key: without
+                    # the CROSS JOIN, SQLite may walk every vector of the embedder.
                     found.update(
                         self._conn.execute(
-                            "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON "
-                            f"v.embed_hash=c.embed_hash WHERE v.embedder=? AND c.id IN ({marks})",
+                            "SELECT c.id, v.vec FROM chunks c CROSS JOIN notes n "
+                            "ON n.note_id=c.note_id CROSS JOIN vectors v "
+                            "ON v.embedder=? AND v.embed_hash=c.embed_hash "
+                            f"WHERE n.state='ok' AND c.id IN ({marks})",
                             (embedder, *part),
                         )
                     )

@@ -100,6 +100,19 @@ class CompactRows:
         out += self.center
         return out
 
+    def describes(
+        self, positions: npt.NDArray[np.intp], vectors: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.bool_]:
+        """Whether each of `vectors` is within its row's bound of what the row's codes
+        give (the vector the row was made from; a row that is not finite: any)."""
+        made = self.codes[positions].astype(np.float64)
+        made *= self.scales[positions].astype(np.float64)[:, np.newaxis]
+        made += self.center.astype(np.float64)
+        off = np.linalg.norm(vectors.astype(np.float64) - made, axis=1)
+        bounds = self.bounds[positions]
+        same: npt.NDArray[np.bool_] = (off <= bounds * (1 + 1e-6) + 1e-12) | ~np.isfinite(bounds)
+        return same
+
     def scores(
         self, query: npt.NDArray[np.float32]
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]:
@@ -115,9 +128,12 @@ class CompactRows:
                     self.codes[start : start + _BLOCK].astype(np.float32) @ q
                 )
         out *= self.scales
-        out += np.float32(self.center.astype(np.float64) @ q64)
+        center = np.float32(self.center.astype(np.float64) @ q64)
+        out += center
         rounding = float(np.abs(q64).sum()) * _LEVELS * (self.dim + 4) * _ROUND
         slack = self.bounds * float(np.linalg.norm(q64)) + self.scales * rounding + _NOISE
+        # float32 rounding of the scaling and of the center's term, for scores of any size
+        slack += (np.abs(out) + abs(float(center))) * (4 * _ROUND)
         return out, slack
 
 
@@ -271,23 +287,29 @@ class MatrixIndex:
     def vectors(
         self, positions: npt.NDArray[np.intp]
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        """(the positions that have one, their float32 vectors) for row `positions`."""
+        """(the positions that have one, their float32 vectors) for row `positions`.
+
+        A vector read from the database that its row's codes do not describe (the chunk
+        changed, or its id went to another chunk, since the rows were made) counts as
+        gone: this index answers for the vectors it was made from, or leaves them out.
+        """
         if self._held is not None:
             return positions, self._held[positions]
         assert self._fetch is not None
         found = self._fetch([int(i) for i in self.ids[positions]])
         width = self.dim * 4
-        kept = np.fromiter(
-            (
-                p
-                for p, cid in zip(positions, self.ids[positions], strict=True)
-                if len(found.get(int(cid), b"")) == width
-            ),
-            dtype=np.intp,
-        )
-        out = np.empty((kept.shape[0], self.dim), dtype=np.float32)
-        for i, cid in enumerate(self.ids[kept]):
-            out[i] = np.frombuffer(found[int(cid)], dtype=np.float32)
+        have = [
+            (int(p), data)
+            for p, cid in zip(positions, self.ids[positions], strict=True)
+            if len(data := found.get(int(cid), b"")) == width
+        ]
+        kept = np.fromiter((p for p, _ in have), dtype=np.intp, count=len(have))
+        out = np.empty((len(have), self.dim), dtype=np.float32)
+        for i, (_, data) in enumerate(have):
+            out[i] = np.frombuffer(data, dtype=np.float32)
+        if kept.shape[0]:
+            same = self.compact.describes(kept, out)
+            kept, out = kept[same], out[same]
         return kept, out
 
     def search(
@@ -308,34 +330,36 @@ class MatrixIndex:
         if k <= 0 or not self._usable(query):
             return []
         approx, slack = self.compact.scores(query)
-        rows: npt.NDArray[np.intp] | None = None
-        if allowed is not None or excluded:
-            # Filter the scores, not the rows: no copy of the codes per query.
-            keep = np.ones(len(self), dtype=bool)
-            if allowed is not None:
-                keep &= np.isin(self.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-            if excluded:
-                gone = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
-                keep &= ~np.isin(self.ids, gone)
-            rows = np.flatnonzero(keep)
-            if rows.shape[0] == 0:
-                return []
-            approx, slack = approx[rows], slack[rows]
-        k = min(k, approx.shape[0])
-        lowest = approx - slack
-        kth = np.partition(lowest, lowest.shape[0] - k)[lowest.shape[0] - k]
-        near = np.flatnonzero(approx + slack >= kth)  # every row that may make the top k
-        if rows is not None:
-            near = rows[near]
-        return self._best(near, query, k)
+        keep = np.ones(len(self), dtype=bool)
+        if allowed is not None:
+            keep &= np.isin(self.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        if excluded:
+            gone = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
+            keep &= ~np.isin(self.ids, gone)
+        # Filter the scores, not the rows: no copy of the codes per query.
+        rows = np.flatnonzero(keep)
+        lowest, highest = (approx - slack)[rows], (approx + slack)[rows]
+        while rows.shape[0]:
+            want = min(k, rows.shape[0])
+            kth = np.partition(lowest, rows.shape[0] - want)[rows.shape[0] - want]
+            near = rows[highest >= kth]  # every row that may make the top k
+            kept, exact = self._exact(near, query)
+            if kept.shape[0] == near.shape[0]:
+                return self._best(kept, exact, k)
+            # Rows whose vector went since this index was made: choose again without them.
+            alive = ~np.isin(rows, np.setdiff1d(near, kept))
+            rows, lowest, highest = rows[alive], lowest[alive], highest[alive]
+        return []
 
     def _best(
-        self, rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32], k: int
+        self, rows: npt.NDArray[np.intp], exact: npt.NDArray[np.float64], k: int
     ) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the k best of `rows`, scored in float64, ties in row order."""
-        kept, exact = self._exact(rows, query)
-        order = np.lexsort((kept, -exact))[:k]
-        return [(int(self.ids[kept[i]]), float(exact[i])) for i in order if np.isfinite(exact[i])]
+        """(chunk id, cosine) of the k best of `rows` by their `exact` scores, ties in row
+        order; a score that is not a number never takes a place."""
+        finite = np.isfinite(exact)
+        rows, exact = rows[finite], exact[finite]
+        order = np.lexsort((rows, -exact))[:k]
+        return [(int(self.ids[rows[i]]), float(exact[i])) for i in order]
 
     def _exact(
         self, rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32]
