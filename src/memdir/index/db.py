@@ -50,6 +50,7 @@ import numpy.typing as npt
 
 from memdir.core import Note, NoteType, Scope
 from memdir.errors import IntegrityError
+from memdir.index import heap, vector_rows
 from memdir.index import rows as index_rows
 from memdir.index.ann import AnnIndexes
 from memdir.index.note_rows import delete_note, index_note, put_ctime
@@ -72,7 +73,7 @@ from memdir.index.schema import (
     open_stand_in,
 )
 from memdir.index.stored import fill_recall_terms
-from memdir.index.vectors import CompactBuilder, Fetch, MatrixIndex
+from memdir.index.vectors import MatrixIndex, read_rows
 
 __all__ = [
     "ChunkRow",
@@ -110,9 +111,6 @@ class IndexDamaged(Exception):
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
-
-#: Float32 rows read from the database before they are made compact (6 MB at 384-d).
-_VECTOR_BLOCK = 4096
 
 
 def _healing(
@@ -367,6 +365,8 @@ class SearchIndex:
             self._refreshed = start
             self._unreadable = set(unreadable)
         unchanged = len(stamps) - added - updated - len(unreadable)
+        if added + updated + len(removed) >= heap.LARGE:
+            heap.release()  # what reading and indexing those notes used
         return RefreshStats(
             added, updated, len(removed), unchanged, over, tuple(read), tuple(unreadable)
         )
@@ -775,62 +775,20 @@ class SearchIndex:
             if self._vectors is not None and self._vectors[:2] == (embedder, stamp):
                 return self._vectors[2]
             self._vectors = None  # let the old rows go before the new ones are built
-            join = (
-                "FROM chunks c JOIN vectors v ON v.embed_hash=c.embed_hash "
-                "JOIN notes n ON n.note_id=c.note_id WHERE v.embedder=? AND n.state='ok'"
-            )
-            count = int(self._conn.execute(f"SELECT count(*) {join}", (embedder,)).fetchone()[0])
-            ids = np.empty(count, dtype=np.int64)
-            builder: CompactBuilder | None = None
-            block = np.zeros((0, 0), dtype=np.float32)
-            n = filled = 0
-            for cid, vec in self._conn.execute(
-                f"SELECT c.id, v.vec {join} ORDER BY c.note_id, c.ord", (embedder,)
-            ):
-                if builder is None:
-                    dim = len(vec) // 4
-                    builder = CompactBuilder(count, dim, keys=self._ann.wants_keys(count))
-                    block = np.empty((min(count, _VECTOR_BLOCK), dim), dtype=np.float32)
-                if n >= count or len(vec) != block.shape[1] * 4:
-                    break  # changed under us (another process): rebuilt on the next call
-                ids[n] = cid
-                block[filled] = np.frombuffer(vec, dtype=np.float32)
-                n += 1
-                filled += 1
-                if filled == block.shape[0]:
-                    builder.add(block)
-                    filled = 0
-            if builder is None:
-                builder = CompactBuilder(0, 0)
-            builder.add(block[:filled])
-            index = self._ann.index(embedder, ids[:n], builder.done(), self._fetcher(embedder))
+            count, pairs = vector_rows.searchable(self._conn, embedder)
+            ids, rows = read_rows(pairs, count, keys=self._ann.wants_keys(count))
+            fetch = functools.partial(self._vectors_by_id, embedder)
+            index = self._ann.index(embedder, ids, rows, fetch)
             self._vectors = (embedder, stamp, index)
+            if len(ids) >= heap.LARGE:
+                heap.release()  # the blocks the rows were made from
             return index
 
-    def _fetcher(self, embedder: str) -> Fetch:
-        """Reads the float32 vectors of chunks by id (those that have one of `embedder`)."""
-
-        @_healing
-        def fetch(self: SearchIndex, ids: Sequence[int]) -> dict[int, bytes]:
-            found: dict[int, bytes] = {}
-            with self._lock:
-                for start in range(0, len(ids), 500):
-                    part = ids[start : start + 500]
-                    marks = ",".join("?" * len(part))
-                    # chunks first (by id), then each one's vector by its key: without
-                    # the CROSS JOIN, SQLite may walk every vector of the embedder.
-                    found.update(
-                        self._conn.execute(
-                            "SELECT c.id, v.vec FROM chunks c CROSS JOIN notes n "
-                            "ON n.note_id=c.note_id CROSS JOIN vectors v "
-                            "ON v.embedder=? AND v.embed_hash=c.embed_hash "
-                            f"WHERE n.state='ok' AND c.id IN ({marks})",
-                            (embedder, *part),
-                        )
-                    )
-            return found
-
-        return functools.partial(fetch, self)
+    @_healing
+    def _vectors_by_id(self, embedder: str, ids: Sequence[int]) -> dict[int, bytes]:
+        """The float32 vector bytes of the chunks `ids` that have one of `embedder`."""
+        with self._lock:
+            return vector_rows.by_id(self._conn, embedder, ids)
 
     def matrix(self, embedder: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """(chunk ids, one contiguous float32 matrix of their vectors) for `embedder` (read

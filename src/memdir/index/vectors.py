@@ -34,6 +34,7 @@ __all__ = [
     "MatrixIndex",
     "VectorIndex",
     "content_keys",
+    "read_rows",
 ]
 
 #: (chunk ids) → {chunk id: its float32 vector's bytes} for the ids that still have one.
@@ -391,3 +392,31 @@ class MatrixIndex:
         found = sorted_ids[pos] == wanted
         kept, scores = self._exact(order[pos[found]], query)
         return {int(self.ids[r]): float(v) for r, v in zip(kept, scores, strict=True)}
+
+
+def read_rows(
+    pairs: Iterable[tuple[int, bytes]], count: int, *, keys: bool = False
+) -> tuple[npt.NDArray[np.int64], CompactRows]:
+    """(chunk ids, compact rows) of (chunk id, float32 vector bytes) pairs, read a block at
+    a time; at most `count` are read, and a vector of another width than the first ends
+    the read (the database changed meanwhile: the caller reads again later)."""
+    ids = np.empty(count, dtype=np.int64)
+    builder = CompactBuilder(0, 0)
+    block = np.zeros((0, 0), dtype=np.float32)
+    n = filled = 0
+    for cid, vec in pairs:
+        if n == 0:
+            dim = len(vec) // 4
+            builder = CompactBuilder(count, dim, keys=keys)
+            block = np.empty((min(count, _BLOCK), dim), dtype=np.float32)
+        if n >= count or len(vec) != block.shape[1] * 4:
+            break
+        ids[n] = cid
+        block[filled] = np.frombuffer(vec, dtype=np.float32)
+        n += 1
+        filled += 1
+        if filled == block.shape[0]:
+            builder.add(block)
+            filled = 0
+    builder.add(block[:filled])
+    return ids[:n], builder.done()
