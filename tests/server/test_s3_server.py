@@ -39,7 +39,9 @@ def test_the_s3_backend_over_http(tmp_path: Path, s3_bucket: S3) -> None:
     token, key = add_user(tmp_path, "alice"), admin_key(tmp_path)
     change = _put("s3-note", "stored in the object store")
     with _server(tmp_path, *s3_bucket) as running:
-        with httpx.Client(base_url=running.url, headers=auth_headers(token)) as client:
+        # The bucket's first writes can take seconds on a loaded machine: not httpx's 5 s.
+        client = httpx.Client(base_url=running.url, headers=auth_headers(token), timeout=60)
+        with client:
             done = client.post("/v1/memory/commit", json={"scope": USER_SCOPE, "changes": [change]})
             assert done.status_code == 200, done.text
             snap = client.post("/v1/memory/snapshot", json={"scope": USER_SCOPE}).json()
@@ -110,7 +112,8 @@ def test_a_server_killed_mid_commit_leaves_the_last_manifest(tmp_path: Path, s3_
     batch = [_put(f"note-{i}", f"body {i}") for i in range(60)]
     with FaultProxy(endpoint, keep_host=True) as proxy:
         with _server(data, proxy.url, bucket, prefix) as running:
-            with httpx.Client(base_url=running.url, headers=auth_headers(token)) as client:
+            client = httpx.Client(base_url=running.url, headers=auth_headers(token), timeout=60)
+            with client:
                 ok = client.post("/v1/memory/commit", json={"scope": USER_SCOPE, "changes": first})
                 assert ok.status_code == 200, ok.text
                 # The 20th revision of the next commit kills the server before it is stored.
@@ -147,7 +150,7 @@ def test_an_object_store_failing_under_the_server_is_a_503_then_heals(
         FaultProxy(endpoint, keep_host=True) as proxy,
         _server(tmp_path, proxy.url, bucket, prefix) as running,
     ):
-        with httpx.Client(base_url=running.url, headers=auth_headers(token)) as client:
+        with httpx.Client(base_url=running.url, headers=auth_headers(token), timeout=60) as client:
             proxy.script("manifest.json", "500", times=100)
             failed = client.post("/v1/memory/snapshot", json={"scope": USER_SCOPE})
             assert failed.status_code == 503, failed.text
