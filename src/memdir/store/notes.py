@@ -20,6 +20,7 @@ from memdir.core.frontmatter import is_canonical_form
 from memdir.core.note import check_summary_written
 from memdir.core.vocab import WriteEvent
 from memdir.errors import (
+    Busy,
     Conflict,
     InvalidInput,
     LimitExceeded,
@@ -49,6 +50,11 @@ __all__ = [
     "WriteResult",
     "check_secrets",
 ]
+
+#: Longest wait for the directory lock before a version read from disk is recorded (a
+#: write holds it for milliseconds; a thread of this process holding it meanwhile while
+#: it waits for this one's index must not stall a read for the whole lock timeout).
+_OBSERVE_WAIT_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +224,35 @@ class ScopeStore:
         except InvalidInput:
             return  # a damaged project file: the next write records it once fixed
         if not _recorded(history, note_id, revision_of(data)):
+            self._record_read(history, note_id, data, note_hash)
+
+    def _record_read(self, history: History, note_id: str, data: bytes, note_hash: str) -> None:
+        """Record a version read from disk that history does not hold as the newest.
+
+        A write (of this process or another) holds the directory lock from its file to its
+        history line, so history is asked again under that lock, waited for at most
+        `_OBSERVE_WAIT_S` (after that, or on a directory that cannot be locked, without
+        it). A version the file no longer holds (the read was older than a write since)
+        is recorded only when history never had it: a version too many, never one lost.
+        """
+        lock = self.directory.lock()
+        lock.timeout = min(lock.timeout, _OBSERVE_WAIT_S)
+        try:
+            with lock:
+                self._record_if_new(history, note_id, data, note_hash)
+                return
+        except (Busy, OSError):
+            pass
+        self._record_if_new(history, note_id, data, note_hash)
+
+    def _record_if_new(self, history: History, note_id: str, data: bytes, note_hash: str) -> None:
+        rev = revision_of(data)
+        try:
+            now = self.directory.read_bytes(note_id)
+        except (OSError, MemdirError):
+            now = data  # cannot be read again: taken as still there
+        held = now is not None and revision_of(now) == rev
+        if not (_recorded(history, note_id, rev) if held else history.has(rev)):
             self._record_observed(history, note_id, data, note_hash)
 
     @staticmethod
@@ -261,7 +296,7 @@ class ScopeStore:
             if not (history.has(rev) and last and last[-1].rev == rev):
                 data = self.directory.read_bytes(note_id)
                 if data is not None and revision_of(data) == rev:
-                    self._record_observed(history, note_id, data, scan.notes[note_id].hash)
+                    self._record_read(history, note_id, data, scan.notes[note_id].hash)
                     last = history.last_events(note_id)  # with the time it was logged at
             seen = self._edit_seen_at(history, rev, last, scan.notes[note_id])
             if seen is not None:
