@@ -167,6 +167,31 @@ def test_a_racy_file_is_read_until_it_is_settled_then_never(index: SearchIndex) 
     assert src.reads == []
 
 
+def test_another_connection_reads_only_the_racy_file_then_notes_an_edit_as_such(
+    index: SearchIndex,
+) -> None:
+    """What a reopened index knows comes from the database: a note indexed inside the racy
+    window is read again, a settled one is not, and an edit read there counts as updated
+    (its revision compared with the one the database holds)."""
+    src = DictSource()
+    src.put("old-a", src.note("old-a", "Old", "settled long ago"), mtime_ns=OLD, ino=4)
+    data = src.note("fresh-b", "Fresh", "just written")
+    src.put("fresh-b", data, mtime_ns=time.time_ns(), ino=5)
+    index.refresh(src)
+    other = SearchIndex(index.path)
+    try:
+        src.reads.clear()
+        stats = other.refresh(src)
+        assert src.reads == ["fresh-b"]
+        assert (stats.added, stats.updated, stats.unchanged) == (0, 0, 2)
+        src.put("old-a", src.note("old-a", "Old", "edited in place"), mtime_ns=OLD + 1, ino=4)
+        stats = other.refresh(src)
+        assert (stats.added, stats.updated) == (0, 1)
+        assert _ids(other, "edited") == ["old-a"]
+    finally:
+        other.close()
+
+
 def test_unparseable_files_are_remembered_not_read_again(index: SearchIndex) -> None:
     src = DictSource()
     src.put("broken-a", b"---\n{not json\n---\nwalrus\n")

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memdir.index import vectors
 from memdir.index.vectors import CompactRows, MatrixIndex, VectorIndex
 
 
@@ -241,3 +242,57 @@ def test_the_error_bound_holds_for_vectors_of_any_length(seed: int, size: float)
     assert np.all(np.abs(approx.astype(np.float64) - exact) <= slack)
     expected = sorted(range(300), key=lambda i: (-exact[i], i))[:10]
     assert [c for c, _ in index.search(q, 10)] == expected
+
+
+def _pairs(m: np.ndarray, ids: np.ndarray) -> list[tuple[int, bytes]]:
+    return [(int(c), row.tobytes()) for c, row in zip(ids, m, strict=True)]
+
+
+@pytest.mark.parametrize("count", [1, 300, 9000])
+def test_a_small_store_holds_its_vectors_while_the_database_is_unchanged(count: int) -> None:
+    """Read with `held_while`, the float32 vectors stay beside the codes: the same rows
+    and answers as read without, no database read per query while unchanged, and after a
+    change the vectors are read and checked as without a held matrix."""
+    rng = np.random.default_rng(count)
+    m = _clustered(rng, count, 24)
+    ids = np.arange(100, 100 + count, dtype=np.int64)
+    unchanged = [True]
+    got = vectors.read_rows(_pairs(m, ids), count, held_while=lambda: unchanged[0])
+    plain = vectors.read_rows(_pairs(m, ids), count)
+    assert plain.held is None and got.held is not None
+    assert np.array_equal(got.held.matrix, m) and np.array_equal(got.ids, ids)
+    assert np.array_equal(got.rows.codes, plain.rows.codes)
+    in_db = {int(c): row for c, row in zip(ids, m, strict=True)}
+    reads: list[int] = []
+
+    def fetch(chunk_ids: Sequence[int]) -> dict[int, bytes]:
+        reads.append(len(chunk_ids))
+        return {c: in_db[c].tobytes() for c in chunk_ids if c in in_db}
+
+    index = MatrixIndex(got.ids, got.rows, fetch, held=got.held)
+    q = _clustered(rng, 1, 24)[0]
+    expected = MatrixIndex(ids, m).search(q, 10)
+    assert index.search(q, 10) == expected
+    assert reads == []
+    best = expected[0][0]
+    del in_db[best]  # forgotten since the rows were read
+    unchanged[0] = False
+    assert best not in {c for c, _ in index.search(q, 10)}
+    assert reads
+
+
+def test_a_held_matrix_must_match_its_rows_and_large_stores_hold_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    m = _unit([[1, 0], [0, 1], [1, 1]])
+    ids = np.arange(3, dtype=np.int64)
+
+    def fetch(chunk_ids: Sequence[int]) -> dict[int, bytes]:
+        return {}
+
+    with pytest.raises(ValueError):
+        MatrixIndex(ids, CompactRows.of(m), fetch, held=vectors.Held(m[:2], lambda: True))
+    monkeypatch.setattr(vectors, "HOLD_BYTES", m.nbytes - 1)
+    assert vectors.read_rows(_pairs(m, ids), 3, held_while=lambda: True).held is None
+    monkeypatch.setattr(vectors, "HOLD_BYTES", m.nbytes)
+    assert vectors.read_rows(_pairs(m, ids), 3, held_while=lambda: True).held is not None

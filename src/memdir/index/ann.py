@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from memdir.index.vectors import CompactRows, Fetch, MatrixIndex, content_keys
+from memdir.index.vectors import CompactRows, Fetch, Held, MatrixIndex, content_keys
 
 if TYPE_CHECKING:
     from usearch.index import Index
@@ -410,8 +410,10 @@ class ApproximateIndex(MatrixIndex):
         graph: _Graph,
         params: AnnParams,
         fetch: Fetch | None = None,
+        *,
+        held: Held | None = None,
     ) -> None:
-        super().__init__(ids, matrix, fetch)
+        super().__init__(ids, matrix, fetch, held=held)
         self._graph = graph
         self._params = params
         self._layout: _Layout | None = None
@@ -499,19 +501,21 @@ class AnnIndexes:
         ids: npt.NDArray[np.int64],
         matrix: npt.NDArray[np.float32] | CompactRows,
         fetch: Fetch | None = None,
+        *,
+        held: Held | None = None,
     ) -> MatrixIndex:
         """The search over `embedder`'s (ids, rows): exact up to the threshold or without
         usearch, approximate above it (compact rows need their content keys then:
-        `wants_keys`)."""
+        `wants_keys`); `held` as `MatrixIndex` takes it."""
         if not self.wants_keys(ids.shape[0]):
-            return MatrixIndex(ids, matrix, fetch)
+            return MatrixIndex(ids, matrix, fetch, held=held)
         with self._lock:
             graph = self._graphs.get(embedder)
             if graph is None:
                 tag = hashlib.blake2b(embedder.encode("utf-8"), digest_size=6).hexdigest()
                 files = None if self._path is None else (self._path, tag)
                 graph = self._graphs[embedder] = _Graph(files, self.params)
-        return ApproximateIndex(ids, matrix, graph, self.params, fetch)
+        return ApproximateIndex(ids, matrix, graph, self.params, fetch, held=held)
 
     def wants_keys(self, rows: int) -> bool:
         """Whether an index of `rows` vectors goes through the graph (its compact rows then

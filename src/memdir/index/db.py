@@ -53,15 +53,15 @@ from memdir.errors import IntegrityError
 from memdir.index import heap, vector_rows
 from memdir.index import rows as index_rows
 from memdir.index.ann import AnnIndexes
-from memdir.index.note_rows import delete_note, index_note, put_ctime
+from memdir.index.note_rows import delete_note, index_note, indexed_revision, put_ctime
 from memdir.index.query import SearchFilter, kept_sql
 from memdir.index.refusal import Behind, behind, mismatches, refusal
 from memdir.index.rows import (
     ChunkRow,
+    KnownStamps,
     NoteSource,
     RefreshStats,
     Stamp,
-    changed_ns,
     embed_text,
 )
 from memdir.index.schema import (
@@ -84,19 +84,11 @@ __all__ = [
     "embed_text",
 ]
 
-#: note id → (stamp, indexed_ns, revision) as indexed.
-Known = dict[str, tuple[Stamp, int, str]]
-
-
-def _settled(known: Known) -> dict[str, Stamp] | None:
-    """Each note's indexed stamp, or None when one was indexed too soon after a write to
-    trust its stamp alone (it must be read again)."""
-    out: dict[str, Stamp] = {}
-    for note_id, (stamp, indexed, _) in known.items():
-        if indexed - changed_ns(stamp) < index_rows.RACY_NS:
-            return None
-        out[note_id] = stamp
-    return out
+#: Each indexed note's file stamp, its indexed-at time and revision (SHA-256), by note id.
+_INDEXED = (
+    "SELECT n.note_id, n.size, n.mtime_ns, n.ino, coalesce(c.ctime_ns, 0), n.indexed_ns, "
+    "n.rev FROM notes n LEFT JOIN note_ctimes c ON c.note_id = n.note_id"
+)
 
 
 class IndexDamaged(Exception):
@@ -165,9 +157,7 @@ class SearchIndex:
         self._generation = 0
         #: Commits of this connection (re-stamps too): an in-memory image is kept when it grew.
         self.writes = 0
-        self._known: tuple[tuple[int, int], Known] | None = None
-        #: The stamps of `_known` when no note in it is racy (compared in one step).
-        self._settled: dict[str, Stamp] | None = None
+        self._known: tuple[tuple[int, int], KnownStamps] | None = None
         self._cache: dict[str, tuple[tuple[int, int], object]] = {}
         #: `PRAGMA data_version` when this connection's last refresh began: when it
         #: still holds, no other connection changed the index since (None: no refresh,
@@ -210,7 +200,7 @@ class SearchIndex:
             self._conn, self._inode, self.stand_in = opened.conn, opened.inode, opened.stand_in
             self.rebuilt = True
             self._generation += 1
-            self._known = self._settled = self._vectors = self._refreshed = None
+            self._known = self._vectors = self._refreshed = None
             self._cache = {}
             return opened.damage or reason
 
@@ -301,9 +291,9 @@ class SearchIndex:
             self._refreshed = None  # set again once this refresh is through
             known = self._known_rows()
             limit = getattr(source, "max_notes", None)
-            new = 0 if only is None else sum(1 for i in only if i not in known)
+            new = 0 if only is None else sum(1 for i in only if i not in known.stamps)
             if only is not None and (
-                self._over or (limit is not None and len(known) + new > limit)
+                self._over or (limit is not None and len(known.stamps) + new > limit)
             ):
                 only = None  # above maxNotes: which files count needs them all
             if only is not None:
@@ -313,20 +303,15 @@ class SearchIndex:
             else:
                 stamps, over = source.stamps()
                 self._over = over
-            if only is None:
-                if self._settled is None:
-                    self._settled = _settled(known)
-                if self._settled is not None and self._settled == stamps:
-                    self._refreshed, self._unreadable = start, set()
-                    return RefreshStats(unchanged=len(stamps), over_limit=over)
-            looked_at = known if only is None else [i for i in only if i in known]
+            if only is None and not known.racy and known.stamps == stamps:
+                self._refreshed, self._unreadable = start, set()
+                return RefreshStats(unchanged=len(stamps), over_limit=over)
+            looked_at = known.stamps if only is None else [i for i in only if i in known.stamps]
             removed = [note_id for note_id in looked_at if note_id not in stamps]
             todo = [
                 note_id
                 for note_id, stamp in stamps.items()
-                if (seen := known.get(note_id)) is None
-                or seen[0] != stamp
-                or seen[1] - changed_ns(stamp) < index_rows.RACY_NS
+                if known.stamps.get(note_id) != stamp or note_id in known.racy
             ]
             if not todo and not removed:
                 self._refreshed = start
@@ -353,15 +338,14 @@ class SearchIndex:
                     if progress is not None:
                         progress(i, len(todo))
             # What the index holds of an unreadable note cannot be checked: it goes too.
-            dropped = [*removed, *(note_id for note_id in unreadable if note_id in known)]
+            dropped = [*removed, *(i for i in unreadable if i in known.stamps)]
             if dropped:
                 with self.transaction() as conn:
                     for note_id in dropped:
                         delete_note(conn, note_id)
                 for note_id in dropped:  # once committed: a refused write changes nothing
-                    del known[note_id]
+                    known.drop(note_id)
             self._known = ((self._generation, start), known)
-            self._settled = None
             self._refreshed = start
             self._unreadable = set(unreadable)
         unchanged = len(stamps) - added - updated - len(unreadable)
@@ -377,22 +361,17 @@ class SearchIndex:
         with self._lock:
             return self._refreshed is not None and self._refreshed == self._stamp()[1]
 
-    def _known_rows(self) -> Known:
-        """What is indexed, by note id; kept in memory (and in step with this connection's
-        writes) so that a no-change refresh costs no query beyond `data_version`."""
+    def _known_rows(self) -> KnownStamps:
+        """What is indexed; kept in memory (and in step with this connection's writes)
+        so that a no-change refresh costs no query beyond `data_version`."""
         stamp = self._stamp()
         if self._known is not None and self._known[0] == stamp:
             return self._known[1]
-        known: Known = {
-            row[0]: ((row[1], row[2], row[3], row[4]), row[5], row[6])
-            for row in self._conn.execute(
-                "SELECT n.note_id, n.size, n.mtime_ns, n.ino, coalesce(c.ctime_ns, 0), "
-                "n.indexed_ns, n.rev FROM notes n "
-                "LEFT JOIN note_ctimes c ON c.note_id = n.note_id"
-            )
-        }
+        self._known = None  # the old one goes before the new one is read
+        known = KnownStamps({}, set())
+        for note_id, size, mtime_ns, ino, ctime_ns, indexed_ns, _ in self._conn.execute(_INDEXED):
+            known.put(note_id, (size, mtime_ns, ino, ctime_ns), indexed_ns)
         self._known = (stamp, known)
-        self._settled = None
         return known
 
     @_healing
@@ -401,19 +380,21 @@ class SearchIndex:
         the disk refused), or holds but cannot read now; reads only files whose stamps
         differ, writes nothing."""
         stamps, _ = source.stamps()
-        with self._lock:
-            known = dict(self._known_rows())
+        with self._lock:  # read whole: a refused refresh is rare, a note's revision is not kept
+            known = {
+                r[0]: ((r[1], r[2], r[3], r[4]), r[5], r[6]) for r in self._conn.execute(_INDEXED)
+            }
         return behind(known, stamps, source.read_bytes, racy_ns=index_rows.RACY_NS)
 
     def _apply(
-        self, batch: Sequence[tuple[str, Stamp, bytes | None]], known: Known
+        self, batch: Sequence[tuple[str, Stamp, bytes | None]], known: KnownStamps
     ) -> tuple[int, int, list[tuple[str, bytes, Note]]]:
         """Index one batch of files in one transaction; `known` is updated to match."""
         added = updated = 0
         read: list[tuple[str, bytes, Note]] = []
         now = time.time_ns()
         changes = False
-        done: Known = {}
+        done: list[tuple[str, Stamp]] = []
         gone: list[str] = []
         with self.transaction(changes=False) as conn:
             for note_id, stamp, data in batch:
@@ -423,9 +404,9 @@ class SearchIndex:
                     changes = True
                     continue
                 rev = hashlib.sha256(data).hexdigest()
-                done[note_id] = (stamp, now, rev)
-                previous = known.get(note_id)
-                if previous is not None and previous[2] == rev:
+                done.append((note_id, stamp))
+                previous = indexed_revision(conn, note_id) if note_id in known.stamps else None
+                if previous == rev:
                     conn.execute(
                         "UPDATE notes SET size=?, mtime_ns=?, ino=?, indexed_ns=? WHERE note_id=?",
                         (*stamp[:3], now, note_id),
@@ -444,9 +425,10 @@ class SearchIndex:
                     updated += 1
         if changes:
             self._generation += 1
-        known.update(done)
+        for note_id, stamp in done:
+            known.put(note_id, stamp, now)
         for note_id in gone:
-            known.pop(note_id, None)
+            known.drop(note_id)
         return added, updated, read
 
     @_healing
@@ -764,25 +746,27 @@ class SearchIndex:
     @_healing
     def vector_index(self, embedder: str) -> MatrixIndex:
         """The vectors of `embedder` for every searchable chunk, as compact rows whose
-        exact float32 vectors are read from here when a query needs them
-        (`memdir.index.vectors`).
-
-        Rows are in (note id, chunk ordinal) order. Built once and kept until the
-        index changes; vectors of other embedders are never included.
-        """
+        exact float32 vectors are held beside them (a small store) or read from here
+        when a query needs them (`memdir.index.vectors`). Rows are in (note id, chunk
+        ordinal) order; built once and kept until the index changes."""
         with self._lock:
             stamp = self._stamp()
             if self._vectors is not None and self._vectors[:2] == (embedder, stamp):
                 return self._vectors[2]
             self._vectors = None  # let the old rows go before the new ones are built
             count, pairs = vector_rows.searchable(self._conn, embedder)
-            ids, rows = read_rows(pairs, count, keys=self._ann.wants_keys(count))
+            unchanged = functools.partial(self._unchanged, stamp)
+            got = read_rows(pairs, count, keys=self._ann.wants_keys(count), held_while=unchanged)
             fetch = functools.partial(self._vectors_by_id, embedder)
-            index = self._ann.index(embedder, ids, rows, fetch)
+            index = self._ann.index(embedder, got.ids, got.rows, fetch, held=got.held)
             self._vectors = (embedder, stamp, index)
-            if len(ids) >= heap.LARGE:
+            if len(got.ids) >= heap.LARGE:
                 heap.release()  # the blocks the rows were made from
             return index
+
+    def _unchanged(self, stamp: tuple[int, int]) -> bool:
+        with self._lock:
+            return self._stamp() == stamp
 
     @_healing
     def _vectors_by_id(self, embedder: str, ids: Sequence[int]) -> dict[int, bytes]:
@@ -791,7 +775,6 @@ class SearchIndex:
             return vector_rows.by_id(self._conn, embedder, ids)
 
     def matrix(self, embedder: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """(chunk ids, one contiguous float32 matrix of their vectors) for `embedder` (read
-        whole: for tools and tests, searches never need it)."""
+        """(chunk ids, float32 matrix) of `embedder`'s vectors, read whole (tools, tests)."""
         index = self.vector_index(embedder)
         return index.ids, index.matrix

@@ -15,7 +15,7 @@ from memdir.index.rows import Stamp, embed_text
 from memdir.index.stored import put_recall_terms
 from memdir.index.tokenize import index_terms
 
-__all__ = ["NOTE_COLUMNS", "delete_note", "index_note", "put_ctime", "sha"]
+__all__ = ["NOTE_COLUMNS", "delete_note", "index_note", "indexed_revision", "put_ctime", "sha"]
 
 #: The notes table's columns in the order the INSERTs give them.
 NOTE_COLUMNS = (
@@ -30,6 +30,12 @@ def put_ctime(conn: sqlite3.Connection, note_id: str, stamp: Stamp) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO note_ctimes(note_id, ctime_ns) VALUES (?,?)", (note_id, stamp[3])
     )
+
+
+def indexed_revision(conn: sqlite3.Connection, note_id: str) -> str | None:
+    """The revision (SHA-256 of the file bytes) the index holds of a note, None: none."""
+    row = conn.execute("SELECT rev FROM notes WHERE note_id = ?", (note_id,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def sha(text: str) -> str:

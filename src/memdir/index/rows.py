@@ -13,6 +13,7 @@ from memdir.core import Note, NoteType
 __all__ = [
     "RACY_NS",
     "ChunkRow",
+    "KnownStamps",
     "NoteSource",
     "RefreshStats",
     "Stamp",
@@ -79,6 +80,27 @@ class ChunkRow:
     #: The note's type and tags (as written), so a hit can show them without a file read.
     type: NoteType | None = None
     tags: tuple[str, ...] = ()
+
+
+@dataclass
+class KnownStamps:
+    """What is indexed, kept in memory: each note's stamp (one tuple a note: at 100,000
+    notes this is the largest thing a refresh keeps), and the notes indexed too soon
+    after a write to trust their stamps alone (every refresh reads those again)."""
+
+    stamps: dict[str, Stamp]
+    racy: set[str]
+
+    def put(self, note_id: str, stamp: Stamp, indexed_ns: int) -> None:
+        self.stamps[note_id] = stamp
+        if indexed_ns - changed_ns(stamp) < RACY_NS:
+            self.racy.add(note_id)
+        else:
+            self.racy.discard(note_id)
+
+    def drop(self, note_id: str) -> None:
+        self.stamps.pop(note_id, None)
+        self.racy.discard(note_id)
 
 
 def embed_text(summary: str, text: str) -> str:

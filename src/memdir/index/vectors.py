@@ -28,10 +28,13 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "HOLD_BYTES",
     "CompactBuilder",
     "CompactRows",
     "Fetch",
+    "Held",
     "MatrixIndex",
+    "ReadRows",
     "VectorIndex",
     "content_keys",
     "read_rows",
@@ -40,6 +43,9 @@ __all__ = [
 #: (chunk ids) → {chunk id: its float32 vector's bytes} for the ids that still have one.
 Fetch = Callable[[Sequence[int]], Mapping[int, bytes]]
 
+#: A store whose float32 vectors take at most this keeps them in memory beside the codes
+#: (~32,000 rows of 384 dimensions): candidates are then scored without a database read.
+HOLD_BYTES = 48 * 2**20
 #: Rows converted to float32 at once while scoring (a 6 MB block at 384 dimensions).
 _BLOCK = 4096
 #: Rows quantised at once (float64 temporaries of ~0.8 MB at 384 dimensions).
@@ -241,7 +247,9 @@ class MatrixIndex:
     """Exact cosine search over normalised rows; equal scores keep row order.
 
     The rows come as a float32 matrix (kept in memory for exact scores) or as
-    `CompactRows` with a `fetch` that reads their float32 vectors by chunk id.
+    `CompactRows` with a `fetch` that reads their float32 vectors by chunk id, and maybe
+    the float32 matrix they were made from (`Held`: a small store reads nothing per query
+    while the database is unchanged).
     """
 
     def __init__(
@@ -249,11 +257,18 @@ class MatrixIndex:
         ids: npt.NDArray[np.int64],
         matrix: npt.NDArray[np.float32] | CompactRows,
         fetch: Fetch | None = None,
+        *,
+        held: Held | None = None,
     ) -> None:
+        self._current: Callable[[], bool] | None = None
         if isinstance(matrix, CompactRows):
             if fetch is None:
                 raise ValueError("compact rows need a fetch for their exact vectors")
             self.compact, self._held = matrix, None
+            if held is not None:
+                if held.matrix.shape != (len(matrix), matrix.dim):
+                    raise ValueError(f"a held matrix of {held.matrix.shape} for {len(matrix)} rows")
+                self._held, self._current = held.matrix, held.current
         else:
             self._held = np.ascontiguousarray(matrix, dtype=np.float32)
             self.compact = CompactRows.of(self._held, keys=True)
@@ -274,7 +289,7 @@ class MatrixIndex:
     def matrix(self) -> npt.NDArray[np.float32]:
         """Every row's float32 vector (read from the database for compact rows: rows it no
         longer holds, after a change elsewhere, are the codes' approximation)."""
-        if self._held is not None:
+        if self._held is not None and self._current is None:
             return self._held
         positions = np.arange(len(self), dtype=np.intp)
         kept, vectors = self.vectors(positions)
@@ -294,7 +309,7 @@ class MatrixIndex:
         changed, or its id went to another chunk, since the rows were made) counts as
         gone: this index answers for the vectors it was made from, or leaves them out.
         """
-        if self._held is not None:
+        if self._held is not None and (self._current is None or self._current()):
             return positions, self._held[positions]
         assert self._fetch is not None
         found = self._fetch([int(i) for i in self.ids[positions]])
@@ -394,29 +409,57 @@ class MatrixIndex:
         return {int(self.ids[r]): float(v) for r, v in zip(kept, scores, strict=True)}
 
 
+@dataclass(frozen=True)
+class Held:
+    """The float32 matrix compact rows were made from, kept in memory, and whether the
+    database still holds exactly those vectors (while it does, they are used as they are;
+    after a change they are read from it and checked, as without a held matrix)."""
+
+    matrix: npt.NDArray[np.float32]
+    current: Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class ReadRows:
+    """What `read_rows` read: chunk ids, their compact rows and, when asked to hold them,
+    the float32 matrix the rows were made from (else None)."""
+
+    ids: npt.NDArray[np.int64]
+    rows: CompactRows
+    held: Held | None
+
+
 def read_rows(
-    pairs: Iterable[tuple[int, bytes]], count: int, *, keys: bool = False
-) -> tuple[npt.NDArray[np.int64], CompactRows]:
-    """(chunk ids, compact rows) of (chunk id, float32 vector bytes) pairs, read a block at
-    a time; at most `count` are read, and a vector of another width than the first ends
-    the read (the database changed meanwhile: the caller reads again later)."""
+    pairs: Iterable[tuple[int, bytes]],
+    count: int,
+    *,
+    keys: bool = False,
+    held_while: Callable[[], bool] | None = None,
+) -> ReadRows:
+    """The chunk ids and compact rows of (chunk id, float32 vector bytes) pairs, read a
+    block at a time, or with `held_while` into one float32 matrix kept beside the rows
+    when it takes at most `HOLD_BYTES` (`Held`: used while `held_while()`); at most `count`
+    are read, and a vector of another width than the first ends the read (the database
+    changed meanwhile: the caller reads again later)."""
     ids = np.empty(count, dtype=np.int64)
     builder = CompactBuilder(0, 0)
-    block = np.zeros((0, 0), dtype=np.float32)
-    n = filled = 0
+    matrix = np.zeros((0, 0), dtype=np.float32)  # the held matrix, or one block reused
+    n = done = 0  # rows read, rows given to the builder
+    held = False
     for cid, vec in pairs:
         if n == 0:
             dim = len(vec) // 4
+            held = held_while is not None and count * dim * 4 <= HOLD_BYTES
             builder = CompactBuilder(count, dim, keys=keys)
-            block = np.empty((min(count, _BLOCK), dim), dtype=np.float32)
-        if n >= count or len(vec) != block.shape[1] * 4:
+            matrix = np.empty((count if held else min(count, _BLOCK), dim), dtype=np.float32)
+        if n >= count or len(vec) != matrix.shape[1] * 4:
             break
         ids[n] = cid
-        block[filled] = np.frombuffer(vec, dtype=np.float32)
+        matrix[n if held else n - done] = np.frombuffer(vec, dtype=np.float32)
         n += 1
-        filled += 1
-        if filled == block.shape[0]:
-            builder.add(block)
-            filled = 0
-    builder.add(block[:filled])
-    return ids[:n], builder.done()
+        if n - done == _BLOCK:
+            builder.add(matrix[done:n] if held else matrix)
+            done = n
+    builder.add(matrix[done:n] if held else matrix[: n - done])
+    kept = Held(matrix[:n], held_while) if held and held_while is not None and n else None
+    return ReadRows(ids[:n], builder.done(), kept)
