@@ -26,7 +26,7 @@ import secrets
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -261,14 +261,14 @@ class NoteDirectory:
 
     def _entries(
         self, links: list[tuple[str, os.stat_result]] | None = None
-    ) -> list[tuple[str, os.stat_result]]:
-        """Regular files named like notes, with their stat; symbolic links named like
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        """Regular files named like notes, with their stat, one at a time (a stat result
+        takes ~0.5 kB: 100,000 of them at once would be 50 MB); symbolic links named like
         notes go to `links` (with their own lstat), never followed."""
-        out: list[tuple[str, os.stat_result]] = []
         try:
             iterator = os.scandir(self.path)
         except FileNotFoundError:
-            return out
+            return
         with iterator:
             for entry in iterator:
                 name = entry.name
@@ -284,8 +284,7 @@ class NoteDirectory:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                out.append((name, st))
-        return out
+                yield name, st
 
     def _parse(
         self,
@@ -420,7 +419,7 @@ class NoteDirectory:
 
     def _full_scan(self) -> Scan:
         links: list[tuple[str, os.stat_result]] = []
-        entries = self._entries(links)
+        entries = list(self._entries(links))
         listing = {name: stamp_of(st) for name, st in entries}
         # A link added or removed changes the listing too (size -1: it is never read).
         listing.update({name: (-1, *stamp_of(st)[1:]) for name, st in links})
@@ -495,13 +494,11 @@ class NoteDirectory:
     def stamps(self) -> tuple[dict[str, _Stamp], int]:
         """The stamp of every file named like a note, by id, without reading any file; and
         how many were left out above `max_notes` (least recently changed)."""
-        entries = [(name, st) for name, st in self._entries() if is_valid_id(name[:-3])]
-        over = 0
-        if len(entries) > self.max_notes:
-            entries.sort(key=lambda e: e[1].st_mtime_ns, reverse=True)
-            over = len(entries) - self.max_notes
-            entries = entries[: self.max_notes]
-        stamps = {name[:-3]: stamp_of(st) for name, st in entries}
+        stamps = {name[:-3]: stamp_of(st) for name, st in self._entries() if is_valid_id(name[:-3])}
+        over = max(0, len(stamps) - self.max_notes)
+        if over:  # the most recently changed files, as a scan keeps them
+            newest = sorted(stamps, key=lambda i: stamps[i][1], reverse=True)[: self.max_notes]
+            stamps = {i: stamps[i] for i in newest}
         return stamps, over
 
     def stamps_of(self, note_ids: Iterable[str]) -> dict[str, _Stamp]:
