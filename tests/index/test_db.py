@@ -531,3 +531,28 @@ def test_a_vector_index_held_across_changes_answers_for_its_own_vectors(
     assert [c for c, _ in hits] == [int(ids[i]) for i in order[1:4]]
     assert [s for _, s in hits] == [float(exact[i]) for i in order[1:4]]
     assert int(ids[last]) not in held.similarities(q, [int(ids[last])])
+
+
+def test_a_held_vector_index_leaves_out_a_chunk_another_connection_forgot(
+    index: SearchIndex,
+) -> None:
+    src = DictSource()
+    for i in range(30):
+        src.note(f"note-{i:02d}", f"Summary {i}", f"body {i}")
+    index.refresh(src)
+    pending = index.pending("e@1/8")
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((len(pending), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index.put_vectors("e@1/8", [h for h, _ in pending], vectors)
+    held = index.vector_index("e@1/8")
+    q = vectors[3]
+    best = held.search(q, 1)[0][0]
+    note_id = index.keys([best])[best][0]
+    other = SearchIndex(index.path)
+    try:
+        other.forget(note_id)
+    finally:
+        other.close()
+    assert best not in {c for c, _ in held.search(q, 10)}
+    assert best not in held.similarities(q, [best])

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from memdir import Memory
-from memdir.core import Scope
+from memdir.core import Note, Scope, render_note
 from memdir.core.vocab import WriteEvent
 from memdir.store import revision_of
 
@@ -65,3 +66,47 @@ def test_a_version_read_between_a_writes_file_and_its_history_is_logged_once(
     reader.join(30)
     assert [rev for _, rev in _events(memory, "mid-write-a")].count(revision_of(new)) == 1
     assert _events(memory, "mid-write-a")[-1] == ("write", revision_of(new))
+
+
+def test_a_read_writes_nothing_into_the_project(project: Path, home: Path) -> None:
+    """A note directory memdir never wrote in (a fresh clone): a version read from it is
+    recorded in history, and the directory gets no lock file or anything else."""
+    directory = project / "MEMORY"
+    directory.mkdir()
+    (directory / "cloned-a.md").write_bytes(
+        render_note(Note(id="cloned-a", summary="Cloned", body="from the remote"))
+    )
+    memory = Memory.open(project, home=home)
+    assert [n.id for n in memory.notes.list(scope="project")] == ["cloned-a"]
+    assert sorted(p.name for p in directory.iterdir()) == ["cloned-a.md"]
+    assert [e.event for e in memory.notes.history("cloned-a")] == ["observed"]
+
+
+def test_versions_read_while_another_thread_holds_the_lock_are_recorded(
+    memory: Memory,
+) -> None:
+    store = memory.stores.store(Scope.PROJECT)
+    edited: dict[str, bytes] = {}
+    for i in range(3):
+        memory.remember(f"Edited by hand {i}", body="one", id=f"held-{i}")
+        path = store.directory.file_for(f"held-{i}")
+        edited[f"held-{i}"] = data = path.read_bytes().replace(b"one", b"two")
+        path.write_bytes(data)
+    hashes = {note_id: memory.read(note_id).hash for note_id in edited}
+    taken, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with store.lock():
+            taken.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    taken.wait(30)
+    try:
+        for note_id, data in edited.items():
+            store.observe(note_id, data, hashes[note_id])
+            assert store.history.latest(note_id) == revision_of(data)
+    finally:
+        release.set()
+        thread.join(30)

@@ -764,6 +764,7 @@ class SearchIndex:
                 heap.release()  # the blocks the rows were made from
             return index
 
+    @_healing
     def _unchanged(self, stamp: tuple[int, int]) -> bool:
         with self._lock:
             return self._stamp() == stamp

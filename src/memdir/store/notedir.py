@@ -255,6 +255,14 @@ class NoteDirectory:
             self.path / LOCK_NAME, timeout=self.lock_timeout, label=f"the {self.scope.value} notes"
         )
 
+    def lock_if_present(self, timeout: float) -> DirLock | None:
+        """The write lock as `lock` takes it (waiting at most `timeout`), without creating
+        anything: None when the directory has no lock file (no memdir write was made here)."""
+        path = self.path / LOCK_NAME
+        if not path.is_file():
+            return None
+        return DirLock(path, timeout=timeout, label=f"the {self.scope.value} notes")
+
     @staticmethod
     def _is_note_name(name: str) -> bool:
         return not name.startswith(".") and name.endswith(".md") and TEMP_MARKER not in name

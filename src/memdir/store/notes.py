@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,9 @@ __all__ = [
 #: Longest wait for the directory lock before a version read from disk is recorded (a
 #: write holds it for milliseconds; a thread of this process holding it meanwhile while
 #: it waits for this one's index must not stall a read for the whole lock timeout).
-_OBSERVE_WAIT_S = 2.0
+_OBSERVE_WAIT_S = 0.5
+#: After a wait in vain, reads of versions from disk stop waiting for so long.
+_OBSERVE_SKIP_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,8 @@ class ScopeStore:
         self.directory = directory
         self._history_factory = history
         self._history: History | None = None
+        #: Until then (monotonic s) versions read from disk are recorded without the lock.
+        self._observe_unlocked_until = 0.0
         self.backups = backups
         self.audit = audit
         self.max_note_bytes = max_note_bytes
@@ -231,18 +236,23 @@ class ScopeStore:
 
         A write (of this process or another) holds the directory lock from its file to its
         history line, so history is asked again under that lock, waited for at most
-        `_OBSERVE_WAIT_S` (after that, or on a directory that cannot be locked, without
-        it). A version the file no longer holds (the read was older than a write since)
-        is recorded only when history never had it: a version too many, never one lost.
+        `_OBSERVE_WAIT_S` and never created here (a read writes nothing into the project);
+        after a wait in vain the next reads of `_OBSERVE_SKIP_S` do not wait, and without
+        the lock the check is made as it is. A version the file no longer holds (the read
+        was older than a write since) is recorded only when history never had it: a
+        version too many, never one lost.
         """
-        lock = self.directory.lock()
-        lock.timeout = min(lock.timeout, _OBSERVE_WAIT_S)
-        try:
-            with lock:
-                self._record_if_new(history, note_id, data, note_hash)
-                return
-        except (Busy, OSError):
-            pass
+        if time.monotonic() >= self._observe_unlocked_until:
+            try:
+                lock = self.directory.lock_if_present(_OBSERVE_WAIT_S)
+                if lock is not None:
+                    with lock:
+                        self._record_if_new(history, note_id, data, note_hash)
+                        return
+            except Busy:
+                self._observe_unlocked_until = time.monotonic() + _OBSERVE_SKIP_S
+            except (MemdirError, OSError):
+                pass  # a directory that cannot be locked (read-only, a planted link)
         self._record_if_new(history, note_id, data, note_hash)
 
     def _record_if_new(self, history: History, note_id: str, data: bytes, note_hash: str) -> None:
