@@ -496,21 +496,29 @@ def test_vector_search_reads_float_vectors_from_the_database_and_misses_none(
     assert int(ids[best[0]]) not in {c for c, _ in index.vector_index("e@1/8").search(q, 20)}
 
 
+def _with_random_vectors(
+    index: SearchIndex, notes: int, rng: np.random.Generator
+) -> tuple[DictSource, np.ndarray]:
+    """`notes` short notes indexed, each chunk with a random unit 8-d vector of "e@1/8"."""
+    src = DictSource()
+    for i in range(notes):
+        src.note(f"note-{i:02d}", f"Summary {i}", f"body {i}")
+    index.refresh(src)
+    pending = index.pending("e@1/8")
+    vectors = rng.standard_normal((len(pending), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index.put_vectors("e@1/8", [h for h, _ in pending], vectors)
+    return src, vectors
+
+
 def test_a_vector_index_held_across_changes_answers_for_its_own_vectors(
     index: SearchIndex,
 ) -> None:
     """A chunk forgotten after the index was handed out is left out and the next best
     rows take its place, even when SQLite gives its id to a new chunk whose vector
     would score higher."""
-    src = DictSource()
-    for i in range(40):
-        src.note(f"note-{i:02d}", f"Summary {i}", f"body {i}")
-    index.refresh(src)
-    pending = index.pending("e@1/8")
     rng = np.random.default_rng(9)
-    vectors = rng.standard_normal((len(pending), 8)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index.put_vectors("e@1/8", [h for h, _ in pending], vectors)
+    src, _ = _with_random_vectors(index, 40, rng)
     held = index.vector_index("e@1/8")
     ids, matrix = index.matrix("e@1/8")
     last = int(np.argmax(ids))  # the highest chunk id: SQLite reuses it once it is free
@@ -536,15 +544,7 @@ def test_a_vector_index_held_across_changes_answers_for_its_own_vectors(
 def test_a_held_vector_index_leaves_out_a_chunk_another_connection_forgot(
     index: SearchIndex,
 ) -> None:
-    src = DictSource()
-    for i in range(30):
-        src.note(f"note-{i:02d}", f"Summary {i}", f"body {i}")
-    index.refresh(src)
-    pending = index.pending("e@1/8")
-    rng = np.random.default_rng(11)
-    vectors = rng.standard_normal((len(pending), 8)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index.put_vectors("e@1/8", [h for h, _ in pending], vectors)
+    _, vectors = _with_random_vectors(index, 30, np.random.default_rng(11))
     held = index.vector_index("e@1/8")
     q = vectors[3]
     best = held.search(q, 1)[0][0]
