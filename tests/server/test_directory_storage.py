@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import stat
 import subprocess
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memdir.errors import InvalidInput
-from memdir.server.storage.directory import DirectoryStorage
+from memdir.server.storage.directory import DirectoryStorage, team_owner
 from memdir.sync.protocol import Entry, Manifest, rev_of
 
 PROJECT = "project/0123abcd-project"
@@ -46,6 +48,84 @@ def test_layout_of_user_and_project_scopes(tmp_path: Path) -> None:
     assert storage.manifest("alice", PROJECT).version == 1
     # Another user's scope is separate.
     assert storage.manifest("bob", "user") == Manifest()
+
+
+def test_layout_of_a_team(tmp_path: Path) -> None:
+    storage = DirectoryStorage(tmp_path)
+    owner = team_owner("acme")
+    note = obj("a-note", "team text")
+    storage.put_objects(owner, "user", [note])
+    storage.put_objects(owner, PROJECT, [obj("b-note", "team b")])
+    assert storage.swap_manifest(owner, "user", 0, Manifest(version=1))
+    assert storage.swap_manifest(owner, PROJECT, 0, Manifest(version=1))
+    assert storage.swap_team("acme", 0, b'{"members": {}}')
+
+    team_dir = tmp_path / "teams" / "acme"
+    memory = team_dir / "memory"
+    assert (memory / "objects" / "a-note" / f"{note[1]}.md").read_bytes() == b"team text"
+    assert (memory / "manifest.json").is_file()
+    assert (team_dir / "projects" / "0123abcd-project" / "memory" / "manifest.json").is_file()
+    assert (team_dir / ".lock").is_file()
+    policy = team_dir / "policy.json"
+    assert json.loads(policy.read_bytes()) == {"version": 1, "policy": '{"members": {}}'}
+    assert stat.S_IMODE(policy.stat().st_mode) == 0o600
+    assert not (tmp_path / "users").exists()  # nothing of a team lives among the users
+
+
+def test_the_keyring_file_keeps_its_format(tmp_path: Path) -> None:
+    storage = DirectoryStorage(tmp_path)
+    path = tmp_path / "users" / "alice" / "keyring.json"
+    path.parent.mkdir(parents=True)
+    # As written before keyrings and team policies shared one envelope helper.
+    path.write_text(json.dumps({"version": 3, "keyId": "ab" * 8, "keyring": '{"k": "é"}'}))
+    assert storage.keyring("alice") == (3, "ab" * 8, '{"k": "é"}'.encode())
+
+    assert storage.swap_keyring("alice", 3, "cd" * 8, '{"k": "ü"}'.encode())
+    assert json.loads(path.read_bytes()) == {
+        "version": 4,
+        "keyId": "cd" * 8,
+        "keyring": '{"k": "ü"}',
+    }
+
+
+@pytest.mark.parametrize("team", ["../x", "A", "+x", "", "x" * 65, "a/b", "..", "a\x00"])
+def test_bad_team_names_create_nothing(tmp_path: Path, team: str) -> None:
+    storage = DirectoryStorage(tmp_path / "root")
+    with pytest.raises(InvalidInput):
+        storage.swap_team(team, 0, b"{}")
+    with pytest.raises(InvalidInput):
+        storage.swap_manifest("+" + team, "user", 0, Manifest(version=1))
+    assert not any(tmp_path.rglob("policy.json")) and not any(tmp_path.rglob("manifest.json"))
+
+
+def test_team_writers_share_the_teams_lock_file(tmp_path: Path) -> None:
+    storage = DirectoryStorage(tmp_path)
+    owner = team_owner("acme")
+    assert storage.swap_team("acme", 0, b"{}")  # creates teams/acme/.lock
+    results: list[bool] = []
+    writers = [
+        threading.Thread(
+            target=lambda: results.append(
+                storage.swap_manifest(owner, "user", 0, Manifest(version=1))
+            )
+        ),
+        threading.Thread(target=lambda: results.append(storage.swap_team("acme", 1, b"{}"))),
+    ]
+    fd = os.open(tmp_path / "teams" / "acme" / ".lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as `erase` would hold a user's
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(timeout=0.5)
+        assert results == [] and all(writer.is_alive() for writer in writers)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    for writer in writers:
+        writer.join(timeout=30)
+    assert results == [True, True]
+    assert storage.team("acme") == (2, b"{}")
 
 
 def test_files_are_private(tmp_path: Path) -> None:

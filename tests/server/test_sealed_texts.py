@@ -157,7 +157,7 @@ def test_a_schema_1_database_gains_the_keyring_table(pg_database_dsn: str) -> No
         )
     store = PostgresStorage(pg_database_dsn)
     try:
-        assert SCHEMA_VERSION == 2
+        assert SCHEMA_VERSION >= 2
         assert store.is_erased("gone") and store.keyring("alice") is None
         assert store.swap_keyring("alice", 0, "ab" * 8, b"{}")
         assert store.keyring("alice") == (1, "ab" * 8, b"{}")

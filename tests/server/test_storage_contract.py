@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdir.errors import InvalidInput
-from memdir.server.storage import Storage
+from memdir.server.storage import Storage, team_owner
 from memdir.sync.protocol import Entry, Manifest, Tombstone, rev_of
 
 OpenStorage = Callable[[], Storage]
@@ -278,3 +278,176 @@ def test_a_second_instance_sees_the_first_ones_writes(open_storage: OpenStorage)
 
     second.mark_erased("bob")
     assert first.is_erased("bob") is True
+
+
+# -- teams -----------------------------------------------------------------------------
+
+
+def test_a_team_that_does_not_exist_is_none(storage: Storage) -> None:
+    assert storage.team("acme") is None
+    assert storage.is_erased(team_owner("acme")) is False
+    assert storage.manifest(team_owner("acme"), "user") == Manifest(version=0)
+
+
+def test_a_team_policy_is_created_at_0_then_advanced_by_compare_and_swap(
+    storage: Storage,
+) -> None:
+    assert storage.swap_team("acme", 0, b'{"members": {"alice": "owner"}}') is True
+    assert storage.team("acme") == (1, b'{"members": {"alice": "owner"}}')
+    assert storage.swap_team("acme", 0, b'{"members": {"mallory": "owner"}}') is False
+    assert storage.team("acme") == (1, b'{"members": {"alice": "owner"}}')
+
+    assert storage.swap_team("acme", 1, b'{"v": 2}') is True
+    assert storage.team("acme") == (2, b'{"v": 2}')
+    assert storage.swap_team("acme", 1, b'{"stale": true}') is False
+    assert storage.swap_team("acme", 3, b'{"ahead": true}') is False
+    assert storage.team("acme") == (2, b'{"v": 2}')
+    assert storage.team("other") is None
+
+
+def test_a_swap_expecting_a_team_that_does_not_exist_fails(storage: Storage) -> None:
+    assert storage.swap_team("acme", 1, b"{}") is False
+    assert storage.team("acme") is None
+
+
+def test_a_team_policy_round_trips_any_bytes_up_to_a_megabyte(storage: Storage) -> None:
+    big = ('{"note": "naïve café — 東京 🚀", "pad": "' + "x" * 1_000_000 + '"}').encode()
+    assert storage.swap_team("acme", 0, big)
+    assert storage.team("acme") == (1, big)
+    odd = bytes(range(256)) + b"\xed\xa0\x80\xff\x00"  # not UTF-8: still opaque bytes
+    assert storage.swap_team("acme", 1, odd)
+    assert storage.team("acme") == (2, odd)
+
+
+@pytest.mark.parametrize("team", ["../x", "A", "+x", "", "x" * 65, "a/b", "-lead", "a b"])
+def test_bad_team_names_are_refused(storage: Storage, team: str) -> None:
+    for call in (
+        lambda: storage.team(team),
+        lambda: storage.swap_team(team, 0, b"{}"),
+        lambda: team_owner(team),
+    ):
+        with pytest.raises(InvalidInput):
+            call()
+
+
+@pytest.mark.parametrize("owner", ["+", "++x", "+A", "+../x", "+" + "x" * 65, "+a/b"])
+def test_bad_team_owners_are_refused_for_notes(storage: Storage, owner: str) -> None:
+    for call in (
+        lambda: storage.manifest(owner, "user"),
+        lambda: storage.objects(owner, "user", {rev_of(b"x"): "x"}),
+        lambda: storage.put_objects(owner, "user", [obj("a-note", "x")]),
+        lambda: storage.swap_manifest(owner, "user", 0, Manifest(version=1)),
+        lambda: storage.is_erased(owner),
+    ):
+        with pytest.raises(InvalidInput):
+            call()
+
+
+def test_team_owners_are_isolated_from_users_and_other_teams(storage: Storage) -> None:
+    owners = ["acme", team_owner("acme"), team_owner("beta"), "beta"]
+    places = [(owner, scope) for owner in owners for scope in ("user", PROJECT_A)]
+    stored = {}
+    for number, (owner, scope) in enumerate(places, start=1):
+        item = obj("shared-id", f"{owner} {scope}\n")
+        stored[(owner, scope)] = item
+        storage.put_objects(owner, scope, [item])
+        assert storage.swap_manifest(owner, scope, 0, manifest_with(number, **{"n": item[0]}))
+
+    every = {item[1]: item[0] for item in stored.values()}
+    for number, (owner, scope) in enumerate(places, start=1):
+        assert storage.manifest(owner, scope).version == number
+        own = stored[(owner, scope)]
+        assert storage.objects(owner, scope, every) == {own[1]: own[2]}
+    assert storage.manifest(team_owner("gamma"), "user").version == 0
+    assert storage.team("acme") is None  # notes alone make no team
+
+
+def test_erasing_a_user_leaves_the_team_of_the_same_name_alone(storage: Storage) -> None:
+    team_note, user_note = obj("t", "team acme\n"), obj("u", "user acme\n")
+    owner = team_owner("acme")
+    storage.put_objects(owner, "user", [team_note])
+    assert storage.swap_manifest(owner, "user", 0, manifest_with(1, t="team acme\n"))
+    assert storage.swap_team("acme", 0, b'{"team": "acme"}')
+    storage.put_objects("acme", "user", [user_note])
+    assert storage.swap_manifest("acme", "user", 0, manifest_with(1, u="user acme\n"))
+
+    storage.mark_erased("acme")
+    storage.erase("acme")
+
+    assert storage.is_erased("acme") is True
+    assert storage.is_erased(owner) is False
+    assert storage.manifest("acme", "user").version == 0
+    assert storage.manifest(owner, "user") == manifest_with(1, t="team acme\n")
+    assert storage.objects(owner, "user", {team_note[1]: "t"}) == {team_note[1]: team_note[2]}
+    assert storage.team("acme") == (1, b'{"team": "acme"}')
+    # The team's notes and policy still take writes.
+    assert storage.swap_manifest(owner, "user", 1, manifest_with(2, t="again\n"))
+    assert storage.swap_team("acme", 1, b"{}")
+
+
+def test_erase_markers_are_for_users_only(storage: Storage) -> None:
+    for call in (
+        lambda: storage.mark_erased(team_owner("acme")),
+        lambda: storage.erase(team_owner("acme")),
+    ):
+        with pytest.raises(InvalidInput):
+            call()
+    assert storage.is_erased(team_owner("acme")) is False
+
+
+def test_a_second_instance_sees_the_first_ones_team(open_storage: OpenStorage) -> None:
+    first, second = open_storage(), open_storage()
+    assert first.swap_team("acme", 0, b'{"by": "first"}')
+    owner = team_owner("acme")
+    item = obj("note-1", "team note\n")
+    first.put_objects(owner, PROJECT_A, [item])
+    assert first.swap_manifest(owner, PROJECT_A, 0, manifest_with(1, **{"note-1": item[0]}))
+
+    assert second.team("acme") == (1, b'{"by": "first"}')
+    assert second.manifest(owner, PROJECT_A) == first.manifest(owner, PROJECT_A)
+    assert second.objects(owner, PROJECT_A, {item[1]: "note-1"}) == {item[1]: item[2]}
+    assert second.swap_team("acme", 0, b'{"by": "second"}') is False
+    assert second.swap_team("acme", 1, b'{"by": "second"}') is True
+    assert first.team("acme") == (2, b'{"by": "second"}')
+
+
+def test_concurrent_team_swaps_lose_and_duplicate_nothing(open_storage: OpenStorage) -> None:
+    threads_n, per_thread = 6, 15
+    instances = [open_storage(), open_storage()]
+    barrier = threading.Barrier(threads_n)
+    won_versions: list[int] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def work(worker: int) -> None:
+        storage = instances[worker % len(instances)]
+        try:
+            barrier.wait()
+            for k in range(per_thread):
+                while True:
+                    found = storage.team("acme")
+                    version, doc = (0, b"") if found is None else found
+                    if storage.swap_team("acme", version, doc + f"w{worker}-n{k};".encode()):
+                        with lock:
+                            won_versions.append(version + 1)
+                        break
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(threads_n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert not errors, errors
+    total = threads_n * per_thread
+    final = instances[0].team("acme")
+    assert final is not None
+    assert sorted(won_versions) == list(range(1, total + 1))  # no version won twice
+    assert final[0] == total
+    parts = final[1].decode().split(";")[:-1]
+    assert sorted(parts) == sorted(
+        f"w{w}-n{k}" for w in range(threads_n) for k in range(per_thread)
+    )
+    assert instances[1].team("acme") == final

@@ -165,6 +165,11 @@ COMMANDS: dict[str, CommandSpec] = {
             "Run one sync pass now (see also: status, on, off, login, conflicts, resolve).",
         ),
         (
+            "team",
+            "team:team_group",
+            "Memory a team shares: members with roles, projects synced as the team's.",
+        ),
+        (
             "tidy",
             "tidy:tidy",
             "List what needs tidying: same topic, broken links, missing files, unused, too long, "

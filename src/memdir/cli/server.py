@@ -13,7 +13,7 @@ import click
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms
 from memdir.core.vocab import StorageBackend, choices
-from memdir.errors import InvalidInput
+from memdir.errors import InvalidInput, MemdirError, NotFound
 
 if TYPE_CHECKING:
     from memdir.server.storage.base import Storage
@@ -191,9 +191,10 @@ def serve(
         sys.stdout.flush()
 
     try:
-        rules = SyncRules(storage, quotas)
+        accounts = Accounts(data)
+        rules = SyncRules(storage, quotas, known_user=accounts.exists)
         limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
-        app = create_app(rules, Accounts(data), limiter, docs=docs)
+        app = create_app(rules, accounts, limiter, docs=docs)
         run_server(app, host, port, ready)
     finally:
         storage.close()
@@ -294,6 +295,46 @@ def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
         emit_json({"key_file": str(key_out)})
         return
     console.print(f"admin key written to {key_out} (mode 0600)", markup=False)
+
+
+@server_group.command(name="team")
+@click.argument("name")
+@_data_option
+@_backend_option
+@_dsn_option
+@_s3_options
+@json_option
+def team_audit(
+    name: str,
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+    as_json: bool,
+) -> None:
+    """Show team NAME as the server keeps it: members, revocations and every membership
+    change (who, what, when; never content), checked entry by entry."""
+    from memdir.cli.team import print_team
+    from memdir.server.rejection import Rejection
+    from memdir.server.rules import SyncRules
+
+    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
+    try:
+        state = SyncRules(storage).teams.audit(name)
+    except Rejection as exc:
+        raise (NotFound if exc.status == 404 else MemdirError)(exc.message) from None
+    finally:
+        storage.close()
+    if as_json:
+        history = [e.model_dump(mode="json") for e in state.history]
+        members = dict(sorted(state.members.items()))
+        emit_json(
+            {"team": name, "members": members, "revoked": sorted(state.revoked), "history": history}
+        )
+        return
+    print_team(f"team {name} (owner: {state.owner})", state.members, state.revoked, state.history)
 
 
 @server_group.command()

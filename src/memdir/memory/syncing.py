@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import httpx
 
     from memdir.sync.batch import BatchResult
+    from memdir.sync.protocol import TeamAction, TeamDoc
     from memdir.sync.replica import ConflictView, Replica, Resolution, SyncRun, SyncStatus
     from memdir.sync.scheduler import SyncCoordinator
 
@@ -121,6 +122,26 @@ class Sync:
     def switch(self, on: bool) -> SyncStatus:
         """Turn sync on or off for this user on this machine (persisted)."""
         return self.replica.set_enabled(on)
+
+    # -- teams (§12) -------------------------------------------------------------------
+
+    def team_create(self, team: str) -> TeamDoc:
+        """Create a team on the server this machine signs in to; you become its owner."""
+        return self.replica.create_team(team)
+
+    def team(self, team: str) -> TeamDoc:
+        """A team you belong to: members and roles, revocations, and its history (audit)."""
+        return self.replica.team(team)
+
+    def team_change(
+        self, team: str, action: TeamAction | str, member: str, role: str | None = None
+    ) -> TeamDoc:
+        """Add, remove, set_role, transfer or revoke a member (the server checks your role)."""
+        return self.replica.change_team(team, str(action), member, role)
+
+    def team_link(self, team: str | None, *, move: bool = False) -> SyncStatus:
+        """Sync this project's notes as the team's shared notes (None: as your own again)."""
+        return self.replica.link_team(team, move=move)
 
     def conflicts(self) -> builtins.list[ConflictView]:
         """Every note held back by a sync conflict, with its three versions."""

@@ -99,6 +99,10 @@ class Accounts:
             for name, u in sorted(users.items())
         ]
 
+    def exists(self, name: str) -> bool:
+        """Whether an account of that name exists."""
+        return name in self._load()["users"]
+
     def add_user(self, name: str, *, rotate: bool = False) -> str:
         """Add a user (or, with `rotate`, replace an existing user's token); return the token."""
         validate_user(name)

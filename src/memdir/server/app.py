@@ -50,12 +50,16 @@ from memdir.sync.protocol import (
     Quotas,
     Snapshot,
     SnapshotRequest,
+    TeamChange,
+    TeamCreate,
+    TeamDoc,
 )
 
 __all__ = [
     "API_ROUTES",
     "DOC_ROUTES",
     "MIN_REQUEST_CAP",
+    "TEAM_PREFIX",
     "create_app",
     "plain_http_warning",
     "request_cap",
@@ -71,7 +75,10 @@ API_ROUTES = {
     "/v1/memory/commit": "user",
     "/v1/keyring": "user",
     "/v1/admin/erase": "admin",
+    "/v1/teams": "user",
 }
+#: Paths below this prefix are a team's (`/v1/teams/{team}`, `/v1/teams/{team}/changes`).
+TEAM_PREFIX = "/v1/teams/"
 #: The API's description, served without a token and so only with `docs=True`.
 DOC_ROUTES = ("/openapi.json", "/docs", "/redoc")
 #: The smallest request-size cap; a full commit at the quotas may need more (see request_cap).
@@ -177,7 +184,7 @@ class _Gate:
 
     async def _admit(self, scope: Scope) -> Response | None:
         """None when the request may go on, else the refusal to send."""
-        role = API_ROUTES.get(scope.get("path", ""))
+        role = _route_role(scope.get("path", ""))
         if role is None:
             return None
         raw = (self._header(scope, PROTOCOL_HEADER.lower().encode()) or "").strip()
@@ -233,7 +240,7 @@ class _Gate:
             if length.strip().isdigit() and int(length) > self.max_request_bytes:
                 return receive, too_big
             return receive, None
-        if scope.get("method") in ("GET", "HEAD") or scope.get("path") not in API_ROUTES:
+        if scope.get("method") in ("GET", "HEAD") or _route_role(scope.get("path", "")) is None:
             return receive, None
         buffered: list[Message] = []
         total = 0
@@ -252,6 +259,13 @@ class _Gate:
             return buffered.pop(0) if buffered else await receive()
 
         return replay, None
+
+
+def _route_role(path: str) -> str | None:
+    """Who may call `path` (see API_ROUTES), None for paths outside the API."""
+    if path.startswith(TEAM_PREFIX):
+        return "user"
+    return API_ROUTES.get(path)
 
 
 def _validation_message(errors: Sequence[Any]) -> str:
@@ -359,6 +373,21 @@ def create_app(
     def put_keyring(request: Request, body: KeyringPut) -> Response:
         """Store the keyring document (compare-and-swap on its version; same key id only)."""
         return _json(rules.put_keyring(_user(request), body))
+
+    @router.post("/teams", response_model=TeamDoc)
+    def create_team(request: Request, body: TeamCreate) -> Response:
+        """Create a team; the caller becomes its owner (409 `conflict` if the name is taken)."""
+        return _json(rules.teams.create(_user(request), body.team))
+
+    @router.get("/teams/{team}", response_model=TeamDoc)
+    def team(request: Request, team: str) -> Response:
+        """A team's members, revocations and history (the audit), for its members only."""
+        return _json(rules.teams.show(_user(request), team))
+
+    @router.post("/teams/{team}/changes", response_model=TeamDoc)
+    def change_team(request: Request, team: str, body: TeamChange) -> Response:
+        """One membership change, made against the head the caller saw (`parent`)."""
+        return _json(rules.teams.change(_user(request), team, body))
 
     @router.post("/admin/erase", response_model=EraseResult)
     def erase(body: EraseRequest) -> Response:

@@ -36,7 +36,9 @@ from memdir import __version__
 from memdir.core import Note, parse_note, validate_id
 from memdir.core.vocab import StorageBackend, choices
 from memdir.errors import InvalidInput, MemdirError, ParseError
+from memdir.server.rejection import Rejection
 from memdir.server.storage.base import Storage, StoredObject
+from memdir.server.teams import TeamRules
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
     MIN_PROTOCOL,
@@ -50,6 +52,7 @@ from memdir.sync.protocol import (
     KeyringPut,
     Manifest,
     Quotas,
+    ScopeRef,
     Snapshot,
     SnapshotRequest,
     Tombstone,
@@ -78,26 +81,6 @@ log = logging.getLogger(__name__)
 def now_ms() -> int:
     """The wall clock in Unix milliseconds (the default clock of the rules)."""
     return int(time.time() * 1000)
-
-
-class Rejection(Exception):
-    """Raised when the rules refuse a request; `status` and `code` are the HTTP answer."""
-
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        ids: Iterable[str] = (),
-        version: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.ids = sorted(ids)
-        self.version = version
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,11 +180,20 @@ class SyncRules:
     """The server side of the sync protocol, stateless between calls apart from `storage`."""
 
     def __init__(
-        self, storage: Storage, quotas: Quotas | None = None, clock: Callable[[], int] = now_ms
+        self,
+        storage: Storage,
+        quotas: Quotas | None = None,
+        clock: Callable[[], int] = now_ms,
+        *,
+        known_user: Callable[[str], bool] | None = None,
     ) -> None:
         self.storage = storage
         self.quotas = quotas if quotas is not None else Quotas()
         self._clock = clock
+        #: Teams (§12); `known_user` says whether an account exists (None: any name does).
+        self.teams = TeamRules(
+            storage, self.quotas, known_user=known_user or (lambda _: True), clock=clock
+        )
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -212,6 +204,12 @@ class SyncRules:
             raise _invalid(str(exc)) from None
         if erased:
             raise Rejection(410, "account_erased", f"the account {user!r} was erased")
+
+    def _owner(self, user: str, scope: ScopeRef, *, write: bool) -> str:
+        """Whose space the scope lives in: the user's own, or a team's the user may use."""
+        if scope.team is None:
+            return user
+        return self.teams.access(user, scope.team, write=write)
 
     def _live_tombstones(self, manifest: Manifest, now: int) -> dict[str, Tombstone]:
         cutoff = now - self.quotas.tombstone_days * _DAY_MS
@@ -234,6 +232,7 @@ class SyncRules:
         """The scope's manifest and, up to the response quota, the texts not in `have`."""
         self._check_user(user)
         key = request.scope.key
+        user = self._owner(user, request.scope, write=False)
         manifest = self.storage.manifest(user, key)
         if request.known_version is not None and request.known_version == manifest.version:
             return Snapshot(version=manifest.version, unchanged=True, quotas=self.quotas)
@@ -267,6 +266,7 @@ class SyncRules:
     def commit(self, user: str, request: CommitRequest) -> CommitResult:
         """Apply every change or none; raise Rejection saying why when none."""
         self._check_user(user)
+        caller, user = user, self._owner(user, request.scope, write=True)
         quotas = self.quotas
         changes = request.changes
         if len(changes) > quotas.max_changes:
@@ -287,6 +287,10 @@ class SyncRules:
             except InvalidInput as exc:
                 raise _invalid(str(exc), [change.id]) from None
         puts = [_check_put(c) for c in changes if c.op == "put"]
+        sealed = [p.id for p in puts if p.note is None]
+        if request.scope.team is not None and sealed:
+            # One member's key would lock the others out: team notes travel plain (§12).
+            raise _invalid("a team's notes are not sealed with one member's key", sealed)
         _check_secrets(puts)
         deletes = [c for c in changes if c.op == "delete"]
         key = request.scope.key
@@ -301,7 +305,7 @@ class SyncRules:
                 stored = True
             if self.storage.swap_manifest(user, key, current.version, manifest):
                 return result
-            self._check_user(user)
+            self._check_user(caller)
         raise Rejection(
             409,
             "stale",

@@ -52,6 +52,7 @@ class SyncAccount:
         self.root = root
         self._switch = root / "switch.json"
         self._credentials = root / "credentials.json"
+        self._teams = root / "teams.json"
 
     @property
     def enabled(self) -> bool:
@@ -88,6 +89,33 @@ class SyncAccount:
         ensure_private_dir(self.root)
         doc = {"server": credentials.server, "user": credentials.user, "token": credentials.token}
         atomic_write(self._credentials, json.dumps(doc).encode() + b"\n", mode=0o600)
+
+    def _team_links(self) -> dict[str, str]:
+        try:
+            doc = json.loads(self._teams.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"{self._teams} cannot be read ({exc}); fix or remove it") from None
+        links = doc.get("projects") if isinstance(doc, dict) else None
+        if not isinstance(links, dict):
+            raise InvalidInput(f"{self._teams} is not a team links file; fix or remove it")
+        return {str(k): str(v) for k, v in links.items() if isinstance(v, str)}
+
+    def team_of(self, project_id: str) -> str | None:
+        """The team whose shared notes this project's notes are (§12), None when its own."""
+        return self._team_links().get(project_id)
+
+    def link_team(self, project_id: str, team: str | None) -> None:
+        """Share this project's notes with `team` from now on (None: stop; notes stay)."""
+        links = self._team_links()
+        if team is None:
+            links.pop(project_id, None)
+        else:
+            links[project_id] = team
+        ensure_private_dir(self.root)
+        doc = {"projects": dict(sorted(links.items()))}
+        atomic_write(self._teams, json.dumps(doc, indent=2).encode() + b"\n", mode=0o600)
 
     def sign_out(self) -> bool:
         """Remove the stored sign-in; False when there was none."""

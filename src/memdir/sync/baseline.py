@@ -99,10 +99,12 @@ class Binding:
 
     user: str
     origin: str
+    #: The team whose shared notes these are (§12), None for the account's own.
+    team: str | None = None
 
     def describe(self) -> str:
-        """`user at origin`."""
-        return f"{self.user} at {self.origin}"
+        """`user at origin`, and `for team T` for a team's notes."""
+        return f"{self.user} at {self.origin}" + (f" for team {self.team}" if self.team else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,11 +200,17 @@ class Baseline:
         if raw is None:
             return None
         doc = json.loads(raw)
-        return Binding(str(doc["user"]), str(doc["origin"]))
+        team = doc.get("team")
+        return Binding(
+            str(doc["user"]), str(doc["origin"]), team if isinstance(team, str) else None
+        )
 
     def bind(self, binding: Binding) -> None:
         """Bind the scope (done once, at its first successful sync)."""
-        self._set("binding", json.dumps({"user": binding.user, "origin": binding.origin}))
+        doc = {"user": binding.user, "origin": binding.origin}
+        if binding.team is not None:
+            doc["team"] = binding.team
+        self._set("binding", json.dumps(doc))
 
     @property
     def last_sync(self) -> int | None:

@@ -19,8 +19,10 @@ from pydantic import BaseModel, ValidationError
 
 from memdir._version import __version__
 from memdir.errors import (
+    Conflict,
     IncompatibleVersion,
     LimitExceeded,
+    NotFound,
     RateLimited,
     Refused,
     Remedy,
@@ -43,6 +45,10 @@ from memdir.sync.protocol import (
     Quotas,
     Snapshot,
     SnapshotRequest,
+    TeamChange,
+    TeamCreate,
+    TeamDoc,
+    check_team_name,
 )
 
 __all__ = ["Absent", "SecretInCommit", "Stale", "SyncClient", "Transfer", "origin_of"]
@@ -178,6 +184,27 @@ class SyncClient:
         another key's keyring is stored, `Absent` when the server has no such endpoint)."""
         return self._call("PUT", "keyring", request, KeyringDoc)
 
+    # -- teams (§12) -------------------------------------------------------------------
+
+    def create_team(self, team: str) -> TeamDoc:
+        """Create a team with this account as its owner (`Conflict` when the name is taken)."""
+        return self._team_call("POST", "teams", TeamCreate(team=check_team_name(team)))
+
+    def team(self, team: str) -> TeamDoc:
+        """A team this account is a member of (`NotFound` for any other name)."""
+        return self._team_call("GET", f"teams/{check_team_name(team)}", None)
+
+    def change_team(self, team: str, change: TeamChange) -> TeamDoc:
+        """One membership change (`SyncRefused` when the role does not allow it, `Stale`
+        when the team changed since `change.parent` was read)."""
+        return self._team_call("POST", f"teams/{check_team_name(team)}/changes", change)
+
+    def _team_call(self, method: str, path: str, body: BaseModel | None) -> TeamDoc:
+        try:
+            return self._call(method, path, body, TeamDoc)
+        except Absent as exc:
+            raise NotFound(str(exc)) from None
+
     # -- plumbing ----------------------------------------------------------------------
 
     def _version_message(self, low: int, high: int) -> str:
@@ -239,6 +266,11 @@ class SyncClient:
         payload = self._error_payload(response)
         code = str(payload.get("error", ""))
         text = detail(response, self._token)
+        said = payload.get("message")
+        if code and isinstance(said, str) and said.strip():
+            # a memdir server's own words (the code alone says less)
+            said = "".join(c if c.isprintable() else " " for c in redact_key(said, self._token))
+            text = f": {said.strip()[:500]}"
         if status == 429:
             wait = _retry_seconds(response.headers.get("Retry-After"))
             raise RateLimited(
@@ -255,18 +287,17 @@ class SyncClient:
                 f"the account was erased on the sync server at {self.origin}; sync is stopped "
                 "for it and local notes are kept"
             )
+        if status == 403:
+            raise SyncRefused(f"the sync server at {self.origin} refused the request{text}")
         if status == 426 or code == "incompatible_protocol":
             supported = [int(v) for v in payload.get("supported", []) if isinstance(v, int)]
             low, high = (min(supported), max(supported)) if supported else (0, 0)
             raise IncompatibleVersion(self._version_message(low, high))
         if status == 422 and code == "secret_refused":
             ids = tuple(str(i) for i in payload.get("ids", []) if isinstance(i, str))
-            said = payload.get("message")
-            said = redact_key(said, self._token)[:500] if isinstance(said, str) else ""
-            said = "".join(c if c.isprintable() else " " for c in said).strip()
             raise SecretInCommit(
                 f"the sync server at {self.origin} refused to store a note that looks like it "
-                f"holds a credential ({', '.join(ids) or 'unnamed'}){': ' + said if said else ''}",
+                f"holds a credential ({', '.join(ids) or 'unnamed'}){text}",
                 ids,
             )
         if status == 409:
@@ -274,6 +305,8 @@ class SyncClient:
             version = payload.get("version")
             if code == "case_collision":
                 raise Refused(f"the sync server refused the commit{text}")
+            if code == "conflict":
+                raise Conflict(f"the sync server at {self.origin} refused the request{text}")
             if code == "key_mismatch":
                 raise Refused(
                     f"the sync server at {self.origin} keeps another key's keyring for this "

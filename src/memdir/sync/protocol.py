@@ -20,12 +20,14 @@ machine can join with the password; a server without that endpoint answers 404.
 Errors are JSON bodies `{"error": CODE, "message": ..., ...}` with these codes:
 
     401 unauthorized          missing or wrong bearer token
-    403 forbidden             admin endpoint without the admin key
+    403 forbidden             admin endpoint without the admin key; a team change or a write
+                              the caller's team role does not allow (a reader's commit)
     409 stale                 a change's `base` is not the server's current revision
                               (`ids` names them), or `version` did not match (commit-first);
                               nothing of the commit was applied
     409 case_collision        a new id differs only in case from a live note (`ids`)
     409 key_mismatch          a keyring of another key id is stored already (`PUT /v1/keyring`)
+    409 conflict              a team or team member that exists already (`/v1/teams`)
     410 account_erased        the account was erased; the server refuses it for good
     413 quota_exceeded        too many changes, notes, or a body over the size quota
     422 invalid               a malformed id, note text, or a rev that does not match its text
@@ -48,6 +50,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memdir.core import Scope
+from memdir.errors import InvalidInput
 
 __all__ = [
     "ERROR_CODES",
@@ -71,7 +74,16 @@ __all__ = [
     "ScopeRef",
     "Snapshot",
     "SnapshotRequest",
+    "TeamAction",
+    "TeamChange",
+    "TeamCreate",
+    "TeamDoc",
+    "TeamEvent",
+    "TeamName",
+    "TeamRole",
     "Tombstone",
+    "UserName",
+    "check_team_name",
     "is_sealed_text",
     "rev_of",
     "sealed_size_limit",
@@ -96,6 +108,7 @@ ERROR_CODES = (
     "secret_refused",
     "incompatible_protocol",
     "rate_limited",
+    "conflict",
     "not_found",
     "method_not_allowed",
     "internal",
@@ -106,6 +119,9 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 Rev = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 NoteId = Annotated[str, Field(min_length=1, max_length=80)]
 ProjectId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$")]
+#: Account and team names (lower-case, so none share a directory on a case-folding disk).
+UserName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
+TeamName = UserName
 if TYPE_CHECKING:
     ScopeName: TypeAlias = str
 else:
@@ -121,6 +137,20 @@ SEALED_PREFIX = b"memdir-sealed 1 "
 _SEALED_ALLOWANCE = 16 * 1024
 #: The largest keyring document `PUT /v1/keyring` takes.
 MAX_KEYRING_BYTES = 64 * 1024
+
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def check_team_name(team: str) -> str:
+    """`team` if it is a valid team name, else InvalidInput (checked before it becomes
+    part of a URL path or a request)."""
+    if not _NAME.fullmatch(team):
+        raise InvalidInput(
+            f"team name {team[:70]!r} is not valid: use 1-64 lower-case letters, digits, "
+            "'-' and '_', starting with a letter or digit"
+        )
+    return team
 
 
 def rev_of(data: bytes) -> str:
@@ -183,15 +213,21 @@ class Quotas(_Model):
 
 
 class ScopeRef(_Model):
-    """Which logical scope a request is about: the user's notes or one project's."""
+    """Which logical scope a request is about: the user's notes or one project's.
+
+    With `team`, a project's notes shared by that team's members (§12): the server
+    keeps them in the team's space and checks the caller's role first."""
 
     kind: ScopeName
     project: ProjectId | None = None
+    team: TeamName | None = None
 
     @model_validator(mode="after")
     def _project_iff_kind(self) -> ScopeRef:
         if (self.kind == Scope.PROJECT) != (self.project is not None):
             raise ValueError("`project` is required for kind=project and only there")
+        if self.team is not None and self.kind != Scope.PROJECT:
+            raise ValueError("a team shares project notes: `team` needs kind=project")
         return self
 
     @property
@@ -337,6 +373,62 @@ class KeyringPut(_Model):
     expected: int = Field(ge=0)
     key_id: KeyId
     keyring: str = Field(min_length=2, max_length=MAX_KEYRING_BYTES)
+
+
+TeamRole = Literal["owner", "admin", "editor", "reader"]
+TeamAction = Literal["create", "add", "remove", "set_role", "transfer", "revoke"]
+
+
+class TeamEvent(_Model):
+    """One entry of a team's policy history: who did what to whom, and when (never content).
+
+    The history is linear: `prev` is the hash of the entry before (64 zeros for the
+    first), `hash` the SHA-256 of this entry's canonical JSON without it
+    (`memdir.server.teams.event_hash`)."""
+
+    seq: int = Field(ge=1)
+    at: int = Field(ge=0, description="server time, Unix ms")
+    actor: UserName
+    action: TeamAction
+    member: UserName
+    role: TeamRole | None = None
+    prev: Rev
+    hash: Rev
+
+
+class TeamDoc(_Model):
+    """`GET /v1/teams/{team}` (and the answer to a create or a change): the team's policy."""
+
+    team: TeamName
+    head: Rev = Field(description="hash of the last history entry: the `parent` of a change")
+    members: dict[str, TeamRole]
+    revoked: list[str] = Field(default_factory=list, description="never again members")
+    history: list[TeamEvent]
+    you: TeamRole = Field(description="the caller's role")
+    quotas: Quotas
+
+
+class TeamCreate(_Model):
+    """`POST /v1/teams`: create a team; the caller becomes its owner."""
+
+    team: TeamName
+
+
+class TeamChange(_Model):
+    """`POST /v1/teams/{team}/changes`: one membership change, made against `parent`
+    (the head the caller saw: a change against an older head is refused as stale, so a
+    replayed change never applies twice)."""
+
+    parent: Rev
+    action: Literal["add", "remove", "set_role", "transfer", "revoke"]
+    member: UserName
+    role: TeamRole | None = None
+
+    @model_validator(mode="after")
+    def _role_iff_needed(self) -> TeamChange:
+        if (self.action in ("add", "set_role")) != (self.role is not None):
+            raise ValueError("`role` is required for add and set_role, and only there")
+        return self
 
 
 class ErrorBody(_Model):

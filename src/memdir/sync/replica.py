@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from memdir.sync.batch import BatchResult
     from memdir.sync.client import SyncClient
-    from memdir.sync.protocol import ScopeRef
+    from memdir.sync.protocol import ScopeRef, TeamDoc
 
 __all__ = [
     "ConflictView",
@@ -177,7 +177,14 @@ class Replica:
             return ScopeRef(kind="user")
         if self._project_id is None:
             raise InvalidInput("no project is open")
-        return ScopeRef(kind="project", project=self._project_id())
+        project = self._project_id()
+        return ScopeRef(kind="project", project=project, team=self.account.team_of(project))
+
+    def _team(self, scope: Scope) -> str | None:
+        """The team whose shared notes the scope is (§12), None for the account's own."""
+        if scope is Scope.USER or self._project_id is None:
+            return None
+        return self.account.team_of(self._project_id())
 
     def _client(self, credentials: Credentials) -> SyncClient:
         from memdir.sync.client import SyncClient
@@ -212,9 +219,15 @@ class Replica:
         from memdir.sync.client import origin_of
 
         bound = baseline.binding
-        here = Binding(credentials.user, origin_of(credentials.server))
+        here = Binding(credentials.user, origin_of(credentials.server), self._team(scope))
         if bound is None or bound == here:
             return None
+        if (bound.user, bound.origin) == (here.user, here.origin):
+            return (
+                f"the {scope.value} notes were first synced as {bound.describe()}; they are "
+                f"now set to sync as {here.describe()}. Sync is paused for them: `memdir team "
+                "link --move` (or `unlink --move`) moves them (memdir never moves notes by itself)"
+            )
         return (
             f"the {scope.value} notes were first synced as {bound.describe()}; you are signed in "
             f"as {here.describe()}. Sync is paused for them: sign in to that account again to "
@@ -275,6 +288,9 @@ class Replica:
                     ref = self._ref(scope)
                 except MemdirError as exc:  # e.g. a damaged .memdir/project.json
                     paused = paused or f"the project's identity cannot be read: {describe(exc)}"
+                read_only = None
+                if paused is None and ref.team is not None:
+                    paused, read_only = self._team_check(client, scope, ref.team)
                 if paused is not None:
                     run.paused[scope.value] = paused
                     continue
@@ -287,12 +303,13 @@ class Replica:
                     abort=abort,
                     still_on=lambda: self.account.enabled,
                     clock=self._clock,
+                    read_only=read_only,
                 )
                 with self._pass_lock(scope):
                     if baseline.binding is None:
                         # Bound before the first pass writes anything: a pass that fails
                         # half-way still ties these notes to this account (§7.1).
-                        baseline.bind(Binding(credentials.user, client.origin))
+                        baseline.bind(Binding(credentials.user, client.origin, ref.team))
                     try:
                         report = scope_pass.run()
                         if scope_pass.wire.sealed:
@@ -307,6 +324,99 @@ class Replica:
         if locked and not run.reports:
             raise locked[0]
         return run
+
+    def _team_check(
+        self, client: SyncClient, scope: Scope, team: str
+    ) -> tuple[str | None, str | None]:
+        """(why the team's notes pause, why this machine only pulls them): the server is
+        asked for the caller's role before every pass of a team's notes."""
+        if self._stores[scope].directory.marker() is not None:
+            return (
+                f"the {scope.value} notes are encrypted with your own key and linked to team "
+                f"{team}: end-to-end encrypted team notes are not supported yet, so they are "
+                "not sent (`memdir team unlink`, or decrypt them)",
+                None,
+            )
+        try:
+            doc = client.team(team)
+        except (NotFound, SyncRefused) as exc:
+            return f"team {team}: {describe(exc)}", None
+        if doc.you == "reader":
+            return None, (
+                f"not uploaded: you are a reader of team {team}, so your changes to its notes "
+                "stay on this machine"
+            )
+        return None, None
+
+    def _signed_in(self) -> Credentials:
+        credentials = self.account.credentials()
+        if credentials is None:
+            raise SyncRefused("not signed in to a sync server", hint=Remedy.SYNC_LOGIN)
+        return credentials
+
+    def create_team(self, team: str) -> TeamDoc:
+        """Create a team on the signed-in server, owned by this account."""
+        with self._client(self._signed_in()) as client:
+            return client.create_team(team)
+
+    def team(self, team: str) -> TeamDoc:
+        """A team of this account's: members, roles, revocations and its history."""
+        with self._client(self._signed_in()) as client:
+            return client.team(team)
+
+    def change_team(self, team: str, action: str, member: str, role: str | None) -> TeamDoc:
+        """One membership change, made against the team as the server has it now."""
+        from memdir.sync.protocol import TeamChange
+
+        with self._client(self._signed_in()) as client:
+            head = client.team(team).head
+            change = TeamChange.model_validate(
+                {"parent": head, "action": action, "member": member, "role": role}
+            )
+            return client.change_team(team, change)
+
+    def link_team(self, team: str | None, *, move: bool = False) -> SyncStatus:
+        """Sync this project's notes as `team`'s shared notes (None: as the account's own).
+
+        Notes that synced elsewhere before are moved only with `move`: their sync state
+        is dropped, so the next pass is a first sync that merges them with the other
+        side (uploads what is only here, downloads what is only there, holds conflicts;
+        it deletes nothing on either side). Refused while conflicts are held."""
+        if self._project_id is None or Scope.PROJECT not in self._stores:
+            raise InvalidInput("no project is open: run this inside the project to share")
+        if team is not None:
+            from memdir.sync.protocol import check_team_name
+
+            check_team_name(team)
+        project = self._project_id()
+        with self._pass_lock(Scope.PROJECT):
+            baseline = self._existing(Scope.PROJECT)
+            bound = baseline.binding if baseline is not None else None
+            if baseline is not None and bound is not None and bound.team != team:
+                if not move:
+                    where = f"team {bound.team}'s notes" if bound.team else "your own notes"
+                    raise Conflict(
+                        f"this project's notes synced as {where} at {bound.origin}; pass "
+                        "--move to sync them the new way (a first sync merges them with the "
+                        "other side; nothing is deleted)"
+                    )
+                if baseline.conflicts():
+                    raise Conflict(
+                        "this project's notes hold sync conflicts; resolve them first "
+                        "(`memdir sync conflicts`)"
+                    )
+                self._forget(Scope.PROJECT)
+            self.account.link_team(project, team)
+        return self.status()
+
+    def _forget(self, scope: Scope) -> None:
+        """Drop a scope's sync state (its notes stay): the next pass is a first sync."""
+        baseline = self._baselines.pop(scope, None)
+        if baseline is not None:
+            baseline.close()
+        path = self.root / f"{self._stores[scope].state_key}.sqlite"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
 
     def commit_first(
         self,
@@ -332,6 +442,8 @@ class Replica:
         baseline = self._existing(scope)
         if baseline is None or baseline.binding is None or self._paused(scope, credentials):
             return None
+        if self._team(scope) is not None:
+            return None  # a team's notes: written here, synced by the next pass
         with self._client(credentials) as client:
             scope_pass = ScopePass(
                 self._stores[scope], baseline, client, self._ref(scope), clock=self._clock

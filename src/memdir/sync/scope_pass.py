@@ -84,8 +84,11 @@ class ScopePass:
         still_on: Callable[[], bool] = lambda: True,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], int],
+        read_only: str | None = None,
     ) -> None:
         self.store = store
+        #: Why this machine may only pull (a team reader, §12): its changes are held, not sent.
+        self.read_only = read_only
         self.baseline = baseline
         self.client = client
         self.scope = scope
@@ -544,6 +547,10 @@ class ScopePass:
         self, plan: Plan, server: ServerView, revs: dict[str, str], report: PassReport
     ) -> None:
         checked = self._within_quota(_guarded(plan.changes, report), server, report)
+        if self.read_only is not None:
+            for change in checked:
+                report.held[change.id] = self.read_only
+            checked = []
         changes = self.wire_changes(checked, server, report)
         version = server.version
         exact = True

@@ -1,6 +1,20 @@
-"""Storage backends of the sync server (directory, PostgreSQL) behind one `Storage` interface."""
+"""Storage backends of the sync server (directory, PostgreSQL, S3) behind one `Storage`."""
 
-from memdir.server.storage.base import Storage, StoredObject
-from memdir.server.storage.directory import DirectoryStorage
+from memdir.server.storage.base import Storage, StoredKeyring, StoredObject, StoredTeam
+from memdir.server.storage.directory import (
+    DirectoryStorage,
+    team_owner,
+    validate_owner,
+    validate_team,
+)
 
-__all__ = ["DirectoryStorage", "Storage", "StoredObject"]
+__all__ = [
+    "DirectoryStorage",
+    "Storage",
+    "StoredKeyring",
+    "StoredObject",
+    "StoredTeam",
+    "team_owner",
+    "validate_owner",
+    "validate_team",
+]

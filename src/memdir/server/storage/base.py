@@ -1,6 +1,8 @@
 """The storage interface of the sync server: immutable note revisions plus one manifest per scope.
 
-A backend stores, per user and scope key (`user` or `project/<id>`):
+Notes belong to an *owner*: a user name, or `+<team>` for a team's notes (`team_owner`;
+`+` is never part of a user name, so the two cannot collide). A backend stores, per owner
+and scope key (`user` or `project/<id>`):
 
 - immutable revisions, addressed by (note id, rev) where rev is the SHA-256 of the bytes;
   writing one that exists is a no-op (the bytes are the same by construction);
@@ -9,7 +11,12 @@ A backend stores, per user and scope key (`user` or `project/<id>`):
 - an erase marker per user, written before any of the user's data is deleted, after
   which every request of that user is refused;
 - at most one keyring document per user (opaque bytes with the key id they name and a
-  version), replaced by compare-and-swap on that version, deleted with the account.
+  version), replaced by compare-and-swap on that version, deleted with the account;
+- at most one policy document per team (opaque bytes and a version), created at version 1
+  by a swap from 0 and replaced by compare-and-swap on its version like the keyring.
+
+Erase markers and keyrings belong to users only: a team owner is never erased
+(`is_erased("+<team>")` is False), and erasing user `acme` leaves team `acme` alone.
 
 Backends know nothing of quotas, tokens or validation: `memdir.server.rules` does that.
 """
@@ -21,30 +28,32 @@ from typing import Protocol
 
 from memdir.sync.protocol import Manifest
 
-__all__ = ["Storage", "StoredKeyring", "StoredObject"]
+__all__ = ["Storage", "StoredKeyring", "StoredObject", "StoredTeam"]
 
 #: (note id, rev, bytes) of one revision to store.
 StoredObject = tuple[str, str, bytes]
 #: (version, key id, bytes) of a user's stored keyring document.
 StoredKeyring = tuple[int, str, bytes]
+#: (version, bytes) of a team's stored policy document.
+StoredTeam = tuple[int, bytes]
 
 
 class Storage(Protocol):
     """What the sync server needs from a backend. Every method is safe to call from threads."""
 
-    def manifest(self, user: str, scope: str) -> Manifest:
+    def manifest(self, owner: str, scope: str) -> Manifest:
         """The scope's current manifest (an empty one with version 0 when there is none)."""
         ...
 
-    def objects(self, user: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
+    def objects(self, owner: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
         """The bytes of the revisions in `wanted` (rev -> note id); missing ones are left out."""
         ...
 
-    def put_objects(self, user: str, scope: str, objects: Iterable[StoredObject]) -> None:
+    def put_objects(self, owner: str, scope: str, objects: Iterable[StoredObject]) -> None:
         """Store revisions durably (before the manifest that names them is swapped in)."""
         ...
 
-    def swap_manifest(self, user: str, scope: str, expected: int, manifest: Manifest) -> bool:
+    def swap_manifest(self, owner: str, scope: str, expected: int, manifest: Manifest) -> bool:
         """Replace the manifest if its version is still `expected`; False when it moved on."""
         ...
 
@@ -57,12 +66,21 @@ class Storage(Protocol):
         still `expected` (0: none); False when it moved on, or the account is erased."""
         ...
 
+    def team(self, team: str) -> StoredTeam | None:
+        """The team's policy document, None when no such team exists."""
+        ...
+
+    def swap_team(self, team: str, expected: int, doc: bytes) -> bool:
+        """Store the team's policy document as version `expected + 1` if the stored version
+        is still `expected` (0: no team yet, i.e. create); False when it moved on."""
+        ...
+
     def mark_erased(self, user: str) -> None:
         """Write the user's erase marker (idempotent)."""
         ...
 
     def is_erased(self, user: str) -> bool:
-        """True once the user's erase marker exists."""
+        """True once the user's erase marker exists; always False for a team owner."""
         ...
 
     def erase(self, user: str) -> None:

@@ -7,15 +7,20 @@ Schema, created and upgraded by `PostgresStorage` itself::
     memdir_revisions    (user_id, scope, rev) -> note_id, body immutable note revisions (bytea)
     memdir_erased_users (user_id) -> erased_at                 erase markers, never deleted
     memdir_keyrings     (user_id) -> version, key_id, body      the keyring document (§8.2)
+    memdir_teams        (team_id) -> version, body             a team's policy document
+
+`user_id` in the manifest and revision tables is the notes' owner: a user name, or
+`+<team>` for a team's notes (never a user name, which has no `+`).
 
 Migrations are an ordered list of SQL steps. Every server process that starts runs the
 missing ones in one transaction under a transaction-scoped advisory lock, so several
 processes starting together agree; a database whose schema is newer than this code is
 refused and never touched.
 
-Writes for a user (`put_objects`, `swap_manifest`) take a shared advisory lock on the
-user and do nothing once the erase marker exists; `mark_erased` takes it exclusively.
-So once `mark_erased` returns, no write that began earlier is still in flight and no
+Writes for an owner (`put_objects`, `swap_manifest`, and the keyring's and a team
+policy's swaps) take a shared advisory lock keyed by the owner string and do nothing once
+the erase marker exists (a team owner `+<team>` has none); `mark_erased` takes it
+exclusively. So once `mark_erased` returns, no write that began earlier is still in flight and no
 later one lands: `erase` then removes everything and nothing comes back.
 
 The DSN's password never appears in a message: errors name only host, port and database.
@@ -41,7 +46,16 @@ except ImportError as error:  # pragma: no cover - exercised only on the plain i
         "the PostgreSQL storage backend needs the postgres extra: pip install 'memdir[postgres]'"
     ) from error
 
-from memdir.server.storage.base import StoredKeyring, StoredObject
+from psycopg import sql
+
+from memdir.server.storage.base import StoredKeyring, StoredObject, StoredTeam
+from memdir.server.storage.directory import (
+    is_team_owner,
+    team_owner,
+    validate_owner,
+    validate_team,
+    validate_user,
+)
 
 __all__ = ["SCHEMA_VERSION", "PostgresStorage"]
 
@@ -75,6 +89,14 @@ MIGRATIONS: tuple[str, ...] = (
         user_id    text        PRIMARY KEY,
         version    bigint      NOT NULL CHECK (version > 0),
         key_id     text        NOT NULL,
+        body       bytea       NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+    );
+    """,
+    """
+    CREATE TABLE memdir_teams (
+        team_id    text        PRIMARY KEY,
+        version    bigint      NOT NULL CHECK (version > 0),
         body       bytea       NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT now()
     );
@@ -216,22 +238,61 @@ class PostgresStorage:
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
         conn.execute(f"SELECT {fn}(%s, %s)", (_USER_LOCK_CLASS, _user_lock_key(user)))
 
+    def _swap_document(
+        self, table: str, key: tuple[str, str], expected: int, values: dict[str, Any], owner: str
+    ) -> bool:
+        """Store the versioned row `key` (column, value) of `table` with `values` as version
+        `expected + 1` if it is still at `expected` (0: no row), under `owner`'s shared lock
+        and not once `owner` is erased."""
+        columns = [sql.Identifier(name) for name in values]
+        not_erased = sql.SQL("NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)")
+        if expected == 0:
+            query = sql.SQL(
+                "INSERT INTO {table} ({key}, version, {columns}) SELECT %s, 1, {params}"
+                " WHERE {not_erased} ON CONFLICT ({key}) DO NOTHING"
+            ).format(
+                table=sql.Identifier(table),
+                key=sql.Identifier(key[0]),
+                columns=sql.SQL(", ").join(columns),
+                params=sql.SQL(", ").join(sql.Placeholder() * len(values)),
+                not_erased=not_erased,
+            )
+            params = [key[1], *values.values(), owner]
+        else:
+            query = sql.SQL(
+                "UPDATE {table} SET version = version + 1, {assignments}, updated_at = now()"
+                " WHERE {key} = %s AND version = %s AND {not_erased}"
+            ).format(
+                table=sql.Identifier(table),
+                key=sql.Identifier(key[0]),
+                assignments=sql.SQL(", ").join(
+                    sql.SQL("{} = %s").format(column) for column in columns
+                ),
+                not_erased=not_erased,
+            )
+            params = [*values.values(), key[1], expected, owner]
+        with self._conn() as conn, conn.transaction():
+            self._lock_user(conn, owner, shared=True)
+            return conn.execute(query, params).rowcount == 1
+
     # -- Storage -----------------------------------------------------------------------
 
-    def manifest(self, user: str, scope: str) -> Manifest:
+    def manifest(self, owner: str, scope: str) -> Manifest:
         """The scope's current manifest (an empty one with version 0 when there is none)."""
+        validate_owner(owner)
         with self._conn() as conn:
             row = conn.execute(
                 "SELECT version, body::text FROM memdir_manifests"
                 " WHERE user_id = %s AND scope = %s",
-                (user, scope),
+                (owner, scope),
             ).fetchone()
         if row is None:
             return Manifest(version=0)
         return Manifest.model_validate_json(row[1]).model_copy(update={"version": int(row[0])})
 
-    def objects(self, user: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
+    def objects(self, owner: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
         """The bytes of the revisions in `wanted` (rev -> note id); missing ones are left out."""
+        validate_owner(owner)
         revs = list(wanted)
         if not revs:
             return {}
@@ -239,15 +300,16 @@ class PostgresStorage:
             rows = conn.execute(
                 "SELECT rev, body FROM memdir_revisions"
                 " WHERE user_id = %s AND scope = %s AND rev = ANY(%s)",
-                (user, scope, revs),
+                (owner, scope, revs),
             ).fetchall()
         return {str(rev): bytes(body) for rev, body in rows}
 
-    def put_objects(self, user: str, scope: str, objects: Iterable[StoredObject]) -> None:
+    def put_objects(self, owner: str, scope: str, objects: Iterable[StoredObject]) -> None:
         """Store revisions durably; existing ones are left as they are. None after erasure.
 
         Every rev is checked against its bytes first (InvalidInput, nothing stored).
         """
+        validate_owner(owner)
         chunks: list[tuple[list[str], list[str], list[bytes]]] = []
         ids: list[str] = []
         revs: list[str] = []
@@ -268,7 +330,7 @@ class PostgresStorage:
         if not chunks:
             return
         with self._conn() as conn, conn.transaction():
-            self._lock_user(conn, user, shared=True)
+            self._lock_user(conn, owner, shared=True)
             for chunk_ids, chunk_revs, chunk_bodies in chunks:
                 conn.execute(
                     "INSERT INTO memdir_revisions (user_id, scope, note_id, rev, body)"
@@ -276,14 +338,15 @@ class PostgresStorage:
                     " FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS t(n, r, b)"
                     " WHERE NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)"
                     " ON CONFLICT DO NOTHING",
-                    (user, scope, chunk_ids, chunk_revs, chunk_bodies, user),
+                    (owner, scope, chunk_ids, chunk_revs, chunk_bodies, owner),
                 )
 
-    def swap_manifest(self, user: str, scope: str, expected: int, manifest: Manifest) -> bool:
+    def swap_manifest(self, owner: str, scope: str, expected: int, manifest: Manifest) -> bool:
         """Replace the manifest if its version is still `expected`; False when it moved on.
 
         Also False once the user's erase marker exists (the rules then refuse the user).
         """
+        validate_owner(owner)
         if manifest.version <= expected:
             raise ValueError(
                 f"a swapped-in manifest must have a version above {expected}, "
@@ -291,14 +354,14 @@ class PostgresStorage:
             )
         body = manifest.model_dump_json(exclude={"version"})
         with self._conn() as conn, conn.transaction():
-            self._lock_user(conn, user, shared=True)
+            self._lock_user(conn, owner, shared=True)
             if expected == 0:
                 cursor = conn.execute(
                     "INSERT INTO memdir_manifests (user_id, scope, version, body)"
                     " SELECT %s, %s, %s, %s::jsonb"
                     " WHERE NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)"
                     " ON CONFLICT (user_id, scope) DO NOTHING",
-                    (user, scope, manifest.version, body, user),
+                    (owner, scope, manifest.version, body, owner),
                 )
             else:
                 cursor = conn.execute(
@@ -306,12 +369,13 @@ class PostgresStorage:
                     " updated_at = now()"
                     " WHERE user_id = %s AND scope = %s AND version = %s"
                     " AND NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)",
-                    (manifest.version, body, user, scope, expected, user),
+                    (manifest.version, body, owner, scope, expected, owner),
                 )
             return cursor.rowcount == 1
 
     def keyring(self, user: str) -> StoredKeyring | None:
         """The user's keyring document, None when none is stored."""
+        validate_user(user)
         with self._conn() as conn:
             row = conn.execute(
                 "SELECT version, key_id, body FROM memdir_keyrings WHERE user_id = %s", (user,)
@@ -320,27 +384,28 @@ class PostgresStorage:
 
     def swap_keyring(self, user: str, expected: int, key_id: str, doc: bytes) -> bool:
         """Store the keyring document if its version is still `expected` (0: none)."""
-        with self._conn() as conn, conn.transaction():
-            self._lock_user(conn, user, shared=True)
-            if expected == 0:
-                cursor = conn.execute(
-                    "INSERT INTO memdir_keyrings (user_id, version, key_id, body)"
-                    " SELECT %s, 1, %s, %s"
-                    " WHERE NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)"
-                    " ON CONFLICT (user_id) DO NOTHING",
-                    (user, key_id, doc, user),
-                )
-            else:
-                cursor = conn.execute(
-                    "UPDATE memdir_keyrings SET version = version + 1, key_id = %s, body = %s,"
-                    " updated_at = now() WHERE user_id = %s AND version = %s"
-                    " AND NOT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)",
-                    (key_id, doc, user, expected, user),
-                )
-            return cursor.rowcount == 1
+        values = {"key_id": key_id, "body": doc}
+        user = validate_user(user)
+        return self._swap_document("memdir_keyrings", ("user_id", user), expected, values, user)
+
+    def team(self, team: str) -> StoredTeam | None:
+        """The team's policy document, None when no such team exists."""
+        validate_team(team)
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT version, body FROM memdir_teams WHERE team_id = %s", (team,)
+            ).fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
+    def swap_team(self, team: str, expected: int, doc: bytes) -> bool:
+        """Store the team's policy document if its version is still `expected` (0: create)."""
+        owner = team_owner(team)
+        values = {"body": doc}
+        return self._swap_document("memdir_teams", ("team_id", team), expected, values, owner)
 
     def mark_erased(self, user: str) -> None:
         """Write the user's erase marker (idempotent), after every write in flight ends."""
+        validate_user(user)
         with self._conn() as conn, conn.transaction():
             self._lock_user(conn, user, shared=False)
             conn.execute(
@@ -350,7 +415,9 @@ class PostgresStorage:
             )
 
     def is_erased(self, user: str) -> bool:
-        """True once the user's erase marker exists."""
+        """True once the user's erase marker exists; always False for a team owner."""
+        if is_team_owner(user):
+            return False
         with self._conn() as conn:
             row = conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM memdir_erased_users WHERE user_id = %s)", (user,)
@@ -358,7 +425,8 @@ class PostgresStorage:
         return bool(row and row[0])
 
     def erase(self, user: str) -> None:
-        """Delete every manifest and revision of the user; the marker stays."""
+        """Delete every manifest, revision and keyring of the user; the marker stays."""
+        validate_user(user)
         with self._conn() as conn, conn.transaction():
             conn.execute("DELETE FROM memdir_manifests WHERE user_id = %s", (user,))
             conn.execute("DELETE FROM memdir_revisions WHERE user_id = %s", (user,))

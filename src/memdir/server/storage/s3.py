@@ -7,13 +7,16 @@ Layout under the bucket and an optional prefix::
     <prefix>users/<user>/keyring.json                      the keyring document (§8.2)
     <prefix>users/<user>/scopes/<scope>/manifest.json      scope `user` or `project/<id>`
     <prefix>users/<user>/scopes/<scope>/objects/<note-id>/<rev>
+    <prefix>teams/<team>/policy.json                       the team's policy document
+    <prefix>teams/<team>/scopes/<scope>/...                the team's notes (owner `+<team>`)
 
 - A revision is written once with ``If-None-Match: *``: an existing one (412) has the same
   bytes by its name, so writing twice is a no-op and never overwrites.
-- A manifest (and the keyring) is replaced with ``If-Match: <ETag>`` of the version read,
-  or ``If-None-Match: *`` when there is none: two servers racing for the same scope cannot
-  both win, and the loser's swap reports False. A swap whose response was lost and whose
-  retry then met 412 is told apart by reading the manifest back (its own bytes: it won).
+- A manifest (and the keyring, and a team's policy) is replaced with ``If-Match: <ETag>``
+  of the version read, or ``If-None-Match: *`` when there is none: two servers racing for
+  the same scope cannot both win, and the loser's swap reports False. A swap whose response
+  was lost and whose retry then met 412 is told apart by reading the manifest back (its own
+  bytes: it won).
 - No listing in the hot path: snapshots read the manifest and fetch the revisions it
   names by key; only `erase` lists the account's keys.
 - Erase writes the marker first; every request of an erased account is refused by the
@@ -33,7 +36,6 @@ reported as `Busy` (the API's 503 with Retry-After: clients retry).
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -41,8 +43,17 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.core import validate_id
 from memdir.errors import Busy, InvalidInput, MemdirError
-from memdir.server.storage.base import StoredKeyring, StoredObject
-from memdir.server.storage.directory import validate_scope_key, validate_user
+from memdir.server.storage.base import StoredKeyring, StoredObject, StoredTeam
+from memdir.server.storage.directory import (
+    is_team_owner,
+    owner_path,
+    pack_document,
+    team_owner,
+    unpack_document,
+    validate_scope_key,
+    validate_team,
+    validate_user,
+)
 from memdir.sync.protocol import Manifest, is_rev, rev_of
 
 if TYPE_CHECKING:
@@ -52,6 +63,7 @@ __all__ = ["S3Storage"]
 
 _MARKER = "ERASED"
 _KEYRING = "keyring.json"
+_POLICY = "policy.json"
 _FETCHERS = 8
 _RETRIES = 4
 
@@ -140,13 +152,16 @@ class S3Storage:
     def _user_key(self, user: str) -> str:
         return f"{self.prefix}users/{validate_user(user)}/"
 
-    def _scope_key(self, user: str, scope: str) -> str:
-        return f"{self._user_key(user)}scopes/{validate_scope_key(scope)}/"
+    def _team_key(self, team: str) -> str:
+        return f"{self.prefix}teams/{validate_team(team)}/"
 
-    def _object_key(self, user: str, scope: str, note_id: str, rev: str) -> str:
+    def _scope_key(self, owner: str, scope: str) -> str:
+        return f"{self.prefix}{owner_path(owner)}/scopes/{validate_scope_key(scope)}/"
+
+    def _object_key(self, owner: str, scope: str, note_id: str, rev: str) -> str:
         if not is_rev(rev):
             raise InvalidInput(f"revision {str(rev)[:80]!r} is not 64 lower-case hex digits")
-        return f"{self._scope_key(user, scope)}objects/{validate_id(note_id)}/{rev}"
+        return f"{self._scope_key(owner, scope)}objects/{validate_id(note_id)}/{rev}"
 
     def _call(self, run: Any, *, what: str) -> Any:
         """`run()`, with the object store's own failures as `Busy` (a 503 for clients)."""
@@ -215,17 +230,32 @@ class S3Storage:
         done: bool = self._call(run, what=what)
         return done
 
+    def _swap_document(
+        self, key: str, owner: str, expected: int, doc: bytes, body: str, **fields: str
+    ) -> bool:
+        """Write the versioned document at `key` as version `expected + 1` if the stored one
+        is still at `expected` (0: none) and `owner` is not erased."""
+        what = f"swap {key.rsplit('/', 1)[-1]}"
+        if self.is_erased(owner):
+            return False
+        found = self._get(key, what=what)
+        version = 0 if found is None else unpack_document(found[0], body=body)[0]
+        if version != expected:
+            return False
+        data = pack_document(expected + 1, doc, body=body, **fields)
+        return self._swap(key, None if found is None else found[1], data, what=what)
+
     # -- Storage -----------------------------------------------------------------------
 
-    def manifest(self, user: str, scope: str) -> Manifest:
+    def manifest(self, owner: str, scope: str) -> Manifest:
         """The scope's current manifest (version 0 and empty when there is none)."""
-        found = self._get(self._scope_key(user, scope) + "manifest.json", what="read a manifest")
+        found = self._get(self._scope_key(owner, scope) + "manifest.json", what="read a manifest")
         return Manifest() if found is None else Manifest.model_validate_json(found[0])
 
-    def objects(self, user: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
+    def objects(self, owner: str, scope: str, wanted: Mapping[str, str]) -> dict[str, bytes]:
         """The bytes of the revisions in `wanted` (rev -> note id) that exist, fetched by key
         a few at a time."""
-        keys = {rev: self._object_key(user, scope, note_id, rev) for rev, note_id in wanted.items()}
+        keys = {rev: self._object_key(owner, scope, n, rev) for rev, n in wanted.items()}
 
         def fetch(rev: str) -> tuple[str, bytes | None]:
             found = self._get(keys[rev], what="read a revision")
@@ -233,20 +263,20 @@ class S3Storage:
 
         return {rev: data for rev, data in self._pool.map(fetch, keys) if data is not None}
 
-    def put_objects(self, user: str, scope: str, objects: Iterable[StoredObject]) -> None:
+    def put_objects(self, owner: str, scope: str, objects: Iterable[StoredObject]) -> None:
         """Store revisions durably (each written once; an existing one is left alone)."""
-        items = [(self._object_key(user, scope, n, r), r, d) for n, r, d in objects]
+        items = [(self._object_key(owner, scope, n, r), r, d) for n, r, d in objects]
         for _key, rev, data in items:
             if rev_of(data) != rev:
                 raise InvalidInput(f"revision {rev[:12]} does not match its bytes")
-        if not items or self.is_erased(user):
+        if not items or self.is_erased(owner):
             return
         list(self._pool.map(lambda item: self._put_new(item[0], item[2], what="store"), items))
 
-    def swap_manifest(self, user: str, scope: str, expected: int, manifest: Manifest) -> bool:
+    def swap_manifest(self, owner: str, scope: str, expected: int, manifest: Manifest) -> bool:
         """Write `manifest` if the stored version is still `expected` (False otherwise)."""
-        key = self._scope_key(user, scope) + "manifest.json"
-        if self.is_erased(user):
+        key = self._scope_key(owner, scope) + "manifest.json"
+        if self.is_erased(owner):
             return False
         found = self._get(key, what="read a manifest")
         version = 0 if found is None else Manifest.model_validate_json(found[0]).version
@@ -255,7 +285,7 @@ class S3Storage:
         data = manifest.model_dump_json().encode("utf-8")
         if not self._swap(key, None if found is None else found[1], data, what="swap a manifest"):
             return False
-        if self.is_erased(user):  # erased while this swap ran: take it back
+        if self.is_erased(owner):  # erased while this swap ran: take it back
             with contextlib.suppress(Busy, self._client_error):
                 self._call(
                     lambda: self._s3.delete_object(Bucket=self.bucket, Key=key), what="delete"
@@ -268,21 +298,26 @@ class S3Storage:
         found = self._get(self._user_key(user) + _KEYRING, what="read the keyring")
         if found is None:
             return None
-        doc = json.loads(found[0])
-        return int(doc["version"]), str(doc["keyId"]), str(doc["keyring"]).encode("utf-8")
+        version, envelope, doc = unpack_document(found[0], body="keyring")
+        return version, str(envelope["keyId"]), doc
 
     def swap_keyring(self, user: str, expected: int, key_id: str, doc: bytes) -> bool:
         """Store the keyring document as version `expected + 1` if still at `expected`."""
         key = self._user_key(user) + _KEYRING
-        if self.is_erased(user):
-            return False
-        found = self._get(key, what="read the keyring")
-        version = 0 if found is None else int(json.loads(found[0])["version"])
-        if version != expected:
-            return False
-        envelope = {"version": expected + 1, "keyId": key_id, "keyring": doc.decode("utf-8")}
-        data = json.dumps(envelope).encode()
-        return self._swap(key, None if found is None else found[1], data, what="swap the keyring")
+        return self._swap_document(key, user, expected, doc, "keyring", keyId=key_id)
+
+    def team(self, team: str) -> StoredTeam | None:
+        """The team's policy document, None when no such team exists."""
+        found = self._get(self._team_key(team) + _POLICY, what="read a team's policy")
+        if found is None:
+            return None
+        version, _envelope, doc = unpack_document(found[0], body="policy")
+        return version, doc
+
+    def swap_team(self, team: str, expected: int, doc: bytes) -> bool:
+        """Store the team's policy document as version `expected + 1` if still at `expected`."""
+        key = self._team_key(team) + _POLICY
+        return self._swap_document(key, team_owner(team), expected, doc, "policy")
 
     def mark_erased(self, user: str) -> None:
         """Write the erase marker (idempotent: an existing one is kept)."""
@@ -290,7 +325,9 @@ class S3Storage:
         self._put_new(self._user_key(user) + _MARKER, stamp, what="mark the account erased")
 
     def is_erased(self, user: str) -> bool:
-        """True once the user's erase marker exists."""
+        """True once the user's erase marker exists; always False for a team owner."""
+        if is_team_owner(user):
+            return False
         key = self._user_key(user) + _MARKER
 
         def run() -> bool:

@@ -1,0 +1,195 @@
+"""The sync server's teams (§12): create, show and change a team; who may read and write.
+
+A team's policy is one document in the storage backend (`Storage.team`), replaced by
+compare-and-swap on its version, so every replica of the server sees the same one.
+The document is the team's history (`memdir.sync.teams`); members, roles and the
+revocation set are what replaying it leaves, checked on every read, so a document that
+was edited by hand out of line is refused rather than trusted.
+
+A team's notes live in the backend under the owner `+<team>` (`team_owner`), beside
+and apart from every account's. `access` is the check the sync endpoints make before
+touching them: a member reads, an owner, admin or editor writes, a reader's write is
+refused (403), and anyone else is told there is no such team of theirs (404, whether
+or not it exists). Every membership change is logged (who, what, when; never content).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from memdir.server.rejection import Rejection
+from memdir.server.storage.base import Storage
+from memdir.server.storage.directory import team_owner
+from memdir.sync.protocol import Quotas, TeamChange, TeamDoc, TeamEvent
+from memdir.sync.teams import WRITERS, PolicyRefused, TeamState, next_event, replay
+
+__all__ = ["TeamRules"]
+
+log = logging.getLogger(__name__)
+
+_FORMAT = "memdir-team/1"
+#: Compare-and-swap races a change re-checks before it reports `stale`.
+_SWAP_ATTEMPTS = 8
+
+
+def _refused(exc: PolicyRefused) -> Rejection:
+    return Rejection(exc.status, exc.code, exc.message)
+
+
+class TeamRules:
+    """Teams over one storage backend; `known_user` says whether an account exists."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        quotas: Quotas,
+        *,
+        known_user: Callable[[str], bool],
+        clock: Callable[[], int],
+    ) -> None:
+        self.storage = storage
+        self.quotas = quotas
+        self._known_user = known_user
+        self._clock = clock
+        self._cache_lock = threading.Lock()
+        self._cache: dict[str, tuple[int, TeamState]] = {}
+
+    def _load(self, team: str) -> tuple[int, TeamState]:
+        """The stored version and state (version 0 and an empty state when none)."""
+        found = self.storage.team(team)
+        if found is None:
+            return 0, TeamState(team)
+        version, raw = found
+        with self._cache_lock:
+            cached = self._cache.get(team)
+        if cached is not None and cached[0] == version:
+            return cached
+        try:
+            doc = json.loads(raw)
+            if not isinstance(doc, dict) or doc.get("team") != team:
+                raise ValueError("it names another team")
+            history = [TeamEvent.model_validate(e) for e in doc.get("history", [])]
+            state = replay(team, history)
+        except (ValueError, ValidationError) as exc:
+            log.error("the policy of team %s is damaged: %s", team, exc)
+            raise Rejection(
+                500, "internal", f"the policy of team {team!r} is damaged; see the server log"
+            ) from None
+        with self._cache_lock:
+            self._cache[team] = (version, state)
+        return version, state
+
+    def _doc(self, state: TeamState, user: str) -> TeamDoc:
+        return TeamDoc(
+            team=state.team,
+            head=state.head,
+            members=dict(sorted(state.members.items())),
+            revoked=sorted(state.revoked),
+            history=list(state.history),
+            you=state.role_of(user),
+            quotas=self.quotas,
+        )
+
+    def _store(self, version: int, state: TeamState) -> bool:
+        doc = {
+            "format": _FORMAT,
+            "team": state.team,
+            "history": [e.model_dump(mode="json") for e in state.history],
+        }
+        data = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        return self.storage.swap_team(state.team, version, data)
+
+    def _append(
+        self, user: str, team: str, action: str, member: str, role: str | None, parent: str | None
+    ) -> TeamDoc:
+        """Check the change against the stored policy, append it, and swap the document in."""
+        for _ in range(_SWAP_ATTEMPTS):
+            version, state = self._load(team)
+            if action != "create" and not state.history:
+                raise Rejection(404, "not_found", f"no team {team!r} you are a member of")
+            if parent is not None and parent != state.head and user in state.members:
+                raise Rejection(
+                    409,
+                    "stale",
+                    "the team changed since you read it (or this change was sent before); "
+                    "read it again and decide again",
+                    version=len(state.history),
+                )
+            try:
+                event, after = next_event(state, user, action, member, role, self._clock())
+            except PolicyRefused as exc:
+                raise _refused(exc) from None
+            if action == "add" and not self._known_user(member):
+                raise Rejection(404, "not_found", f"no account {member!r} on this server")
+            if self._store(version, after):
+                log.info(
+                    "team %s: %s %s %s%s (entry %d)",
+                    team,
+                    user,
+                    action,
+                    member,
+                    f" as {event.role}" if event.role else "",
+                    event.seq,
+                )
+                return self._doc(after, user) if user in after.members else self._left(after)
+            if action == "create":
+                raise Rejection(409, "conflict", f"team {team!r} exists")
+        raise Rejection(409, "stale", "the team kept changing under the change; try again")
+
+    def _left(self, state: TeamState) -> TeamDoc:
+        """What one who just left (or removed themself) is shown: no members, no history."""
+        return TeamDoc(
+            team=state.team,
+            head=state.head,
+            members={},
+            history=[],
+            you="reader",
+            quotas=self.quotas,
+        )
+
+    # -- requests ------------------------------------------------------------------------
+
+    def create(self, user: str, team: str) -> TeamDoc:
+        """Create `team` with `user` as its owner; 409 `conflict` when the name is taken."""
+        team_owner(team)  # validates the name as the backend will
+        return self._append(user, team, "create", user, "owner", None)
+
+    def show(self, user: str, team: str) -> TeamDoc:
+        """The team's members, revocations and history, for a member only."""
+        _, state = self._load(team)
+        try:
+            return self._doc(state, user)
+        except PolicyRefused as exc:
+            raise _refused(exc) from None
+
+    def change(self, user: str, team: str, change: TeamChange) -> TeamDoc:
+        """Apply one membership change made against `change.parent`."""
+        return self._append(user, team, change.action, change.member, change.role, change.parent)
+
+    def audit(self, team: str) -> TeamState:
+        """The team as its history leaves it, for the server's operator (404 when none)."""
+        _, state = self._load(team)
+        if not state.history:
+            raise Rejection(404, "not_found", f"no team {team!r} on this server")
+        return state
+
+    def access(self, user: str, team: str, *, write: bool) -> str:
+        """The storage owner of the team's notes if `user` may read them (and write, with
+        `write`); Rejection 404 for a non-member, 403 for a reader's write."""
+        _, state = self._load(team)
+        try:
+            role = state.role_of(user)
+        except PolicyRefused as exc:
+            raise _refused(exc) from None
+        if write and role not in WRITERS:
+            raise Rejection(
+                403,
+                "forbidden",
+                f"you are a reader of team {team!r}: readers cannot write its notes",
+            )
+        return team_owner(team)
