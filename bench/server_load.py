@@ -1,10 +1,15 @@
-"""Benchmark: many machines of many accounts syncing at once against one real sync server.
+"""Benchmark: many machines of many accounts syncing at once against a real sync server.
 
 Run as ``python bench/server_load.py [--machines 200] [--accounts 50] [--notes 5]
-[--edits 3] [--backends dir,postgres,s3] [--seconds 15] [--dsn DSN] [--json]``.
+[--edits 3] [--backends dir,postgres,s3] [--replicas 1,3] [--seconds 15] [--dsn DSN]
+[--json]``.
 
-For each backend a `memdir server serve` subprocess listens on a free loopback port
-(tests/sync_server.py), with the accounts in a fresh data directory; PostgreSQL is a
+For each backend (and each count of ``--replicas``) that many `memdir server serve`
+subprocesses listen on free loopback ports over the same storage (tests/sync_server.py),
+with the accounts in a fresh data directory, and the machines are spread over them as a
+proxy would spread them. With PostgreSQL the replicas share the rate limiter's buckets
+too; the directory and S3 backends keep them per process, so there three replicas let
+an account through up to three times as often (the limited phase reports it); PostgreSQL is a
 throwaway cluster (tests/postgres_cluster.py; ``--dsn`` or ``MEMDIR_TEST_PG_DSN`` names
 an existing server instead, a new database is made in it and dropped), S3 a throwaway
 SeaweedFS (tests/seaweed.py). Everything listens on 127.0.0.1 and is stopped and
@@ -347,6 +352,7 @@ class PhaseResult:
     """One phase's figures and the problems the convergence check found."""
 
     backend: str
+    replicas: int
     phase: str
     machines: int
     accounts: int
@@ -436,7 +442,7 @@ def check_account(
 
 
 async def _phase(
-    url: str, tokens: dict[str, str], plan: Plan, scope: dict[str, str], limited: bool
+    urls: Sequence[str], tokens: dict[str, str], plan: Plan, scope: dict[str, str], limited: bool
 ) -> tuple[Stats, float, list[Machine], dict[str, Machine]]:
     stats = Stats()
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=4)
@@ -447,7 +453,10 @@ async def _phase(
         for index in range(plan.machines):
             account = accounts[index % len(accounts)]
             client = httpx.AsyncClient(
-                base_url=url, headers=auth_headers(tokens[account]), limits=limits, timeout=timeout
+                base_url=urls[index % len(urls)],  # machines spread over the replicas
+                headers=auth_headers(tokens[account]),
+                limits=limits,
+                timeout=timeout,
             )
             await stack.enter_async_context(client)
             name = f"m{index:03d}"
@@ -478,13 +487,13 @@ async def _phase(
 
 
 def run_phase(
-    backend: str, url: str, tokens: dict[str, str], plan: Plan, *, limited: bool
+    backend: str, urls: Sequence[str], tokens: dict[str, str], plan: Plan, *, limited: bool
 ) -> PhaseResult:
-    """Run one phase against the server at `url` and check convergence."""
+    """Run one phase against the server replicas at `urls` and check convergence."""
     scope = (
         {"kind": "project", "project": f"load-{uuid.uuid4().hex[:12]}"} if limited else USER_SCOPE
     )
-    stats, wall, machines, finals = asyncio.run(_phase(url, tokens, plan, scope, limited))
+    stats, wall, machines, finals = asyncio.run(_phase(urls, tokens, plan, scope, limited))
     problems: list[str] = []
     notes = edits = 0
     for account, final in sorted(finals.items()):
@@ -517,6 +526,7 @@ def run_phase(
     }
     return PhaseResult(
         backend=backend,
+        replicas=len(urls),
         phase="limited" if limited else "unlimited",
         machines=plan.machines,
         accounts=len(tokens),
@@ -615,9 +625,11 @@ def run_backend(
     dsn: str | None = None,
     s3: tuple[str, str, str] | None = None,
     phases: Sequence[bool] = (False, True),
+    replicas: int = 1,
 ) -> list[PhaseResult]:
-    """Both phases (or `phases`: False unlimited, True limited) against one backend."""
-    data = work / f"server-{backend}"
+    """Both phases (or `phases`: False unlimited, True limited) against one backend, served
+    by `replicas` server processes over the same storage (and accounts file)."""
+    data = work / f"server-{backend}-x{replicas}"
     data.mkdir(parents=True)
     tokens = {f"acct{i:03d}": add_user(data, f"acct{i:03d}") for i in range(plan.accounts)}
     results = []
@@ -627,14 +639,21 @@ def run_backend(
                 [str(plan.rate_limit), "--rate-burst", str(plan.rate_burst)] if limited else ["0"]
             )
             args = [*extra, "--rate-limit", *rate]
-            with running_server(data, backend=backend, dsn=database, extra_args=args) as server:
-                results.append(run_phase(backend, server.url, tokens, plan, limited=limited))
+            with contextlib.ExitStack() as servers:
+                urls = [
+                    servers.enter_context(
+                        running_server(data, backend=backend, dsn=database, extra_args=args)
+                    ).url
+                    for _ in range(replicas)
+                ]
+                results.append(run_phase(backend, urls, tokens, plan, limited=limited))
     return results
 
 
 def _table(results: list[PhaseResult]) -> None:
     header = (
-        f"{'backend':<9}{'phase':<10}{'wall s':>7}{'commit/s':>9}{'snap p50/p95/p99 ms':>22}"
+        f"{'backend':<9}{'repl':>4} {'phase':<10}{'wall s':>7}{'commit/s':>9}"
+        f"{'snap p50/p95/p99 ms':>22}"
         f"{'commit p50/p95/p99 ms':>24}{'409':>6}{'429':>6}{'5xx':>5}{'net':>5}{'notes':>7}"
         f"{'edits':>6}  converged"
     )
@@ -645,7 +664,8 @@ def _table(results: list[PhaseResult]) -> None:
         snap = f"{s['p50']:.0f}/{s['p95']:.0f}/{s['p99']:.0f}"
         commit = f"{c['p50']:.0f}/{c['p95']:.0f}/{c['p99']:.0f}"
         print(
-            f"{r.backend:<9}{r.phase:<10}{r.wall_s:>7.1f}{r.commits_per_s:>9.1f}{snap:>22}"
+            f"{r.backend:<9}{r.replicas:>4} {r.phase:<10}{r.wall_s:>7.1f}"
+            f"{r.commits_per_s:>9.1f}{snap:>22}"
             f"{commit:>24}{n['stale']:>6}{n['rate_limited']:>6}"
             f"{n['busy_503'] + n['other_5xx']:>5}{n['transport']:>5}{r.notes:>7}{r.edits:>6}"
             f"  {'yes' if r.ok else 'NO'}"
@@ -654,7 +674,8 @@ def _table(results: list[PhaseResult]) -> None:
         n = r.counts
         net = f" {r.transport_kinds} at {r.transport_at} s" if r.transport_at else ""
         print(
-            f"\n[{r.backend} {r.phase}] {n['accepted']} commits accepted; 409 stale {n['stale']}"
+            f"\n[{r.backend} ×{r.replicas} {r.phase}] {n['accepted']} commits accepted; "
+            f"409 stale {n['stale']}"
             f" ({n['stale_cas']} with no stale ids: compare-and-swap retries ran out); "
             f"503 {n['busy_503']}, other 5xx {n['other_5xx']}, transport errors {n['transport']}"
             f"{net}, "
@@ -696,6 +717,9 @@ def main() -> int:
         "--jitter", type=float, default=_DEFAULTS.jitter_s, help="seconds between rounds"
     )
     parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument(
+        "--replicas", default="1", help="server processes per backend, e.g. 1,3 (one run each)"
+    )
     parser.add_argument("--dsn", help="an existing PostgreSQL server (a database is made in it)")
     parser.add_argument("--seed", type=int, default=_DEFAULTS.seed)
     parser.add_argument(
@@ -718,6 +742,12 @@ def main() -> int:
         phase_timeout_s=args.timeout,
     )
     backends = [b for b in args.backends.split(",") if b]
+    try:
+        counts = [int(n) for n in args.replicas.split(",") if n]
+    except ValueError:
+        parser.error("--replicas takes numbers, e.g. 1,3")
+    if not counts or min(counts) < 1:
+        parser.error("--replicas takes numbers of at least 1")
     signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[PhaseResult] = []
     skipped: dict[str, str] = {}
@@ -729,12 +759,16 @@ def main() -> int:
         )
     with tempfile.TemporaryDirectory(prefix="memdir-load-") as work:
         for backend in backends:
-            if not args.json:
-                print(f"[{backend}] running…", flush=True)
-            try:
-                results += run_backend(backend, plan, Path(work), dsn=args.dsn)
-            except (RuntimeError, ImportError) as exc:  # no PostgreSQL, no SeaweedFS here
-                skipped[backend] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            for replicas in counts:
+                if not args.json:
+                    print(f"[{backend} ×{replicas}] running…", flush=True)
+                try:
+                    results += run_backend(
+                        backend, plan, Path(work), dsn=args.dsn, replicas=replicas
+                    )
+                except (RuntimeError, ImportError) as exc:  # no PostgreSQL, no SeaweedFS here
+                    reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                    skipped[f"{backend} ×{replicas}"] = reason
     if args.json:
         doc = {
             "plan": dataclasses.asdict(plan),

@@ -15,6 +15,12 @@ and each is used up after `times` requests; a request no rule matches is passed
 through. Every request is logged (`proxy.log`) with the action taken. The upstream can
 be changed at any time (`proxy.upstream = other_url`), so a server restarted on
 another port stays behind the same client-facing origin. Only 127.0.0.1 is used.
+
+As a load balancer in front of server replicas (`proxy.spread = [url, url, url]`), each
+request goes to the next replica in turn; a replica that refuses the connection (it
+died) is skipped for the next one, and a request forwarded to a replica that dies
+before answering gets a 502, as from a real proxy. A rule's `to` pins its requests to
+one replica.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ class _Rule:
     before: Callable[[], None] | None
     after: Callable[[], None] | None
     method: str | None = None
+    to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,9 @@ class FaultProxy:
 
     def __init__(self, upstream: str, *, keep_host: bool = False) -> None:
         self.upstream = upstream
+        #: Replicas to spread requests over in turn (empty: everything goes to `upstream`).
+        self.spread: list[str] = []
+        self._turn = 0
         #: Forward the client's Host header as it was (a request signed over its Host, as
         #: S3's Signature V4 is, stays valid through the proxy).
         self.keep_host = keep_host
@@ -142,6 +152,7 @@ class FaultProxy:
         before: Callable[[], None] | None = None,
         after: Callable[[], None] | None = None,
         method: str | None = None,
+        to: str | None = None,
     ) -> None:
         """Answer the next `times` requests whose path contains `path` with `action`.
 
@@ -150,9 +161,10 @@ class FaultProxy:
         answer, then close the client connection without a word; delay: wait `seconds`,
         then forward; refuse: close the connection without forwarding. `before` runs
         before anything is forwarded, `after` once the server answered (or failed).
-        With `method`, only requests of that method match.
+        With `method`, only requests of that method match; with `to`, they go to that
+        replica whatever the turn.
         """
-        rule = _Rule(path, action, times, str(retry_after), seconds, before, after, method)
+        rule = _Rule(path, action, times, str(retry_after), seconds, before, after, method, to)
         with self._lock:
             self._rules.append(rule)
 
@@ -222,7 +234,7 @@ class FaultProxy:
             if action == "delay" and rule is not None:
                 time.sleep(rule.seconds)
             try:
-                status, headers, answer = self._forward(handler, body)
+                status, headers, answer = self._forward(handler, body, rule.to if rule else None)
             except OSError:
                 self._record(handler, action, 502, body)
                 self._answer(handler, 502, b'{"error":"bad_gateway","message":"upstream"}', {})
@@ -237,11 +249,42 @@ class FaultProxy:
             if rule is not None and rule.after is not None:
                 rule.after()
 
+    def _targets(self, pinned: str | None) -> list[str]:
+        """The upstreams to try, in order: the pinned one, the replicas from this turn on,
+        or the one upstream."""
+        if pinned is not None:
+            return [pinned]
+        with self._lock:
+            spread = list(self.spread)
+            self._turn += 1
+            turn = self._turn
+        if not spread:
+            return [self.upstream]
+        start = turn % len(spread)
+        return spread[start:] + spread[:start]
+
     def _forward(
-        self, handler: BaseHTTPRequestHandler, body: bytes
+        self, handler: BaseHTTPRequestHandler, body: bytes, pinned: str | None = None
     ) -> tuple[int, dict[str, str], bytes]:
-        target = urlsplit(self.upstream)
-        conn = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=60)
+        targets = self._targets(pinned)
+        for n, url in enumerate(targets):
+            target = urlsplit(url)
+            conn = http.client.HTTPConnection(
+                target.hostname or "127.0.0.1", target.port, timeout=60
+            )
+            try:
+                conn.connect()
+            except ConnectionRefusedError:  # a dead replica: the next one takes it
+                conn.close()
+                if n == len(targets) - 1:
+                    raise
+                continue
+            return self._exchange(conn, handler, body)
+        raise OSError("no upstream")
+
+    def _exchange(
+        self, conn: http.client.HTTPConnection, handler: BaseHTTPRequestHandler, body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         try:
             dropped = _HOP_BY_HOP - {"host"} if self.keep_host else _HOP_BY_HOP
             headers = {k: v for k, v in handler.headers.items() if k.lower() not in dropped}

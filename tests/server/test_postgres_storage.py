@@ -20,6 +20,7 @@ from memdir.sync.protocol import Entry, Manifest, rev_of  # noqa: E402
 TABLES = {
     "memdir_schema",
     "memdir_teams",
+    "memdir_rate_buckets",
     "memdir_manifests",
     "memdir_revisions",
     "memdir_erased_users",

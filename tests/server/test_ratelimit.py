@@ -58,3 +58,23 @@ def test_bad_settings_are_refused(per_minute: int, burst: int) -> None:
 @pytest.mark.parametrize(("wait", "header"), [(0.0, "1"), (0.2, "1"), (1.0, "1"), (1.01, "2")])
 def test_retry_after_is_whole_seconds_at_least_one(wait: float, header: str) -> None:
     assert retry_after_header(wait) == header
+
+
+def test_replicas_over_postgres_share_one_bucket_per_account(pg_database_dsn: str) -> None:
+    """Two storage instances stand for two server replicas: the burst is spent once
+    between them, and the wait is told by the database's clock."""
+    from memdir.server.ratelimit import SharedRateLimiter
+    from memdir.server.storage.postgres import PostgresStorage
+
+    first, second = PostgresStorage(pg_database_dsn), PostgresStorage(pg_database_dsn)
+    try:
+        one = SharedRateLimiter(first, per_minute=6, burst=3)
+        two = SharedRateLimiter(second, per_minute=6, burst=3)
+        assert [one.check("a"), two.check("a"), one.check("a")] == [0.0, 0.0, 0.0]
+        waits = [two.check("a"), one.check("a")]
+        assert all(8.0 < w <= 10.0 for w in waits), waits  # a token every 10 s
+        assert two.check("b") == 0.0  # another account's bucket is full
+        assert SharedRateLimiter(first, per_minute=0, burst=1).check("a") == 0.0
+    finally:
+        first.close()
+        second.close()

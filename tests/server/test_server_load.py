@@ -60,6 +60,16 @@ def test_the_load_converges_on_the_s3_backend(
     _check(load.run_backend("s3", PLAN, tmp_path, s3=s3_bucket), 2)
 
 
+def test_three_replicas_over_postgres_converge_and_share_the_rate_limit(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    """Three server processes over one database, the machines spread over them: nothing
+    lost, and an account gets no more through the three than the limiter allows one."""
+    results = load.run_backend("postgres", PLAN, tmp_path, dsn=postgres_dsn, replicas=3)
+    _check(results, 2)
+    assert {r.replicas for r in results} == {3}
+
+
 def test_the_convergence_check_finds_a_lost_note(tmp_path: Path) -> None:
     """The check can fail: a note a machine believes written but the manifest lacks."""
     machine = load.Machine("m000", "acct000", None, load.USER_SCOPE, load.Stats())

@@ -164,7 +164,7 @@ def serve(
     from memdir.server.accounts import Accounts
     from memdir.server.app import create_app, plain_http_warning
     from memdir.server.app import serve as run_server
-    from memdir.server.ratelimit import RateLimiter
+    from memdir.server.ratelimit import BucketStore, Limiter, RateLimiter, SharedRateLimiter
     from memdir.server.rules import SyncRules
     from memdir.sync.protocol import Quotas
 
@@ -193,7 +193,9 @@ def serve(
     try:
         accounts = Accounts(data)
         rules = SyncRules(storage, quotas, known_user=accounts.exists)
-        limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
+        limiter: Limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
+        if isinstance(storage, BucketStore):  # PostgreSQL: every replica shares the buckets
+            limiter = SharedRateLimiter(storage, per_minute=rate_limit, burst=rate_burst)
         app = create_app(rules, accounts, limiter, docs=docs)
         run_server(app, host, port, ready)
     finally:

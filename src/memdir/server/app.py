@@ -32,7 +32,7 @@ from memdir import __version__
 from memdir.errors import Busy, InvalidInput, MemdirError
 from memdir.outbound import is_loopback
 from memdir.server.accounts import Accounts
-from memdir.server.ratelimit import RateLimiter, retry_after_header
+from memdir.server.ratelimit import Limiter, retry_after_header
 from memdir.server.rules import Rejection, SyncRules
 from memdir.sync.protocol import (
     MAX_PROTOCOL,
@@ -132,7 +132,7 @@ class _Gate:
         app: ASGIApp,
         *,
         accounts: Accounts,
-        limiter: RateLimiter,
+        limiter: Limiter,
         quotas: Quotas,
         max_request_bytes: int,
     ) -> None:
@@ -216,7 +216,10 @@ class _Gate:
                 )
             scope.setdefault("state", {})[_USER_KEY] = user
             bucket = user
-        wait = self.limiter.check(bucket)
+        if self.limiter.blocking:
+            wait = await anyio.to_thread.run_sync(self.limiter.check, bucket)
+        else:
+            wait = self.limiter.check(bucket)
         if wait > 0:
             return _error(
                 self.quotas,
@@ -325,7 +328,7 @@ def _user(request: Request) -> str:
 def create_app(
     rules: SyncRules,
     accounts: Accounts,
-    limiter: RateLimiter,
+    limiter: Limiter,
     *,
     max_request_bytes: int | None = None,
     docs: bool = False,

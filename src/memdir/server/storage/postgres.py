@@ -8,6 +8,7 @@ Schema, created and upgraded by `PostgresStorage` itself::
     memdir_erased_users (user_id) -> erased_at                 erase markers, never deleted
     memdir_keyrings     (user_id) -> version, key_id, body      the keyring document (§8.2)
     memdir_teams        (team_id) -> version, body             a team's policy document
+    memdir_rate_buckets (bucket) -> tokens, at                 rate limits shared by replicas
 
 `user_id` in the manifest and revision tables is the notes' owner: a user name, or
 `+<team>` for a team's notes (never a user name, which has no `+`).
@@ -99,6 +100,13 @@ MIGRATIONS: tuple[str, ...] = (
         version    bigint      NOT NULL CHECK (version > 0),
         body       bytea       NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT now()
+    );
+    """,
+    """
+    CREATE TABLE memdir_rate_buckets (
+        bucket text             PRIMARY KEY,
+        tokens double precision NOT NULL,
+        at     timestamptz      NOT NULL
     );
     """,
 )
@@ -431,6 +439,31 @@ class PostgresStorage:
             conn.execute("DELETE FROM memdir_manifests WHERE user_id = %s", (user,))
             conn.execute("DELETE FROM memdir_revisions WHERE user_id = %s", (user,))
             conn.execute("DELETE FROM memdir_keyrings WHERE user_id = %s", (user,))
+
+    def take_token(self, bucket: str, per_minute: int, burst: int) -> float:
+        """Spend a token of `bucket` (a token bucket of `per_minute` a minute, `burst` at
+        most) and return 0.0, or return the seconds until one is available. The bucket is
+        a row, refilled and spent in one transaction by the database's clock, so every
+        server replica draws on the same bucket."""
+        rate = per_minute / 60.0
+        with self._conn() as conn, conn.transaction():
+            row = conn.execute(
+                "INSERT INTO memdir_rate_buckets AS b (bucket, tokens, at)"
+                " VALUES (%(bucket)s, %(burst)s, clock_timestamp())"
+                " ON CONFLICT (bucket) DO UPDATE SET"
+                " tokens = LEAST(%(burst)s, b.tokens"
+                " + %(rate)s * EXTRACT(EPOCH FROM clock_timestamp() - b.at)),"
+                " at = clock_timestamp()"
+                " RETURNING tokens",
+                {"bucket": bucket, "burst": float(burst), "rate": rate},
+            ).fetchone()
+            tokens = float(row[0]) if row is not None else 0.0
+            if tokens < 1.0:
+                return (1.0 - tokens) / rate
+            conn.execute(
+                "UPDATE memdir_rate_buckets SET tokens = tokens - 1 WHERE bucket = %s", (bucket,)
+            )
+        return 0.0
 
     def close(self) -> None:
         """Close every pooled connection."""
