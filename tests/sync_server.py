@@ -165,9 +165,19 @@ def running_server(
         stderr_path.unlink(missing_ok=True)
 
 
-def add_user(data_dir: Path, name: str) -> str:
-    """Add an account to the server's data directory; return its bearer token."""
-    return Accounts(data_dir).add_user(name)
+def add_user(data_dir: Path, name: str, *, backend: str = "dir", dsn: str | None = None) -> str:
+    """Add an account to the server's data directory (or, for `backend` postgres, to the
+    database at `dsn`, where a server over it keeps its accounts); its bearer token."""
+    if backend == "dir":
+        return Accounts(data_dir).add_user(name)
+    from memdir.server.accounts import open_accounts
+    from memdir.server.rules import open_storage
+
+    storage = open_storage(backend, data_dir, dsn)
+    try:
+        return open_accounts(data_dir, storage).add_user(name)
+    finally:
+        storage.close()
 
 
 def admin_key(data_dir: Path) -> str:

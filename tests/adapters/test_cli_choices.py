@@ -21,6 +21,7 @@ from memdir.core.vocab import (
     SearchMethod,
     SearchMode,
     StorageBackend,
+    TeamRole,
     choices,
 )
 
@@ -36,6 +37,7 @@ VOCABULARY: dict[str, type[StrEnum]] = {
     "fmt": ExportFormat,
     "draft": DraftKind,
     "backend": StorageBackend,
+    "role": TeamRole,
 }
 
 

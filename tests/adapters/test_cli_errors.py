@@ -162,7 +162,7 @@ def _argv(command: click.Command, tmp: Path) -> list[str]:
     argv: list[str] = []
     for param in command.params:
         if isinstance(param, click.Argument) and param.required:
-            argv.append("x")
+            argv.append(str(param.type.choices[0]) if isinstance(param.type, click.Choice) else "x")
         elif isinstance(param, click.Option) and param.required:
             if isinstance(param.type, click.Choice):
                 value = str(param.type.choices[0])

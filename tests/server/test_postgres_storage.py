@@ -21,6 +21,7 @@ TABLES = {
     "memdir_schema",
     "memdir_teams",
     "memdir_rate_buckets",
+    "memdir_documents",
     "memdir_manifests",
     "memdir_revisions",
     "memdir_erased_users",

@@ -133,13 +133,37 @@ def test_a_replayed_or_stale_change_is_refused(rules: SyncRules) -> None:
 
 
 def test_the_actor_is_the_token_never_the_body(rules: SyncRules) -> None:
-    head = rules.teams.show("rita", "acme").head
-    forged = TeamChange.model_validate(
-        {"parent": head, "action": "set_role", "member": "rita", "role": "admin", "actor": "olga"}
+    """A body naming another actor changes nothing: what adam may not do stays refused,
+    and what adam may do is recorded as adam's."""
+    head = rules.teams.show("adam", "acme").head
+    body = {"parent": head, "action": "transfer", "member": "adam", "actor": "olga"}
+    with refused(403, "forbidden"):  # only the owner transfers; adam is no owner
+        rules.teams.change("adam", "acme", TeamChange.model_validate(body))
+    body = {"parent": head, "action": "add", "member": "nina", "role": "reader"}
+    doc = rules.teams.change("adam", "acme", TeamChange.model_validate(body | {"actor": "olga"}))
+    assert doc.history[-1].actor == "adam" and doc.members["olga"] == "owner"
+
+
+def test_an_erased_account_does_nothing_to_its_teams(rules: SyncRules) -> None:
+    rules.erase("adam")
+    with refused(410, "account_erased"):
+        rules.teams.show("adam", "acme")
+    with refused(410, "account_erased"):
+        change(rules, "adam", "add", "nina", "admin")
+    with refused(410, "account_erased"):
+        rules.teams.create("adam", "other")
+    with refused(404, "not_found"):  # nor can it be added anywhere again
+        change(rules, "olga", "remove", "adam")
+        change(rules, "olga", "add", "adam", "reader")
+    assert "nina" not in rules.teams.show("olga", "acme").members
+
+
+def test_leaving_a_team_shows_no_role(rules: SyncRules) -> None:
+    head = rules.teams.show("eddy", "acme").head
+    doc = rules.teams.change(
+        "eddy", "acme", TeamChange(parent=head, action="remove", member="eddy")
     )
-    with refused(403, "forbidden"):
-        rules.teams.change("rita", "acme", forged)
-    assert rules.teams.show("olga", "acme").members["rita"] == "reader"
+    assert doc.you is None and doc.members == {} and doc.history == []
 
 
 def test_adding_an_unknown_account_or_taking_a_name_twice_is_refused(rules: SyncRules) -> None:
@@ -217,8 +241,11 @@ def test_teams_http(tmp_path: Path) -> None:
         assert denied.status_code == 403 and "reader" in denied.json()["message"]
         hidden = http.get("/v1/teams/acme", headers=headers("nina"))
         assert hidden.status_code == 404 and hidden.json()["error"] == "not_found"
-        bad = http.get("/v1/teams/..%2Fx", headers=headers("olga"))
-        assert bad.status_code in (404, 422)
+        for name in ("A", "%2e%2e", "x" * 65):
+            bad = http.get(f"/v1/teams/{name}", headers=headers("olga"))
+            assert bad.status_code == 422 and bad.json()["error"] == "invalid", name
+        roles = http.get("/v1/teams/acme?history=false", headers=headers("rita"))
+        assert roles.json()["history"] == [] and roles.json()["you"] == "reader"
         anonymous = http.get("/v1/teams/acme", headers={PROTOCOL_HEADER: "1"})
         assert anonymous.status_code == 401
         taken = http.post("/v1/teams", json={"team": "acme"}, headers=headers("nina"))

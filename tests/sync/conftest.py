@@ -86,7 +86,7 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def add_user(self, name: str) -> str:
-        self.tokens[name] = add_user(self.data, name)
+        self.tokens[name] = add_user(self.data, name, backend=self.backend, dsn=self.dsn)
         return self.tokens[name]
 
     def start(self) -> None:

@@ -1,11 +1,12 @@
 """Three sync server replicas over one PostgreSQL database behind a proxy (§12, scale-out).
 
-The replicas share nothing but the database (and the accounts file, which the operator
-copies to each): machines of two accounts sync through a round-robin proxy, one replica
-is SIGKILLed as a commit reaches it, the machines go on through the other two, and
-every account converges with nothing lost. (The kill lands 10 ms after the commit is
-sent: in the middle of it on this machine, whose commits take longer, but a fast
-machine may answer first; either way nothing may be lost.)
+The replicas share nothing but the database: each has a data directory of its own, and
+the accounts and the rate limits live in the database too. Machines of two accounts
+sync through a round-robin proxy, one replica is SIGKILLed as a commit reaches it, the
+machines go on through the other two, and every account converges with nothing lost.
+(The kill lands 10 ms after the commit is sent: in the middle of it on this machine,
+whose commits take longer, but a fast machine may answer first; either way nothing may
+be lost.)
 """
 
 from __future__ import annotations
@@ -43,17 +44,19 @@ def _sync_all(memories: dict[str, Memory]) -> dict[str, str]:
 
 
 def test_a_replica_killed_mid_commit_loses_nothing(tmp_path: Path, pg_database_dsn: str) -> None:
-    data = tmp_path / "server"
-    data.mkdir()
-    tokens = {user: add_user(data, user) for user in sorted(set(MACHINES.values()))}
+    users = sorted(set(MACHINES.values()))
+    tokens = {u: add_user(tmp_path, u, backend="postgres", dsn=pg_database_dsn) for u in users}
     with contextlib.ExitStack() as stack:
         replicas = [
             stack.enter_context(
                 running_server(
-                    data, backend="postgres", dsn=pg_database_dsn, extra_args=["--rate-limit", "0"]
+                    tmp_path / f"replica-{n}",
+                    backend="postgres",
+                    dsn=pg_database_dsn,
+                    extra_args=["--rate-limit", "0"],
                 )
             )
-            for _ in range(3)
+            for n in range(3)
         ]
         proxy = stack.enter_context(FaultProxy(replicas[0].url))
         proxy.spread = [r.url for r in replicas]

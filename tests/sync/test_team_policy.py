@@ -65,7 +65,7 @@ ROLE_TABLE = [
     ("olga", "transfer", "olga", None, 409),
     # revocation: the owner only, and only ever growing
     ("olga", "revoke", "eddy", None, None),
-    ("olga", "revoke", "nina", None, None),
+    ("olga", "revoke", "nina", None, 404),
     ("adam", "revoke", "eddy", None, 403),
     ("olga", "revoke", "olga", None, 403),
 ]
@@ -149,7 +149,8 @@ def test_a_tampered_history_is_refused_at_the_entry_that_is_out_of_line() -> Non
     # the same change re-hashed: the chain still holds, but a reader may not make it
     fields = {"seq": 5, "at": 9, "actor": "rita", "action": "set_role", "member": "rita"}
     fields |= {"role": "admin", "prev": history[-1].hash}
-    forged = TeamEvent.model_validate({**fields, "hash": event_hash(**fields)})  # type: ignore[arg-type]
+    digest = event_hash(team="acme", **fields)  # type: ignore[arg-type]
+    forged = TeamEvent.model_validate({**fields, "hash": digest})
     with pytest.raises(ValueError, match="not allowed"):
         replay("acme", [*history, forged])
     # an entry dropped from the middle, or the first one replayed at the end
@@ -158,3 +159,37 @@ def test_a_tampered_history_is_refused_at_the_entry_that_is_out_of_line() -> Non
     with pytest.raises(ValueError, match="does not follow"):
         replay("acme", [*history, history[0]])
     assert history[0].prev == GENESIS
+
+
+def test_a_history_copied_to_another_team_does_not_replay_there() -> None:
+    history = team_of(BASE).history
+    with pytest.raises(ValueError, match="does not match its hash"):
+        replay("beta", history)
+
+
+def test_a_former_member_can_be_revoked_and_one_never_added_cannot() -> None:
+    _, state = next_event(team_of(BASE), "olga", "remove", "eddy", None, 10)
+    _, state = next_event(state, "olga", "revoke", "eddy", None, 11)
+    assert "eddy" in state.revoked
+    with pytest.raises(PolicyRefused) as refusal:
+        next_event(state, "olga", "revoke", "nobody", None, 12)
+    assert refusal.value.status == 404
+
+
+def test_a_full_history_still_lets_the_owner_remove_and_revoke(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rogue admin filling the history does not lock themself in."""
+    import memdir.sync.teams as teams
+
+    state = team_of({"olga": "owner", "mal": "admin"})
+    monkeypatch.setattr(teams, "MAX_HISTORY", len(state.history) + 4)
+    for at in range(2):
+        _, state = next_event(state, "mal", "add", "nina", "reader", at)
+        _, state = next_event(state, "mal", "remove", "nina", None, at)
+    with pytest.raises(PolicyRefused) as full:
+        next_event(state, "mal", "add", "nina", "reader", 5)
+    assert full.value.status == 413
+    _, state = next_event(state, "olga", "remove", "mal", None, 6)
+    _, state = next_event(state, "olga", "revoke", "mal", None, 7)
+    assert state.members == {"olga": "owner"} and "mal" in state.revoked

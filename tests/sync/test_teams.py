@@ -13,6 +13,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from memdir import Memory
 from memdir.cli.main import main
 from memdir.errors import Conflict, NotFound
 from memdir.server.storage.directory import team_owner
@@ -123,3 +124,82 @@ def test_a_non_member_linking_a_project_is_paused_and_nothing_moves(world: World
     owner.memory.sync.team_link(team)
     world.sync(owner)
     assert not owner.has(note)
+
+
+def test_moving_notes_resets_them_for_another_process_of_the_machine(world: World) -> None:
+    """A second process on the same home (an MCP server, the page) sees `--move` at its
+    next pass: it never pushes the old state into the space the notes left."""
+    team = "v" + world.user.removeprefix("alice")
+    owner = world.machine("owner")
+    other = Memory.open(owner.project, home=owner.home)
+    try:
+        kept = owner.note("Kept note", "one")
+        dropped = owner.note("Dropped note", "two")
+        world.sync(owner)
+        other.sync.run()
+        owner.memory.sync.team_create(team)
+        editor = member(world, "eddy")
+        owner.memory.sync.team_change(team, "add", world.user.replace("alice", "eddy"), "editor")
+        owner.memory.sync.team_link(team, move=True)
+        editor.memory.sync.team_link(team)
+        world.settle(owner, editor)
+        editor.delete(dropped)
+        world.settle(editor, owner)
+        assert not owner.has(dropped)
+        owner.memory.sync.team_link(None, move=True)
+        other.sync.run()  # its cached state was reset in place: a first sync, no deletion
+        own = world.manifest(world.key("project"))
+        assert {kept, dropped} <= own.notes.keys() and not own.tombstones
+    finally:
+        other.close()
+
+
+def test_only_the_account_the_notes_synced_as_can_move_them(world: World) -> None:
+    team = "w" + world.user.removeprefix("alice")
+    machine = world.machine("shared")
+    machine.note("Alice's private note")
+    world.sync(machine)
+    _, token = world.add_user("bob")
+    machine.memory.sync.login(world.server.url, token)
+    machine.memory.sync.team_create(team)
+    with pytest.raises(Conflict, match="only that account"):
+        machine.memory.sync.team_link(team, move=True)
+    with world.server.storage() as storage:
+        assert storage.manifest(team_owner(team), world.key("project")).notes == {}
+
+
+def test_a_readers_edit_of_a_note_the_team_changed_is_held_not_hidden(world: World) -> None:
+    team = "r" + world.user.removeprefix("alice")
+    owner = world.machine("owner")
+    reader = member(world, "rita")
+    owner.memory.sync.team_create(team)
+    owner.memory.sync.team_change(team, "add", world.user.replace("alice", "rita"), "reader")
+    for machine in (owner, reader):
+        machine.memory.sync.team_link(team)
+    note = owner.note("Release notes", "line one\nline two\nline three")
+    world.sync(owner, reader)
+    reader.set_line(note, 0, "reader's tweak")
+    owner.set_line(note, 2, "line three, changed by the owner")
+    world.sync(owner)
+    run = reader.sync()
+    (report,) = [r for r in run.reports if r.scope == "project"]
+    assert report.conflicts == [note]
+    (held,) = reader.memory.sync.conflicts()
+    assert "reader" in " ".join(held.reasons)
+    reader.memory.sync.resolve(note, "server")
+    reader.sync()
+    assert reader.files("project")[note] == owner.files("project")[note]
+
+
+def test_bad_input_is_a_clear_error(world: World) -> None:
+    machine = world.machine("m")
+    for args in (
+        ("team", "add", "acme", "Bad Name", "--role", "reader"),
+        ("team", "show", "../x"),
+        ("team", "revoke", "acme", "Bad!"),
+    ):
+        result = CliRunner().invoke(
+            main, ["--project", str(machine.project), "--home", str(machine.home), *args]
+        )
+        assert result.exit_code != 0 and "Traceback" not in result.output, result.output
+        assert "not valid" in result.output or "not a team change" in result.output

@@ -612,6 +612,39 @@ def test_sync_now_without_a_server_says_how_to_sign_in(
     watch.check()
 
 
+def test_the_team_section_lists_members_and_adds_and_removes_one(
+    page: Page, watch: Watch, ui_server: Any, disk: Memory, tmp_path: Path
+) -> None:
+    from sync_server import add_user, running_server
+
+    data = tmp_path / "team-data"
+    data.mkdir()
+    token = add_user(data, "alice")
+    add_user(data, "bob")
+    with running_server(data) as server:
+        memory = ui_server.memory
+        memory.sync.login(server.url, token)
+        memory.sync.team_create("acme")
+        memory.sync.team_link("acme")
+        page.goto(ui_server.url)
+        page.goto(f"{ui_server.base}/#/sync")
+        members = page.locator("#team-members")
+        expect(members).to_contain_text("alice")
+        expect(page.locator("#team")).to_contain_text("you are owner")
+        page.fill("#team-member", "bob")
+        page.select_option("#team-role", "reader")
+        page.locator("#team-add button[type=submit]").click()
+        expect(page.locator('#team-members tr[data-member="bob"]')).to_contain_text("reader")
+        assert disk.sync.team("acme").members == {"alice": "owner", "bob": "reader"}
+        page.fill("#team-member", "ghost")
+        page.locator("#team-add button[type=submit]").click()
+        expect(page.locator("#team-result [role=alert]")).to_contain_text("no account")
+        page.locator('button[aria-label="Remove bob"]').click()
+        expect(page.locator('#team-members tr[data-member="bob"]')).to_have_count(0)
+        assert disk.sync.team("acme").members == {"alice": "owner"}
+        watch.check()
+
+
 # -- hostile notes, keyboard, narrow and dark ----------------------------------------------------
 
 HOSTILE = {

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
@@ -16,6 +17,7 @@ from memdir.core.vocab import StorageBackend, choices
 from memdir.errors import InvalidInput, MemdirError, NotFound
 
 if TYPE_CHECKING:
+    from memdir.server.accounts import Accounts
     from memdir.server.storage.base import Storage
 
 __all__ = ["server_group"]
@@ -31,7 +33,9 @@ _data_option = click.option(
     "data",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="The server's data directory (accounts, and notes with the dir backend).",
+    help="The server's data directory: notes and accounts with the dir backend (with "
+    "postgres or s3 the accounts live in the backend; an accounts.json here is copied in "
+    "once).",
 )
 _backend_option = click.option(
     "--backend",
@@ -83,6 +87,34 @@ def _storage(
     kind = StorageBackend(backend)
     s3 = S3Location(s3_endpoint, bucket, prefix) if kind is StorageBackend.S3 else None
     return open_storage(kind, data, dsn, s3)
+
+
+@contextlib.contextmanager
+def _accounts(
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+) -> Iterator[Accounts]:
+    """The server's accounts: the data directory's file, or the backend's document."""
+    from memdir.server.accounts import Accounts as FileAccounts
+    from memdir.server.accounts import open_accounts
+
+    if StorageBackend(backend) is StorageBackend.DIR:
+        yield FileAccounts(data)
+        return
+    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
+    try:
+        yield open_accounts(data, storage)
+    finally:
+        storage.close()
+
+
+def _backend_options(func: Callable[P, R]) -> Callable[P, R]:
+    """--backend, --dsn and the S3 options: where the accounts live besides the notes."""
+    return _backend_option(_dsn_option(_s3_options(func)))
 
 
 @click.group(name="server")
@@ -161,7 +193,7 @@ def serve(
     (a warning says so at start).
     """
     from memdir.files.atomic import ensure_private_dir
-    from memdir.server.accounts import Accounts
+    from memdir.server.accounts import open_accounts
     from memdir.server.app import create_app, plain_http_warning
     from memdir.server.app import serve as run_server
     from memdir.server.ratelimit import BucketStore, Limiter, RateLimiter, SharedRateLimiter
@@ -191,7 +223,7 @@ def serve(
         sys.stdout.flush()
 
     try:
-        accounts = Accounts(data)
+        accounts = open_accounts(data, storage)
         rules = SyncRules(storage, quotas, known_user=accounts.exists)
         limiter: Limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
         if isinstance(storage, BucketStore):  # PostgreSQL: every replica shares the buckets
@@ -210,6 +242,7 @@ def user_group() -> None:
 @user_group.command(name="add")
 @click.argument("name")
 @_data_option
+@_backend_options
 @click.option(
     "--token-out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -220,14 +253,25 @@ def user_group() -> None:
 @_force_option
 @json_option
 def user_add(
-    name: str, data: Path, token_out: Path, rotate: bool, force: bool, as_json: bool
+    name: str,
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+    token_out: Path,
+    rotate: bool,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Add an account (or rotate its token); the token goes to --token-out only."""
     from memdir.files.atomic import check_private_target
-    from memdir.server.accounts import Accounts, write_secret
+    from memdir.server.accounts import write_secret
 
     check_private_target(token_out, force=force)
-    token = Accounts(data).add_user(name, rotate=rotate)
+    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as accounts:
+        token = accounts.add_user(name, rotate=rotate)
     write_secret(token_out, token, force=force)
     if as_json:
         emit_json({"user": name, "rotated": rotate, "token_file": str(token_out)})
@@ -238,12 +282,20 @@ def user_add(
 
 @user_group.command(name="list")
 @_data_option
+@_backend_options
 @json_option
-def user_list(data: Path, as_json: bool) -> None:
+def user_list(
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+    as_json: bool,
+) -> None:
     """List the accounts (names and when they were made; tokens are never stored)."""
-    from memdir.server.accounts import Accounts
-
-    accounts = Accounts(data).users()
+    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as store:
+        accounts = store.users()
     if as_json:
         emit_json([a.public() for a in accounts])
         return
@@ -263,12 +315,21 @@ def user_list(data: Path, as_json: bool) -> None:
 @user_group.command(name="remove")
 @click.argument("name")
 @_data_option
+@_backend_options
 @json_option
-def user_remove(name: str, data: Path, as_json: bool) -> None:
+def user_remove(
+    name: str,
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+    as_json: bool,
+) -> None:
     """Remove an account: its token stops working (its notes stay; see `server erase`)."""
-    from memdir.server.accounts import Accounts
-
-    Accounts(data).remove_user(name)
+    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as accounts:
+        accounts.remove_user(name)
     if as_json:
         emit_json({"user": name, "removed": True})
         return
@@ -277,6 +338,7 @@ def user_remove(name: str, data: Path, as_json: bool) -> None:
 
 @server_group.command(name="admin-key")
 @_data_option
+@_backend_options
 @click.option(
     "--key-out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -285,13 +347,24 @@ def user_remove(name: str, data: Path, as_json: bool) -> None:
 )
 @_force_option
 @json_option
-def admin_key(data: Path, key_out: Path, force: bool, as_json: bool) -> None:
+def admin_key(
+    data: Path,
+    backend: str,
+    dsn: str | None,
+    s3_endpoint: str | None,
+    bucket: str | None,
+    prefix: str,
+    key_out: Path,
+    force: bool,
+    as_json: bool,
+) -> None:
     """Issue the admin key (for POST /v1/admin/erase); any previous key stops working."""
     from memdir.files.atomic import check_private_target
-    from memdir.server.accounts import Accounts, write_secret
+    from memdir.server.accounts import write_secret
 
     check_private_target(key_out, force=force)
-    key = Accounts(data).set_admin_key()
+    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as accounts:
+        key = accounts.set_admin_key()
     write_secret(key_out, key, force=force)
     if as_json:
         emit_json({"key_file": str(key_out)})

@@ -9,14 +9,13 @@ import click
 
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms
+from memdir.core.vocab import TeamRole, choices
 
 if TYPE_CHECKING:
     from memdir import Memory
     from memdir.sync.protocol import TeamDoc, TeamEvent
 
 __all__ = ["print_team", "team_group"]
-
-_ROLES = ("admin", "editor", "reader")
 
 
 def _memory() -> Memory:
@@ -58,8 +57,10 @@ def print_team(
 
 @click.group(name="team")
 def team_group() -> None:
-    """Memory a team shares: members with roles on your sync server (owner, admin, editor,
-    reader), and projects whose notes sync as the team's.
+    """Memory a team shares: members with roles, projects synced as the team's.
+
+    A team lives on your sync server; its members have the roles owner, admin, editor
+    and reader, and a project linked to it syncs its notes as the team's.
 
     Only the owner and admins add and remove members; an admin never makes or changes
     the owner; only the owner transfers ownership or revokes a member for good. Readers
@@ -93,7 +94,13 @@ def _change(
 @team_group.command()
 @click.argument("name")
 @click.argument("member")
-@click.option("--role", type=click.Choice(_ROLES), default="editor", show_default=True)
+@click.option(
+    "--role",
+    type=click.Choice(choices(TeamRole)),
+    default=TeamRole.EDITOR.value,
+    show_default=True,
+    help="The new member's role (a team gets a new owner only by `transfer`).",
+)
 @json_option
 def add(name: str, member: str, role: str, as_json: bool) -> None:
     """Add account MEMBER to team NAME (owner and admins only)."""
@@ -114,7 +121,7 @@ def remove(name: str, member: str, as_json: bool) -> None:
 @team_group.command()
 @click.argument("name")
 @click.argument("member")
-@click.argument("role", type=click.Choice(_ROLES))
+@click.argument("role", type=click.Choice(choices(TeamRole)))
 @json_option
 def role(name: str, member: str, role: str, as_json: bool) -> None:
     """Give MEMBER of team NAME another ROLE (owner and admins only)."""
@@ -151,7 +158,7 @@ def _print_link(status: Any, said: str, as_json: bool) -> None:
 @click.option(
     "--move",
     is_flag=True,
-    help="These notes synced elsewhere before: sync them the new way (merged, none deleted).",
+    help="These notes synced elsewhere before: sync them the new way (a first sync merges).",
 )
 @json_option
 def link(name: str, move: bool, as_json: bool) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "SearchMethod",
     "SearchMode",
     "StorageBackend",
+    "TeamRole",
     "WriteEvent",
     "choices",
     "parse_choice",
@@ -109,6 +110,15 @@ class ItemStatus(StrEnum):
     def closed(self) -> bool:
         """True for the statuses `close` sets."""
         return self in (ItemStatus.DONE, ItemStatus.DROPPED)
+
+
+class TeamRole(StrEnum):
+    """A member's role in a team (§12): who may read, write and manage its members."""
+
+    OWNER = "owner"
+    ADMIN = "admin"
+    EDITOR = "editor"
+    READER = "reader"
 
 
 class StorageBackend(StrEnum):

@@ -1,11 +1,16 @@
 """The sync server's accounts: users with bearer tokens and one admin key, stored hashed.
 
-Everything lives in ``<data>/accounts.json`` (mode 0600, atomic writes, changed under
-a lock), whatever the storage backend. A token or key exists in clear only once: when
-it is issued, to be written to a file the operator names (`write_secret`, mode 0600).
-The file keeps only SHA-256 digests, compared in constant time. The server re-reads
-the file when it changes, so `memdir server user add/remove` takes effect without a
-restart.
+With the directory backend everything lives in ``<data>/accounts.json`` (mode 0600,
+atomic writes, changed under a lock). With PostgreSQL or S3 it is one document in the
+backend (`ServerDocuments`), changed by compare-and-swap on its version, so several
+server replicas share the accounts and nothing else (§12); the first time such a
+backend is used, an ``accounts.json`` in the data directory is copied into it once
+(`open_accounts`), and the file is not read again.
+
+A token or key exists in clear only once: when it is issued, to be written to a file
+the operator names (`write_secret`, mode 0600). Only SHA-256 digests are kept, compared
+in constant time. The server reads the accounts again when they change, so `memdir
+server user add/remove` takes effect without a restart.
 """
 
 from __future__ import annotations
@@ -13,22 +18,30 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.errors import Conflict, NotFound, Refused
+from memdir.errors import Busy, Conflict, NotFound, Refused
 from memdir.files.atomic import atomic_write, ensure_private_dir, write_private
 from memdir.files.lock import DirLock
+from memdir.server.storage.base import ServerDocuments, Storage
 from memdir.server.storage.directory import validate_user
 
-__all__ = ["Account", "Accounts", "token_digest", "write_secret"]
+__all__ = ["Account", "Accounts", "open_accounts", "token_digest", "write_secret"]
+
+log = logging.getLogger(__name__)
 
 _FORMAT = "memdir-server-accounts/1"
 _TOKEN_BYTES = 32
+_DOCUMENT = "accounts"
+#: Compare-and-swap races a change of the accounts retries before it reports busy.
+_SWAP_ATTEMPTS = 8
 
 
 def token_digest(secret: str) -> str:
@@ -54,38 +67,104 @@ class Account:
         return {"name": self.name, "created_at": self.created_at}
 
 
-class Accounts:
-    """The accounts file of one server data directory."""
+def open_accounts(data_dir: Path, storage: Storage) -> Accounts:
+    """The accounts of a server over `storage`: in the backend when it keeps server
+    documents (PostgreSQL, S3), else in `data_dir`'s file."""
+    if isinstance(storage, ServerDocuments):
+        return Accounts(data_dir, store=storage)
+    return Accounts(data_dir)
 
-    def __init__(self, data_dir: Path) -> None:
+
+def _parse(raw: bytes, where: object) -> dict[str, Any]:
+    try:
+        doc = json.loads(raw)
+        if not isinstance(doc, dict) or not isinstance(doc.get("users"), dict):
+            raise ValueError("no users")
+    except ValueError as exc:
+        raise Refused(f"{where} is damaged ({exc}); no token is valid") from None
+    return doc
+
+
+def _empty() -> dict[str, Any]:
+    return {"format": _FORMAT, "users": {}, "admin_key_sha256": None}
+
+
+class Accounts:
+    """The accounts of one server: a data directory's file, or a document in `store`."""
+
+    def __init__(self, data_dir: Path, *, store: ServerDocuments | None = None) -> None:
         self.data_dir = data_dir
         self.path = data_dir / "accounts.json"
+        self.store = store
         self._cache_lock = threading.Lock()
-        self._cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+        self._cache: tuple[object, dict[str, Any]] | None = None
+
+    def _cached(self, stamp: object) -> dict[str, Any] | None:
+        with self._cache_lock:
+            if self._cache is not None and self._cache[0] == stamp:
+                return self._cache[1]
+        return None
+
+    def _remember(self, stamp: object, doc: dict[str, Any]) -> dict[str, Any]:
+        with self._cache_lock:
+            self._cache = (stamp, doc)
+        return doc
+
+    def _stored(self) -> tuple[int, dict[str, Any]]:
+        """(version, document) from the backend; a data directory's file is copied in once."""
+        assert self.store is not None
+        found = self.store.server_document(_DOCUMENT)
+        if found is None and self.path.exists():
+            data = self.path.read_bytes()
+            _parse(data, self.path)
+            if self.store.swap_server_document(_DOCUMENT, 0, data):
+                log.warning("copied the accounts of %s into the storage backend", self.path)
+            found = self.store.server_document(_DOCUMENT)
+        if found is None:
+            return 0, _empty()
+        version, raw = found
+        cached = self._cached(("v", version, raw))
+        if cached is not None:
+            return version, cached
+        doc = _parse(raw, "the accounts document in the storage backend")
+        return version, self._remember(("v", version, raw), doc)
+
+    def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply `change` to a copy of the accounts and store it (atomically)."""
+        if self.store is None:
+            with self._lock():
+                doc = dict(self._load())
+                change(doc)
+                doc["format"] = _FORMAT
+                self._save(doc)
+            return
+        for _ in range(_SWAP_ATTEMPTS):
+            version, current = self._stored()
+            doc = dict(current)
+            change(doc)
+            doc["format"] = _FORMAT
+            data = json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n"
+            if self.store.swap_server_document(_DOCUMENT, version, data):
+                return
+        raise Busy("the accounts kept changing meanwhile; try again")
 
     def _lock(self) -> DirLock:
         ensure_private_dir(self.data_dir)
         return DirLock(self.data_dir / ".accounts.lock", timeout=10.0, label="the accounts")
 
     def _load(self) -> dict[str, Any]:
-        """The file's document, re-read only when it changed on disk."""
+        """The accounts, read again only when they changed."""
+        if self.store is not None:
+            return self._stored()[1]
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            return {"format": _FORMAT, "users": {}, "admin_key_sha256": None}
+            return _empty()
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        with self._cache_lock:
-            if self._cache is not None and self._cache[0] == stamp:
-                return self._cache[1]
-        try:
-            doc = json.loads(self.path.read_bytes())
-            if not isinstance(doc, dict) or not isinstance(doc.get("users"), dict):
-                raise ValueError("no users")
-        except ValueError as exc:
-            raise Refused(f"{self.path} is damaged ({exc}); no token is valid") from None
-        with self._cache_lock:
-            self._cache = (stamp, doc)
-        return doc
+        cached = self._cached(stamp)
+        if cached is not None:
+            return cached
+        return self._remember(stamp, _parse(self.path.read_bytes(), self.path))
 
     def _save(self, doc: dict[str, Any]) -> None:
         data = json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n"
@@ -107,8 +186,8 @@ class Accounts:
         """Add a user (or, with `rotate`, replace an existing user's token); return the token."""
         validate_user(name)
         token = secrets.token_urlsafe(_TOKEN_BYTES)
-        with self._lock():
-            doc = dict(self._load())
+
+        def change(doc: dict[str, Any]) -> None:
             users = dict(doc["users"])
             if name in users and not rotate:
                 raise Conflict(f"user {name!r} exists; pass --rotate to issue a new token")
@@ -119,19 +198,20 @@ class Accounts:
                 "created_at": int(time.time() * 1000),
             }
             doc["users"] = users
-            doc["format"] = _FORMAT
-            self._save(doc)
+
+        self._update(change)
         return token
 
     def remove_user(self, name: str) -> None:
         """Remove a user; its token stops working at once (its data stays: see erase)."""
-        with self._lock():
-            doc = dict(self._load())
+
+        def change(doc: dict[str, Any]) -> None:
             users = dict(doc["users"])
             if users.pop(name, None) is None:
                 raise NotFound(f"no user {name!r}")
             doc["users"] = users
-            self._save(doc)
+
+        self._update(change)
 
     def authenticate(self, token: str) -> str | None:
         """The user whose token this is, or None. Every digest is compared, in constant time."""
@@ -145,11 +225,11 @@ class Accounts:
     def set_admin_key(self) -> str:
         """Issue a new admin key (the old one stops working); return it."""
         key = secrets.token_urlsafe(_TOKEN_BYTES)
-        with self._lock():
-            doc = dict(self._load())
+
+        def change(doc: dict[str, Any]) -> None:
             doc["admin_key_sha256"] = token_digest(key)
-            doc["format"] = _FORMAT
-            self._save(doc)
+
+        self._update(change)
         return key
 
     def is_admin(self, key: str) -> bool:

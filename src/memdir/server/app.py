@@ -383,9 +383,10 @@ def create_app(
         return _json(rules.teams.create(_user(request), body.team))
 
     @router.get("/teams/{team}", response_model=TeamDoc)
-    def team(request: Request, team: str) -> Response:
-        """A team's members, revocations and history (the audit), for its members only."""
-        return _json(rules.teams.show(_user(request), team))
+    def team(request: Request, team: str, history: bool = True) -> Response:
+        """A team's members, revocations and history (the audit), for its members only;
+        `history=false` leaves the history out (a sync pass asks only for the roles)."""
+        return _json(rules.teams.show(_user(request), team, history=history))
 
     @router.post("/teams/{team}/changes", response_model=TeamDoc)
     def change_team(request: Request, team: str, body: TeamChange) -> Response:

@@ -192,7 +192,11 @@ class SyncRules:
         self._clock = clock
         #: Teams (§12); `known_user` says whether an account exists (None: any name does).
         self.teams = TeamRules(
-            storage, self.quotas, known_user=known_user or (lambda _: True), clock=clock
+            storage,
+            self.quotas,
+            known_user=known_user or (lambda _: True),
+            check_user=self._check_user,
+            clock=clock,
         )
 
     # -- helpers -------------------------------------------------------------------------

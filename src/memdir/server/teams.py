@@ -50,11 +50,14 @@ class TeamRules:
         quotas: Quotas,
         *,
         known_user: Callable[[str], bool],
+        check_user: Callable[[str], None],
         clock: Callable[[], int],
     ) -> None:
         self.storage = storage
         self.quotas = quotas
         self._known_user = known_user
+        #: Raises for a caller the server refuses (an erased account), before any team work.
+        self._check_user = check_user
         self._clock = clock
         self._cache_lock = threading.Lock()
         self._cache: dict[str, tuple[int, TeamState]] = {}
@@ -84,13 +87,13 @@ class TeamRules:
             self._cache[team] = (version, state)
         return version, state
 
-    def _doc(self, state: TeamState, user: str) -> TeamDoc:
+    def _doc(self, state: TeamState, user: str, *, history: bool = True) -> TeamDoc:
         return TeamDoc(
             team=state.team,
             head=state.head,
             members=dict(sorted(state.members.items())),
             revoked=sorted(state.revoked),
-            history=list(state.history),
+            history=list(state.history) if history else [],
             you=state.role_of(user),
             quotas=self.quotas,
         )
@@ -108,6 +111,7 @@ class TeamRules:
         self, user: str, team: str, action: str, member: str, role: str | None, parent: str | None
     ) -> TeamDoc:
         """Check the change against the stored policy, append it, and swap the document in."""
+        self._check_user(user)
         for _ in range(_SWAP_ATTEMPTS):
             version, state = self._load(team)
             if action != "create" and not state.history:
@@ -124,7 +128,7 @@ class TeamRules:
                 event, after = next_event(state, user, action, member, role, self._clock())
             except PolicyRefused as exc:
                 raise _refused(exc) from None
-            if action == "add" and not self._known_user(member):
+            if action == "add" and (not self._known_user(member) or self.storage.is_erased(member)):
                 raise Rejection(404, "not_found", f"no account {member!r} on this server")
             if self._store(version, after):
                 log.info(
@@ -148,7 +152,7 @@ class TeamRules:
             head=state.head,
             members={},
             history=[],
-            you="reader",
+            you=None,
             quotas=self.quotas,
         )
 
@@ -159,11 +163,12 @@ class TeamRules:
         team_owner(team)  # validates the name as the backend will
         return self._append(user, team, "create", user, "owner", None)
 
-    def show(self, user: str, team: str) -> TeamDoc:
-        """The team's members, revocations and history, for a member only."""
+    def show(self, user: str, team: str, *, history: bool = True) -> TeamDoc:
+        """The team's members, revocations and (with `history`) history, for a member only."""
+        self._check_user(user)
         _, state = self._load(team)
         try:
-            return self._doc(state, user)
+            return self._doc(state, user, history=history)
         except PolicyRefused as exc:
             raise _refused(exc) from None
 
@@ -180,7 +185,8 @@ class TeamRules:
 
     def access(self, user: str, team: str, *, write: bool) -> str:
         """The storage owner of the team's notes if `user` may read them (and write, with
-        `write`); Rejection 404 for a non-member, 403 for a reader's write."""
+        `write`); Rejection 404 for a non-member, 403 for a reader's write. The caller
+        was checked (`SyncRules._check_user`) by the request that asks."""
         _, state = self._load(team)
         try:
             role = state.role_of(user)

@@ -16,11 +16,14 @@ from pathlib import Path
 
 from memdir.errors import InvalidInput
 from memdir.files.atomic import atomic_write, ensure_private_dir
+from memdir.files.lock import DirLock
 
 __all__ = ["Credentials", "SyncAccount", "check_token"]
 
 #: A bearer token is printable ASCII without spaces (anything else could split a header).
 _TOKEN = re.compile(r"[\x21-\x7e]{16,512}")
+#: A team name (as `memdir.sync.protocol.check_team_name` checks it).
+_TEAM = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def check_token(token: str) -> str:
@@ -100,7 +103,13 @@ class SyncAccount:
         links = doc.get("projects") if isinstance(doc, dict) else None
         if not isinstance(links, dict):
             raise InvalidInput(f"{self._teams} is not a team links file; fix or remove it")
-        return {str(k): str(v) for k, v in links.items() if isinstance(v, str)}
+        for project, team in links.items():
+            if not isinstance(team, str) or not _TEAM.fullmatch(team):
+                raise InvalidInput(
+                    f"{self._teams} links project {str(project)[:80]} to {str(team)[:80]!r}, "
+                    "which is not a team name; fix or remove it"
+                )
+        return {str(k): str(v) for k, v in links.items()}
 
     def team_of(self, project_id: str) -> str | None:
         """The team whose shared notes this project's notes are (§12), None when its own."""
@@ -108,14 +117,15 @@ class SyncAccount:
 
     def link_team(self, project_id: str, team: str | None) -> None:
         """Share this project's notes with `team` from now on (None: stop; notes stay)."""
-        links = self._team_links()
-        if team is None:
-            links.pop(project_id, None)
-        else:
-            links[project_id] = team
         ensure_private_dir(self.root)
-        doc = {"projects": dict(sorted(links.items()))}
-        atomic_write(self._teams, json.dumps(doc, indent=2).encode() + b"\n", mode=0o600)
+        with DirLock(self.root / ".teams.lock", timeout=30.0, label="the team links"):
+            links = self._team_links()
+            if team is None:
+                links.pop(project_id, None)
+            else:
+                links[project_id] = team
+            doc = {"projects": dict(sorted(links.items()))}
+            atomic_write(self._teams, json.dumps(doc, indent=2).encode() + b"\n", mode=0o600)
 
     def sign_out(self) -> bool:
         """Remove the stored sign-in; False when there was none."""

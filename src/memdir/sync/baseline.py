@@ -157,6 +157,14 @@ class Baseline:
         """Close the database."""
         self._db.close()
 
+    def reset(self) -> None:
+        """Forget everything (binding, copies, manifest, conflicts): the next pass is a
+        first sync. Done in place, so another connection to this file sees it too."""
+        with self.transaction():
+            for table in ("base", "remote", "conflicts"):
+                self._db.execute(f"DELETE FROM {table}")
+            self._db.execute("DELETE FROM meta WHERE key <> 'schema'")
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic unit of updates (nests: inner blocks join the outer one)."""

@@ -190,19 +190,31 @@ class SyncClient:
         """Create a team with this account as its owner (`Conflict` when the name is taken)."""
         return self._team_call("POST", "teams", TeamCreate(team=check_team_name(team)))
 
-    def team(self, team: str) -> TeamDoc:
-        """A team this account is a member of (`NotFound` for any other name)."""
-        return self._team_call("GET", f"teams/{check_team_name(team)}", None)
+    def team(self, team: str, *, history: bool = True) -> TeamDoc:
+        """A team this account is a member of (`NotFound` for any other name); without
+        `history`, only its members and roles."""
+        params = None if history else {"history": "false"}
+        return self._team_call("GET", f"teams/{check_team_name(team)}", None, params)
 
     def change_team(self, team: str, change: TeamChange) -> TeamDoc:
         """One membership change (`SyncRefused` when the role does not allow it, `Stale`
         when the team changed since `change.parent` was read)."""
         return self._team_call("POST", f"teams/{check_team_name(team)}/changes", change)
 
-    def _team_call(self, method: str, path: str, body: BaseModel | None) -> TeamDoc:
+    def _team_call(
+        self,
+        method: str,
+        path: str,
+        body: BaseModel | None,
+        params: dict[str, str] | None = None,
+    ) -> TeamDoc:
         try:
-            return self._call(method, path, body, TeamDoc)
+            return self._call(method, path, body, TeamDoc, params)
         except Absent as exc:
+            if str(exc).endswith(": Not Found"):  # no such route: a server before teams
+                raise NotFound(
+                    f"the sync server at {self.origin} does not support teams (upgrade it)"
+                ) from None
             raise NotFound(str(exc)) from None
 
     # -- plumbing ----------------------------------------------------------------------
@@ -214,8 +226,17 @@ class SyncClient:
             "side is older; nothing was sent or changed"
         )
 
-    def _call(self, method: str, path: str, body: BaseModel | None, model: type[_M]) -> _M:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: BaseModel | None,
+        model: type[_M],
+        params: dict[str, str] | None = None,
+    ) -> _M:
         url = self._base.copy_with(path=self._base.path + "/" + path)
+        if params:
+            url = url.copy_merge_params(params)
         content = None if body is None else body.model_dump_json().encode("utf-8")
         headers = {"Content-Type": "application/json"} if content is not None else {}
         for attempt in range(_TRIES):

@@ -404,7 +404,7 @@ class TeamDoc(_Model):
     members: dict[str, TeamRole]
     revoked: list[str] = Field(default_factory=list, description="never again members")
     history: list[TeamEvent]
-    you: TeamRole = Field(description="the caller's role")
+    you: TeamRole | None = Field(description="the caller's role (None: the caller just left)")
     quotas: Quotas
 
 

@@ -31,6 +31,7 @@ from memdir.errors import (
     SyncRefused,
     describe,
 )
+from memdir.files.atomic import ensure_private_dir
 from memdir.files.lock import DirLock
 from memdir.store import ScopeStore, revision_of
 from memdir.sync.account import Credentials, SyncAccount, check_token
@@ -65,6 +66,8 @@ class ScopeStatus:
     last_sync: int | None
     version: int | None
     conflicts: int
+    #: The team whose shared notes these are (§12), None for the account's own.
+    team: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +252,7 @@ class Replica:
                     last_sync=baseline.last_sync if baseline else None,
                     version=baseline.version if baseline else None,
                     conflicts=len(baseline.conflicts()) if baseline else 0,
+                    team=self._team(scope),
                 )
             )
         return SyncStatus(
@@ -306,6 +310,13 @@ class Replica:
                     read_only=read_only,
                 )
                 with self._pass_lock(scope):
+                    # Checked again under the lock: `memdir team link` may have moved these
+                    # notes between the check above and now.
+                    if self._paused(scope, credentials) or self._ref(scope) != ref:
+                        run.paused[scope.value] = (
+                            f"the {scope.value} notes were linked or moved meanwhile; sync again"
+                        )
+                        continue
                     if baseline.binding is None:
                         # Bound before the first pass writes anything: a pass that fails
                         # half-way still ties these notes to this account (§7.1).
@@ -338,7 +349,7 @@ class Replica:
                 None,
             )
         try:
-            doc = client.team(team)
+            doc = client.team(team, history=False)
         except (NotFound, SyncRefused) as exc:
             return f"team {team}: {describe(exc)}", None
         if doc.you == "reader":
@@ -366,57 +377,70 @@ class Replica:
 
     def change_team(self, team: str, action: str, member: str, role: str | None) -> TeamDoc:
         """One membership change, made against the team as the server has it now."""
-        from memdir.sync.protocol import TeamChange
+        from pydantic import ValidationError
 
-        with self._client(self._signed_in()) as client:
-            head = client.team(team).head
-            change = TeamChange.model_validate(
-                {"parent": head, "action": action, "member": member, "role": role}
+        from memdir.sync.protocol import TeamChange, check_team_name
+
+        check_team_name(team)
+        try:
+            change_of = TeamChange.model_validate(
+                {"parent": "0" * 64, "action": action, "member": member, "role": role}
             )
-            return client.change_team(team, change)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'change'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise InvalidInput(f"not a team change: {problems}") from None
+        with self._client(self._signed_in()) as client:
+            head = client.team(team, history=False).head
+            return client.change_team(team, change_of.model_copy(update={"parent": head}))
 
     def link_team(self, team: str | None, *, move: bool = False) -> SyncStatus:
         """Sync this project's notes as `team`'s shared notes (None: as the account's own).
 
-        Notes that synced elsewhere before are moved only with `move`: their sync state
-        is dropped, so the next pass is a first sync that merges them with the other
-        side (uploads what is only here, downloads what is only there, holds conflicts;
-        it deletes nothing on either side). Refused while conflicts are held."""
+        Notes that synced elsewhere before are moved only with `move`, and only by the
+        account they synced as: their sync state is reset, so the next pass is a first
+        sync that merges them with the other side (uploads what is only here, downloads
+        what is only there, holds conflicts; a note the other side deleted in exactly the
+        version held here is deleted here too, backed up first). Refused while conflicts
+        are held. The state is reset in place, under the scope's pass lock, so another
+        process of this machine syncing the same notes sees the reset at its next pass."""
+        from memdir.sync.client import origin_of
+        from memdir.sync.protocol import check_team_name
+
         if self._project_id is None or Scope.PROJECT not in self._stores:
             raise InvalidInput("no project is open: run this inside the project to share")
         if team is not None:
-            from memdir.sync.protocol import check_team_name
-
             check_team_name(team)
         project = self._project_id()
+        credentials = self.account.credentials()
+        ensure_private_dir(self.root)
         with self._pass_lock(Scope.PROJECT):
             baseline = self._existing(Scope.PROJECT)
             bound = baseline.binding if baseline is not None else None
             if baseline is not None and bound is not None and bound.team != team:
+                here = (credentials.user, origin_of(credentials.server)) if credentials else None
+                if here != (bound.user, bound.origin):
+                    raise Conflict(
+                        f"this project's notes synced as {bound.describe()}; only that account "
+                        "can move them: sign in as it first"
+                    )
                 if not move:
                     where = f"team {bound.team}'s notes" if bound.team else "your own notes"
                     raise Conflict(
                         f"this project's notes synced as {where} at {bound.origin}; pass "
                         "--move to sync them the new way (a first sync merges them with the "
-                        "other side; nothing is deleted)"
+                        "other side)"
                     )
                 if baseline.conflicts():
                     raise Conflict(
                         "this project's notes hold sync conflicts; resolve them first "
                         "(`memdir sync conflicts`)"
                     )
-                self._forget(Scope.PROJECT)
+                baseline.reset()
             self.account.link_team(project, team)
         return self.status()
-
-    def _forget(self, scope: Scope) -> None:
-        """Drop a scope's sync state (its notes stay): the next pass is a first sync."""
-        baseline = self._baselines.pop(scope, None)
-        if baseline is not None:
-            baseline.close()
-        path = self.root / f"{self._stores[scope].state_key}.sqlite"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
 
     def commit_first(
         self,

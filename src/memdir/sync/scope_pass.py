@@ -425,6 +425,18 @@ class ScopePass:
         else:
             data = render_note(result)
         rev = rev_of(data)
+        if self.read_only is not None and rev != remote:
+            # A merge this machine may not upload: held, so the team's version is not
+            # silently kept from it (keep the server's version to follow the team again).
+            self.baseline.hold(
+                note_id,
+                server_rev=server.wire.get(note_id),
+                server_data=server_data,
+                local_rev=revs.get(note_id),
+                reasons=(f"{self.read_only}; the team changed this note too",),
+            )
+            report.conflicts.append(note_id)
+            return
         plan.merged.append(note_id)
         if rev == remote:  # the merge is the server's version: only this machine changes
             plan.pulls.append((note_id, data))

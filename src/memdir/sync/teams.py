@@ -9,7 +9,7 @@ The rules are the vault rules of the source design:
 | remove a member (never the owner) | owner, admin; any member removes themself |
 | change a role among admin, editor, reader (never the owner's) | owner, admin |
 | transfer ownership to a member | owner only; the old owner becomes an admin |
-| revoke a member (for good: the revocation set only grows) | owner only |
+| revoke a member or former member (for good: the set only grows) | owner only |
 
 So there is exactly one owner at every point of the history; an admin never makes or
 changes an owner and never touches the revocation set; a revoked account is never a
@@ -19,8 +19,10 @@ The history is the audit: who (`actor`), what (`action`, `member`, `role`) and w
 (`at`), never a note's content. Entry `n` names the hash of entry `n - 1` (`prev`), so
 the history is one line: a change is made against the head its author saw (`parent`),
 and one made against an older head — a replayed request among them — is refused.
-`replay` checks a whole history (the chain, and that each entry was allowed by the state
-before it) and is what both sides use to read one.
+`replay` checks a whole history (the chain, each hash — which covers the team's name —
+and that each entry was allowed by the state before it) and is what both sides use to
+read one. The history holds at most `MAX_HISTORY` entries, except that removing and
+revoking are always possible (each needs an earlier add, so the history stays bounded).
 """
 
 from __future__ import annotations
@@ -65,10 +67,20 @@ class PolicyRefused(Exception):
 
 
 def event_hash(
-    *, seq: int, at: int, actor: str, action: str, member: str, role: str | None, prev: str
+    *,
+    team: str,
+    seq: int,
+    at: int,
+    actor: str,
+    action: str,
+    member: str,
+    role: str | None,
+    prev: str,
 ) -> str:
-    """The SHA-256 of an entry's canonical JSON (its `hash` field left out)."""
+    """The SHA-256 of an entry's canonical JSON (its `hash` field left out), bound to the
+    team's name, so one team's history copied to another does not replay there."""
     fields: dict[str, Any] = {
+        "team": team,
         "action": action,
         "actor": actor,
         "at": at,
@@ -141,6 +153,8 @@ def _check(state: TeamState, actor: str, action: str, member: str, role: str | N
             raise PolicyRefused(403, "forbidden", "the owner cannot revoke themself")
         if member in state.revoked:
             raise PolicyRefused(409, "conflict", f"{member!r} is revoked already")
+        if not any(e.member == member for e in state.history):
+            raise PolicyRefused(404, "not_found", f"{member!r} was never a member of {team!r}")
         return
     if action == "remove" and member == actor and mine != "owner":
         return  # anyone but the owner may leave
@@ -195,7 +209,9 @@ def next_event(
 ) -> tuple[TeamEvent, TeamState]:
     """The entry `actor`'s change appends and the state after it; PolicyRefused if not allowed."""
     _check(state, actor, action, member, role)
-    if len(state.history) >= MAX_HISTORY:
+    if len(state.history) >= MAX_HISTORY and action not in ("remove", "revoke"):
+        # Removing and revoking stay possible past the cap (each needs an earlier add, so
+        # the history stays bounded): a full history never locks a member in.
         raise PolicyRefused(
             413, "quota_exceeded", f"team {state.team!r} has {MAX_HISTORY} changes, the most kept"
         )
@@ -205,7 +221,14 @@ def next_event(
         role = None
     seq = len(state.history) + 1
     digest = event_hash(
-        seq=seq, at=at, actor=actor, action=action, member=member, role=role, prev=state.head
+        team=state.team,
+        seq=seq,
+        at=at,
+        actor=actor,
+        action=action,
+        member=member,
+        role=role,
+        prev=state.head,
     )
     event = TeamEvent.model_validate(
         {
@@ -228,6 +251,7 @@ def replay(team: str, history: Iterable[TeamEvent]) -> TeamState:
     state = TeamState(team)
     for event in history:
         digest = event_hash(
+            team=team,
             seq=event.seq,
             at=event.at,
             actor=event.actor,

@@ -86,6 +86,8 @@ class Api:
             r("/api/sync/conflicts", self.sync_conflicts, methods=["GET"]),
             r("/api/sync/draft", self.sync_draft, methods=["GET"]),
             r("/api/sync/resolve", self.sync_resolve, methods=["POST"]),
+            r("/api/team", self.team, methods=["GET"]),
+            r("/api/team/change", self.team_change, methods=["POST"]),
         ]
 
     async def _call(self, fn: Callable[[], Any], status: int = 200) -> Response:
@@ -450,6 +452,38 @@ class Api:
             "errors": errors,
             "status": self._status(),
         }
+
+    # -- the project's team (§12) ---------------------------------------------------------
+
+    def _linked_team(self) -> str | None:
+        found = [s.team for s in self.memory.sync.status().scopes if s.team]
+        return found[0] if found else None
+
+    def _team_view(self, change: Callable[[str], Any] | None = None) -> dict[str, Any]:
+        team = self._linked_team()
+        if team is None:
+            return {"team": None}
+        doc = change(team) if change is not None else self.memory.sync.team(team)
+        view: dict[str, Any] = doc.model_dump(mode="json", exclude={"quotas"})
+        view["history"] = view["history"][-20:]  # the latest changes; the CLI shows them all
+        return view
+
+    async def team(self, request: Request) -> Response:
+        return await self._call(self._team_view)
+
+    async def team_change(self, request: Request) -> Response:
+        try:
+            data = await _body(request)
+            action = _str(data, "action", required=True)
+            member = _str(data, "member", required=True)
+            role = _opt_str(data, "role")
+        except InvalidInput as exc:
+            return failure(exc)
+
+        def change(team: str) -> Any:
+            return self.memory.sync.team_change(team, action, member, role)
+
+        return await self._call(lambda: self._team_view(change))
 
     async def sync_conflicts(self, request: Request) -> Response:
         return await self._call(lambda: {"conflicts": jsonable(self.memory.sync.conflicts())})

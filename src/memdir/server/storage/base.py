@@ -24,11 +24,11 @@ Backends know nothing of quotas, tokens or validation: `memdir.server.rules` doe
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from memdir.sync.protocol import Manifest
 
-__all__ = ["Storage", "StoredKeyring", "StoredObject", "StoredTeam"]
+__all__ = ["ServerDocuments", "Storage", "StoredKeyring", "StoredObject", "StoredTeam"]
 
 #: (note id, rev, bytes) of one revision to store.
 StoredObject = tuple[str, str, bytes]
@@ -89,4 +89,19 @@ class Storage(Protocol):
 
     def close(self) -> None:
         """Release connections and handles."""
+        ...
+
+
+@runtime_checkable
+class ServerDocuments(Protocol):
+    """The server's own versioned documents (its accounts), kept in a backend that several
+    server replicas share (PostgreSQL, S3). The directory backend keeps its accounts in
+    the data directory's `accounts.json` instead, as it always has."""
+
+    def server_document(self, name: str) -> StoredTeam | None:
+        """(version, bytes) of the document `name`, None when there is none."""
+        ...
+
+    def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
+        """Store `name` as version `expected + 1` if still at `expected` (0: none)."""
         ...

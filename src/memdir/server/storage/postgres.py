@@ -9,6 +9,7 @@ Schema, created and upgraded by `PostgresStorage` itself::
     memdir_keyrings     (user_id) -> version, key_id, body      the keyring document (§8.2)
     memdir_teams        (team_id) -> version, body             a team's policy document
     memdir_rate_buckets (bucket) -> tokens, at                 rate limits shared by replicas
+    memdir_documents    (name) -> version, body                the server's accounts
 
 `user_id` in the manifest and revision tables is the notes' owner: a user name, or
 `+<team>` for a team's notes (never a user name, which has no `+`).
@@ -109,6 +110,14 @@ MIGRATIONS: tuple[str, ...] = (
         at     timestamptz      NOT NULL
     );
     """,
+    """
+    CREATE TABLE memdir_documents (
+        name       text        PRIMARY KEY,
+        version    bigint      NOT NULL CHECK (version > 0),
+        body       bytea       NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+    );
+    """,
 )
 #: The schema version this code writes and reads.
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -117,6 +126,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # separate key spaces, so the per-user locks cannot collide with the migration lock.
 _MIGRATION_LOCK = 0x6D656D646972  # "memdir"
 _USER_LOCK_CLASS = 0x6D656D64  # "memd"
+#: The owner the server's own documents are locked and checked under (never an account).
+_SERVER = ":server"
 
 #: Bytes of object bodies sent per INSERT statement (all in one transaction).
 PUT_CHUNK_BYTES = 16 * 1024 * 1024
@@ -282,6 +293,19 @@ class PostgresStorage:
         with self._conn() as conn, conn.transaction():
             self._lock_user(conn, owner, shared=True)
             return conn.execute(query, params).rowcount == 1
+
+    def server_document(self, name: str) -> StoredTeam | None:
+        """(version, bytes) of the server's document `name` (its accounts), None when none."""
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT version, body FROM memdir_documents WHERE name = %s", (name,)
+            ).fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
+    def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
+        """Store the server's document `name` if its version is still `expected`."""
+        values = {"body": doc}
+        return self._swap_document("memdir_documents", ("name", name), expected, values, _SERVER)
 
     # -- Storage -----------------------------------------------------------------------
 

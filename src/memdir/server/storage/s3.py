@@ -9,6 +9,7 @@ Layout under the bucket and an optional prefix::
     <prefix>users/<user>/scopes/<scope>/objects/<note-id>/<rev>
     <prefix>teams/<team>/policy.json                       the team's policy document
     <prefix>teams/<team>/scopes/<scope>/...                the team's notes (owner `+<team>`)
+    <prefix>server/accounts.json                           the server's accounts (hashed tokens)
 
 - A revision is written once with ``If-None-Match: *``: an existing one (412) has the same
   bytes by its name, so writing twice is a no-op and never overwrites.
@@ -36,6 +37,7 @@ reported as `Busy` (the API's 503 with Retry-After: clients retry).
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -231,12 +233,12 @@ class S3Storage:
         return done
 
     def _swap_document(
-        self, key: str, owner: str, expected: int, doc: bytes, body: str, **fields: str
+        self, key: str, owner: str | None, expected: int, doc: bytes, body: str, **fields: str
     ) -> bool:
         """Write the versioned document at `key` as version `expected + 1` if the stored one
-        is still at `expected` (0: none) and `owner` is not erased."""
+        is still at `expected` (0: none) and `owner` (None: the server itself) is not erased."""
         what = f"swap {key.rsplit('/', 1)[-1]}"
-        if self.is_erased(owner):
+        if owner is not None and self.is_erased(owner):
             return False
         found = self._get(key, what=what)
         version = 0 if found is None else unpack_document(found[0], body=body)[0]
@@ -318,6 +320,23 @@ class S3Storage:
         """Store the team's policy document as version `expected + 1` if still at `expected`."""
         key = self._team_key(team) + _POLICY
         return self._swap_document(key, team_owner(team), expected, doc, "policy")
+
+    def server_document(self, name: str) -> StoredTeam | None:
+        """(version, bytes) of the server's document `name` (its accounts), None when none."""
+        found = self._get(self._server_key(name), what=f"read the server's {name}")
+        if found is None:
+            return None
+        version, _, doc = unpack_document(found[0], body="document")
+        return version, doc
+
+    def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
+        """Store the server's document `name` as version `expected + 1` if still there."""
+        return self._swap_document(self._server_key(name), None, expected, doc, "document")
+
+    def _server_key(self, name: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,63}", name):
+            raise InvalidInput(f"{name[:70]!r} is not a server document name")
+        return f"{self.prefix}server/{name}.json"
 
     def mark_erased(self, user: str) -> None:
         """Write the erase marker (idempotent: an existing one is kept)."""

@@ -1,5 +1,7 @@
-// Sync: status per scope, the on/off switch, "sync now", and the conflict view (baseline,
-// this machine and the server side by side; keep one, keep both, or merge by hand).
+// Sync: status per scope, the on/off switch, "sync now", the team the project's notes are
+// shared with (members, roles, and adding or removing members for its owner and admins),
+// and the conflict view (baseline, this machine and the server side by side; keep one,
+// keep both, or merge by hand).
 
 import { api, qs } from "./api.js";
 import {
@@ -97,8 +99,93 @@ export async function viewSync(route, current) {
           h("tbody", {}, rows),
         )
       : null,
+    scopes.some((s) => s.team) ? await teamSection(route, current) : null,
   );
   view.refresh = () => viewSync(route, current);
+}
+
+// -- team --------------------------------------------------------------------------------
+const ROLES = ["admin", "editor", "reader"];
+
+async function teamSection(route, current) {
+  const out = h("div", { id: "team-result" });
+  let team;
+  try {
+    team = await api("GET", "team");
+  } catch (err) {
+    return h("section", { id: "team" }, h("h2", { text: "Team" }), errorBox(err, "team not read"));
+  }
+  if (!team.team) return null;
+  const manages = team.you === "owner" || team.you === "admin";
+  const change = async (body, what) => {
+    try {
+      await api("POST", "team/change", body);
+      if (current()) await viewSync(route, current);
+    } catch (err) {
+      out.replaceChildren(errorBox(err, what));
+    }
+  };
+  const rows = Object.entries(team.members).map(([name, role]) =>
+    h(
+      "tr",
+      { "data-member": name },
+      h("th", { scope: "row", text: name }),
+      h("td", { text: role }),
+      h(
+        "td",
+        {},
+        manages && role !== "owner"
+          ? h("button", {
+              type: "button",
+              text: "Remove",
+              "aria-label": `Remove ${name}`,
+              onclick: () => change({ action: "remove", member: name }, "member not removed"),
+            })
+          : null,
+      ),
+    ),
+  );
+  const name = h("input", { id: "team-member", autocomplete: "off", required: true });
+  const role = h(
+    "select",
+    { id: "team-role" },
+    ROLES.map((r) => h("option", { value: r, text: r, selected: r === "editor" })),
+  );
+  const add = manages
+    ? h(
+        "form",
+        {
+          class: "actions",
+          id: "team-add",
+          onsubmit: (event) => {
+            event.preventDefault();
+            change({ action: "add", member: name.value.trim(), role: role.value }, "member not added");
+          },
+        },
+        field("Account", name),
+        field("Role", role),
+        h("button", { type: "submit", text: "Add member" }),
+      )
+    : null;
+  const recent = (team.history || []).slice().reverse().map((e) =>
+    h("li", {}, timeEl(e.at), ` ${e.actor} ${e.action} ${e.member}${e.role ? ` as ${e.role}` : ""}`),
+  );
+  return h(
+    "section",
+    { id: "team" },
+    h("h2", { text: `Team ${team.team}` }),
+    h("p", { text: `This project's notes are shared with team ${team.team}; you are ${team.you}.` }),
+    h(
+      "table",
+      { class: "sync", id: "team-members" },
+      h("thead", {}, h("tr", {}, ["Member", "Role", ""].map((t) => h("th", { scope: "col", text: t })))),
+      h("tbody", {}, rows),
+    ),
+    team.revoked.length ? h("p", { text: `Revoked for good: ${team.revoked.join(", ")}.` }) : null,
+    add,
+    out,
+    recent.length ? h("details", {}, h("summary", { text: "Latest membership changes" }), h("ol", {}, recent)) : null,
+  );
 }
 
 export function errorText(error) {
