@@ -7,8 +7,8 @@ Run as ``python bench/server_load.py [--machines 200] [--accounts 50] [--notes 5
 For each backend (and each count of ``--replicas``) that many `memdir server serve`
 subprocesses listen on free loopback ports over the same storage (tests/sync_server.py),
 with the accounts in a fresh data directory, and the machines are spread over them as a
-proxy would spread them. With PostgreSQL the replicas share the rate limiter's buckets
-too; the directory and S3 backends keep them per process, so there three replicas let
+proxy would spread them. With PostgreSQL and S3 the replicas share the rate limiter's
+buckets too; the directory backend keeps them per process, so there three replicas let
 an account through up to three times as often (the limited phase reports it); PostgreSQL is a
 throwaway cluster (tests/postgres_cluster.py; ``--dsn`` or ``MEMDIR_TEST_PG_DSN`` names
 an existing server instead, a new database is made in it and dropped), S3 a throwaway

@@ -60,14 +60,28 @@ def test_retry_after_is_whole_seconds_at_least_one(wait: float, header: str) -> 
     assert retry_after_header(wait) == header
 
 
-def test_replicas_over_postgres_share_one_bucket_per_account(pg_database_dsn: str) -> None:
+@pytest.mark.parametrize("backend", ["postgres", "s3"])
+def test_replicas_share_one_bucket_per_account(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
     """Two storage instances stand for two server replicas: the burst is spent once
-    between them, and the wait is told by the database's clock."""
-    from memdir.server.ratelimit import SharedRateLimiter
-    from memdir.server.storage.postgres import PostgresStorage
+    between them, and the wait is told."""
+    from memdir.server.ratelimit import BucketStore, SharedRateLimiter
+    from memdir.server.storage.base import Storage
 
-    first, second = PostgresStorage(pg_database_dsn), PostgresStorage(pg_database_dsn)
+    def open_one() -> Storage:
+        if backend == "postgres":
+            from memdir.server.storage.postgres import PostgresStorage
+
+            return PostgresStorage(request.getfixturevalue("pg_database_dsn"))
+        from memdir.server.storage.s3 import S3Storage
+
+        endpoint, bucket, prefix = request.getfixturevalue("s3_bucket")
+        return S3Storage(endpoint, bucket, prefix=prefix)
+
+    first, second = open_one(), open_one()
     try:
+        assert isinstance(first, BucketStore) and isinstance(second, BucketStore)
         one = SharedRateLimiter(first, per_minute=6, burst=3)
         two = SharedRateLimiter(second, per_minute=6, burst=3)
         assert [one.check("a"), two.check("a"), one.check("a")] == [0.0, 0.0, 0.0]

@@ -54,10 +54,11 @@ def test_the_load_converges_on_the_directory_backend(tmp_path: Path) -> None:
     _check(load.run_backend("dir", PLAN, tmp_path), 2)
 
 
-def test_the_load_converges_on_the_s3_backend(
+def test_the_load_converges_on_three_s3_replicas(
     tmp_path: Path, s3_bucket: tuple[str, str, str]
 ) -> None:
-    _check(load.run_backend("s3", PLAN, tmp_path, s3=s3_bucket), 2)
+    """Three replicas over one bucket: nothing lost, and the rate limit is shared."""
+    _check(load.run_backend("s3", PLAN, tmp_path, s3=s3_bucket, replicas=3), 2)
 
 
 def test_three_replicas_over_postgres_converge_and_share_the_rate_limit(

@@ -226,7 +226,7 @@ def serve(
         accounts = open_accounts(data, storage)
         rules = SyncRules(storage, quotas, known_user=accounts.exists)
         limiter: Limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
-        if isinstance(storage, BucketStore):  # PostgreSQL: every replica shares the buckets
+        if isinstance(storage, BucketStore):  # PostgreSQL, S3: every replica shares them
             limiter = SharedRateLimiter(storage, per_minute=rate_limit, burst=rate_burst)
         app = create_app(rules, accounts, limiter, docs=docs)
         run_server(app, host, port, ready)

@@ -5,9 +5,10 @@ row. `check` spends one token, or says how many seconds until one is available
 (the 429 answer's `Retry-After`). A rate of 0 switches limiting off.
 
 `RateLimiter` keeps the buckets in this process. `SharedRateLimiter` keeps them in the
-storage backend (PostgreSQL), so that several server replicas behind one proxy allow
-an account the same requests as one server would; its `check` blocks on the database,
-so the app calls it from a worker thread (`blocking`).
+storage backend (a PostgreSQL row, or an S3 object replaced by compare-and-swap), so
+that several server replicas behind one proxy allow an account the same requests as
+one server would; its `check` blocks on the backend, so the app calls it from a worker
+thread (`blocking`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Limiter(Protocol):
 
 @runtime_checkable
 class BucketStore(Protocol):
-    """Token buckets kept where every replica sees them (`PostgresStorage`)."""
+    """Token buckets kept where every replica sees them (`PostgresStorage`, `S3Storage`)."""
 
     def take_token(self, bucket: str, per_minute: int, burst: int) -> float:
         """Spend a token of `bucket` and return 0.0, or the seconds until one is there."""

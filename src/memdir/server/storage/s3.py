@@ -10,6 +10,7 @@ Layout under the bucket and an optional prefix::
     <prefix>teams/<team>/policy.json                       the team's policy document
     <prefix>teams/<team>/scopes/<scope>/...                the team's notes (owner `+<team>`)
     <prefix>server/accounts.json                           the server's accounts (hashed tokens)
+    <prefix>rate/<sha256 of the account>.json              a rate-limit bucket all replicas share
 
 - A revision is written once with ``If-None-Match: *``: an existing one (412) has the same
   bytes by its name, so writing twice is a no-op and never overwrites.
@@ -37,6 +38,8 @@ reported as `Busy` (the API's 503 with Retry-After: clients retry).
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -65,6 +68,8 @@ __all__ = ["S3Storage"]
 
 _MARKER = "ERASED"
 _KEYRING = "keyring.json"
+#: Lost compare-and-swap races a rate-limit check tries again.
+_RATE_ATTEMPTS = 5
 _POLICY = "policy.json"
 _FETCHERS = 8
 _RETRIES = 4
@@ -320,6 +325,34 @@ class S3Storage:
         """Store the team's policy document as version `expected + 1` if still at `expected`."""
         key = self._team_key(team) + _POLICY
         return self._swap_document(key, team_owner(team), expected, doc, "policy")
+
+    def take_token(self, bucket: str, per_minute: int, burst: int) -> float:
+        """Spend a token of `bucket` (`per_minute` a minute, `burst` at most) and return 0.0,
+        or the seconds until one is available. The bucket is one small object replaced by
+        compare-and-swap, so every replica on this bucket draws on it; the replicas' clocks
+        are assumed to agree (NTP). After a few lost races it answers as if empty for a
+        moment rather than let a burst through unchecked."""
+        rate = per_minute / 60.0
+        name = hashlib.sha256(bucket.encode("utf-8")).hexdigest()
+        key = f"{self.prefix}rate/{name}.json"
+        for _ in range(_RATE_ATTEMPTS):
+            found = self._get(key, what="read a rate-limit bucket")
+            now = time.time()
+            tokens = float(burst)
+            if found is not None:
+                try:
+                    state = json.loads(found[0])
+                    elapsed = max(0.0, now - float(state["at"]))
+                    tokens = min(float(burst), float(state["tokens"]) + elapsed * rate)
+                except (ValueError, KeyError, TypeError):
+                    tokens = float(burst)  # a damaged bucket starts full again
+            if tokens < 1.0:
+                return (1.0 - tokens) / rate
+            data = json.dumps({"tokens": tokens - 1.0, "at": now}).encode("ascii")
+            etag = None if found is None else found[1]
+            if self._swap(key, etag, data, what="spend a rate-limit token"):
+                return 0.0
+        return 1.0 / rate if rate else 0.0
 
     def server_document(self, name: str) -> StoredTeam | None:
         """(version, bytes) of the server's document `name` (its accounts), None when none."""
