@@ -121,3 +121,87 @@ def test_write_secret_is_private_and_refuses_to_overwrite(tmp_path: Path) -> Non
     assert mode(out) == 0o600
     with pytest.raises(InvalidInput):
         write_secret(tmp_path / "missing" / "token", "x", force=False)
+
+
+# -- accounts kept in a storage backend (replicas share them) ----------------------------
+
+
+class CountingDocuments:
+    """An in-memory `ServerDocuments` that counts the bodies read."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, tuple[int, bytes]] = {}
+        self.bodies_read = 0
+
+    def server_document(self, name: str) -> tuple[int, bytes] | None:
+        self.bodies_read += 1
+        return self.docs.get(name)
+
+    def server_document_stamp(self, name: str) -> str | None:
+        found = self.docs.get(name)
+        return None if found is None else str(found[0])
+
+    def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
+        current = self.docs.get(name, (0, b""))[0]
+        if current != expected:
+            return False
+        self.docs[name] = (expected + 1, doc)
+        return True
+
+
+def test_backend_accounts_are_shared_and_read_again_only_when_changed(tmp_path: Path) -> None:
+    store = CountingDocuments()
+    one = Accounts(tmp_path / "a", store=store)
+    two = Accounts(tmp_path / "b", store=store)  # another replica, its own data directory
+    token = one.add_user("alice")
+    assert two.authenticate(token) == "alice"
+    read = store.bodies_read
+    for _ in range(5):
+        assert two.authenticate(token) == "alice"
+    assert store.bodies_read == read  # unchanged: no body read
+    one.remove_user("alice")
+    assert two.authenticate(token) is None  # removed: refused at once
+
+
+def test_a_legacy_file_is_copied_in_once_and_the_data_directory_marked(tmp_path: Path) -> None:
+    from memdir.server.accounts import IN_BACKEND, open_accounts
+
+    data = tmp_path / "data"
+    token = Accounts(data).add_user("alice")
+    store = CountingDocuments()
+    backend = open_accounts(data, store)  # type: ignore[arg-type]
+    assert (data / IN_BACKEND).exists()
+    assert backend.authenticate(token) == "alice"
+    assert not (data / "accounts.json").exists() and (data / "accounts.json.imported").exists()
+    backend.remove_user("alice")
+    assert backend.authenticate(token) is None  # the old file does not bring it back
+    with pytest.raises(Refused, match="--backend"):
+        Accounts(data).add_user("bob")  # the directory commands refuse: nobody reads it
+
+
+def test_replicas_copying_the_legacy_file_at_once_all_see_the_accounts(tmp_path: Path) -> None:
+    """Replica B looks (nothing stored yet), replica A copies the file in and moves it
+    away, then B goes on: B must find the copied accounts, not an empty set."""
+    data = tmp_path / "data"
+    token = Accounts(data).add_user("alice")
+    store = CountingDocuments()
+    first = Accounts(data, store=store)
+
+    class Racing:
+        looked = False
+
+        def server_document(self, name: str) -> tuple[int, bytes] | None:
+            return store.server_document(name)
+
+        def server_document_stamp(self, name: str) -> str | None:
+            stamp = store.server_document_stamp(name)
+            if not Racing.looked:
+                Racing.looked = True
+                assert first.authenticate(token) == "alice"  # A imports now
+            return stamp
+
+        def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
+            return store.swap_server_document(name, expected, doc)
+
+    second = Accounts(data, store=Racing())
+    assert second.authenticate(token) == "alice"

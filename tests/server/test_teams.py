@@ -273,3 +273,25 @@ def test_the_operator_reads_the_audit_from_the_storage(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["server", "team", "nope", "--data", str(data)])
     assert missing.exit_code != 0 and "no team" in missing.output
     assert "Traceback" not in missing.output
+
+
+def test_a_storage_outage_at_the_gate_is_a_503_with_retry_after(tmp_path: Path) -> None:
+    """The accounts live in a backend that is down: a clear 503, not a 500 or a hang."""
+    from memdir.errors import MemdirError
+
+    class Down:
+        def server_document(self, name: str) -> None:
+            raise MemdirError("cannot connect to PostgreSQL at db:5432/memdir: refused")
+
+        server_document_stamp = server_document
+
+        def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
+            raise MemdirError("cannot connect")
+
+    accounts = Accounts(tmp_path, store=Down())
+    app = create_app(SyncRules(DirectoryStorage(tmp_path), Quotas()), accounts, RateLimiter(0))
+    headers = {"Authorization": "Bearer " + "x" * 43, PROTOCOL_HEADER: str(PROTOCOL_VERSION)}
+    with TestClient(app) as http:
+        answer = http.get("/v1/memory/identity", headers=headers)
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "5"
+    assert answer.json()["error"] == "busy"

@@ -203,3 +203,26 @@ def test_bad_input_is_a_clear_error(world: World) -> None:
         )
         assert result.exit_code != 0 and "Traceback" not in result.output, result.output
         assert "not valid" in result.output or "not a team change" in result.output
+
+
+def test_notes_with_changes_not_synced_yet_are_not_moved(world: World) -> None:
+    """A pending edit or forgotten note would be lost to the space the notes leave."""
+    team = "p" + world.user.removeprefix("alice")
+    owner = world.machine("owner")
+    note = owner.note("Draft", "first")
+    gone = owner.note("Secret-ish", "to forget")
+    world.sync(owner)
+    owner.memory.sync.team_create(team)
+    owner.edit(note, lambda body: body + "\nmore")
+    with pytest.raises(Conflict, match="not synced yet"):
+        owner.memory.sync.team_link(team, move=True)
+    world.sync(owner)
+    owner.memory.forget(gone, scope="project", purge=True)
+    with pytest.raises(Conflict, match="not synced yet"):
+        owner.memory.sync.team_link(team, move=True)
+    world.sync(owner)
+    owner.memory.sync.team_link(team, move=True)
+    world.sync(owner)
+    with world.server.storage() as storage:
+        shared = storage.manifest(team_owner(team), world.key("project"))
+    assert set(shared.notes) == {note}

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
@@ -41,6 +43,8 @@ _backend_option = click.option(
     "--backend",
     type=click.Choice(choices(StorageBackend)),
     default=StorageBackend.DIR.value,
+    envvar="MEMDIR_SERVER_BACKEND",
+    show_envvar=True,
     show_default=True,
     help="Where notes are stored: the data directory, PostgreSQL (needs --dsn), or an "
     "S3-compatible object store (needs --s3-endpoint and --bucket).",
@@ -74,47 +78,63 @@ _force_option = click.option(
 )
 
 
-def _storage(
-    backend: str,
-    data: Path,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
-) -> Storage:
-    from memdir.server.rules import S3Location, open_storage
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a server keeps its data: the data directory and the storage backend."""
 
-    kind = StorageBackend(backend)
-    s3 = S3Location(s3_endpoint, bucket, prefix) if kind is StorageBackend.S3 else None
-    return open_storage(kind, data, dsn, s3)
+    data: Path
+    backend: str
+    dsn: str | None
+    s3_endpoint: str | None
+    bucket: str | None
+    prefix: str
+
+    def storage(self) -> Storage:
+        """The storage backend, opened."""
+        from memdir.server.rules import S3Location, open_storage
+
+        kind = StorageBackend(self.backend)
+        s3 = (
+            S3Location(self.s3_endpoint, self.bucket, self.prefix)
+            if kind is StorageBackend.S3
+            else None
+        )
+        return open_storage(kind, self.data, self.dsn, s3)
+
+    @contextlib.contextmanager
+    def accounts(self) -> Iterator[Accounts]:
+        """The server's accounts: the data directory's file, or the backend's document."""
+        from memdir.server.accounts import Accounts as FileAccounts
+        from memdir.server.accounts import open_accounts
+
+        if StorageBackend(self.backend) is StorageBackend.DIR:
+            yield FileAccounts(self.data)
+            return
+        storage = self.storage()
+        try:
+            yield open_accounts(self.data, storage)
+        finally:
+            storage.close()
 
 
-@contextlib.contextmanager
-def _accounts(
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
-) -> Iterator[Accounts]:
-    """The server's accounts: the data directory's file, or the backend's document."""
-    from memdir.server.accounts import Accounts as FileAccounts
-    from memdir.server.accounts import open_accounts
+def _place_options(func: Callable[..., R]) -> Callable[..., R]:
+    """--data, --backend, --dsn and the S3 options, handed to the command as `place`."""
 
-    if StorageBackend(backend) is StorageBackend.DIR:
-        yield FileAccounts(data)
-        return
-    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
-    try:
-        yield open_accounts(data, storage)
-    finally:
-        storage.close()
+    @functools.wraps(func)
+    def command(
+        *args: Any,
+        data: Path,
+        backend: str,
+        dsn: str | None,
+        s3_endpoint: str | None,
+        bucket: str | None,
+        prefix: str,
+        **kwargs: Any,
+    ) -> R:
+        place = _Place(data, backend, dsn, s3_endpoint, bucket, prefix)
+        return func(*args, place=place, **kwargs)
 
-
-def _backend_options(func: Callable[P, R]) -> Callable[P, R]:
-    """--backend, --dsn and the S3 options: where the accounts live besides the notes."""
-    return _backend_option(_dsn_option(_s3_options(func)))
+    return _data_option(_backend_option(_dsn_option(_s3_options(command))))
 
 
 @click.group(name="server")
@@ -123,10 +143,7 @@ def server_group() -> None:
 
 
 @server_group.command()
-@_data_option
-@_backend_option
-@_dsn_option
-@_s3_options
+@_place_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port",
@@ -169,12 +186,7 @@ def server_group() -> None:
 )
 @json_option
 def serve(
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
+    place: _Place,
     host: str,
     port: int,
     rate_limit: int,
@@ -211,19 +223,19 @@ def serve(
     warning = plain_http_warning(host)
     if warning is not None:
         click.echo(warning, err=True)
-    ensure_private_dir(data)
-    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
+    ensure_private_dir(place.data)
+    storage = place.storage()
 
     def ready(url: str) -> None:
         if as_json:  # one line, so a supervisor can read it like the plain one
-            doc = {"listening": url, "backend": backend, "quotas": quotas.model_dump()}
+            doc = {"listening": url, "backend": place.backend, "quotas": quotas.model_dump()}
             click.echo(json.dumps(doc))
         else:
             click.echo(f"memdir sync server listening on {url}")
         sys.stdout.flush()
 
     try:
-        accounts = open_accounts(data, storage)
+        accounts = open_accounts(place.data, storage)
         rules = SyncRules(storage, quotas, known_user=accounts.exists)
         limiter: Limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
         if isinstance(storage, BucketStore):  # PostgreSQL, S3: every replica shares them
@@ -241,8 +253,7 @@ def user_group() -> None:
 
 @user_group.command(name="add")
 @click.argument("name")
-@_data_option
-@_backend_options
+@_place_options
 @click.option(
     "--token-out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -254,12 +265,7 @@ def user_group() -> None:
 @json_option
 def user_add(
     name: str,
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
+    place: _Place,
     token_out: Path,
     rotate: bool,
     force: bool,
@@ -270,7 +276,7 @@ def user_add(
     from memdir.server.accounts import write_secret
 
     check_private_target(token_out, force=force)
-    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as accounts:
+    with place.accounts() as accounts:
         token = accounts.add_user(name, rotate=rotate)
     write_secret(token_out, token, force=force)
     if as_json:
@@ -281,20 +287,14 @@ def user_add(
 
 
 @user_group.command(name="list")
-@_data_option
-@_backend_options
+@_place_options
 @json_option
 def user_list(
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
+    place: _Place,
     as_json: bool,
 ) -> None:
     """List the accounts (names and when they were made; tokens are never stored)."""
-    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as store:
+    with place.accounts() as store:
         accounts = store.users()
     if as_json:
         emit_json([a.public() for a in accounts])
@@ -314,21 +314,15 @@ def user_list(
 
 @user_group.command(name="remove")
 @click.argument("name")
-@_data_option
-@_backend_options
+@_place_options
 @json_option
 def user_remove(
     name: str,
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
+    place: _Place,
     as_json: bool,
 ) -> None:
     """Remove an account: its token stops working (its notes stay; see `server erase`)."""
-    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as accounts:
+    with place.accounts() as accounts:
         accounts.remove_user(name)
     if as_json:
         emit_json({"user": name, "removed": True})
@@ -337,8 +331,7 @@ def user_remove(
 
 
 @server_group.command(name="admin-key")
-@_data_option
-@_backend_options
+@_place_options
 @click.option(
     "--key-out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -348,12 +341,7 @@ def user_remove(
 @_force_option
 @json_option
 def admin_key(
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
+    place: _Place,
     key_out: Path,
     force: bool,
     as_json: bool,
@@ -363,7 +351,7 @@ def admin_key(
     from memdir.server.accounts import write_secret
 
     check_private_target(key_out, force=force)
-    with _accounts(data, backend, dsn, s3_endpoint, bucket, prefix) as accounts:
+    with place.accounts() as accounts:
         key = accounts.set_admin_key()
     write_secret(key_out, key, force=force)
     if as_json:
@@ -374,19 +362,11 @@ def admin_key(
 
 @server_group.command(name="team")
 @click.argument("name")
-@_data_option
-@_backend_option
-@_dsn_option
-@_s3_options
+@_place_options
 @json_option
 def team_audit(
     name: str,
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
+    place: _Place,
     as_json: bool,
 ) -> None:
     """Show team NAME as the server keeps it: members, revocations and every membership
@@ -395,7 +375,7 @@ def team_audit(
     from memdir.server.rejection import Rejection
     from memdir.server.rules import SyncRules
 
-    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
+    storage = place.storage()
     try:
         state = SyncRules(storage).teams.audit(name)
     except Rejection as exc:
@@ -414,20 +394,12 @@ def team_audit(
 
 @server_group.command()
 @click.argument("user")
-@_data_option
-@_backend_option
-@_dsn_option
-@_s3_options
+@_place_options
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 def erase(
     user: str,
-    data: Path,
-    backend: str,
-    dsn: str | None,
-    s3_endpoint: str | None,
-    bucket: str | None,
-    prefix: str,
+    place: _Place,
     yes: bool,
     as_json: bool,
 ) -> None:
@@ -440,7 +412,7 @@ def erase(
         if as_json:
             raise InvalidInput("erasing cannot be undone; pass --yes to confirm")
         click.confirm(f"Erase every note of {user} on this server for good?", abort=True)
-    storage = _storage(backend, data, dsn, s3_endpoint, bucket, prefix)
+    storage = place.storage()
     try:
         result = SyncRules(storage).erase(user)
     finally:

@@ -15,6 +15,7 @@ server user add/remove` takes effect without a restart.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -33,7 +34,7 @@ from memdir.files.lock import DirLock
 from memdir.server.storage.base import ServerDocuments, Storage
 from memdir.server.storage.directory import validate_user
 
-__all__ = ["Account", "Accounts", "open_accounts", "token_digest", "write_secret"]
+__all__ = ["IN_BACKEND", "Account", "Accounts", "open_accounts", "token_digest", "write_secret"]
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +68,24 @@ class Account:
         return {"name": self.name, "created_at": self.created_at}
 
 
+#: Written in a data directory whose server keeps its accounts in the backend, so that the
+#: directory-backend commands refuse rather than edit a file the server does not read.
+IN_BACKEND = "accounts.in-backend"
+
+
 def open_accounts(data_dir: Path, storage: Storage) -> Accounts:
     """The accounts of a server over `storage`: in the backend when it keeps server
-    documents (PostgreSQL, S3), else in `data_dir`'s file."""
+    documents (PostgreSQL, S3; the data directory is marked so), else in `data_dir`'s file."""
     if isinstance(storage, ServerDocuments):
+        marker = data_dir / IN_BACKEND
+        if not marker.exists():
+            ensure_private_dir(data_dir)
+            atomic_write(
+                marker,
+                b"The accounts of this server live in its storage backend: manage them with "
+                b"`memdir server user ... --backend postgres|s3`.\n",
+                mode=0o600,
+            )
         return Accounts(data_dir, store=storage)
     return Accounts(data_dir)
 
@@ -98,6 +113,8 @@ class Accounts:
         self.store = store
         self._cache_lock = threading.Lock()
         self._cache: tuple[object, dict[str, Any]] | None = None
+        #: The backend's document as last read: (stamp, version, document).
+        self._held: tuple[str, int, dict[str, Any]] | None = None
 
     def _cached(self, stamp: object) -> dict[str, Any] | None:
         with self._cache_lock:
@@ -111,27 +128,50 @@ class Accounts:
         return doc
 
     def _stored(self) -> tuple[int, dict[str, Any]]:
-        """(version, document) from the backend; a data directory's file is copied in once."""
+        """(version, document) from the backend; a data directory's file is copied in once.
+        The body is read only when the document's stamp changed."""
         assert self.store is not None
+        stamp = self.store.server_document_stamp(_DOCUMENT)
+        if stamp is None:
+            try:
+                data: bytes | None = self.path.read_bytes()
+            except FileNotFoundError:
+                data = None
+            if data is not None:
+                _parse(data, self.path)
+                if self.store.swap_server_document(_DOCUMENT, 0, data):
+                    log.warning("copied the accounts of %s into the storage backend", self.path)
+                    # Kept as a record, out of the way: a later backend never imports it again.
+                    with contextlib.suppress(FileNotFoundError):
+                        self.path.replace(self.path.with_name(self.path.name + ".imported"))
+            # Read again whatever happened here: another replica sharing this data directory
+            # may have copied the file in (and moved it away) since the first look.
+            stamp = self.store.server_document_stamp(_DOCUMENT)
+        if stamp is None:
+            return 0, _empty()
+        with self._cache_lock:
+            held = self._held
+        if held is not None and held[0] == stamp:
+            return held[1], held[2]
         found = self.store.server_document(_DOCUMENT)
-        if found is None and self.path.exists():
-            data = self.path.read_bytes()
-            _parse(data, self.path)
-            if self.store.swap_server_document(_DOCUMENT, 0, data):
-                log.warning("copied the accounts of %s into the storage backend", self.path)
-            found = self.store.server_document(_DOCUMENT)
         if found is None:
             return 0, _empty()
         version, raw = found
-        cached = self._cached(("v", version, raw))
-        if cached is not None:
-            return version, cached
         doc = _parse(raw, "the accounts document in the storage backend")
-        return version, self._remember(("v", version, raw), doc)
+        with self._cache_lock:
+            # Keyed by the stamp read before the body: a body newer than it is read again
+            # at the next request, never an older one kept.
+            self._held = (stamp, version, doc)
+        return version, doc
 
     def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply `change` to a copy of the accounts and store it (atomically)."""
         if self.store is None:
+            if (self.data_dir / IN_BACKEND).exists():
+                raise Refused(
+                    f"the accounts of the server at {self.data_dir} live in its storage "
+                    "backend: pass --backend postgres --dsn … (or --backend s3 …)"
+                )
             with self._lock():
                 doc = dict(self._load())
                 change(doc)

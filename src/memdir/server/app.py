@@ -29,7 +29,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memdir import __version__
-from memdir.errors import Busy, InvalidInput, MemdirError
+from memdir.errors import Busy, InvalidInput, MemdirError, Refused
 from memdir.outbound import is_loopback
 from memdir.server.accounts import Accounts
 from memdir.server.ratelimit import Limiter, retry_after_header
@@ -162,7 +162,19 @@ class _Gate:
             await send(message)
 
         try:
-            refusal = await self._admit(scope)
+            try:
+                refusal = await self._admit(scope)
+            except Refused:
+                raise
+            except MemdirError as exc:  # the backend behind the accounts or limiter: down
+                log.warning("request %s refused: %s", scope.get("path"), exc)
+                refusal = _error(
+                    self.quotas,
+                    503,
+                    "busy",
+                    "the server's storage is not available right now; try again later",
+                    headers={"Retry-After": "5"},
+                )
             if refusal is None:
                 receive, refusal = await self._limit_body(scope, receive)
             if refusal is not None:

@@ -438,9 +438,28 @@ class Replica:
                         "this project's notes hold sync conflicts; resolve them first "
                         "(`memdir sync conflicts`)"
                     )
+                if self._pending(Scope.PROJECT, baseline):
+                    raise Conflict(
+                        "this project's notes have changes not synced yet (edits, deletions, "
+                        "or forgotten notes): run `memdir sync` first, then move them"
+                    )
                 baseline.reset()
             self.account.link_team(project, team)
         return self.status()
+
+    def _pending(self, scope: Scope, baseline: Baseline) -> bool:
+        """Whether the scope has local changes the baseline has not seen synced: a note
+        edited, created or deleted here since the last pass."""
+        directory = self._stores[scope].directory
+        bases = baseline.bases()
+        on_disk = {i for i in directory.ids_on_disk() if not i.startswith(".")}
+        if on_disk != bases.keys():
+            return True
+        for note_id, rev in bases.items():
+            data = directory.read_bytes(note_id)
+            if data is None or revision_of(data) != rev:
+                return True
+        return False
 
     def commit_first(
         self,
@@ -468,11 +487,20 @@ class Replica:
             return None
         if self._team(scope) is not None:
             return None  # a team's notes: written here, synced by the next pass
+        ref = self._ref(scope)
         with self._client(credentials) as client:
-            scope_pass = ScopePass(
-                self._stores[scope], baseline, client, self._ref(scope), clock=self._clock
-            )
+            scope_pass = ScopePass(self._stores[scope], baseline, client, ref, clock=self._clock)
             with self._pass_lock(scope):
+                # Checked again under the lock: `memdir team link --move` may have reset
+                # these notes' state or linked them meanwhile; then the batch is written
+                # here and synced by the next pass.
+                if (
+                    baseline.binding is None
+                    or self._paused(scope, credentials)
+                    or self._team(scope) is not None
+                    or self._ref(scope) != ref
+                ):
+                    return None
                 return commit_first(scope_pass, writes, reason, expected=expected, audit=audit)
 
     # -- conflicts -------------------------------------------------------------------

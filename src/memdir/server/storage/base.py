@@ -102,6 +102,11 @@ class ServerDocuments(Protocol):
         """(version, bytes) of the document `name`, None when there is none."""
         ...
 
+    def server_document_stamp(self, name: str) -> str | None:
+        """A token that changes whenever the document `name` does (cheap: no body), None
+        when there is none."""
+        ...
+
     def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
         """Store `name` as version `expected + 1` if still at `expected` (0: none)."""
         ...

@@ -86,24 +86,23 @@ _LOCK_TIMEOUT = 30.0
 _POLL_SECONDS = 0.01
 
 
-def validate_user(user: object) -> str:
-    """Return `user` if it is a valid account name, else raise InvalidInput."""
-    if not isinstance(user, str) or not USER_PATTERN.fullmatch(user):
+def _valid_name(kind: str, name: object, pattern: re.Pattern[str]) -> str:
+    if not isinstance(name, str) or not pattern.fullmatch(name):
         raise InvalidInput(
-            f"user name {str(user)[:70]!r} is not valid: use 1-64 lower-case letters, "
+            f"{kind} name {str(name)[:70]!r} is not valid: use 1-64 lower-case letters, "
             "digits, '-' and '_', starting with a letter or digit"
         )
-    return user
+    return name
+
+
+def validate_user(user: object) -> str:
+    """Return `user` if it is a valid account name, else raise InvalidInput."""
+    return _valid_name("user", user, USER_PATTERN)
 
 
 def validate_team(team: object) -> str:
     """Return `team` if it is a valid team name, else raise InvalidInput."""
-    if not isinstance(team, str) or not TEAM_PATTERN.fullmatch(team):
-        raise InvalidInput(
-            f"team name {str(team)[:70]!r} is not valid: use 1-64 lower-case letters, "
-            "digits, '-' and '_', starting with a letter or digit"
-        )
-    return team
+    return _valid_name("team", team, TEAM_PATTERN)
 
 
 def team_owner(team: str) -> str:

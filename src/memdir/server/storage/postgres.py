@@ -296,11 +296,24 @@ class PostgresStorage:
 
     def server_document(self, name: str) -> StoredTeam | None:
         """(version, bytes) of the server's document `name` (its accounts), None when none."""
+        return self._versioned("memdir_documents", "name", name)
+
+    def _versioned(self, table: str, column: str, key: str) -> StoredTeam | None:
+        """(version, body) of the row of `table` whose `column` is `key`, None when none."""
+        query = sql.SQL("SELECT version, body FROM {} WHERE {} = %s").format(
+            sql.Identifier(table), sql.Identifier(column)
+        )
+        with self._conn() as conn:
+            row = conn.execute(query, (key,)).fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
+    def server_document_stamp(self, name: str) -> str | None:
+        """The version of the server's document `name` as a stamp, None when there is none."""
         with self._conn() as conn:
             row = conn.execute(
-                "SELECT version, body FROM memdir_documents WHERE name = %s", (name,)
+                "SELECT version FROM memdir_documents WHERE name = %s", (name,)
             ).fetchone()
-        return None if row is None else (int(row[0]), bytes(row[1]))
+        return None if row is None else str(row[0])
 
     def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
         """Store the server's document `name` if its version is still `expected`."""
@@ -422,12 +435,7 @@ class PostgresStorage:
 
     def team(self, team: str) -> StoredTeam | None:
         """The team's policy document, None when no such team exists."""
-        validate_team(team)
-        with self._conn() as conn:
-            row = conn.execute(
-                "SELECT version, body FROM memdir_teams WHERE team_id = %s", (team,)
-            ).fetchone()
-        return None if row is None else (int(row[0]), bytes(row[1]))
+        return self._versioned("memdir_teams", "team_id", validate_team(team))
 
     def swap_team(self, team: str, expected: int, doc: bytes) -> bool:
         """Store the team's policy document if its version is still `expected` (0: create)."""
@@ -475,8 +483,8 @@ class PostgresStorage:
                 "INSERT INTO memdir_rate_buckets AS b (bucket, tokens, at)"
                 " VALUES (%(bucket)s, %(burst)s, clock_timestamp())"
                 " ON CONFLICT (bucket) DO UPDATE SET"
-                " tokens = LEAST(%(burst)s, b.tokens"
-                " + %(rate)s * EXTRACT(EPOCH FROM clock_timestamp() - b.at)),"
+                " tokens = LEAST(%(burst)s, GREATEST(0, b.tokens)"
+                " + %(rate)s * GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - b.at))),"
                 " at = clock_timestamp()"
                 " RETURNING tokens",
                 {"bucket": bucket, "burst": float(burst), "rate": rate},

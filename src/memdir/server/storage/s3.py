@@ -362,6 +362,22 @@ class S3Storage:
         version, _, doc = unpack_document(found[0], body="document")
         return version, doc
 
+    def server_document_stamp(self, name: str) -> str | None:
+        """The ETag of the server's document `name` (a HEAD request), None when none."""
+        key = self._server_key(name)
+
+        def run() -> str | None:
+            try:
+                found = self._s3.head_object(Bucket=self.bucket, Key=key)
+            except self._client_error as error:
+                if _missing(error):
+                    return None
+                raise
+            return str(found["ETag"])
+
+        stamp: str | None = self._call(run, what=f"look at the server's {name}")
+        return stamp
+
     def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
         """Store the server's document `name` as version `expected + 1` if still there."""
         return self._swap_document(self._server_key(name), None, expected, doc, "document")
