@@ -160,6 +160,14 @@ class Stores:
                 "folder writable, or commit once"
             ) from None
 
+    def peek_project_id(self) -> str | None:
+        """The open project's id as reading sees it, writing nothing (None: no project, or
+        no id yet)."""
+        root = self.settings.project_root
+        if root is None:
+            return None
+        return peek_project_id(root) or pending_project_id(root, self.home, create=False)
+
     def project_id(self) -> str:
         """The open project's id, recorded in `.memdir/project.json` if it is not yet
         (a write or a sync); the pending id used while reading becomes it."""

@@ -80,6 +80,7 @@ class Sync:
                     clock=self._clock,
                     lock_timeout=max(self.settings.lock_timeout, 30.0),
                     transport=self._transport,
+                    peek_project_id=self.stores.peek_project_id,
                 )
             return self._replica
 

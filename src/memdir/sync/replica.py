@@ -132,11 +132,14 @@ class Replica:
         clock: Callable[[], int],
         lock_timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        peek_project_id: Callable[[], str | None] | None = None,
     ) -> None:
         self.root = root
         self.account = SyncAccount(root)
         self._stores = stores
         self._project_id = project_id
+        #: The project's id as reading sees it, writing nothing (status must not write).
+        self._peek_project_id = peek_project_id or project_id
         self._clock = clock
         self._transport = transport
         self._lock_timeout = lock_timeout
@@ -185,9 +188,10 @@ class Replica:
 
     def _team(self, scope: Scope) -> str | None:
         """The team whose shared notes the scope is (§12), None for the account's own."""
-        if scope is Scope.USER or self._project_id is None:
+        if scope is Scope.USER or self._peek_project_id is None:
             return None
-        return self.account.team_of(self._project_id())
+        project = self._peek_project_id()
+        return None if project is None else self.account.team_of(project)
 
     def _client(self, credentials: Credentials) -> SyncClient:
         from memdir.sync.client import SyncClient
