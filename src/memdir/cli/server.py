@@ -7,6 +7,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -19,7 +20,12 @@ from memdir.core.vocab import StorageBackend, choices
 from memdir.errors import InvalidInput, MemdirError, NotFound
 
 if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
     from memdir.server.accounts import Accounts
+    from memdir.server.oauth import OAuthServer
+    from memdir.server.ratelimit import Limiter
+    from memdir.server.rules import SyncRules
     from memdir.server.storage.base import Storage
 
 __all__ = ["server_group"]
@@ -184,6 +190,23 @@ def server_group() -> None:
     is_flag=True,
     help="Also serve the API's description without a token (/openapi.json, /docs, /redoc).",
 )
+@click.option(
+    "--mcp",
+    "remote_mcp",
+    is_flag=True,
+    help="Also serve each account's and team's notes as remote MCP at /mcp, behind OAuth 2.1.",
+)
+@click.option(
+    "--public-url",
+    help="The https:// address clients reach this server at, through its TLS proxy (the "
+    "OAuth issuer); default: the address it listens on, for loopback only.",
+)
+@click.option(
+    "--oauth-allow-private-clients",
+    is_flag=True,
+    help="Fetch OAuth client metadata documents from loopback and private addresses too "
+    "(testing; refused by default against server-side request forgery).",
+)
 @json_option
 def serve(
     place: _Place,
@@ -197,6 +220,9 @@ def serve(
     max_response_bytes: int | None,
     tombstone_days: int | None,
     docs: bool,
+    remote_mcp: bool,
+    public_url: str | None,
+    oauth_allow_private_clients: bool,
     as_json: bool,
 ) -> None:
     """Serve the sync API until interrupted; prints one line when it is ready.
@@ -208,7 +234,7 @@ def serve(
     from memdir.server.accounts import open_accounts
     from memdir.server.app import create_app, plain_http_warning
     from memdir.server.app import serve as run_server
-    from memdir.server.ratelimit import BucketStore, Limiter, RateLimiter, SharedRateLimiter
+    from memdir.server.ratelimit import BucketStore, RateLimiter, SharedRateLimiter
     from memdir.server.rules import SyncRules
     from memdir.sync.protocol import Quotas
 
@@ -223,10 +249,14 @@ def serve(
     warning = plain_http_warning(host)
     if warning is not None:
         click.echo(warning, err=True)
+    public = _public_url(public_url, host) if remote_mcp else None
     ensure_private_dir(place.data)
     storage = place.storage()
+    oauth: OAuthServer | None = None
 
     def ready(url: str) -> None:
+        if oauth is not None and not public:
+            oauth.base_url = url
         if as_json:  # one line, so a supervisor can read it like the plain one
             doc = {"listening": url, "backend": place.backend, "quotas": quotas.model_dump()}
             click.echo(json.dumps(doc))
@@ -240,10 +270,71 @@ def serve(
         limiter: Limiter = RateLimiter(per_minute=rate_limit, burst=rate_burst)
         if isinstance(storage, BucketStore):  # PostgreSQL, S3: every replica shares them
             limiter = SharedRateLimiter(storage, per_minute=rate_limit, burst=rate_burst)
-        app = create_app(rules, accounts, limiter, docs=docs)
+        routes: list[BaseRoute] = []
+        lifespan = None
+        if remote_mcp:
+            oauth, routes, lifespan = _remote_mcp(
+                place, storage, accounts, rules, limiter, oauth_allow_private_clients
+            )
+            if public:
+                oauth.base_url = public
+        app = create_app(rules, accounts, limiter, docs=docs, routes=routes, lifespan=lifespan)
         run_server(app, host, port, ready)
     finally:
         storage.close()
+
+
+def _public_url(given: str | None, host: str) -> str:
+    """The OAuth issuer's base URL: `--public-url` (https, or http on loopback), or for a
+    loopback server its own address (filled in once the port is known: "")."""
+    from memdir.outbound import endpoint
+
+    if given is None:
+        from memdir.outbound import is_loopback
+
+        if not is_loopback(host):
+            raise click.UsageError(
+                "--mcp beyond loopback needs --public-url https://… (the address clients "
+                "reach through the TLS proxy; OAuth tokens are bound to it)"
+            )
+        return ""
+    try:
+        url, _ = endpoint(given, "", what="public", key_setting="--public-url")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--public-url") from None
+    if url.path.strip("/"):
+        raise click.BadParameter(
+            "give the server's root address, without a path", param_hint="--public-url"
+        )
+    return str(url).rstrip("/")
+
+
+def _remote_mcp(
+    place: _Place,
+    storage: Storage,
+    accounts: Accounts,
+    rules: SyncRules,
+    limiter: Limiter,
+    allow_private_clients: bool,
+) -> tuple[OAuthServer, list[BaseRoute], Callable[[], AbstractAsyncContextManager[Any]]]:
+    """The OAuth server, the routes of it and of `/mcp`, and the MCP session manager's
+    lifespan, for `serve --mcp`."""
+    from starlette.routing import Route
+
+    from memdir.mcp.remote import Mirrors, RemoteEndpoint
+    from memdir.server.inprocess import rules_transport
+    from memdir.server.oauth import OAuthServer
+
+    oauth = OAuthServer(
+        storage=storage,
+        data_dir=place.data,
+        accounts=accounts,
+        teams=rules.teams,
+        allow_private_clients=allow_private_clients,
+    )
+    mirrors = Mirrors(place.data / "working-copies", lambda user: rules_transport(rules, user))
+    endpoint = RemoteEndpoint(oauth, mirrors, limit=limiter.check, limit_blocks=limiter.blocking)
+    return oauth, [*oauth.routes(), Route("/mcp", endpoint=endpoint)], endpoint.lifespan
 
 
 @server_group.group(name="user")

@@ -6,12 +6,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from memdir.clients.grants import GrantStore
 from memdir.core import AccessLevel
 from memdir.errors import InvalidInput, Refused, Remedy
 
-__all__ = ["CURRENT", "Access", "Gate", "bearer_token"]
+__all__ = ["CURRENT", "Access", "Gate", "Place", "Resolver", "bearer_token"]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Whose notes a remote MCP request reaches (§12): an account's own notes and, with
+    `project`, that project's notes, kept in `team`'s space when the team shares them."""
+
+    account: str
+    project: str | None = None
+    team: str | None = None
+
+    def describe(self) -> str:
+        """`account alice`, `project 3f… of team acme (account alice)`."""
+        if self.project is None:
+            return f"the notes of account {self.account}"
+        where = f" of team {self.team}" if self.team else ""
+        return f"project {self.project}{where} (account {self.account})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +47,10 @@ class Access:
     # What the refusals say, not what the access is: left out of comparisons.
     config_level: AccessLevel | None = field(default=None, compare=False)
     capped: bool = field(default=False, compare=False)
+    #: A remote request's place (whose notes it reaches) and its OAuth client; None for
+    #: the user's own server, whose memory is the one it was started on.
+    place: Place | None = None
+    client: str | None = field(default=None, compare=False)
 
     def require_write(self, tool: str) -> None:
         """Refuse `tool` (which writes notes) unless writes are allowed."""
@@ -50,6 +72,13 @@ class Access:
 
     def _refusal(self, tool: str, does: str, flags: str, unchanged: str) -> Refused:
         """Why `tool` is refused, and which grant (or config) would allow it."""
+        if self.place is not None:
+            scopes = "write" if flags == "--write" else "write and delete"
+            return Refused(
+                f"{tool} {does}, which is not allowed: the OAuth token of {self.client} does "
+                f"not carry the {scopes} scope{'s' if ' ' in scopes else ''}; {unchanged} "
+                "(the user can approve a new authorization that includes it)"
+            )
         if self.grant_id is None or self.capped:
             # The config caps every grant: only the user's config can widen it.
             config = (self.config_level or self.level).value
@@ -101,6 +130,11 @@ class Access:
             raise InvalidInput("scope must be project or user")
         if self.scope == "both":
             return requested
+        if requested is not None and requested != self.scope and self.place is not None:
+            raise Refused(
+                f"this authorization reaches {self.place.describe()} only, no project's "
+                "notes: the user can approve a new one naming a project"
+            )
         if requested is not None and requested != self.scope:
             raise Refused(
                 f"grant {self.grant_id} covers the {self.scope} scope only, so scope "
@@ -134,6 +168,14 @@ def bearer_token(headers: Mapping[str, str] | None) -> str | None:
     if kind.lower() != "bearer" or not token:
         return None
     return token
+
+
+class Resolver(Protocol):
+    """Resolves the access of a request from its HTTP headers (None over stdio)."""
+
+    def resolve(self, headers: Mapping[str, str] | None) -> Access:
+        """The access of the request; Refused (a MemdirError) when it has none."""
+        ...
 
 
 class Gate:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
@@ -28,7 +29,7 @@ from memdir.mcp.tools.record import Tool
 from memdir.mcp.tools.state import StateStores
 from memdir.memory.searching import Index
 
-__all__ = ["PROGRESS", "IndexProgress", "register_tools", "wrap"]
+__all__ = ["PROGRESS", "IndexProgress", "Source", "register_tools", "wrap"]
 
 _log = logging.getLogger(__name__)
 
@@ -62,6 +63,22 @@ class IndexProgress:
             _log.debug("progress notification not sent", exc_info=True)
 
 
+class Source:
+    """Where each call finds the `Memory` it works on, when that is not one fixed memory:
+    the remote server opens the caller's own working copy for every call (`opened`)."""
+
+    def opened(self) -> AbstractContextManager[Memory]:
+        """The memory of the request being served (from its access), for one call."""
+        raise NotImplementedError
+
+
+def opener(context: object) -> Callable[[], AbstractContextManager[Any]]:
+    """How a call reaches `context`: a `Source` opens one per call, anything else is it."""
+    if isinstance(context, Source):
+        return context.opened
+    return lambda: nullcontext(context)
+
+
 def wrap(
     tool: Tool, context: object, limiter: anyio.CapacityLimiter
 ) -> Callable[..., Awaitable[Any]]:
@@ -76,14 +93,15 @@ def wrap(
     between concurrent calls. The caller's access travels along (`run_sync` copies the
     context), and so does index-building progress (`Index.observing`)."""
     parameters = tool.parameters()
+    opened = opener(context)
 
     async def call(**arguments: Any) -> Any:
         send = PROGRESS.get()
         progress = IndexProgress(send) if send is not None else None
 
         def run() -> Any:
-            with Index.observing(progress):
-                return tool.handler(context, **arguments)
+            with Index.observing(progress), opened() as subject:
+                return tool.handler(subject, **arguments)
 
         try:
             return await anyio.to_thread.run_sync(run, limiter=limiter)
@@ -112,7 +130,7 @@ def wrap(
 
 def register_tools(
     server: MCPServer[Any],
-    memory: Memory,
+    memory: Memory | Source,
     limiter: anyio.CapacityLimiter,
     states: StateStores | None = None,
 ) -> ToolArguments:

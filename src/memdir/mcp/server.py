@@ -41,7 +41,7 @@ from memdir import __version__
 from memdir.clients.grants import GrantStore
 from memdir.errors import MemdirError, Refused
 from memdir.guidance import GUIDANCE
-from memdir.mcp.access import CURRENT, Gate, bearer_token
+from memdir.mcp.access import CURRENT, Gate, Resolver, bearer_token
 from memdir.mcp.failures import ToolArguments, error_result, error_text
 from memdir.mcp.handshake import (
     HANDSHAKE_REVISIONS,
@@ -51,7 +51,7 @@ from memdir.mcp.handshake import (
     StdioWire,
 )
 from memdir.mcp.protocol import Offered, check_request, internal_error, translated
-from memdir.mcp.registry import PROGRESS, register_tools
+from memdir.mcp.registry import PROGRESS, Source, opener, register_tools
 from memdir.mcp.tools import TOOLS, tool_named, usable_tools
 from memdir.mcp.tools.state import StateStores
 from memdir.memory import Memory
@@ -131,7 +131,7 @@ class _Guard:
     served, answer a request that names nothing this server has, and say every error the
     SDK raises for a request memdir's way (`memdir.mcp.protocol`)."""
 
-    def __init__(self, gate: Gate) -> None:
+    def __init__(self, gate: Resolver) -> None:
         self.gate = gate
         #: The tools' argument checker, set once the tools are registered.
         self.arguments = ToolArguments()
@@ -206,7 +206,9 @@ def _only_usable(result: HandlerResult, names: frozenset[str]) -> HandlerResult:
     return result.model_copy(update={"tools": [t for t in tools if t.name in names]})
 
 
-def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) -> MCPServer[Any]:
+def build_server(
+    memory: Memory | Source, gate: Resolver, states: StateStores | None = None
+) -> MCPServer[Any]:
     """The MCP server: tools, the prompt index and guidance as resources and prompts.
 
     `states` is the agent state store of the state tools (whoever passes it closes it);
@@ -225,9 +227,16 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
         middleware=[guard],
         cache_hints=_CACHE_HINTS,
     )
-    # One call into `memory` at a time, each in a worker thread (see mcp.registry.wrap).
-    limiter = anyio.CapacityLimiter(1)
+    # One call into `memory` at a time, each in a worker thread (see mcp.registry.wrap);
+    # a remote server's source serialises the calls into each working copy itself.
+    limiter = anyio.CapacityLimiter(4 if isinstance(memory, Source) else 1)
     guard.arguments = register_tools(server, memory, limiter, states)
+    opened = opener(memory)
+
+    def index_text() -> str:
+        with opened() as subject:
+            text: str = subject.agent.prompt_index()
+            return text
 
     async def prompt_index() -> str:
         access = CURRENT.get()
@@ -237,7 +246,7 @@ def build_server(memory: Memory, gate: Gate, states: StateStores | None = None) 
             if access.scope != "both":
                 return f"This grant covers the {access.scope} scope only: use memory_search."
             # Scanning the note files blocks: keep the event loop free for other requests.
-            return await anyio.to_thread.run_sync(memory.agent.prompt_index, limiter=limiter)
+            return await anyio.to_thread.run_sync(index_text, limiter=limiter)
         except MemdirError as exc:  # a locked store, a damaged note: said as a tool says it
             raise MCPError(INTERNAL_ERROR, error_text(exc)) from None
 

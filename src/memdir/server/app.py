@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Annotated, Any
 
 import anyio.to_thread
@@ -26,6 +27,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memdir import __version__
@@ -344,13 +346,27 @@ def create_app(
     *,
     max_request_bytes: int | None = None,
     docs: bool = False,
+    routes: Sequence[BaseRoute] = (),
+    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
 ) -> FastAPI:
     """The sync server's ASGI app over `rules`, authenticating with `accounts`.
 
     `docs` serves the API's description (`DOC_ROUTES`); without it they are 404s.
+    `routes` are served beside the API, outside its gate's token check (the remote MCP
+    endpoint and its OAuth server check their own tokens); `lifespan` runs while the
+    server does (the MCP session manager).
     """
     quotas = rules.quotas
     openapi, swagger, redoc = DOC_ROUTES if docs else (None, None, None)
+
+    @asynccontextmanager
+    async def running(_: FastAPI) -> AsyncIterator[None]:
+        if lifespan is None:
+            yield
+            return
+        async with lifespan():
+            yield
+
     app = FastAPI(
         title="memdir sync server",
         version=__version__,
@@ -358,6 +374,7 @@ def create_app(
         openapi_url=openapi,
         docs_url=swagger,
         redoc_url=redoc,
+        lifespan=running,
     )
     errors: dict[int | str, dict[str, Any]] = {
         code: {"model": ErrorBody} for code in (401, 403, 404, 409, 410, 413, 422, 426, 429)
@@ -411,6 +428,7 @@ def create_app(
         return _json(rules.erase(body.user))
 
     app.include_router(router)
+    app.router.routes.extend(routes)
     _install_handlers(app, quotas)
     app.add_middleware(
         _Gate,
@@ -477,7 +495,7 @@ def serve(app: ASGIApp, host: str, port: int, on_ready: Callable[[str], None]) -
         app,
         log_level="warning",
         access_log=False,
-        lifespan="off",
+        lifespan="on",
         proxy_headers=False,
         timeout_keep_alive=15,
     )

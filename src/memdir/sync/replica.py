@@ -86,6 +86,8 @@ class SyncRun:
 
     reports: list[PassReport] = field(default_factory=list)
     paused: dict[str, str] = field(default_factory=dict)
+    #: The paused scopes whose notes are end-to-end encrypted and could not be opened.
+    locked: set[str] = field(default_factory=set)
 
     @property
     def conflicts(self) -> int:
@@ -334,6 +336,7 @@ class Replica:
                         # was read or written; the other scopes go on.
                         locked.append(exc)
                         run.paused[scope.value] = describe(exc)
+                        run.locked.add(scope.value)
                         continue
                 run.reports.append(report)
         if locked and not run.reports:

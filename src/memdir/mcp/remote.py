@@ -1,0 +1,376 @@
+"""Remote MCP (§12): each account's and team's notes over streamable HTTP, behind OAuth.
+
+`memdir server serve --mcp` mounts this endpoint at `/mcp` on the sync server. Every
+request carries an OAuth access token (`memdir.server.oauth`); the endpoint answers a
+missing, expired, revoked or foreign one with 401 and the `WWW-Authenticate` challenge
+that points the client at the protected resource metadata. The token decides the
+access (its `read` / `write` / `delete` scopes become the access levels of a grant) and
+the place: the account's own notes and, when the user chose one on the consent page, a
+project's notes (kept in a team's space when the team shares them).
+
+The notes a request reaches live in a working copy on the server: a `Memory` in the
+server's data directory that syncs with the storage backend through the sync rules
+themselves (`memdir.server.inprocess`), so a remote write passes the same checks as any
+machine's (the reader's refusal, quotas, the credential guard) and lands in storage
+before the tool answers. The copy is derived and rebuildable: it is brought up to date
+before every call, and when anything it holds could not be stored (the backend is down,
+a change was held or conflicted) it is thrown away and the caller told what was not
+stored; the next call builds it again from storage. Several replicas each keep their
+own copies, and sessions are not kept at all (stateless streamable HTTP), so any replica
+answers any request. An end-to-end encrypted scope is not served: the server has no key
+to read it, and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import shutil
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio.from_thread
+import anyio.to_thread
+import httpx
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
+
+from memdir.core import AccessLevel
+from memdir.errors import Locked, MemdirError, Refused, describe
+from memdir.mcp.access import CURRENT, Access, Place, bearer_token
+from memdir.mcp.registry import Source
+from memdir.memory import Memory
+from memdir.project import ensure_project_id
+
+__all__ = ["Grant", "Mirrors", "RemoteEndpoint", "RemoteGate", "Verifier", "access_of"]
+
+_log = logging.getLogger(__name__)
+
+#: Where a working copy's sync client "signs in": its transport answers every request in
+#: this process, so neither the address nor the token ever reaches a network.
+_SERVER = "https://working-copy.memdir.invalid"
+_TOKEN = "working-copy-of-the-server-itself"
+
+
+class Grant(Protocol):
+    """What a valid OAuth access token gives (`memdir.server.oauth.OAuthGrant`)."""
+
+    @property
+    def account(self) -> str: ...
+    @property
+    def scopes(self) -> frozenset[str]: ...
+    @property
+    def project(self) -> str | None: ...
+    @property
+    def team(self) -> str | None: ...
+    @property
+    def client_id(self) -> str: ...
+
+
+class Verifier(Protocol):
+    """The OAuth server as the endpoint sees it."""
+
+    async def verify(self, token: str) -> Grant | None:
+        """The grant of a valid access token for this resource, else None."""
+        ...
+
+    def challenge(self, error: str | None = None, description: str | None = None) -> str:
+        """The `WWW-Authenticate` value of a 401 on the endpoint."""
+        ...
+
+
+def access_of(grant: Grant) -> Access:
+    """The MCP access an OAuth grant gives: read, write (read_write), delete (with the
+    delete right), over the account's notes and, with a project, that project's too."""
+    scopes = grant.scopes
+    write = "write" in scopes
+    level = AccessLevel.READ
+    if write:
+        level = AccessLevel.READ_WRITE_DELETE if "delete" in scopes else AccessLevel.READ_WRITE
+    return Access(
+        level,
+        "both" if grant.project is not None else "user",
+        can_delete=write and "delete" in scopes,
+        place=Place(grant.account, grant.project, grant.team),
+        client=grant.client_id,
+    )
+
+
+_EXPIRED = (
+    "the OAuth access token is expired or was revoked; the client must authorize again "
+    "(nothing was read or written)"
+)
+
+
+#: Why an end-to-end encrypted scope is not served.
+_SEALED = (
+    "{} holds end-to-end encrypted notes: the server has no key to read them, so they are "
+    "not served over remote MCP (they are read on the user's own machines, where the key "
+    "is); nothing was read or written"
+)
+
+
+class RemoteGate:
+    """Resolves each MCP request's access from its OAuth token, checked again at every
+    call (a token revoked mid-session is refused from its next call on)."""
+
+    def __init__(self, verifier: Verifier) -> None:
+        self.verifier = verifier
+
+    def resolve(self, headers: Mapping[str, str] | None) -> Access:
+        token = bearer_token(headers)
+        if token is None:
+            raise Refused("this MCP endpoint needs an OAuth access token (Authorization: Bearer)")
+        # Called from a worker thread of the request's event loop.
+        grant: Grant | None = anyio.from_thread.run(self.verifier.verify, token)
+        if grant is None:
+            raise Refused(_EXPIRED)
+        return access_of(grant)
+
+
+class _Copy:
+    """One working copy: its memory, and the lock that lets one call at a time use it."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.lock = threading.Lock()
+
+
+class Mirrors(Source):
+    """The server's working copies, one per place, under `root`; at most `keep` open."""
+
+    def __init__(
+        self,
+        root: Path,
+        transport_for: Callable[[str], httpx.BaseTransport],
+        *,
+        keep: int = 16,
+        embedder: Any = None,
+    ) -> None:
+        from memdir.memory.searching import CONFIGURED
+
+        self.root = root
+        self._transport_for = transport_for
+        self._keep = keep
+        self._embedder = CONFIGURED if embedder is None else embedder
+        self._open: OrderedDict[Place, _Copy] = OrderedDict()
+        self._places: dict[Place, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def close(self) -> None:
+        """Close every open working copy."""
+        with self._guard:
+            copies = list(self._open.values())
+            self._open.clear()
+        for copy in copies:
+            with copy.lock:
+                copy.memory.close()
+
+    def directory(self, place: Place) -> Path:
+        """The working copy's directory (a digest of the place: names stay out of paths)."""
+        key = "\0".join((place.account, place.project or "", place.team or ""))
+        return self.root / hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+    @contextmanager
+    def opened(self) -> Iterator[Memory]:
+        """The working copy of the current request's place, brought up to date first and
+        its changes stored after; one call at a time per place."""
+        access = CURRENT.get()
+        if access is None or access.place is None:
+            raise Refused("no remote access was resolved for this call")
+        place = access.place
+        with self._place_lock(place):
+            memory = self._memory(place)
+            self._sync(place, memory, before=True)
+            try:
+                yield memory
+            except BaseException:
+                self._settle(place, memory)
+                raise
+            self._sync(place, memory, before=False)
+
+    def _place_lock(self, place: Place) -> threading.Lock:
+        with self._guard:
+            return self._places.setdefault(place, threading.Lock())
+
+    def _memory(self, place: Place) -> Memory:
+        with self._guard:
+            copy = self._open.get(place)
+            if copy is not None:
+                self._open.move_to_end(place)
+                return copy.memory
+        memory = self._build(place)
+        with self._guard:
+            self._open[place] = _Copy(memory)
+            while len(self._open) > self._keep:
+                old_place, old = self._open.popitem(last=False)
+                if old.lock.acquire(blocking=False):  # never close a copy in use
+                    try:
+                        old.memory.close()
+                    finally:
+                        old.lock.release()
+                else:
+                    self._open[old_place] = old
+                    break
+        return memory
+
+    def _build(self, place: Place) -> Memory:
+        directory = self.directory(place)
+        ready = directory / "ready"
+        project = directory / "project"
+        if not ready.exists():
+            shutil.rmtree(directory, ignore_errors=True)  # a half-built copy: start again
+            (directory / "home").mkdir(parents=True)
+            if place.project is not None:
+                project.mkdir()
+                ensure_project_id(project, root_commit=lambda _: None, pending=place.project)
+        memory = Memory.open(
+            project if place.project is not None else None,
+            directory / "home",
+            embedder=self._embedder,
+            sync_transport=self._transport_for(place.account),
+        )
+        if not ready.exists():
+            try:
+                memory.sync.login(_SERVER, _TOKEN)
+                if place.team is not None:
+                    memory.sync.team_link(place.team)
+            except BaseException:
+                memory.close()
+                raise
+            ready.touch()
+        return memory
+
+    def _sync(self, place: Place, memory: Memory, *, before: bool) -> None:
+        """One sync pass of the copy; anything it could not store drops the copy."""
+        try:
+            run = memory.sync.run()
+        except Locked:
+            self._drop(place)
+            raise Refused(_SEALED.format(place.describe())) from None
+        except MemdirError as exc:
+            self._drop(place)
+            if before:
+                raise Refused(
+                    f"the notes of {place.describe()} cannot be read from the server's storage "
+                    f"now: {describe(exc)}; nothing was read or written"
+                ) from None
+            raise Refused(
+                f"the change was not stored: {describe(exc)}; nothing of it was kept, so "
+                "make it again later"
+            ) from None
+        if run.locked:
+            self._drop(place)
+            raise Refused(_SEALED.format(place.describe()))
+        if run.paused:
+            self._drop(place)
+            reasons = "; ".join(run.paused.values())
+            done = "read or written" if before else "stored"
+            raise Refused(f"{place.describe()} is not served now: {reasons}; nothing was {done}")
+        unstored = {note: why for report in run.reports for note, why in report.held.items()} | {
+            note: "conflicts with a change made meanwhile"
+            for r in run.reports
+            for note in r.conflicts
+        }
+        if unstored:
+            self._drop(place)
+            listed = "; ".join(f"{note}: {why}" for note, why in sorted(unstored.items()))
+            raise Refused(f"not stored on the server: {listed}")
+
+    def _settle(self, place: Place, memory: Memory) -> None:
+        """After a call that failed: store what it changed, or drop the copy."""
+        try:
+            self._sync(place, memory, before=False)
+        except MemdirError:
+            _log.warning("a failed call's working copy of %s was dropped", place.describe())
+
+    def _drop(self, place: Place) -> None:
+        """Close and remove the place's copy; the next call builds it again from storage."""
+        with self._guard:
+            copy = self._open.pop(place, None)
+        if copy is not None:
+            copy.memory.close()
+        shutil.rmtree(self.directory(place), ignore_errors=True)
+
+
+class RemoteEndpoint:
+    """The ASGI app of `/mcp`: the OAuth check, then memdir's MCP server, stateless."""
+
+    def __init__(
+        self,
+        verifier: Verifier,
+        mirrors: Mirrors,
+        *,
+        limit: Callable[[str], float] | None = None,
+        limit_blocks: bool = False,
+    ) -> None:
+        from memdir.mcp.server import build_server
+
+        self.verifier = verifier
+        self.mirrors = mirrors
+        #: The account's rate limit, shared with its sync requests: seconds to wait, or 0.
+        self.limit = limit
+        self.limit_blocks = limit_blocks
+        self.server = build_server(mirrors, RemoteGate(verifier))
+        # Reached through a TLS proxy under the operator's own name: the bearer token, not
+        # the Host header, keeps other sites' pages out (DNS rebinding needs no token).
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.app = self.server.streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=True, transport_security=security
+        )
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]:
+        """Runs the MCP session manager; the host app enters it in its own lifespan."""
+        return self.app.router.lifespan_context(self.app)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        token = bearer_token(headers)
+        grant = await self.verifier.verify(token) if token is not None else None
+        if grant is None:
+            error, text = (None, "an OAuth access token is required")
+            if token is not None:
+                error, text = "invalid_token", _EXPIRED
+            await _unauthorized(send, self.verifier.challenge(error, text if error else None), text)
+            return
+        if self.limit is not None:
+            limit = self.limit
+            wait = (
+                await anyio.to_thread.run_sync(limit, grant.account)
+                if self.limit_blocks
+                else limit(grant.account)
+            )
+            if wait > 0:
+                await _answer(
+                    send,
+                    429,
+                    {
+                        "error": "rate_limited",
+                        "error_description": "too many requests; retry later",
+                    },
+                    [(b"retry-after", str(max(1, math.ceil(wait))).encode())],
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+async def _unauthorized(send: Send, challenge: str, text: str) -> None:
+    body = {"error": "invalid_token", "error_description": text}
+    await _answer(send, 401, body, [(b"www-authenticate", challenge.encode("latin-1"))])
+
+
+async def _answer(
+    send: Send, status: int, body: dict[str, str], headers: list[tuple[bytes, bytes]]
+) -> None:
+    headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store"), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})

@@ -1,0 +1,304 @@
+"""Remote MCP (§12): `memdir server serve --mcp` for real, reached by the official MCP
+SDK's client through its own OAuth client (dynamic registration, PKCE, the consent page,
+`iss`), in both protocol eras; what lands is checked in the storage and on a member's
+own machine through sync."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp.client.streamable_http import streamable_http_client
+
+from fault_proxy import FaultProxy
+from mcp import Client
+from memdir import Memory
+from memdir.core import Note, render_note
+from memdir.crypto.keys import subkeys
+from memdir.crypto.seal import Kind, seal
+from memdir.server.storage.postgres import PostgresStorage
+from memdir.sync.client import SyncClient
+from memdir.sync.protocol import (
+    Change,
+    CommitRequest,
+    ScopeRef,
+    SnapshotRequest,
+    TeamChange,
+    rev_of,
+)
+from oauth_client import Consent, consenting_client
+from sync_server import RunningServer, add_user, running_server
+
+PROJECT = "remote-project-0001"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass
+class Served:
+    server: RunningServer
+    data: Path
+    tokens: dict[str, str]
+
+    @property
+    def base(self) -> str:
+        return self.server.url
+
+    def sync_client(self, user: str) -> SyncClient:
+        return SyncClient(self.base, self.tokens[user])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    data = tmp_path / "server"
+    tokens = {name: add_user(data, name) for name in ("alice", "bob", "carol")}
+    with running_server(data, extra_args=["--mcp"]) as server:
+        yield Served(server, data, tokens)
+
+
+def authorize(served: Served, user: str, **consent: Any) -> Consent:
+    """An SDK OAuth client for `user` (its consent approved by the script)."""
+    return consenting_client(served.base, served.tokens[user], **consent)
+
+
+def mcp_client(served: Served, auth: Consent | str, mode: str = "auto") -> Client:
+    """An MCP client over the server's `/mcp`: with the SDK's OAuth flow, or a raw token."""
+    if isinstance(auth, str):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {auth}"}, timeout=60)
+    else:
+        http = httpx2.AsyncClient(auth=auth.provider, timeout=60)
+    return Client(streamable_http_client(served.base + "/mcp", http_client=http), mode=mode)
+
+
+async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    result = await client.call_tool(name, args)
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    return bool(result.is_error), (text if result.is_error else result.structured_content)
+
+
+def stored(served: Served, user: str, team: str | None = None) -> dict[str, str]:
+    """The project's notes as the server stores them: id -> text."""
+    with served.sync_client(user) as client:
+        ref = ScopeRef(kind="project", project=PROJECT, team=team)
+        snap = client.snapshot(SnapshotRequest(scope=ref))
+    return {note_id: snap.objects[entry.rev] for note_id, entry in snap.notes.items()}
+
+
+def access_token(consent: Consent) -> str:
+    assert consent.storage.tokens is not None
+    return consent.storage.tokens.access_token
+
+
+def test_the_flow_then_tools_in_both_eras(served: Served, tmp_path: Path) -> None:
+    """The SDK's OAuth client gets a token (registration, PKCE, consent, `iss`); a note
+    written over remote MCP is stored, searchable in the other era, and reaches the
+    account's own machine through sync."""
+    consent = authorize(served, "alice", scopes=("read", "write"), project=PROJECT)
+
+    async def main() -> str:
+        async with mcp_client(served, consent) as client:
+            assert client.protocol_version == "2026-07-28"
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"memory_write", "memory_search"} <= names and "memory_delete" not in names
+            err, out = await call(
+                client,
+                "memory_write",
+                {"summary": "The staging database restarts at 04:00 UTC", "scope": "project"},
+            )
+            assert not err, out
+            note_id: str = out["id"]
+        token = access_token(consent)
+        async with mcp_client(served, token, mode="legacy") as client:
+            assert client.protocol_version == "2025-11-25"
+            err, out = await call(client, "memory_search", {"query": "staging database restart"})
+            assert not err and out["hits"][0]["id"] == note_id, out
+            err, out = await call(client, "memory_delete", {"id": note_id, "confirm": True})
+            assert err and "does not carry the write and delete scopes" in out, out
+        return note_id
+
+    note_id = anyio.run(main)
+    assert "04:00 UTC" in stored(served, "alice")[note_id]
+    # The page showed who asks, and where the code goes back to.
+    status, page = consent.pages[-1]
+    assert status == 200 and "test agent" in page and "127.0.0.1" in page
+
+    machine = tmp_path / "machine"
+    (machine / "project" / ".memdir").mkdir(parents=True)
+    (machine / "project" / ".memdir" / "project.json").write_text(f'{{"id": "{PROJECT}"}}')
+    memory = Memory.open(machine / "project", machine / "home", embedder=None)
+    try:
+        memory.sync.login(served.base, served.tokens["alice"])
+        memory.sync.run()
+        assert memory.notes.read(note_id).summary == "The staging database restarts at 04:00 UTC"
+    finally:
+        memory.close()
+
+
+def test_tokens_refused_with_the_challenge(served: Served) -> None:
+    """No token, a made-up one, a revoked one: 401 naming the resource metadata."""
+    for headers in ({}, {"Authorization": "Bearer " + secrets.token_urlsafe(32)}):
+        answer = httpx.post(served.base + "/mcp", json=INIT, headers={**ACCEPT, **headers})
+        assert answer.status_code == 401, answer.text
+        challenge = answer.headers["www-authenticate"]
+        assert "/.well-known/oauth-protected-resource/mcp" in challenge
+    metadata = httpx.get(served.base + "/.well-known/oauth-protected-resource/mcp").json()
+    assert metadata["resource"] == served.base + "/mcp"
+    assert metadata["authorization_servers"] == [served.base]
+
+    consent = authorize(served, "alice", scopes=("read",))
+    anyio.run(_list_tools, served, consent)
+    token = access_token(consent)
+    auth = {**ACCEPT, "Authorization": f"Bearer {token}"}
+    assert httpx.post(served.base + "/mcp", json=INIT, headers=auth).status_code == 200
+    assert consent.storage.client is not None
+    revoked = httpx.post(
+        served.base + "/revoke",
+        data={"token": token, "client_id": consent.storage.client.client_id, "client_secret": ""},
+    )
+    assert revoked.status_code == 200, revoked.text
+    answer = httpx.post(served.base + "/mcp", json=INIT, headers=auth)
+    assert (
+        answer.status_code == 401 and 'error="invalid_token"' in answer.headers["www-authenticate"]
+    )
+
+
+async def _list_tools(served: Served, consent: Consent) -> None:
+    async with mcp_client(served, consent) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "memory_search" in names and "memory_write" not in names
+        err, out = await call(client, "memory_read", {"id": "x", "scope": "project"})
+        assert err and "reaches the notes of account alice only" in out, out
+
+
+def _team(served: Served) -> None:
+    """Team acme: bob owns it, alice edits, carol reads."""
+    with served.sync_client("bob") as bob:
+        doc = bob.create_team("acme")
+        for member, role in (("alice", "editor"), ("carol", "reader")):
+            change = TeamChange(parent=doc.head, action="add", member=member, role=role)
+            doc = bob.change_team("acme", change)
+
+
+def test_team_notes_roles_and_removal(served: Served) -> None:
+    """An editor writes a team's notes over remote MCP, a reader reads them and cannot
+    get write access, and a removed member is refused from the next call."""
+    _team(served)
+    alice = authorize(served, "alice", scopes=("read", "write"), project=PROJECT, team="acme")
+    carol = authorize(served, "carol", scopes=("read",), project=PROJECT, team="acme")
+
+    async def write_then_read() -> str:
+        async with mcp_client(served, alice) as client:
+            err, out = await call(
+                client,
+                "memory_write",
+                {"summary": "Releases are cut on Thursdays", "scope": "project"},
+            )
+            assert not err, out
+        async with mcp_client(served, carol) as client:
+            err, found = await call(client, "memory_search", {"query": "when are releases cut"})
+            assert not err and found["hits"][0]["id"] == out["id"], found
+        return str(out["id"])
+
+    note_id = anyio.run(write_then_read)
+    assert "Thursdays" in stored(served, "bob", team="acme")[note_id]
+
+    greedy = authorize(served, "carol", scopes=("read", "write"), project=PROJECT, team="acme")
+    with pytest.raises(Exception):  # noqa: B017 - the consent refusal ends the SDK's flow
+        anyio.run(_list_tools, served, greedy)
+    assert greedy.pages[0][0] >= 400 and "reader" in greedy.pages[0][1]
+
+    with served.sync_client("bob") as bob:
+        doc = bob.team("acme")
+        bob.change_team("acme", TeamChange(parent=doc.head, action="remove", member="alice"))
+
+    async def removed() -> None:
+        async with mcp_client(served, alice) as client:
+            err, out = await call(client, "memory_search", {"query": "releases"})
+            assert err and "team acme" in out and "nothing was read" in out, out
+
+    anyio.run(removed)
+
+
+def test_end_to_end_encrypted_notes_are_not_served(served: Served) -> None:
+    keys = subkeys(secrets.token_bytes(32))
+    ref = ScopeRef(kind="project", project=PROJECT)
+    plain = render_note(Note(id="sealed-one", summary="A sealed note", body="unseen"))
+    data = seal(keys, plain, kind=Kind.WIRE, context=f"{ref.key}/sealed-one")
+    change = Change(id="sealed-one", op="put", rev=rev_of(data), text=data.decode())
+    with served.sync_client("alice") as client:
+        client.commit(CommitRequest(scope=ref, base_version=0, changes=[change]))
+    consent = authorize(served, "alice", scopes=("read",), project=PROJECT)
+
+    async def main() -> None:
+        async with mcp_client(served, consent) as client:
+            err, out = await call(client, "memory_search", {"query": "sealed"})
+            assert err and "end-to-end encrypted" in out and "nothing was read" in out, out
+
+    anyio.run(main)
+
+
+def test_replicas_share_the_oauth_state_and_serve_any_request(
+    tmp_path: Path, pg_database_dsn: str
+) -> None:
+    """Two replicas over one PostgreSQL database behind a round-robin proxy: the consent
+    page, the token and the MCP calls land on either, and after one is killed the other
+    goes on serving the same token (sessions are not kept; the OAuth state is shared)."""
+    token = add_user(tmp_path, "alice", backend="postgres", dsn=pg_database_dsn)
+    with contextlib.ExitStack() as stack:
+        proxy = stack.enter_context(FaultProxy("http://127.0.0.1:9"))
+        public = ["--mcp", "--public-url", proxy.url, "--rate-limit", "0"]
+        replicas = [
+            stack.enter_context(
+                running_server(
+                    tmp_path / f"replica-{n}",
+                    backend="postgres",
+                    dsn=pg_database_dsn,
+                    extra_args=public,
+                )
+            )
+            for n in range(2)
+        ]
+        proxy.spread = [r.url for r in replicas]
+        consent = consenting_client(proxy.url, token, scopes=("read", "write"), project=PROJECT)
+        url = proxy.url + "/mcp"
+
+        async def calls(label: str, rounds: int) -> None:
+            http = httpx2.AsyncClient(auth=consent.provider, timeout=60)
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                for n in range(rounds):
+                    summary = f"Replica check {label} number {n} is recorded"
+                    err, out = await call(
+                        client, "memory_write", {"summary": summary, "scope": "project"}
+                    )
+                    assert not err, out
+                    err, found = await call(client, "memory_search", {"query": summary})
+                    assert not err and found["hits"][0]["id"] == out["id"], found
+
+        anyio.run(calls, "before", 3)
+        replicas[0].kill()
+        proxy.spread = [replicas[1].url]  # the proxy's health check takes it out
+        anyio.run(calls, "after", 2)
+
+    storage = PostgresStorage(pg_database_dsn)
+    try:
+        notes = storage.manifest("alice", f"project/{PROJECT}").notes
+    finally:
+        storage.close()
+    assert len(notes) == 5
