@@ -24,6 +24,7 @@ from memdir import Memory
 from memdir.core import Note, render_note
 from memdir.crypto.keys import subkeys
 from memdir.crypto.seal import Kind, seal
+from memdir.server.accounts import Accounts
 from memdir.server.storage.postgres import PostgresStorage
 from memdir.sync.client import SyncClient
 from memdir.sync.protocol import (
@@ -179,12 +180,21 @@ def test_tokens_refused_with_the_challenge(served: Served) -> None:
     )
 
 
-async def _list_tools(served: Served, consent: Consent) -> None:
+def test_a_removed_account_is_refused_at_once(served: Served) -> None:
+    consent = authorize(served, "bob", scopes=("read",))
+    anyio.run(_list_tools, served, consent, "bob")
+    auth = {**ACCEPT, "Authorization": f"Bearer {access_token(consent)}"}
+    Accounts(served.data).remove_user("bob")
+    answer = httpx.post(served.base + "/mcp", json=INIT, headers=auth)
+    assert answer.status_code == 401, answer.text
+
+
+async def _list_tools(served: Served, consent: Consent, user: str = "alice") -> None:
     async with mcp_client(served, consent) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "memory_search" in names and "memory_write" not in names
         err, out = await call(client, "memory_read", {"id": "x", "scope": "project"})
-        assert err and "reaches the notes of account alice only" in out, out
+        assert err and f"reaches the notes of account {user} only" in out, out
 
 
 def _team(served: Served) -> None:

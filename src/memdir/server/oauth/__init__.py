@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio.to_thread
 from mcp.server.auth.routes import (
     build_metadata,
     cors_middleware,
@@ -103,6 +104,7 @@ class OAuthServer:
             else DirectoryDocuments(data_dir / "oauth")
         )
         self.state = OAuthState(store)
+        self._accounts = accounts
         self.clients = Clients(self.state, allow_private=allow_private_clients, clock=clock)
         self._base = ""
         self.provider = MemdirProvider(
@@ -212,6 +214,10 @@ class OAuthServer:
             return None
         grant = await self.provider.grant(token)
         if grant is None or grant.resource != self.resource:
+            return None
+        # An account removed since (`memdir server user remove`) is refused at once, as
+        # its sync token is; an erased one is refused by the sync rules as well.
+        if not await anyio.to_thread.run_sync(self._accounts.exists, grant.account):
             return None
         return OAuthGrant(
             account=grant.account,
