@@ -134,14 +134,6 @@ class RemoteGate:
         return access_of(grant)
 
 
-class _Copy:
-    """One working copy: its memory, and the lock that lets one call at a time use it."""
-
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-        self.lock = threading.Lock()
-
-
 class Mirrors(Source):
     """The server's working copies, one per place, under `root`; at most `keep` open."""
 
@@ -159,18 +151,19 @@ class Mirrors(Source):
         self._transport_for = transport_for
         self._keep = keep
         self._embedder = CONFIGURED if embedder is None else embedder
-        self._open: OrderedDict[Place, _Copy] = OrderedDict()
+        self._open: OrderedDict[Place, Memory] = OrderedDict()
+        #: One call at a time per place (and no eviction while one runs).
         self._places: dict[Place, threading.Lock] = {}
         self._guard = threading.Lock()
 
     def close(self) -> None:
         """Close every open working copy."""
         with self._guard:
-            copies = list(self._open.values())
+            copies = list(self._open.items())
             self._open.clear()
-        for copy in copies:
-            with copy.lock:
-                copy.memory.close()
+        for place, memory in copies:
+            with self._place_lock(place):
+                memory.close()
 
     def directory(self, place: Place) -> Path:
         """The working copy's directory (a digest of the place: names stay out of paths)."""
@@ -200,24 +193,26 @@ class Mirrors(Source):
             return self._places.setdefault(place, threading.Lock())
 
     def _memory(self, place: Place) -> Memory:
+        """The place's open memory, built or opened first (called under its place lock)."""
         with self._guard:
-            copy = self._open.get(place)
-            if copy is not None:
+            memory = self._open.get(place)
+            if memory is not None:
                 self._open.move_to_end(place)
-                return copy.memory
+                return memory
         memory = self._build(place)
         with self._guard:
-            self._open[place] = _Copy(memory)
-            while len(self._open) > self._keep:
-                old_place, old = self._open.popitem(last=False)
-                if old.lock.acquire(blocking=False):  # never close a copy in use
-                    try:
-                        old.memory.close()
-                    finally:
-                        old.lock.release()
-                else:
-                    self._open[old_place] = old
-                    break
+            self._open[place] = memory
+            idle = [p for p in self._open if p != place][: max(0, len(self._open) - self._keep)]
+        for old in idle:  # the least recently used, unless a call is using it now
+            lock = self._place_lock(old)
+            if lock.acquire(blocking=False):
+                try:
+                    with self._guard:
+                        evicted = self._open.pop(old, None)
+                    if evicted is not None:
+                        evicted.close()
+                finally:
+                    lock.release()
         return memory
 
     def _build(self, place: Place) -> Memory:
@@ -293,9 +288,9 @@ class Mirrors(Source):
     def _drop(self, place: Place) -> None:
         """Close and remove the place's copy; the next call builds it again from storage."""
         with self._guard:
-            copy = self._open.pop(place, None)
-        if copy is not None:
-            copy.memory.close()
+            memory = self._open.pop(place, None)
+        if memory is not None:
+            memory.close()
         shutil.rmtree(self.directory(place), ignore_errors=True)
 
 
