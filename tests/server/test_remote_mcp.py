@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from memdir import Memory
 from memdir.core import Note, render_note
 from memdir.crypto.keys import subkeys
 from memdir.crypto.seal import Kind, seal
+from memdir.mcp.copies import WORKING_COPIES
 from memdir.server.accounts import Accounts
 from memdir.server.storage.postgres import PostgresStorage
 from memdir.sync.client import SyncClient
@@ -36,7 +38,7 @@ from memdir.sync.protocol import (
     rev_of,
 )
 from oauth_client import Consent, consenting_client
-from sync_server import RunningServer, add_user, running_server
+from sync_server import MEMDIR_COMMAND, RunningServer, add_user, running_server
 
 PROJECT = "remote-project-0001"
 INIT = {
@@ -312,3 +314,64 @@ def test_replicas_share_the_oauth_state_and_serve_any_request(
     finally:
         storage.close()
     assert len(notes) == 5
+
+
+def test_a_burst_of_calls_is_served_and_the_sync_api_stays_up(tmp_path: Path) -> None:
+    """120 calls at once on one token: every one is answered (the token check waits on
+    the event loop, and calls into one working copy wait their turn there, so no worker
+    thread waits on another), and the sync API answers meanwhile and after."""
+    data = tmp_path / "server"
+    token = add_user(data, "alice")
+    with running_server(data, extra_args=["--mcp", "--rate-limit", "0"]) as server:
+        served = Served(server, data, {"alice": token})
+        consent = authorize(served, "alice", scopes=("read",))
+        anyio.run(_list_tools, served, consent)
+        answered: list[bool] = []
+
+        async def one(client: Client, n: int) -> None:
+            err, _ = await call(client, "memory_search", {"query": f"anything {n}"})
+            answered.append(not err)
+
+        async def burst() -> bool:
+            async with mcp_client(served, access_token(consent)) as client:
+                with anyio.move_on_after(120) as deadline:
+                    async with anyio.create_task_group() as group:
+                        for n in range(120):
+                            group.start_soon(one, client, n)
+                return deadline.cancelled_caught
+
+        assert anyio.run(burst) is False
+        assert answered == [True] * 120
+        with served.sync_client("alice") as client:
+            assert client.identity().user == "alice"
+
+
+def test_erasing_an_account_removes_its_working_copies(served: Served) -> None:
+    consent = authorize(served, "alice", scopes=("read", "write"), project=PROJECT)
+
+    async def write() -> None:
+        async with mcp_client(served, consent) as client:
+            err, out = await call(
+                client, "memory_write", {"summary": "The vault PIN hint is blue", "scope": "user"}
+            )
+            assert not err, out
+
+    anyio.run(write)
+    copies = served.data / WORKING_COPIES
+    assert any("vault" in p.name for p in copies.rglob("*.md"))
+    erased = subprocess.run(
+        [*MEMDIR_COMMAND, "server", "erase", "alice", "--data", str(served.data), "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert erased.returncode == 0, erased.stderr
+    assert not any(copies.rglob("*.md"))
+
+    async def refused() -> None:
+        async with mcp_client(served, consent) as client:
+            err, out = await call(client, "memory_search", {"query": "vault"})
+            assert err and "erased" in out, out
+
+    anyio.run(refused)
+    assert not any(copies.rglob("*.md"))

@@ -13,6 +13,7 @@ import pytest
 from memdir.core import AccessLevel
 from memdir.errors import Refused
 from memdir.mcp.access import CURRENT, Access, Place
+from memdir.mcp.copies import sweep
 from memdir.mcp.remote import Mirrors
 from memdir.server.inprocess import rules_transport
 from memdir.server.rules import SyncRules
@@ -84,7 +85,7 @@ def test_a_change_that_cannot_be_stored_drops_the_copy(
             kept = memory.notes.remember("Kept note", scope="project").note
         switch.down = True
         with (
-            pytest.raises(Refused, match="the change was not stored"),
+            pytest.raises(Refused, match=r"may not have been stored \(the storage backend"),
             mirrors.opened() as memory,
         ):
             memory.notes.remember("Lost to the outage", scope="project")
@@ -135,3 +136,18 @@ def test_a_call_without_a_remote_place_is_refused(mirrors: Mirrors) -> None:
             pass
     finally:
         CURRENT.reset(token)
+
+
+def test_sweep_keeps_only_the_accounts_given(mirrors: Mirrors, rules: SyncRules) -> None:
+    for account in ("alice", "bob"):
+        token = CURRENT.set(as_(account))
+        try:
+            with mirrors.opened() as memory:
+                memory.notes.remember(f"{account} was here", scope="project")
+        finally:
+            CURRENT.reset(token)
+    mirrors.close()
+    assert sweep(mirrors.root, ["alice"]) == 1
+    assert mirrors.directory(Place("alice", PROJECT)).exists()
+    assert not mirrors.directory(Place("bob", PROJECT)).exists()
+    assert stored(rules, "bob")  # only the copy went: storage keeps bob's notes

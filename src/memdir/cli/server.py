@@ -321,6 +321,7 @@ def _remote_mcp(
     lifespan, for `serve --mcp`."""
     from starlette.routing import Route
 
+    from memdir.mcp.copies import WORKING_COPIES, sweep
     from memdir.mcp.remote import Mirrors, RemoteEndpoint
     from memdir.server.inprocess import rules_transport
     from memdir.server.oauth import OAuthServer
@@ -332,7 +333,11 @@ def _remote_mcp(
         teams=rules.teams,
         allow_private_clients=allow_private_clients,
     )
-    mirrors = Mirrors(place.data / "working-copies", lambda user: rules_transport(rules, user))
+    copies = place.data / WORKING_COPIES
+    # Copies of accounts erased or removed since (through any replica) go first.
+    users = [account.name for account in accounts.users()]
+    sweep(copies, [user for user in users if not storage.is_erased(user)])
+    mirrors = Mirrors(copies, lambda user: rules_transport(rules, user))
     endpoint = RemoteEndpoint(oauth, mirrors, limit=limiter.check, limit_blocks=limiter.blocking)
     return oauth, [*oauth.routes(), Route("/mcp", endpoint=endpoint)], endpoint.lifespan
 
@@ -495,6 +500,7 @@ def erase(
     as_json: bool,
 ) -> None:
     """Erase an account's notes for good; the server refuses the account from then on."""
+    from memdir.mcp.copies import WORKING_COPIES, forget_account
     from memdir.server.rules import SyncRules
     from memdir.server.storage.directory import validate_user
 
@@ -508,6 +514,9 @@ def erase(
         result = SyncRules(storage).erase(user)
     finally:
         storage.close()
+    # And the remote MCP endpoint's working copies of it here (other replicas' data
+    # directories lose theirs at their next start, or at the account's next call).
+    forget_account(place.data / WORKING_COPIES, user)
     if as_json:
         emit_json({"user": result.user, "erased": result.erased})
         return

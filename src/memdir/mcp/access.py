@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from memdir.clients.grants import GrantStore
 from memdir.core import AccessLevel
 from memdir.errors import InvalidInput, Refused, Remedy
 
-__all__ = ["CURRENT", "Access", "Gate", "Place", "Resolver", "bearer_token"]
+__all__ = ["CURRENT", "Access", "AsyncResolver", "Gate", "Place", "Resolver", "bearer_token"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +174,16 @@ class Resolver(Protocol):
     """Resolves the access of a request from its HTTP headers (None over stdio)."""
 
     def resolve(self, headers: Mapping[str, str] | None) -> Access:
+        """The access of the request; Refused (a MemdirError) when it has none."""
+        ...
+
+
+@runtime_checkable
+class AsyncResolver(Protocol):
+    """A resolver whose work is asynchronous (the remote endpoint's token check): called on
+    the event loop, never from a worker thread that would wait on the loop."""
+
+    async def resolve_async(self, headers: Mapping[str, str] | None) -> Access:
         """The access of the request; Refused (a MemdirError) when it has none."""
         ...
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
@@ -29,7 +29,7 @@ from memdir.mcp.tools.record import Tool
 from memdir.mcp.tools.state import StateStores
 from memdir.memory.searching import Index
 
-__all__ = ["PROGRESS", "IndexProgress", "Source", "register_tools", "wrap"]
+__all__ = ["PROGRESS", "IndexProgress", "Source", "opener", "register_tools", "turn_of", "wrap"]
 
 _log = logging.getLogger(__name__)
 
@@ -71,12 +71,24 @@ class Source:
         """The memory of the request being served (from its access), for one call."""
         raise NotImplementedError
 
+    def turn(self) -> AbstractAsyncContextManager[object]:
+        """Held (on the event loop) around each call into the memory `opened` gives: the
+        calls into one memory wait their turn here, not in a worker thread."""
+        return nullcontext()
+
 
 def opener(context: object) -> Callable[[], AbstractContextManager[Any]]:
     """How a call reaches `context`: a `Source` opens one per call, anything else is it."""
     if isinstance(context, Source):
         return context.opened
     return lambda: nullcontext(context)
+
+
+def turn_of(context: object) -> Callable[[], AbstractAsyncContextManager[object]]:
+    """What a call into `context` waits for first (a `Source`'s turn; else nothing)."""
+    if isinstance(context, Source):
+        return context.turn
+    return nullcontext
 
 
 def wrap(
@@ -94,6 +106,7 @@ def wrap(
     context), and so does index-building progress (`Index.observing`)."""
     parameters = tool.parameters()
     opened = opener(context)
+    turn = turn_of(context)
 
     async def call(**arguments: Any) -> Any:
         send = PROGRESS.get()
@@ -104,7 +117,8 @@ def wrap(
                 return tool.handler(subject, **arguments)
 
         try:
-            return await anyio.to_thread.run_sync(run, limiter=limiter)
+            async with turn():
+                return await anyio.to_thread.run_sync(run, limiter=limiter)
         except MemdirError as exc:
             return error_result(tool.explain(exc))
         except Exception:

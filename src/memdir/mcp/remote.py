@@ -23,7 +23,6 @@ to read it, and says so.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -31,11 +30,11 @@ import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
-import anyio.from_thread
+import anyio
 import anyio.to_thread
 import httpx
 from mcp.server.transport_security import TransportSecuritySettings
@@ -44,6 +43,7 @@ from starlette.types import Receive, Scope, Send
 from memdir.core import AccessLevel
 from memdir.errors import Locked, MemdirError, Refused, describe
 from memdir.mcp.access import CURRENT, Access, Place, bearer_token
+from memdir.mcp.copies import account_directory, digest, forget_account
 from memdir.mcp.registry import Source
 from memdir.memory import Memory
 from memdir.project import ensure_project_id
@@ -123,15 +123,20 @@ class RemoteGate:
     def __init__(self, verifier: Verifier) -> None:
         self.verifier = verifier
 
-    def resolve(self, headers: Mapping[str, str] | None) -> Access:
+    async def resolve_async(self, headers: Mapping[str, str] | None) -> Access:
+        """On the event loop: the verifier's own storage reads take worker threads, so a
+        worker thread must never wait here for them (a burst of calls would take every
+        thread and wait forever)."""
         token = bearer_token(headers)
         if token is None:
             raise Refused("this MCP endpoint needs an OAuth access token (Authorization: Bearer)")
-        # Called from a worker thread of the request's event loop.
-        grant: Grant | None = anyio.from_thread.run(self.verifier.verify, token)
+        grant = await self.verifier.verify(token)
         if grant is None:
             raise Refused(_EXPIRED)
         return access_of(grant)
+
+    def resolve(self, headers: Mapping[str, str] | None) -> Access:
+        raise RuntimeError("the remote gate resolves on the event loop: use resolve_async")
 
 
 class Mirrors(Source):
@@ -154,6 +159,7 @@ class Mirrors(Source):
         self._open: OrderedDict[Place, Memory] = OrderedDict()
         #: One call at a time per place (and no eviction while one runs).
         self._places: dict[Place, threading.Lock] = {}
+        self._turns: dict[Place, anyio.Lock] = {}
         self._guard = threading.Lock()
 
     def close(self) -> None:
@@ -166,9 +172,18 @@ class Mirrors(Source):
                 memory.close()
 
     def directory(self, place: Place) -> Path:
-        """The working copy's directory (a digest of the place: names stay out of paths)."""
+        """The working copy's directory, under its account's (digests: no name reaches a path)."""
         key = "\0".join((place.account, place.project or "", place.team or ""))
-        return self.root / hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        return account_directory(self.root, place.account) / digest(key)
+
+    def forget(self, account: str) -> None:
+        """Remove every working copy of `account` (erased or removed: none may stay)."""
+        with self._guard:
+            places = [p for p in self._open if p.account == account]
+        for place in places:
+            with self._place_lock(place):
+                self._drop(place)
+        forget_account(self.root, account)
 
     @contextmanager
     def opened(self) -> Iterator[Memory]:
@@ -179,7 +194,15 @@ class Mirrors(Source):
             raise Refused("no remote access was resolved for this call")
         place = access.place
         with self._place_lock(place):
-            memory = self._memory(place)
+            try:
+                memory = self._memory(place)
+            except MemdirError as exc:
+                self._drop(place)
+                _log.warning("working copy of %s not built: %s", place.describe(), describe(exc))
+                raise Refused(
+                    f"the notes of {place.describe()} cannot be read from the server's storage "
+                    f"now ({_why(exc)}); nothing was read or written"
+                ) from None
             self._sync(place, memory, before=True)
             try:
                 yield memory
@@ -187,6 +210,15 @@ class Mirrors(Source):
                 self._settle(place, memory)
                 raise
             self._sync(place, memory, before=False)
+
+    def turn(self) -> AbstractAsyncContextManager[object]:
+        """The current request's place's turn: one call into a working copy at a time,
+        waited for on the event loop (a worker thread is taken only when it is its turn)."""
+        access = CURRENT.get()
+        if access is None or access.place is None:
+            return nullcontext()
+        with self._guard:
+            return self._turns.setdefault(access.place, anyio.Lock())
 
     def _place_lock(self, place: Place) -> threading.Lock:
         with self._guard:
@@ -196,9 +228,11 @@ class Mirrors(Source):
         """The place's open memory, built or opened first (called under its place lock)."""
         with self._guard:
             memory = self._open.get(place)
-            if memory is not None:
+            if memory is not None and (self.directory(place) / "ready").exists():
                 self._open.move_to_end(place)
                 return memory
+        if memory is not None:  # removed under it (`memdir server erase`): built again
+            self._drop(place)
         memory = self._build(place)
         with self._guard:
             self._open[place] = memory
@@ -251,23 +285,30 @@ class Mirrors(Source):
             raise Refused(_SEALED.format(place.describe())) from None
         except MemdirError as exc:
             self._drop(place)
+            # Said as the storage's failure: the copy's own sync client and its made-up
+            # address are no business of the caller's (the log has the details).
+            _log.warning("working copy of %s: %s", place.describe(), describe(exc))
+            why = _why(exc)
             if before:
                 raise Refused(
                     f"the notes of {place.describe()} cannot be read from the server's storage "
-                    f"now: {describe(exc)}; nothing was read or written"
+                    f"now ({why}); nothing was read or written"
                 ) from None
             raise Refused(
-                f"the change was not stored: {describe(exc)}; nothing of it was kept, so "
-                "make it again later"
+                f"the change may not have been stored ({why}): the server's working copy was "
+                "reset to what its storage holds, so read the note again and make the change "
+                "again if it is missing"
             ) from None
         if run.locked:
             self._drop(place)
             raise Refused(_SEALED.format(place.describe()))
+        pushed = sorted(note for report in run.reports for note in report.pushed)
+        stored = f"stored: {', '.join(pushed)}" if pushed else "nothing was stored"
         if run.paused:
             self._drop(place)
             reasons = "; ".join(run.paused.values())
-            done = "read or written" if before else "stored"
-            raise Refused(f"{place.describe()} is not served now: {reasons}; nothing was {done}")
+            done = "nothing was read or written" if before else stored
+            raise Refused(f"{place.describe()} is not served now: {reasons}; {done}")
         unstored = {note: why for report in run.reports for note, why in report.held.items()} | {
             note: "conflicts with a change made meanwhile"
             for r in run.reports
@@ -276,7 +317,7 @@ class Mirrors(Source):
         if unstored:
             self._drop(place)
             listed = "; ".join(f"{note}: {why}" for note, why in sorted(unstored.items()))
-            raise Refused(f"not stored on the server: {listed}")
+            raise Refused(f"not stored on the server: {listed}; {stored}")
 
     def _settle(self, place: Place, memory: Memory) -> None:
         """After a call that failed: store what it changed, or drop the copy."""
@@ -292,6 +333,16 @@ class Mirrors(Source):
         if memory is not None:
             memory.close()
         shutil.rmtree(self.directory(place), ignore_errors=True)
+
+
+def _why(exc: MemdirError) -> str:
+    """The storage failure in the caller's terms."""
+    text = describe(exc)
+    if "erased" in text:
+        return "the account was erased"
+    if isinstance(exc, Refused):
+        return text.split(";")[0]
+    return "the storage backend did not answer"
 
 
 class RemoteEndpoint:

@@ -41,7 +41,7 @@ from memdir import __version__
 from memdir.clients.grants import GrantStore
 from memdir.errors import MemdirError, Refused
 from memdir.guidance import GUIDANCE
-from memdir.mcp.access import CURRENT, Gate, Resolver, bearer_token
+from memdir.mcp.access import CURRENT, AsyncResolver, Gate, Resolver, bearer_token
 from memdir.mcp.failures import ToolArguments, error_result, error_text
 from memdir.mcp.handshake import (
     HANDSHAKE_REVISIONS,
@@ -51,7 +51,7 @@ from memdir.mcp.handshake import (
     StdioWire,
 )
 from memdir.mcp.protocol import Offered, check_request, internal_error, translated
-from memdir.mcp.registry import PROGRESS, Source, opener, register_tools
+from memdir.mcp.registry import PROGRESS, Source, opener, register_tools, turn_of
 from memdir.mcp.tools import TOOLS, tool_named, usable_tools
 from memdir.mcp.tools.state import StateStores
 from memdir.memory import Memory
@@ -156,8 +156,10 @@ class _Guard:
         if ctx.method not in _GUARDED and ctx.method not in _FILTERED:
             return await call_next(ctx)
         try:
-            # Reads the grants file: off the event loop.
-            access = await anyio.to_thread.run_sync(self.gate.resolve, _headers(ctx))
+            if isinstance(self.gate, AsyncResolver):
+                access = await self.gate.resolve_async(_headers(ctx))
+            else:  # reads the grants file: off the event loop
+                access = await anyio.to_thread.run_sync(self.gate.resolve, _headers(ctx))
         except MemdirError as exc:
             message = error_text(exc)
             if ctx.method == "tools/call":
@@ -231,7 +233,7 @@ def build_server(
     # a remote server's source serialises the calls into each working copy itself.
     limiter = anyio.CapacityLimiter(4 if isinstance(memory, Source) else 1)
     guard.arguments = register_tools(server, memory, limiter, states)
-    opened = opener(memory)
+    opened, turn = opener(memory), turn_of(memory)
 
     def index_text() -> str:
         with opened() as subject:
@@ -246,7 +248,8 @@ def build_server(
             if access.scope != "both":
                 return f"This grant covers the {access.scope} scope only: use memory_search."
             # Scanning the note files blocks: keep the event loop free for other requests.
-            return await anyio.to_thread.run_sync(index_text, limiter=limiter)
+            async with turn():
+                return await anyio.to_thread.run_sync(index_text, limiter=limiter)
         except MemdirError as exc:  # a locked store, a damaged note: said as a tool says it
             raise MCPError(INTERNAL_ERROR, error_text(exc)) from None
 
