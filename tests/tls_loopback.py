@@ -67,6 +67,9 @@ class Site:
     ca_file: Path
     documents: dict[str, tuple[bytes, dict[str, str]]] = field(default_factory=dict)
     hits: list[str] = field(default_factory=list)
+    #: The ``Host`` header of each request, and the TLS SNI name of each handshake.
+    hosts: list[str] = field(default_factory=list)
+    sni: list[str | None] = field(default_factory=list)
 
     def url(self, path: str) -> str:
         """The https URL of `path` on this server."""
@@ -82,6 +85,7 @@ def https_documents(directory: Path) -> Iterator[Site]:
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             site.hits.append(self.path)
+            site.hosts.append(self.headers.get("Host", ""))
             found = site.documents.get(self.path)
             if found is None:
                 self.send_error(404)
@@ -101,6 +105,7 @@ def https_documents(directory: Path) -> Iterator[Site]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_file, key_file)
+    context.sni_callback = lambda _sock, name, _context: site.sni.append(name)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     site.port = server.server_address[1]
     with serving(server):

@@ -63,7 +63,7 @@ class Running:
 
 
 def _serve(
-    storage: Storage, data: Path, *, allow_private: bool = True
+    storage: Storage, data: Path, *, allow_private: bool = True, **options: Any
 ) -> tuple[Running, uvicorn.Server, threading.Thread]:
     accounts = Accounts(data)
     tokens = {name: accounts.add_user(name) for name in ("olga", "rita")}
@@ -82,6 +82,7 @@ def _serve(
         teams=rules.teams,
         allow_private_clients=allow_private,
         clock=clock,
+        **options,
     )
 
     async def mcp(request: Request) -> Response:
@@ -111,10 +112,14 @@ def _serve(
 def make_server(tmp_path: Path) -> Iterator[Any]:
     started: list[tuple[Running, uvicorn.Server, threading.Thread]] = []
 
-    def make(storage: Storage | None = None, *, allow_private: bool = True) -> Running:
+    def make(
+        storage: Storage | None = None, *, allow_private: bool = True, **options: Any
+    ) -> Running:
         data = tmp_path / f"server{len(started)}"
         data.mkdir()
-        running = _serve(storage or DirectoryStorage(data), data, allow_private=allow_private)
+        running = _serve(
+            storage or DirectoryStorage(data), data, allow_private=allow_private, **options
+        )
         started.append(running)
         return running[0]
 
@@ -533,3 +538,224 @@ def test_full_flow_over_postgres(make_server: Any, pg_database_dsn: str) -> None
         assert verify(srv, rotated.json()["access_token"]) is None
     finally:
         storage.close()
+
+
+# -- grants end with the account's token ------------------------------------------------
+
+
+def test_rotating_or_reissuing_the_account_token_ends_its_grants(srv: Running) -> None:
+    accounts = srv.oauth.provider.accounts
+    client_id, issued = tokens_for(srv)
+    assert verify(srv, issued["access_token"]) is not None
+    srv.tokens["olga"] = accounts.add_user("olga", rotate=True)  # the old token leaked
+    assert verify(srv, issued["access_token"]) is None
+    assert refresh(srv, client_id, issued["refresh_token"]).json()["error"] == "invalid_grant"
+
+    client_id, issued = tokens_for(srv)  # approved with the new token: works
+    assert verify(srv, issued["access_token"]).account == "olga"
+    accounts.remove_user("olga")
+    accounts.add_user("olga")  # the name given to someone else
+    assert verify(srv, issued["access_token"]) is None
+    assert refresh(srv, client_id, issued["refresh_token"]).status_code == 400
+
+
+# -- client metadata documents: the address vetted is the one connected to ----------------
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        ("93.184.216.34", False),
+        ("2606:4700::1111", False),
+        ("2002:808:808::1", False),  # 6to4 of a public address
+        ("10.1.2.3", True),
+        ("::ffff:10.0.0.1", True),
+        ("::127.0.0.1", True),  # IPv4-compatible
+        ("2002:7f00:1::1", True),  # 6to4 of 127.0.0.1
+        ("2002:c0a8:101::", True),  # 6to4 of 192.168.1.1
+        ("64:ff9b::7f00:1", True),  # NAT64 of 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", True),  # NAT64 of 169.254.169.254
+        ("64:ff9b:1::a00:1", True),  # local-use NAT64
+    ],
+)
+def test_refused_addresses(address: str, refused: bool) -> None:
+    from memdir.server.oauth.clients import _refused_address
+
+    assert _refused_address(address) is refused
+
+
+def test_a_metadata_document_is_fetched_from_the_address_vetted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host is resolved once: a second answer (DNS rebinding) is never connected to;
+    TLS is checked for the URL's name, which goes in SNI and Host; failures say no more."""
+    from memdir.server.oauth import clients as module
+    from memdir.server.oauth.clients import ClientRefused, Clients
+    from memdir.server.oauth.state import DirectoryDocuments, OAuthState
+
+    # Only 127.0.0.1 (where the site listens) passes the check, as a public address would.
+    monkeypatch.setattr(module, "_refused_address", lambda address: address != "127.0.0.1")
+
+    real = socket.getaddrinfo
+    asked: list[str] = []
+
+    def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name in ("localhost", "other.test"):
+            asked.append(name)  # first the vetted address, then a refused, unroutable one
+            host = "127.0.0.1" if asked.count(name) == 1 else "192.0.2.1"
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    with https_documents(tmp_path) as site:
+        monkeypatch.setenv("SSL_CERT_FILE", str(site.ca_file))
+        url = f"https://localhost:{site.port}/client.json"
+        site.documents["/client.json"] = (cimd(url), {"Cache-Control": "no-store"})
+        state = OAuthState(DirectoryDocuments(tmp_path / "state"))
+        clients = Clients(state, allow_private=False, clock=time.time)
+        client = anyio.run(clients.resolve, url)
+        assert client is not None and client.client_id == url
+        assert asked == ["localhost"]
+        assert site.hosts == [f"localhost:{site.port}"] and site.sni == ["localhost"]
+
+        other = f"https://other.test:{site.port}/client.json"  # not in the certificate
+        site.documents["/other.json"] = (cimd(other), {})
+        with pytest.raises(ClientRefused) as refused:
+            anyio.run(clients.resolve, other)
+        assert str(refused.value) == f"the client metadata document at {other} could not be fetched"
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: the connection is refused
+    port = closed.getsockname()[1]
+    with pytest.raises(ClientRefused) as probe:
+        anyio.run(clients.resolve, f"https://127.0.0.1:{port}/client.json")
+    closed.close()
+    assert str(probe.value).endswith("could not be fetched")  # no errno, no "refused"
+
+
+# -- limits: metadata sizes, request rates -------------------------------------------------
+
+
+def test_client_metadata_is_limited(srv: Running) -> None:
+    from memdir.server.oauth.clients import ClientRefused, _client_of
+
+    def refused(**fields: Any) -> str:
+        answer = srv.http.post(
+            "/register",
+            json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", **fields},
+        )
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"] == "invalid_client_metadata"
+        return str(answer.json()["error_description"])
+
+    assert "client_name" in refused(client_name="x" * 201)
+    assert "at most 10" in refused(redirect_uris=[f"{REDIRECT}/{i}" for i in range(11)])
+    assert "longer than 2000" in refused(redirect_uris=[REDIRECT + "/" + "x" * 2000])
+    register(srv, client_name="x" * 200, redirect_uris=[f"{REDIRECT}/{i}" for i in range(10)])
+    url = "https://client.example/c.json"
+    doc = {"client_id": url, "client_name": "x" * 201, "redirect_uris": [REDIRECT]}
+    with pytest.raises(ClientRefused, match="client_name is longer than 200"):
+        _client_of(url, json.dumps(doc).encode())
+
+
+class Allowance:
+    """A rate limiter letting `left` requests through, then asking for 30 s."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+        self.keys: list[str] = []
+
+    def __call__(self, key: str) -> float:
+        self.keys.append(key)
+        self.left -= 1
+        return 0.0 if self.left >= 0 else 30.0
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_oauth_endpoints_are_rate_limited(make_server: Any, blocks: bool) -> None:
+    limit = Allowance(2)
+    srv = make_server(limit=limit, limit_blocks=blocks)
+    client_id = register(srv)
+    form = consent_form(srv, authorize(srv, client_id, pkce()[1]).headers["location"])
+    page = post_consent(srv, form, token=srv.tokens["olga"])
+    assert page.status_code == 429 and page.headers["Retry-After"] == "30"
+    assert "Too many requests" in page.text and "text/html" in page.headers["content-type"]
+    for answer in (
+        srv.http.post("/register", json={"redirect_uris": [REDIRECT]}),
+        authorize(srv, client_id, pkce()[1]),
+        token(srv, grant_type="refresh_token", client_id=client_id, refresh_token="x"),
+    ):
+        assert answer.status_code == 429 and answer.headers["Retry-After"] == "30"
+        assert answer.json()["error"] == "temporarily_unavailable"
+    assert set(limit.keys) == {"oauth:127.0.0.1"} and len(limit.keys) == 6
+    assert srv.http.get("/.well-known/oauth-authorization-server").status_code == 200
+
+
+# -- pruning the state ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["directory", "postgres", "s3"])
+def test_expired_entries_are_pruned(
+    make_server: Any, request: pytest.FixtureRequest, backend: str
+) -> None:
+    storage: Any = None
+    if backend == "postgres":
+        from memdir.server.storage.postgres import PostgresStorage
+
+        storage = PostgresStorage(request.getfixturevalue("pg_database_dsn"))
+    elif backend == "s3":
+        from memdir.server.storage.s3 import S3Storage
+
+        endpoint, bucket, prefix = request.getfixturevalue("s3_bucket")
+        storage = S3Storage(endpoint, bucket, prefix=prefix)
+    try:
+        srv = make_server(storage)
+        srv.oauth._next_prune = float("inf")  # only the prunes below
+        store = srv.oauth.state.store
+
+        def kinds() -> list[str]:
+            return sorted(name[6] for name in store.names("oauth-"))
+
+        client_id, issued = tokens_for(srv)  # client, request, code, family, access, refresh
+        register(srv)  # never approved
+        authorize(srv, client_id, pkce()[1])  # never answered
+        assert kinds() == sorted("kkrrcgaf")
+        assert srv.oauth.prune() == 0
+        srv.clock.now += 86400 + 3601  # a day after the access token and the requests expired
+        assert srv.oauth.prune() == 5  # both requests, the code, the access token, one client
+        assert kinds() == sorted("kgf")
+        rotated = refresh(srv, client_id, issued["refresh_token"])  # the grant goes on
+        assert rotated.status_code == 200, rotated.text
+        srv.clock.now += 31 * 86400 + 3601  # then is left unused
+        assert srv.oauth.prune() == 4  # the family, both refresh tokens, the access token
+        assert kinds() == ["k"]  # the approved client stays
+        assert refresh(srv, client_id, rotated.json()["refresh_token"]).status_code == 400
+    finally:
+        if storage is not None:
+            storage.close()
+
+
+def test_a_prune_runs_at_most_hourly_and_its_failure_is_only_logged(
+    srv: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = threading.Event()
+    calls: list[int] = []
+
+    def counted() -> int:
+        calls.append(1)
+        ran.set()
+        return 0
+
+    srv.oauth._next_prune = 0.0
+    monkeypatch.setattr(srv.oauth, "prune", counted)
+    srv.oauth.prune_soon()
+    srv.oauth.prune_soon()
+    register(srv)
+    assert ran.wait(10) and calls == [1]
+    monkeypatch.undo()
+
+    def broken(now: float) -> int:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(srv.oauth.state, "prune", broken)
+    assert srv.oauth.prune() == 0

@@ -451,3 +451,23 @@ def test_concurrent_team_swaps_lose_and_duplicate_nothing(open_storage: OpenStor
         f"w{w}-n{k}" for w in range(threads_n) for k in range(per_thread)
     )
     assert instances[1].team("acme") == final
+
+
+def test_server_documents_are_listed_by_prefix_and_deleted(storage: Storage) -> None:
+    from memdir.server.storage.base import ListedServerDocuments
+
+    if not isinstance(storage, ListedServerDocuments):
+        pytest.skip("the directory backend keeps its server documents in files of its own")
+    for name in ("oauth-a-1", "oauth-a-2", "oauth-b-1", "accounts"):
+        assert storage.swap_server_document(name, 0, name.encode())
+    assert storage.server_document_names("oauth-a-") == ["oauth-a-1", "oauth-a-2"]
+    assert storage.server_document_names("oauth-") == ["oauth-a-1", "oauth-a-2", "oauth-b-1"]
+    assert storage.server_document_names("nothing-") == []
+    storage.delete_server_document("oauth-a-1")
+    storage.delete_server_document("oauth-a-1")  # again: nothing happens
+    assert storage.server_document("oauth-a-1") is None
+    assert storage.server_document_stamp("oauth-a-1") is None
+    assert storage.server_document_names("oauth-") == ["oauth-a-2", "oauth-b-1"]
+    assert storage.server_document("accounts") == (1, b"accounts")
+    assert storage.swap_server_document("oauth-a-1", 0, b"again")  # created anew
+    assert storage.server_document("oauth-a-1") == (1, b"again")

@@ -332,6 +332,9 @@ def _remote_mcp(
         accounts=accounts,
         teams=rules.teams,
         allow_private_clients=allow_private_clients,
+        # Per client address (behind a proxy: one bucket for all, as the proxy's address).
+        limit=limiter.check,
+        limit_blocks=limiter.blocking,
     )
     copies = place.data / WORKING_COPIES
     # Copies of accounts erased or removed since (through any replica) go first.

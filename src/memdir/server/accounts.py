@@ -222,6 +222,13 @@ class Accounts:
         """Whether an account of that name exists."""
         return name in self._load()["users"]
 
+    def token_digest_of(self, name: str) -> str | None:
+        """The SHA-256 digest of `name`'s current token, None when there is no such account
+        (cheap: the accounts as cached). It changes when the token is rotated, and when the
+        account is removed and a new one of that name added."""
+        user = self._load()["users"].get(name)
+        return None if user is None else str(user["token_sha256"])
+
     def add_user(self, name: str, *, rotate: bool = False) -> str:
         """Add a user (or, with `rotate`, replace an existing user's token); return the token."""
         validate_user(name)

@@ -11,12 +11,16 @@
   scopes, a project and a team (`ConsentPage`).
 
 The MCP endpoint itself asks `verify` what a bearer token grants (`OAuthGrant`) and
-answers 401/403 with `challenge`. All state is shared between replicas (`OAuthState`).
+answers 401/403 with `challenge`. All state is shared between replicas (`OAuthState`);
+entries expired for more than a day are deleted by a prune that runs, at most once an
+hour per process, in a thread started from a request (`OAuthServer.prune_soon`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memdir.server.accounts import Accounts
 from memdir.server.oauth.clients import SCOPES, ClientRefused, Clients, is_cimd
-from memdir.server.oauth.consent import ConsentPage
+from memdir.server.oauth.consent import ConsentPage, message
 from memdir.server.oauth.provider import MemdirProvider
 from memdir.server.oauth.state import (
     BackendDocuments,
@@ -47,10 +51,22 @@ from memdir.server.oauth.state import (
     DocumentStore,
     OAuthState,
 )
+from memdir.server.ratelimit import retry_after_header
 from memdir.server.storage.base import ServerDocuments, Storage
 from memdir.server.teams import TeamRules
 
-__all__ = ["SCOPES", "OAuthGrant", "OAuthServer"]
+__all__ = ["PRUNE_EVERY", "SCOPES", "OAuthGrant", "OAuthServer"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two prunes of the OAuth state by one process.
+PRUNE_EVERY = 3600.0
+#: The SDK's endpoints whose requests are rate limited: path -> methods.
+_LIMITED = {
+    "/authorize": ("GET", "POST"),
+    "/token": ("POST",),
+    "/register": ("POST",),
+}
 
 _REGISTRATION = ClientRegistrationOptions(
     enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)
@@ -83,7 +99,14 @@ class OAuthGrant:
 
 
 class OAuthServer:
-    """The authorization server; set `base_url` before the first request."""
+    """The authorization server; set `base_url` before the first request.
+
+    `limit` (a rate limiter's ``check``: 0.0, or the seconds to wait; called from a worker
+    thread when `limit_blocks`) is applied to ``/register``, ``/authorize``, ``/token``
+    and the consent page's POST, keyed ``"oauth:" + <client address>``: an answer of 429
+    with ``Retry-After``. The address is the TCP peer's (the server does not trust proxy
+    headers), so behind a reverse proxy every client shares the proxy's one bucket.
+    """
 
     def __init__(
         self,
@@ -97,6 +120,8 @@ class OAuthServer:
         access_ttl: int = 3600,
         refresh_ttl: int = 30 * 86400,
         code_ttl: int = 300,
+        limit: Callable[[str], float] | None = None,
+        limit_blocks: bool = False,
     ) -> None:
         store: DocumentStore = (
             BackendDocuments(storage)
@@ -105,11 +130,17 @@ class OAuthServer:
         )
         self.state = OAuthState(store)
         self._accounts = accounts
+        self._clock = clock
+        self._limit = limit
+        self._limit_blocks = limit_blocks
+        self._prune_lock = threading.Lock()
+        self._next_prune = 0.0  # time.monotonic() of the next prune
         self.clients = Clients(self.state, allow_private=allow_private_clients, clock=clock)
         self._base = ""
         self.provider = MemdirProvider(
             self.state,
             self.clients,
+            accounts,
             base=self._current_base,
             clock=clock,
             access_ttl=access_ttl,
@@ -158,7 +189,7 @@ class OAuthServer:
                 endpoint=cors_middleware(self._server_metadata, ["GET", "OPTIONS"]),
                 methods=["GET", "OPTIONS"],
             ),
-            Route("/oauth/consent", endpoint=self.consent.handle, methods=["GET", "POST"]),
+            Route("/oauth/consent", endpoint=self._consent, methods=["GET", "POST"]),
         ]
         routes.extend(
             Route(path, endpoint=_Delegate(self, path), methods=methods)
@@ -178,6 +209,51 @@ class OAuthServer:
             )
             self._sdk = (base, {r.path: r.app for r in built})
         return self._sdk[1][path]
+
+    async def _consent(self, request: Request) -> Response:
+        if request.method == "POST":
+            wait = await self.throttle(request.scope)
+            if wait:
+                return message(
+                    429,
+                    "Too many requests from your address; wait a minute and send the form again.",
+                    {"Retry-After": retry_after_header(wait)},
+                )
+        return await self.consent.handle(request)
+
+    async def throttle(self, scope: Scope) -> float:
+        """Spend a token of the request's client address (0.0: go on; else the seconds to
+        wait); start a prune of the state when one is due."""
+        self.prune_soon()
+        if self._limit is None:
+            return 0.0
+        client = scope.get("client")
+        key = "oauth:" + (str(client[0]) if client else "unknown")
+        if self._limit_blocks:
+            wait: float = await anyio.to_thread.run_sync(self._limit, key)
+            return wait
+        return self._limit(key)
+
+    # -- pruning -------------------------------------------------------------------------
+
+    def prune_soon(self) -> None:
+        """Start a prune in a thread of its own if none ran in this process for
+        `PRUNE_EVERY` seconds (never waited for: a request does not wait on it)."""
+        now = time.monotonic()
+        with self._prune_lock:
+            if now < self._next_prune:
+                return
+            self._next_prune = now + PRUNE_EVERY
+        threading.Thread(target=self.prune, name="memdir-oauth-prune", daemon=True).start()
+
+    def prune(self) -> int:
+        """Delete the state's entries expired for more than a day (`OAuthState.prune`); the
+        number deleted, 0 when it failed (logged: the next one tries again)."""
+        try:
+            return self.state.prune(self._clock())
+        except Exception as exc:  # a prune must never take a request or the server down
+            log.warning("pruning the OAuth state failed: %s", exc)
+            return 0
 
     async def _resource_metadata(self, request: Request) -> Response:
         metadata = ProtectedResourceMetadata(
@@ -212,12 +288,11 @@ class OAuthServer:
         """What `token` grants; None for an unknown, expired, revoked or other-resource token."""
         if not token or len(token) > 200:
             return None
+        # A grant whose account was removed since (`memdir server user remove`), or whose
+        # sync token was rotated, is refused by the provider (the family is bound to the
+        # token's digest); an erased account is refused by the sync rules as well.
         grant = await self.provider.grant(token)
         if grant is None or grant.resource != self.resource:
-            return None
-        # An account removed since (`memdir server user remove`) is refused at once, as
-        # its sync token is; an erased one is refused by the sync rules as well.
-        if not await anyio.to_thread.run_sync(self._accounts.exists, grant.account):
             return None
         return OAuthGrant(
             account=grant.account,
@@ -252,6 +327,20 @@ class _Delegate:
         self.path = path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") in _LIMITED.get(self.path, ()):
+            wait = await self.server.throttle(scope)
+            if wait:
+                slow = JSONResponse(
+                    {
+                        "error": "temporarily_unavailable",
+                        "error_description": "too many requests from this address; "
+                        f"retry after {retry_after_header(wait)} s",
+                    },
+                    status_code=429,
+                    headers={"Retry-After": retry_after_header(wait), "Cache-Control": "no-store"},
+                )
+                await slow(scope, receive, send)
+                return
         if self.path == "/authorize" and scope.get("method") == "GET":
             client_id = Request(scope).query_params.get("client_id", "")
             if is_cimd(client_id):

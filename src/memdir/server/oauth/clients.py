@@ -3,16 +3,21 @@
 A client is either registered dynamically (RFC 7591; kept as an entry of the state) or
 names itself by an https URL, its client ID metadata document (CIMD), which is fetched
 here: no redirects followed, a 5 s timeout, at most 64 KiB, TLS verified (against the
-CA file named by ``SSL_CERT_FILE`` when set, else the system's), and only from a host
-that resolves to public addresses unless private clients are allowed. A fetched
-document is cached in the state for its ``Cache-Control: max-age`` (at most 24 h,
-1 h by default), so every replica reuses it.
+CA file named by ``SSL_CERT_FILE`` when set, else the system's) for the URL's host name,
+and only from a host that resolves to public addresses unless private clients are
+allowed. The host is resolved once and the connection made to the address vetted (the
+name goes in ``Host`` and in TLS SNI), so a DNS answer that changes in between
+(rebinding) cannot send the request elsewhere. A fetched document is cached in the state
+for its ``Cache-Control: max-age`` (at most 24 h, 1 h by default), so every replica
+reuses it. A client's name and redirect URIs are limited in length and number
+(`check_metadata`), registered or fetched alike.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import os
 import re
 import socket
@@ -29,7 +34,18 @@ from pydantic import ValidationError
 
 from memdir.server.oauth.state import OAuthState
 
-__all__ = ["SCOPES", "ClientRefused", "Clients", "check_redirect_uris", "is_cimd", "origin_of"]
+__all__ = [
+    "SCOPES",
+    "ClientMetadataRefused",
+    "ClientRefused",
+    "Clients",
+    "check_metadata",
+    "check_redirect_uris",
+    "is_cimd",
+    "origin_of",
+]
+
+log = logging.getLogger(__name__)
 
 #: The scopes of the MCP endpoint (delete needs write, write needs read).
 SCOPES = ("read", "write", "delete")
@@ -39,12 +55,25 @@ _MAX_BODY = 64 * 1024
 _DEFAULT_TTL = 3600
 _MAX_TTL = 24 * 3600
 _LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+#: Limits of a client's metadata (registered or fetched).
+MAX_NAME = 200
+MAX_REDIRECT_URIS = 10
+MAX_REDIRECT_URI = 2000
+#: The whole registered metadata, as stored (the other fields: URIs, contacts, ...).
+_MAX_STORED = 16 * 1024
+#: NAT64 prefixes (RFC 6052 well-known, RFC 8215 local use).
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?\s*(?:,|$)", re.IGNORECASE)
 
 
 class ClientRefused(Exception):
     """Raised when a client (its metadata document or registration) is refused; the message
     says why, for the person who set the client up."""
+
+
+class ClientMetadataRefused(ClientRefused):
+    """A client's metadata is too large (``invalid_client_metadata`` at registration)."""
 
 
 def is_cimd(client_id: str) -> bool:
@@ -76,6 +105,17 @@ def check_redirect_uris(uris: list[str]) -> None:
         )
 
 
+def check_metadata(name: object, uris: list[str]) -> None:
+    """Refuse a client name longer than `MAX_NAME` characters, more than
+    `MAX_REDIRECT_URIS` redirect URIs, or one longer than `MAX_REDIRECT_URI`."""
+    if isinstance(name, str) and len(name) > MAX_NAME:
+        raise ClientMetadataRefused(f"client_name is longer than {MAX_NAME} characters")
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise ClientMetadataRefused(f"a client may have at most {MAX_REDIRECT_URIS} redirect URIs")
+    if any(len(uri) > MAX_REDIRECT_URI for uri in uris):
+        raise ClientMetadataRefused(f"a redirect URI is longer than {MAX_REDIRECT_URI} characters")
+
+
 def _ssl_context() -> ssl.SSLContext:
     """TLS verification against ``SSL_CERT_FILE`` when set, else the system's CAs."""
     cafile = os.environ.get("SSL_CERT_FILE") or None
@@ -83,9 +123,22 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def _refused_address(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    """Whether the server refuses to fetch from `address`: anything not global, and IPv6
+    addresses that wrap such an IPv4 address (IPv4-mapped or -compatible, 6to4, NAT64)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _NAT64_LOCAL:
+            return True
+        wrapped = ip.ipv4_mapped or ip.sixtofour
+        if wrapped is None and (ip in _NAT64 or int(ip) >> 32 == 0):
+            # NAT64 (64:ff9b::a.b.c.d) and IPv4-compatible (::a.b.c.d, also :: and ::1).
+            wrapped = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if wrapped is not None and _refused_ip(wrapped):
+            return True
+    return _refused_ip(ip)
+
+
+def _refused_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return (
         ip.is_private
         or ip.is_loopback
@@ -147,12 +200,27 @@ class Clients:
         return OAuthClientInformationFull.model_validate(found.fields["info"])
 
     async def register(self, info: OAuthClientInformationFull) -> None:
-        """Keep a dynamically registered client (its redirect URIs checked first)."""
-        check_redirect_uris([str(u) for u in info.redirect_uris or []])
-        fields = {"info": info.model_dump(mode="json", exclude_none=True)}
+        """Keep a dynamically registered client (its metadata checked first)."""
+        uris = [str(u) for u in info.redirect_uris or []]
+        check_metadata(info.client_name, uris)
+        check_redirect_uris(uris)
+        dumped = info.model_dump(mode="json", exclude_none=True)
+        if len(json.dumps(dumped)) > _MAX_STORED:
+            raise ClientMetadataRefused(
+                f"the client's metadata is larger than {_MAX_STORED // 1024} KiB"
+            )
+        # Deleted by `OAuthState.prune` unless approved within a day (see `Clients.approved`).
+        fields = {"info": dumped, "created_at": self.clock(), "approved": False}
         stored = await anyio.to_thread.run_sync(self.state.put, "client", info.client_id, fields)
         if not stored:
             raise ClientRefused("a client with this id exists")
+
+    async def approved(self, client_id: str) -> None:
+        """Note that a registered client was approved once (it is then kept)."""
+        if not is_cimd(client_id):
+            await anyio.to_thread.run_sync(
+                self.state.update, "client", client_id, {"approved": True}
+            )
 
     async def _document(self, url: str) -> OAuthClientInformationFull:
         cached = await anyio.to_thread.run_sync(self.state.get, "cimd", url)
@@ -167,32 +235,43 @@ class Clients:
             await anyio.to_thread.run_sync(self.state.store_latest, "cimd", url, fields)
         return info
 
-    async def _check_host(self, host: str, port: int) -> None:
-        if self.allow_private:
-            return
+    async def _address(self, host: str, port: int) -> str:
+        """The address to connect to for `host`, resolved once; every address it resolves
+        to is checked (unless private clients are allowed), the first one is used."""
         try:
             found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            raise ClientRefused(f"the client's host {host!r} does not resolve ({exc})") from None
-        for _family, _type, _proto, _name, address in found:
-            if _refused_address(str(address[0])):
-                raise ClientRefused(
-                    f"the client metadata document's host {host!r} resolves to a private, "
-                    f"loopback or link-local address ({address[0]}); this server does not "
-                    "fetch from those (the operator can allow private clients)"
-                )
+        except OSError:
+            raise ClientRefused(f"the client's host {host!r} does not resolve") from None
+        addresses = [str(address[0]) for _f, _t, _p, _n, address in found]
+        if not addresses:
+            raise ClientRefused(f"the client's host {host!r} does not resolve")
+        if not self.allow_private:
+            for address in addresses:
+                if _refused_address(address):
+                    raise ClientRefused(
+                        f"the client metadata document's host {host!r} resolves to a private, "
+                        f"loopback or link-local address ({address}); this server does not "
+                        "fetch from those (the operator can allow private clients)"
+                    )
+        return addresses[0].split("%", 1)[0]
 
     async def _fetch(self, url: str) -> tuple[OAuthClientInformationFull, int]:
-        """Fetch and check the metadata document at `url`; (client, seconds to cache it)."""
+        """Fetch and check the metadata document at `url`; (client, seconds to cache it).
+        The connection goes to the address `_address` vetted, never to a second lookup's."""
         host = _check_document_url(url)
-        await self._check_host(host, urlsplit(url).port or 443)
+        parts = urlsplit(url)
+        address = await self._address(host, parts.port or 443)
+        target = httpx.URL(url).copy_with(host=address)
+        headers = {"Accept": "application/json", "Host": parts.netloc}
         body = bytearray()
         try:
             async with (
                 httpx.AsyncClient(
                     verify=self._ssl, trust_env=False, follow_redirects=False, timeout=_TIMEOUT
                 ) as http,
-                http.stream("GET", url, headers={"Accept": "application/json"}) as answer,
+                http.stream(
+                    "GET", target, headers=headers, extensions={"sni_hostname": host}
+                ) as answer,
             ):
                 if answer.status_code != 200:
                     raise ClientRefused(
@@ -207,8 +286,11 @@ class Clients:
                         )
                 cache_control = answer.headers.get("Cache-Control")
         except httpx.HTTPError as exc:
+            # The reason stays in the log: told to the client, it would say what answers
+            # (or not) where, a probe of the network this server sits in.
+            log.info("the client metadata document at %s could not be fetched: %r", url, exc)
             raise ClientRefused(
-                f"the client metadata document at {url} could not be fetched: {exc}"
+                f"the client metadata document at {url} could not be fetched"
             ) from None
         return _client_of(url, bytes(body)), _max_age(cache_control)
 
@@ -229,6 +311,11 @@ def _client_of(url: str, body: bytes) -> OAuthClientInformationFull:
     uris = doc.get("redirect_uris")
     if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
         raise ClientRefused(f"the client metadata document at {url} lists no redirect_uris")
+    name = doc.get("client_name")
+    try:
+        check_metadata(name, uris)
+    except ClientMetadataRefused as exc:
+        raise ClientRefused(f"the client metadata document at {url} is refused: {exc}") from None
     check_redirect_uris(uris)
     method = doc.get("token_endpoint_auth_method", "none")
     if method != "none":
@@ -236,7 +323,6 @@ def _client_of(url: str, body: bytes) -> OAuthClientInformationFull:
             f"the client metadata document at {url} asks for token_endpoint_auth_method "
             f"{method!r}; this server supports only public ('none') metadata-document clients"
         )
-    name = doc.get("client_name")
     try:
         return OAuthClientInformationFull(
             client_id=url,

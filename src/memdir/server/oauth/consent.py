@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from memdir.errors import MemdirError
-from memdir.server.accounts import Accounts
+from memdir.server.accounts import Accounts, token_digest
 from memdir.server.oauth.clients import SCOPES, origin_of
 from memdir.server.oauth.provider import MemdirProvider
 from memdir.server.oauth.state import Entry, OAuthState, digest
@@ -33,7 +33,7 @@ from memdir.server.teams import TeamRules
 from memdir.sync.protocol import ProjectId
 from memdir.sync.teams import WRITERS
 
-__all__ = ["MAX_ATTEMPTS", "ConsentPage", "close_scopes"]
+__all__ = ["MAX_ATTEMPTS", "ConsentPage", "close_scopes", "message"]
 
 log = logging.getLogger(__name__)
 
@@ -93,25 +93,25 @@ class ConsentPage:
             request_id = request.query_params.get("request", "")
             pending = await self._pending(request_id)
             if pending is None:
-                return _message(400, "This authorization request is unknown, finished or expired.")
+                return message(400, "This authorization request is unknown, finished or expired.")
             return self._page(request_id, pending.fields, error=None, form={})
         form = {k: v for k, v in (await request.form()).multi_items() if isinstance(v, str)}
         scopes = [v for v in (await request.form()).getlist("scope") if isinstance(v, str)]
         request_id = form.get("request", "")
         pending = await self._pending(request_id)
         if pending is None:
-            return _message(400, "This authorization request is unknown, finished or expired.")
+            return message(400, "This authorization request is unknown, finished or expired.")
         secret = str(pending.fields["csrf"])
         sent = form.get("csrf", "")
         cookie = request.cookies.get(cookie_name(request_id), "")
         if not (hmac.compare_digest(sent, secret) and hmac.compare_digest(cookie, secret)):
-            return _message(
+            return message(
                 403, "This form was not sent from the consent page it belongs to; refused."
             )
         if form.get("action") == "deny":
             return await self._deny(request_id, pending)
         if form.get("action") != "approve":
-            return _message(400, "Choose Approve or Deny.")
+            return message(400, "Choose Approve or Deny.")
         return await self._approve(request_id, pending, form, scopes)
 
     async def _pending(self, request_id: str) -> Entry | None:
@@ -141,7 +141,7 @@ class ConsentPage:
 
     async def _deny(self, request_id: str, pending: Entry) -> Response:
         if not await self._finish(request_id, pending):
-            return _message(409, "This authorization request was answered meanwhile.")
+            return message(409, "This authorization request was answered meanwhile.")
         return self._redirect(
             pending.fields, error="access_denied", error_description="the user denied the request"
         )
@@ -153,20 +153,20 @@ class ConsentPage:
         if not await anyio.to_thread.run_sync(
             self.state.replace, "request", request_id, pending, counted
         ):
-            return _message(409, "This authorization request changed meanwhile; reload the page.")
+            return message(409, "This authorization request changed meanwhile; reload the page.")
         pending = Entry(pending.name, pending.version + 1, counted)
         try:
             grant = await self._grant(pending.fields, form, chosen)
         except _Retry as exc:
             if counted["attempts"] >= MAX_ATTEMPTS:
-                return _message(
+                return message(
                     400,
                     "Too many attempts: this authorization request is closed. "
                     "Start again from your application.",
                 )
             return self._page(request_id, counted, error=str(exc), form=form, status=400)
         if not await self._finish(request_id, pending):
-            return _message(409, "This authorization request was answered meanwhile.")
+            return message(409, "This authorization request was answered meanwhile.")
         code = await self.provider.approve(pending.fields, grant)
         log.info(
             "OAuth: %s approved client %s (%s)",
@@ -215,7 +215,14 @@ class ConsentPage:
                     f"You are a {shown.you} of team {team!r}: readers cannot write or delete its "
                     "notes. Untick write and delete, or choose another team."
                 )
-        return {"account": account, "scopes": scopes, "project": project, "team": team}
+        # The grant stands only while the account's token is this one (`MemdirProvider`).
+        return {
+            "account": account,
+            "token_sha256": token_digest(token),
+            "scopes": scopes,
+            "project": project,
+            "team": team,
+        }
 
     def _page(
         self,
@@ -296,7 +303,8 @@ _HEADERS = {
 }
 
 
-def _message(status: int, text: str) -> Response:
+def message(status: int, text: str, extra: dict[str, str] | None = None) -> Response:
+    """A page that only says `text` (with `extra` headers)."""
     body = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memdir</title>'
         f"</head><body><p>{html.escape(text)}</p></body></html>"
@@ -304,5 +312,6 @@ def _message(status: int, text: str) -> Response:
     headers = {
         **_HEADERS,
         "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+        **(extra or {}),
     }
     return HTMLResponse(body, status_code=status, headers=headers)

@@ -6,11 +6,15 @@ grant types, and write the error bodies; this provider keeps the state behind th
 project, team, client, resource) that its code and every token issued from it share.
 Revoking the family revokes all of them at once, which is what happens when a code is
 used twice, when a rotated-away refresh token comes back, and on `/revoke` of either
-token. Codes, access and refresh tokens are random (256 bits) and stored only as digests.
+token. A family is also bound to the digest of the account's sync token the user signed
+in with: once that token is rotated, or the account removed (and maybe a new one of the
+same name added), no code, access or refresh token of the family works any more. Codes,
+access and refresh tokens are random (256 bits) and stored only as digests.
 """
 
 from __future__ import annotations
 
+import hmac
 import secrets
 import time
 from collections.abc import Callable
@@ -30,7 +34,14 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from memdir.server.oauth.clients import SCOPES, ClientRefused, Clients, is_cimd
+from memdir.server.accounts import Accounts
+from memdir.server.oauth.clients import (
+    SCOPES,
+    ClientMetadataRefused,
+    ClientRefused,
+    Clients,
+    is_cimd,
+)
 from memdir.server.oauth.state import OAuthState
 
 __all__ = ["Code", "Grant", "IssuedAccess", "IssuedRefresh", "MemdirProvider", "new_secret"]
@@ -84,6 +95,7 @@ class MemdirProvider:
         self,
         state: OAuthState,
         clients: Clients,
+        accounts: Accounts,
         *,
         base: Callable[[], str],
         clock: Callable[[], float],
@@ -93,6 +105,7 @@ class MemdirProvider:
     ) -> None:
         self.state = state
         self.clients = clients
+        self.accounts = accounts
         self.base = base
         self.clock = clock
         self.access_ttl = access_ttl
@@ -122,6 +135,8 @@ class MemdirProvider:
         """Keep a dynamically registered client."""
         try:
             await self.clients.register(client_info)
+        except ClientMetadataRefused as exc:
+            raise RegistrationError("invalid_client_metadata", str(exc)) from None
         except ClientRefused as exc:
             raise RegistrationError("invalid_redirect_uri", str(exc)) from None
 
@@ -159,14 +174,22 @@ class MemdirProvider:
         return f"{self.base()}/oauth/consent?request={request_id}"
 
     async def approve(self, request: dict[str, Any], grant: dict[str, Any]) -> str:
-        """Create the family and a single-use code for an approved request; the code."""
+        """Create the family and a single-use code for an approved request; the code.
+        `grant` holds the account, its token's digest (``token_sha256``), the scopes,
+        project and team."""
         family = new_secret()
         code = new_secret()
         await self._run(
             self.state.put,
             "family",
             family,
-            {**grant, "client_id": request["client_id"], "resource": request["resource"]},
+            {
+                **grant,
+                "client_id": request["client_id"],
+                "resource": request["resource"],
+                # Moved on at each refresh: `OAuthState.prune` deletes it once it is past.
+                "expires_at": self.clock() + self.code_ttl,
+            },
         )
         fields = {
             "family": family,
@@ -180,6 +203,7 @@ class MemdirProvider:
             "used": False,
         }
         await self._run(self.state.put, "code", code, fields)
+        await self.clients.approved(request["client_id"])
         return code
 
     # -- codes ---------------------------------------------------------------------------
@@ -196,7 +220,7 @@ class MemdirProvider:
         if f.get("used"):
             await self._run(self.state.revoke_family, f["family"])
             return None
-        if float(f["expires_at"]) <= self.clock() or await self._revoked(f["family"]):
+        if float(f["expires_at"]) <= self.clock() or await self._family(f["family"]) is None:
             return None
         return Code(
             code=authorization_code,
@@ -235,7 +259,7 @@ class MemdirProvider:
         if f.get("used"):
             await self._run(self.state.revoke_family, f["family"])
             return None
-        if float(f["expires_at"]) <= self.clock() or await self._revoked(f["family"]):
+        if float(f["expires_at"]) <= self.clock() or await self._family(f["family"]) is None:
             return None
         return IssuedRefresh(
             token=refresh_token,
@@ -266,7 +290,7 @@ class MemdirProvider:
         if found is None:
             return None
         f = found.fields
-        if int(f["expires_at"]) <= self.clock() or await self._revoked(f["family"]):
+        if int(f["expires_at"]) <= self.clock() or await self._family(f["family"]) is None:
             return None
         return IssuedAccess(
             token=token,
@@ -283,10 +307,9 @@ class MemdirProvider:
         access = await self.load_access_token(token)
         if access is None:
             return None
-        family = await self._run(self.state.get, "family", access.family)
-        if family is None or family.fields.get("revoked"):
+        f = await self._family(access.family)
+        if f is None:
             return None
-        f = family.fields
         return Grant(
             account=f["account"],
             scopes=tuple(access.scopes),
@@ -309,18 +332,29 @@ class MemdirProvider:
 
     # -- helpers -------------------------------------------------------------------------
 
-    async def _revoked(self, family: str) -> bool:
+    async def _family(self, family: str) -> dict[str, Any] | None:
+        """The family's grant while it stands: not revoked (nor pruned), and its account's
+        sync token still the one the user signed in with at the consent; None otherwise."""
         found = await self._run(self.state.get, "family", family)
-        return found is None or bool(found.fields.get("revoked"))
+        if found is None or found.fields.get("revoked"):
+            return None
+        bound = found.fields.get("token_sha256")
+        current = await self._run(self.accounts.token_digest_of, str(found.fields["account"]))
+        if not isinstance(bound, str) or current is None:
+            return None
+        if not hmac.compare_digest(bound, current):
+            return None
+        fields: dict[str, Any] = found.fields
+        return fields
 
     async def _issue(
         self, family: str, scopes: list[str], *, refresh_scopes: list[str] | None = None
     ) -> OAuthToken:
-        found = await self._run(self.state.get, "family", family)
-        if found is None or found.fields.get("revoked"):
+        grant = await self._family(family)
+        if grant is None:
             raise TokenError("invalid_grant", "the grant was revoked")
-        grant = found.fields
         now = self.clock()
+        await self._run(self.state.extend, "family", family, now + self.refresh_ttl)
         access, refresh = new_secret(), new_secret()
         common = {"family": family, "client_id": grant["client_id"], "resource": grant["resource"]}
         await self._run(

@@ -3,10 +3,12 @@
 Every entry (a pending authorization request, a code, an access or refresh token, a
 token family, a registered client, a cached client metadata document) is one document
 named ``oauth-<kind>-<digest>``, where the digest is the SHA-256 of the entry's key (a
-code or token is never stored in clear, only found by its digest). Documents are never
-deleted: a consumed or revoked entry is swapped to a body that says so, by
-compare-and-swap on its version, which is also what makes single use hold across server
-replicas (of two replicas redeeming one code, only one swap wins).
+code or token is never stored in clear, only found by its digest). A consumed or revoked
+entry is swapped to a body that says so, by compare-and-swap on its version, which is
+also what makes single use hold across server replicas (of two replicas redeeming one
+code, only one swap wins). Entries expired for more than a day (`GRACE`), and registered
+clients never approved within a day, are deleted by `OAuthState.prune`: a missing code,
+token or family is refused exactly as an expired or revoked one.
 
 With a backend that keeps server documents (PostgreSQL, S3) the documents live there;
 with the directory backend they are files under ``<data>/oauth`` (atomic writes, swaps
@@ -15,6 +17,7 @@ under a lock), with the same semantics (`DocumentStore`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -26,9 +29,10 @@ from typing import Any, Literal, Protocol
 from memdir.errors import Busy
 from memdir.files.atomic import atomic_write, ensure_private_dir
 from memdir.files.lock import DirLock
-from memdir.server.storage.base import ServerDocuments
+from memdir.server.storage.base import ListedServerDocuments, ServerDocuments
 
 __all__ = [
+    "GRACE",
     "BackendDocuments",
     "DirectoryDocuments",
     "DocumentStore",
@@ -57,6 +61,8 @@ _DIGITS = 56
 _NAME = re.compile(r"oauth-[a-z]-[0-9a-f]{56}")
 #: Compare-and-swap races an update retries before it reports busy.
 _SWAP_ATTEMPTS = 8
+#: Seconds an expired (or spent) entry is kept before `OAuthState.prune` deletes it.
+GRACE = 86400.0
 
 
 def digest(secret: str) -> str:
@@ -65,7 +71,7 @@ def digest(secret: str) -> str:
 
 
 class DocumentStore(Protocol):
-    """Versioned documents by name: read, and swap by compare-and-swap (0: create)."""
+    """Versioned documents by name: read, swap by compare-and-swap (0: create), list, delete."""
 
     def get(self, name: str) -> tuple[int, bytes] | None:
         """(version, bytes) of `name`, None when there is none."""
@@ -73,6 +79,14 @@ class DocumentStore(Protocol):
 
     def swap(self, name: str, expected: int, data: bytes) -> bool:
         """Store `name` as version `expected + 1` if still at `expected`; False otherwise."""
+        ...
+
+    def names(self, prefix: str) -> list[str]:
+        """The names of the stored documents starting with `prefix`."""
+        ...
+
+    def delete(self, name: str, expected: int) -> bool:
+        """Delete `name` if it is still at version `expected`; False when it changed."""
         ...
 
 
@@ -89,6 +103,24 @@ class BackendDocuments:
     def swap(self, name: str, expected: int, data: bytes) -> bool:
         """Store `name` as version `expected + 1` if still at `expected`."""
         return self.backend.swap_server_document(name, expected, data)
+
+    def names(self, prefix: str) -> list[str]:
+        """The names starting with `prefix`; none when the backend cannot list them."""
+        if not isinstance(self.backend, ListedServerDocuments):
+            return []
+        return self.backend.server_document_names(prefix)
+
+    def delete(self, name: str, expected: int) -> bool:
+        """Delete `name` if it is still at version `expected` (checked just before: a
+        backend deletes unconditionally, so a change in between is lost; `prune` deletes
+        only entries nobody uses any more)."""
+        if not isinstance(self.backend, ListedServerDocuments):
+            return False
+        found = self.backend.server_document(name)
+        if found is None or found[0] != expected:
+            return False
+        self.backend.delete_server_document(name)
+        return True
 
 
 class DirectoryDocuments:
@@ -115,6 +147,22 @@ class DirectoryDocuments:
                 return False
             body = str(expected + 1).encode("ascii") + b"\n" + data
             atomic_write(self.root / f"{name}.json", body, mode=0o600)
+        return True
+
+    def names(self, prefix: str) -> list[str]:
+        """The names starting with `prefix`, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name[: -len(".json")] for p in self.root.glob(f"{prefix}*.json"))
+
+    def delete(self, name: str, expected: int) -> bool:
+        """Delete `name` if it is still at version `expected` (under the lock)."""
+        with DirLock(self.root / ".lock", timeout=10.0, label="the OAuth state"):
+            found = self.get(name)
+            if found is None or found[0] != expected:
+                return False
+            with contextlib.suppress(FileNotFoundError):
+                (self.root / f"{name}.json").unlink()
         return True
 
 
@@ -176,6 +224,48 @@ class OAuthState:
                 return
         raise Busy("the OAuth state kept changing meanwhile; try again")
 
+    def update(self, kind: Kind, key: str, change: dict[str, Any]) -> None:
+        """Set `change` on the entry if it exists and does not hold it already (by CAS)."""
+        for _ in range(_SWAP_ATTEMPTS):
+            found = self.get(kind, key)
+            if found is None or all(found.fields.get(k) == v for k, v in change.items()):
+                return
+            if self.replace(kind, key, found, {**found.fields, **change}):
+                return
+        raise Busy("the OAuth state kept changing meanwhile; try again")
+
+    def extend(self, kind: Kind, key: str, until: float) -> None:
+        """Move the entry's ``expires_at`` on to `until` (never back), if it exists."""
+        for _ in range(_SWAP_ATTEMPTS):
+            found = self.get(kind, key)
+            if found is None or float(found.fields.get("expires_at", 0)) >= until:
+                return
+            if self.replace(kind, key, found, {**found.fields, "expires_at": until}):
+                return
+        raise Busy("the OAuth state kept changing meanwhile; try again")
+
+    def prune(self, now: float) -> int:
+        """Delete the entries expired (or spent) for more than `GRACE`: pending requests,
+        codes, tokens, metadata documents cached, families whose last refresh token
+        expired, and registered clients never approved; the number deleted. Blocking,
+        and long on a large state: run it off the request path."""
+        deleted = 0
+        for name in self.store.names("oauth-"):
+            if not _NAME.fullmatch(name):
+                continue
+            found = self.store.get(name)
+            if found is None:
+                continue
+            try:
+                fields = json.loads(found[1])
+            except ValueError:
+                continue  # damaged: left for a person to look at (`get` logs it)
+            if isinstance(fields, dict) and _dead(fields, now):
+                deleted += self.store.delete(name, found[0])
+        if deleted:
+            log.info("pruned %d expired OAuth entries", deleted)
+        return deleted
+
     def claim(self, kind: Kind, key: str, entry: Entry) -> bool:
         """Mark `entry` used, once: True for the one caller whose swap won."""
         if entry.fields.get("used"):
@@ -192,6 +282,21 @@ class OAuthState:
                 log.info("revoked OAuth grant family %s…", family[:8])
                 return
         raise Busy("the OAuth state kept changing meanwhile; try again")
+
+
+def _dead(fields: dict[str, Any], now: float) -> bool:
+    """Whether an entry is expired (or spent) for more than `GRACE` at `now`."""
+    if fields.get("kind") == "client":
+        created = fields.get("created_at")
+        return (
+            not fields.get("approved")
+            and isinstance(created, int | float)
+            and created + GRACE < now
+        )
+    expires = fields.get("expires_at")
+    if fields.get("kind") == "family" and expires is None:
+        return bool(fields.get("revoked"))  # made before families expired: only if revoked
+    return isinstance(expires, int | float) and expires + GRACE < now
 
 
 def _encode(kind: str, fields: dict[str, Any]) -> bytes:

@@ -28,7 +28,14 @@ from typing import Protocol, runtime_checkable
 
 from memdir.sync.protocol import Manifest
 
-__all__ = ["ServerDocuments", "Storage", "StoredKeyring", "StoredObject", "StoredTeam"]
+__all__ = [
+    "ListedServerDocuments",
+    "ServerDocuments",
+    "Storage",
+    "StoredKeyring",
+    "StoredObject",
+    "StoredTeam",
+]
 
 #: (note id, rev, bytes) of one revision to store.
 StoredObject = tuple[str, str, bytes]
@@ -109,4 +116,19 @@ class ServerDocuments(Protocol):
 
     def swap_server_document(self, name: str, expected: int, doc: bytes) -> bool:
         """Store `name` as version `expected + 1` if still at `expected` (0: none)."""
+        ...
+
+
+@runtime_checkable
+class ListedServerDocuments(ServerDocuments, Protocol):
+    """Server documents that can also be listed by name and deleted (to prune the OAuth
+    state): PostgreSQL and S3. A separate protocol so that `ServerDocuments` alone (all the
+    accounts need) stays enough for `isinstance` checks of stores that keep only accounts."""
+
+    def server_document_names(self, prefix: str) -> list[str]:
+        """The names of the stored documents that start with `prefix`, sorted."""
+        ...
+
+    def delete_server_document(self, name: str) -> None:
+        """Delete the document `name` (none: nothing happens)."""
         ...

@@ -9,7 +9,7 @@ Schema, created and upgraded by `PostgresStorage` itself::
     memdir_keyrings     (user_id) -> version, key_id, body      the keyring document (§8.2)
     memdir_teams        (team_id) -> version, body             a team's policy document
     memdir_rate_buckets (bucket) -> tokens, at                 rate limits shared by replicas
-    memdir_documents    (name) -> version, body                the server's accounts
+    memdir_documents    (name) -> version, body                accounts, OAuth state
 
 `user_id` in the manifest and revision tables is the notes' owner: a user name, or
 `+<team>` for a team's notes (never a user name, which has no `+`).
@@ -319,6 +319,20 @@ class PostgresStorage:
         """Store the server's document `name` if its version is still `expected`."""
         values = {"body": doc}
         return self._swap_document("memdir_documents", ("name", name), expected, values, _SERVER)
+
+    def server_document_names(self, prefix: str) -> list[str]:
+        """The names of the server's documents starting with `prefix`, sorted."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT name FROM memdir_documents WHERE left(name, %s) = %s ORDER BY name",
+                (len(prefix), prefix),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def delete_server_document(self, name: str) -> None:
+        """Delete the server's document `name` (none: nothing happens)."""
+        with self._conn() as conn:
+            conn.execute("DELETE FROM memdir_documents WHERE name = %s", (name,))
 
     # -- Storage -----------------------------------------------------------------------
 

@@ -382,6 +382,29 @@ class S3Storage:
         """Store the server's document `name` as version `expected + 1` if still there."""
         return self._swap_document(self._server_key(name), None, expected, doc, "document")
 
+    def server_document_names(self, prefix: str) -> list[str]:
+        """The names of the server's documents starting with `prefix`, sorted."""
+        base = f"{self.prefix}server/"
+        paginator = self._s3.get_paginator("list_objects_v2")
+        pages = self._call(
+            lambda: list(paginator.paginate(Bucket=self.bucket, Prefix=base + prefix)),
+            what="list the server's documents",
+        )
+        keys = [str(o["Key"]) for page in pages for o in page.get("Contents", [])]
+        return sorted(
+            k[len(base) : -len(".json")]
+            for k in keys
+            if k.endswith(".json") and "/" not in k[len(base) :]
+        )
+
+    def delete_server_document(self, name: str) -> None:
+        """Delete the server's document `name` (none: nothing happens)."""
+        key = self._server_key(name)
+        self._call(
+            lambda: self._s3.delete_object(Bucket=self.bucket, Key=key),
+            what=f"delete the server's {name}",
+        )
+
     def _server_key(self, name: str) -> str:
         if not re.fullmatch(r"[a-z][a-z0-9-]{0,63}", name):
             raise InvalidInput(f"{name[:70]!r} is not a server document name")
