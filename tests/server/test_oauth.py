@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from memdir.server.accounts import Accounts
-from memdir.server.oauth import SCOPES, OAuthServer
+from memdir.server.oauth import SCOPES, OAuthServer, client_network
 from memdir.server.oauth.consent import MAX_ATTEMPTS, close_scopes
 from memdir.server.rules import SyncRules
 from memdir.server.storage.base import Storage
@@ -579,9 +579,9 @@ def test_rotating_or_reissuing_the_account_token_ends_its_grants(srv: Running) -
     ],
 )
 def test_refused_addresses(address: str, refused: bool) -> None:
-    from memdir.server.oauth.clients import _refused_address
+    from memdir.server.oauth.clients import refused_address
 
-    assert _refused_address(address) is refused
+    assert refused_address(address) is refused
 
 
 def test_a_metadata_document_is_fetched_from_the_address_vetted(
@@ -594,7 +594,7 @@ def test_a_metadata_document_is_fetched_from_the_address_vetted(
     from memdir.server.oauth.state import DirectoryDocuments, OAuthState
 
     # Only 127.0.0.1 (where the site listens) passes the check, as a public address would.
-    monkeypatch.setattr(module, "_refused_address", lambda address: address != "127.0.0.1")
+    monkeypatch.setattr(module, "refused_address", lambda address: address != "127.0.0.1")
 
     real = socket.getaddrinfo
     asked: list[str] = []
@@ -633,11 +633,51 @@ def test_a_metadata_document_is_fetched_from_the_address_vetted(
     assert str(probe.value).endswith("could not be fetched")  # no errno, no "refused"
 
 
+def test_each_vetted_address_is_tried_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first address where nothing answers (an AAAA record without IPv6 routing) does
+    not stop the fetch: the next vetted address is tried, pinned the same way."""
+    from memdir.server.oauth import clients as module
+    from memdir.server.oauth.clients import Clients
+    from memdir.server.oauth.state import DirectoryDocuments, OAuthState
+
+    monkeypatch.setattr(module, "refused_address", lambda address: False)
+    real = socket.getaddrinfo
+    dead = socket.socket()
+    dead.bind(("127.0.0.2", 0))  # bound, never listening: nothing answers there
+
+    def resolve(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name == "localhost":
+            return real("127.0.0.2", port, *args, **kwargs) + real(
+                "127.0.0.1", port, *args, **kwargs
+            )
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    try:
+        with https_documents(tmp_path) as site:
+            monkeypatch.setenv("SSL_CERT_FILE", str(site.ca_file))
+            url = f"https://localhost:{site.port}/client.json"
+            site.documents["/client.json"] = (cimd(url), {"Cache-Control": "no-store"})
+            clients = Clients(
+                OAuthState(DirectoryDocuments(tmp_path / "state")),
+                allow_private=False,
+                clock=time.time,
+            )
+            client = anyio.run(clients.resolve, url)
+            assert client is not None and client.client_id == url
+            assert site.sni == ["localhost"]
+    finally:
+        dead.close()
+
+
 # -- limits: metadata sizes, request rates -------------------------------------------------
 
 
 def test_client_metadata_is_limited(srv: Running) -> None:
-    from memdir.server.oauth.clients import ClientRefused, _client_of
+    from memdir.server.oauth.clients import ClientRefused, client_of
 
     def refused(**fields: Any) -> str:
         answer = srv.http.post(
@@ -655,7 +695,7 @@ def test_client_metadata_is_limited(srv: Running) -> None:
     url = "https://client.example/c.json"
     doc = {"client_id": url, "client_name": "x" * 201, "redirect_uris": [REDIRECT]}
     with pytest.raises(ClientRefused, match="client_name is longer than 200"):
-        _client_of(url, json.dumps(doc).encode())
+        client_of(url, json.dumps(doc).encode())
 
 
 class Allowance:
@@ -683,12 +723,21 @@ def test_oauth_endpoints_are_rate_limited(make_server: Any, blocks: bool) -> Non
     for answer in (
         srv.http.post("/register", json={"redirect_uris": [REDIRECT]}),
         authorize(srv, client_id, pkce()[1]),
-        token(srv, grant_type="refresh_token", client_id=client_id, refresh_token="x"),
     ):
         assert answer.status_code == 429 and answer.headers["Retry-After"] == "30"
         assert answer.json()["error"] == "temporarily_unavailable"
-    assert set(limit.keys) == {"oauth:127.0.0.1"} and len(limit.keys) == 6
+    # Not the token endpoint: a refresh refused with 429 would log the user out.
+    refused = token(srv, grant_type="refresh_token", client_id=client_id, refresh_token="x")
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    assert set(limit.keys) == {"oauth:127.0.0.1"} and len(limit.keys) == 5
     assert srv.http.get("/.well-known/oauth-authorization-server").status_code == 200
+
+
+def test_an_ipv6_client_is_limited_by_its_64() -> None:
+    assert client_network("2001:db8:1:2:aaaa::1") == client_network("2001:db8:1:2:ffff::9")
+    assert client_network("2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64"
+    assert client_network("2001:db8:1:3::1") != client_network("2001:db8:1:2::1")
+    assert client_network("192.0.2.7") == "192.0.2.7"
 
 
 # -- pruning the state ---------------------------------------------------------------------
@@ -710,7 +759,7 @@ def test_expired_entries_are_pruned(
         storage = S3Storage(endpoint, bucket, prefix=prefix)
     try:
         srv = make_server(storage)
-        srv.oauth._next_prune = float("inf")  # only the prunes below
+        srv.oauth.next_prune = float("inf")  # only the prunes below
         store = srv.oauth.state.store
 
         def kinds() -> list[str]:
@@ -722,12 +771,13 @@ def test_expired_entries_are_pruned(
         assert kinds() == sorted("kkrrcgaf")
         assert srv.oauth.prune() == 0
         srv.clock.now += 86400 + 3601  # a day after the access token and the requests expired
-        assert srv.oauth.prune() == 5  # both requests, the code, the access token, one client
-        assert kinds() == sorted("kgf")
+        assert srv.oauth.prune() == 4  # both requests, the code, the access token
+        assert kinds() == sorted("kkgf")  # an unapproved client is kept for a month
         rotated = refresh(srv, client_id, issued["refresh_token"])  # the grant goes on
         assert rotated.status_code == 200, rotated.text
         srv.clock.now += 31 * 86400 + 3601  # then is left unused
-        assert srv.oauth.prune() == 4  # the family, both refresh tokens, the access token
+        # The family, both refresh tokens, the access token, the unapproved client.
+        assert srv.oauth.prune() == 5
         assert kinds() == ["k"]  # the approved client stays
         assert refresh(srv, client_id, rotated.json()["refresh_token"]).status_code == 400
     finally:
@@ -746,7 +796,7 @@ def test_a_prune_runs_at_most_hourly_and_its_failure_is_only_logged(
         ran.set()
         return 0
 
-    srv.oauth._next_prune = 0.0
+    srv.oauth.next_prune = 0.0
     monkeypatch.setattr(srv.oauth, "prune", counted)
     srv.oauth.prune_soon()
     srv.oauth.prune_soon()

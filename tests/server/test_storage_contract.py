@@ -463,9 +463,15 @@ def test_server_documents_are_listed_by_prefix_and_deleted(storage: Storage) -> 
     assert storage.server_document_names("oauth-a-") == ["oauth-a-1", "oauth-a-2"]
     assert storage.server_document_names("oauth-") == ["oauth-a-1", "oauth-a-2", "oauth-b-1"]
     assert storage.server_document_names("nothing-") == []
-    storage.delete_server_document("oauth-a-1")
-    storage.delete_server_document("oauth-a-1")  # again: nothing happens
+    assert storage.delete_server_document("oauth-a-1") is True
+    assert storage.delete_server_document("oauth-a-1") is False  # again: nothing happens
     assert storage.server_document("oauth-a-1") is None
+    # By version: a document that changed since it was read is kept.
+    assert storage.swap_server_document("oauth-b-1", 1, b"changed")
+    assert storage.delete_server_document("oauth-b-1", 1) is False
+    assert storage.server_document("oauth-b-1") == (2, b"changed")
+    assert storage.delete_server_document("oauth-b-1", 2) is True
+    assert storage.swap_server_document("oauth-b-1", 0, b"oauth-b-1")
     assert storage.server_document_stamp("oauth-a-1") is None
     assert storage.server_document_names("oauth-") == ["oauth-a-2", "oauth-b-1"]
     assert storage.server_document("accounts") == (1, b"accounts")

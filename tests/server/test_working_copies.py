@@ -147,7 +147,10 @@ def test_sweep_keeps_only_the_accounts_given(mirrors: Mirrors, rules: SyncRules)
         finally:
             CURRENT.reset(token)
     mirrors.close()
-    assert sweep(mirrors.root, ["alice"]) == 1
+    assert sweep(mirrors.root, ["alice", "bob", "carol"], lambda name: False) == 0
+    assert sweep(mirrors.root, ["alice"], lambda name: False) == 1
     assert mirrors.directory(Place("alice", PROJECT)).exists()
     assert not mirrors.directory(Place("bob", PROJECT)).exists()
     assert stored(rules, "bob")  # only the copy went: storage keeps bob's notes
+    assert sweep(mirrors.root, ["alice"], lambda name: name == "alice") == 1
+    assert not mirrors.directory(Place("alice", PROJECT)).exists()

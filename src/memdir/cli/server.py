@@ -337,9 +337,12 @@ def _remote_mcp(
         limit_blocks=limiter.blocking,
     )
     copies = place.data / WORKING_COPIES
-    # Copies of accounts erased or removed since (through any replica) go first.
-    users = [account.name for account in accounts.users()]
-    sweep(copies, [user for user in users if not storage.is_erased(user)])
+    # Copies of accounts erased or removed since (through any replica) go first; a
+    # backend down at start leaves them to the next start (each is refused when used).
+    try:
+        sweep(copies, [account.name for account in accounts.users()], storage.is_erased)
+    except MemdirError as exc:
+        click.echo(f"memdir: the working copies were not swept: {exc}", err=True)
     mirrors = Mirrors(copies, lambda user: rules_transport(rules, user))
     endpoint = RemoteEndpoint(oauth, mirrors, limit=limiter.check, limit_blocks=limiter.blocking)
     return oauth, [*oauth.routes(), Route("/mcp", endpoint=endpoint)], endpoint.lifespan

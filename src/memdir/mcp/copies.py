@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 __all__ = ["WORKING_COPIES", "account_directory", "digest", "forget_account", "sweep"]
@@ -34,12 +34,15 @@ def forget_account(root: Path, account: str) -> None:
     shutil.rmtree(account_directory(root, account), ignore_errors=True)
 
 
-def sweep(root: Path, accounts: Iterable[str]) -> int:
-    """Remove the copies of every account not in `accounts`; how many accounts' went."""
-    kept = {digest(a) for a in accounts}
+def sweep(root: Path, accounts: Iterable[str], erased: Callable[[str], bool]) -> int:
+    """Remove the copies of every account not in `accounts`, or `erased`; how many
+    accounts' copies went. Only the accounts that have copies here are asked about."""
+    present = {entry.name: entry for entry in root.iterdir()} if root.is_dir() else {}
+    live = {digest(a): a for a in accounts}
     gone = 0
-    for entry in root.iterdir() if root.is_dir() else ():
-        if entry.name not in kept:
+    for name, entry in present.items():
+        account = live.get(name)
+        if account is None or erased(account):
             shutil.rmtree(entry, ignore_errors=True)
             gone += 1
     return gone

@@ -43,7 +43,7 @@ from starlette.types import Receive, Scope, Send
 from memdir.core import AccessLevel
 from memdir.errors import Locked, MemdirError, Refused, describe
 from memdir.mcp.access import CURRENT, Access, Place, bearer_token
-from memdir.mcp.copies import account_directory, digest, forget_account
+from memdir.mcp.copies import account_directory, digest
 from memdir.mcp.registry import Source
 from memdir.memory import Memory
 from memdir.project import ensure_project_id
@@ -175,15 +175,6 @@ class Mirrors(Source):
         """The working copy's directory, under its account's (digests: no name reaches a path)."""
         key = "\0".join((place.account, place.project or "", place.team or ""))
         return account_directory(self.root, place.account) / digest(key)
-
-    def forget(self, account: str) -> None:
-        """Remove every working copy of `account` (erased or removed: none may stay)."""
-        with self._guard:
-            places = [p for p in self._open if p.account == account]
-        for place in places:
-            with self._place_lock(place):
-                self._drop(place)
-        forget_account(self.root, account)
 
     @contextmanager
     def opened(self) -> Iterator[Memory]:
@@ -336,12 +327,10 @@ class Mirrors(Source):
 
 
 def _why(exc: MemdirError) -> str:
-    """The storage failure in the caller's terms."""
-    text = describe(exc)
-    if "erased" in text:
+    """The storage failure in the caller's terms (the working copy's own sync client is
+    no business of the caller's: the log has its words)."""
+    if "erased" in describe(exc):
         return "the account was erased"
-    if isinstance(exc, Refused):
-        return text.split(";")[0]
     return "the storage backend did not answer"
 
 

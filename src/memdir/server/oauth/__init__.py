@@ -18,6 +18,7 @@ hour per process, in a thread started from a request (`OAuthServer.prune_soon`).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import threading
@@ -61,10 +62,11 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two prunes of the OAuth state by one process.
 PRUNE_EVERY = 3600.0
-#: The SDK's endpoints whose requests are rate limited: path -> methods.
+#: The SDK's endpoints whose requests are rate limited: path -> methods. Not `/token`:
+#: what it takes (a code or refresh token of 256 bits) cannot be guessed, and a refresh
+#: refused with 429 would make the SDK's client drop its tokens and ask the user again.
 _LIMITED = {
     "/authorize": ("GET", "POST"),
-    "/token": ("POST",),
     "/register": ("POST",),
 }
 
@@ -98,14 +100,27 @@ class OAuthGrant:
     expires_at: int
 
 
+def client_network(address: str) -> str:
+    """The rate limit's key for a client address: an IPv4 address, or an IPv6 address's
+    /64 (one host holds a whole /64, and must not get a fresh budget from each address)."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 6:
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)
+
+
 class OAuthServer:
     """The authorization server; set `base_url` before the first request.
 
     `limit` (a rate limiter's ``check``: 0.0, or the seconds to wait; called from a worker
-    thread when `limit_blocks`) is applied to ``/register``, ``/authorize``, ``/token``
-    and the consent page's POST, keyed ``"oauth:" + <client address>``: an answer of 429
-    with ``Retry-After``. The address is the TCP peer's (the server does not trust proxy
-    headers), so behind a reverse proxy every client shares the proxy's one bucket.
+    thread when `limit_blocks`) is applied to ``/register``, ``/authorize`` and the
+    consent page's POST, keyed ``"oauth:" + <client network>`` (an IPv4 address, an IPv6
+    /64): an answer of 429 with ``Retry-After``. The address is the TCP peer's (the server
+    does not trust proxy headers), so behind a reverse proxy every client shares the
+    proxy's one bucket.
     """
 
     def __init__(
@@ -134,7 +149,7 @@ class OAuthServer:
         self._limit = limit
         self._limit_blocks = limit_blocks
         self._prune_lock = threading.Lock()
-        self._next_prune = 0.0  # time.monotonic() of the next prune
+        self.next_prune = 0.0  # time.monotonic() of the next prune
         self.clients = Clients(self.state, allow_private=allow_private_clients, clock=clock)
         self._base = ""
         self.provider = MemdirProvider(
@@ -228,7 +243,7 @@ class OAuthServer:
         if self._limit is None:
             return 0.0
         client = scope.get("client")
-        key = "oauth:" + (str(client[0]) if client else "unknown")
+        key = "oauth:" + (client_network(str(client[0])) if client else "unknown")
         if self._limit_blocks:
             wait: float = await anyio.to_thread.run_sync(self._limit, key)
             return wait
@@ -241,9 +256,9 @@ class OAuthServer:
         `PRUNE_EVERY` seconds (never waited for: a request does not wait on it)."""
         now = time.monotonic()
         with self._prune_lock:
-            if now < self._next_prune:
+            if now < self.next_prune:
                 return
-            self._next_prune = now + PRUNE_EVERY
+            self.next_prune = now + PRUNE_EVERY
         threading.Thread(target=self.prune, name="memdir-oauth-prune", daemon=True).start()
 
     def prune(self) -> int:

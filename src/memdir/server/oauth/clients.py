@@ -122,7 +122,7 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=cafile)
 
 
-def _refused_address(address: str) -> bool:
+def refused_address(address: str) -> bool:
     """Whether the server refuses to fetch from `address`: anything not global, and IPv6
     addresses that wrap such an IPv4 address (IPv4-mapped or -compatible, 6to4, NAT64)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
@@ -235,9 +235,9 @@ class Clients:
             await anyio.to_thread.run_sync(self.state.store_latest, "cimd", url, fields)
         return info
 
-    async def _address(self, host: str, port: int) -> str:
-        """The address to connect to for `host`, resolved once; every address it resolves
-        to is checked (unless private clients are allowed), the first one is used."""
+    async def _addresses(self, host: str, port: int) -> list[str]:
+        """The addresses to connect to for `host`, resolved once; every one is checked
+        (unless private clients are allowed), and they are tried in turn."""
         try:
             found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError:
@@ -247,20 +247,37 @@ class Clients:
             raise ClientRefused(f"the client's host {host!r} does not resolve")
         if not self.allow_private:
             for address in addresses:
-                if _refused_address(address):
+                if refused_address(address):
                     raise ClientRefused(
                         f"the client metadata document's host {host!r} resolves to a private, "
                         f"loopback or link-local address ({address}); this server does not "
                         "fetch from those (the operator can allow private clients)"
                     )
-        return addresses[0].split("%", 1)[0]
+        return list(dict.fromkeys(a.split("%", 1)[0] for a in addresses))
 
     async def _fetch(self, url: str) -> tuple[OAuthClientInformationFull, int]:
         """Fetch and check the metadata document at `url`; (client, seconds to cache it).
         The connection goes to the address `_address` vetted, never to a second lookup's."""
         host = _check_document_url(url)
         parts = urlsplit(url)
-        address = await self._address(host, parts.port or 443)
+        addresses = await self._addresses(host, parts.port or 443)
+        for n, address in enumerate(addresses):
+            try:
+                return await self._fetch_from(url, host, address)
+            except httpx.ConnectError as exc:  # the next vetted address, if any
+                log.info("the client metadata host %s at %s: %r", host, address, exc)
+                if n + 1 == len(addresses):
+                    raise ClientRefused(
+                        f"the client metadata document at {url} could not be fetched"
+                    ) from None
+        raise ClientRefused(f"the client's host {host!r} does not resolve")
+
+    async def _fetch_from(
+        self, url: str, host: str, address: str
+    ) -> tuple[OAuthClientInformationFull, int]:
+        """Fetch `url` from `address` (TLS checked for `host`); ConnectError when nothing
+        answers there, ClientRefused for anything else that goes wrong."""
+        parts = urlsplit(url)
         target = httpx.URL(url).copy_with(host=address)
         headers = {"Accept": "application/json", "Host": parts.netloc}
         body = bytearray()
@@ -285,6 +302,8 @@ class Clients:
                             f"the client metadata document at {url} is larger than 64 KiB"
                         )
                 cache_control = answer.headers.get("Cache-Control")
+        except httpx.ConnectError:
+            raise
         except httpx.HTTPError as exc:
             # The reason stays in the log: told to the client, it would say what answers
             # (or not) where, a probe of the network this server sits in.
@@ -292,10 +311,10 @@ class Clients:
             raise ClientRefused(
                 f"the client metadata document at {url} could not be fetched"
             ) from None
-        return _client_of(url, bytes(body)), _max_age(cache_control)
+        return client_of(url, bytes(body)), _max_age(cache_control)
 
 
-def _client_of(url: str, body: bytes) -> OAuthClientInformationFull:
+def client_of(url: str, body: bytes) -> OAuthClientInformationFull:
     """The client a fetched metadata document describes, or ClientRefused."""
     try:
         doc: Any = json.loads(body)

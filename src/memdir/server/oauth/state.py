@@ -111,16 +111,11 @@ class BackendDocuments:
         return self.backend.server_document_names(prefix)
 
     def delete(self, name: str, expected: int) -> bool:
-        """Delete `name` if it is still at version `expected` (checked just before: a
-        backend deletes unconditionally, so a change in between is lost; `prune` deletes
-        only entries nobody uses any more)."""
+        """Delete `name` if it is still at version `expected` (PostgreSQL checks it in the
+        delete; S3 just before, so `prune` deletes only entries nobody changes any more)."""
         if not isinstance(self.backend, ListedServerDocuments):
             return False
-        found = self.backend.server_document(name)
-        if found is None or found[0] != expected:
-            return False
-        self.backend.delete_server_document(name)
-        return True
+        return self.backend.delete_server_document(name, expected)
 
 
 class DirectoryDocuments:
@@ -284,6 +279,11 @@ class OAuthState:
         raise Busy("the OAuth state kept changing meanwhile; try again")
 
 
+#: How long a registered client that was never approved is kept: a registration never
+#: expires for its client, so one whose user comes back weeks later still works.
+CLIENT_GRACE = 30 * 86400
+
+
 def _dead(fields: dict[str, Any], now: float) -> bool:
     """Whether an entry is expired (or spent) for more than `GRACE` at `now`."""
     if fields.get("kind") == "client":
@@ -291,7 +291,7 @@ def _dead(fields: dict[str, Any], now: float) -> bool:
         return (
             not fields.get("approved")
             and isinstance(created, int | float)
-            and created + GRACE < now
+            and created + CLIENT_GRACE < now
         )
     expires = fields.get("expires_at")
     if fields.get("kind") == "family" and expires is None:

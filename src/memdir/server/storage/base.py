@@ -129,6 +129,9 @@ class ListedServerDocuments(ServerDocuments, Protocol):
         """The names of the stored documents that start with `prefix`, sorted."""
         ...
 
-    def delete_server_document(self, name: str) -> None:
-        """Delete the document `name` (none: nothing happens)."""
+    def delete_server_document(self, name: str, version: int | None = None) -> bool:
+        """Delete the document `name` (with `version`: only while it is at that version);
+        whether one was deleted. PostgreSQL checks the version in the delete itself; S3
+        reads it just before (a change landing in between is lost, so only documents no
+        one changes any more are deleted by version there)."""
         ...

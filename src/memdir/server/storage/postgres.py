@@ -329,10 +329,18 @@ class PostgresStorage:
             ).fetchall()
         return [str(row[0]) for row in rows]
 
-    def delete_server_document(self, name: str) -> None:
-        """Delete the server's document `name` (none: nothing happens)."""
+    def delete_server_document(self, name: str, version: int | None = None) -> bool:
+        """Delete the server's document `name` (with `version`: only at that version, in
+        one statement); whether one was deleted."""
         with self._conn() as conn:
-            conn.execute("DELETE FROM memdir_documents WHERE name = %s", (name,))
+            if version is None:
+                cursor = conn.execute("DELETE FROM memdir_documents WHERE name = %s", (name,))
+            else:
+                cursor = conn.execute(
+                    "DELETE FROM memdir_documents WHERE name = %s AND version = %s",
+                    (name, version),
+                )
+            return cursor.rowcount > 0
 
     # -- Storage -----------------------------------------------------------------------
 

@@ -397,13 +397,18 @@ class S3Storage:
             if k.endswith(".json") and "/" not in k[len(base) :]
         )
 
-    def delete_server_document(self, name: str) -> None:
-        """Delete the server's document `name` (none: nothing happens)."""
+    def delete_server_document(self, name: str, version: int | None = None) -> bool:
+        """Delete the server's document `name` (with `version`: only if it is at that
+        version when read just before); whether one was there to delete."""
         key = self._server_key(name)
+        found = self.server_document(name)
+        if found is None or (version is not None and found[0] != version):
+            return False
         self._call(
             lambda: self._s3.delete_object(Bucket=self.bucket, Key=key),
             what=f"delete the server's {name}",
         )
+        return True
 
     def _server_key(self, name: str) -> str:
         if not re.fullmatch(r"[a-z][a-z0-9-]{0,63}", name):
