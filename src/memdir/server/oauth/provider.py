@@ -42,7 +42,7 @@ from memdir.server.oauth.clients import (
     Clients,
     is_cimd,
 )
-from memdir.server.oauth.state import OAuthState
+from memdir.server.oauth.state import Kind, OAuthState
 
 __all__ = ["Code", "Grant", "IssuedAccess", "IssuedRefresh", "MemdirProvider", "new_secret"]
 
@@ -208,19 +208,31 @@ class MemdirProvider:
 
     # -- codes ---------------------------------------------------------------------------
 
+    async def _live(
+        self, kind: Kind, secret: str, client: OAuthClientInformationFull
+    ) -> dict[str, Any] | None:
+        """The fields of this client's code or refresh token `secret` if it is unused,
+        unexpired and its grant stands; one used before revokes its whole family."""
+        found = await self._run(self.state.get, kind, secret)
+        if found is None or found.fields["client_id"] != client.client_id:
+            return None
+        fields: dict[str, Any] = found.fields
+        if fields.get("used"):
+            await self._run(self.state.revoke_family, fields["family"])
+            return None
+        if float(fields["expires_at"]) <= self.clock():
+            return None
+        if await self._family(fields["family"]) is None:
+            return None
+        return fields
+
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> Code | None:
         """The code if it is unused, unexpired and this client's; a code used before
         revokes every token issued from it."""
-        found = await self._run(self.state.get, "code", authorization_code)
-        if found is None or found.fields["client_id"] != client.client_id:
-            return None
-        f = found.fields
-        if f.get("used"):
-            await self._run(self.state.revoke_family, f["family"])
-            return None
-        if float(f["expires_at"]) <= self.clock() or await self._family(f["family"]) is None:
+        f = await self._live("code", authorization_code, client)
+        if f is None:
             return None
         return Code(
             code=authorization_code,
@@ -252,14 +264,8 @@ class MemdirProvider:
         self, client: OAuthClientInformationFull, refresh_token: str
     ) -> IssuedRefresh | None:
         """The refresh token if valid; one rotated away already revokes its family."""
-        found = await self._run(self.state.get, "refresh", refresh_token)
-        if found is None or found.fields["client_id"] != client.client_id:
-            return None
-        f = found.fields
-        if f.get("used"):
-            await self._run(self.state.revoke_family, f["family"])
-            return None
-        if float(f["expires_at"]) <= self.clock() or await self._family(f["family"]) is None:
+        f = await self._live("refresh", refresh_token, client)
+        if f is None:
             return None
         return IssuedRefresh(
             token=refresh_token,
