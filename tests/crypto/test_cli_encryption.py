@@ -683,13 +683,62 @@ def test_killed_while_encrypting_leaves_whole_files_and_a_rerun_finishes(
     session: Session,
 ) -> None:
     s = session
+    pw = str(s.secret_file("pw", PASSWORD))
+    # The kill points are independent: they are shared out among workers, each with a
+    # store of its own (a store's backups name its project's path, so a copy cannot move)
+    # seeded the same way, its own counting run and the same rule choosing the kill points
+    # among its renames. Worker 0 is the session itself; the others share its runtime dir
+    # (an agent per home), outputs and recovery keys, so its checks of the outputs cover
+    # every run, and their files get its check for passwords and recovery keys below.
+    workers = [s, *(_worker_session(s, k) for k in range(1, _KILL_WORKERS))]
+    with ThreadPoolExecutor(max_workers=_KILL_WORKERS) as pool:
+        done = list(
+            pool.map(lambda k: _kill_while_encrypting(workers[k], pw, k), range(_KILL_WORKERS))
+        )
+    # Every worker's store made the same renames, so the same kill points were chosen in
+    # each and the shares add up to the whole selection.
+    chosen = {tuple((i, renames[i - 1][0]) for i in _targets(renames)) for renames, _ in done}
+    assert len(chosen) == 1, chosen
+    assert [p for _, problems in done for p in problems] == []
+    assert _files_holding(s.hidden | s.recovery, *(r for w in workers[1:] for r in w.roots())) == []
+
+
+#: Workers running kill points at once: a traced command spends much of its run stopped
+#: while strace handles its calls, so one worker more than the two cores keeps them busy.
+_KILL_WORKERS = 3
+
+
+def _worker_session(s: Session, k: int) -> Session:
+    """A session of its own for worker `k`, beside `s`'s dirs (a plaintext check in one
+    session must not see another's store), that shares `s`'s runtime dir, secrets,
+    outputs, hidden values and recovery keys."""
+    root = s.root / f"w{k}"
+    w = Session(
+        root,
+        root / "project",
+        root / "home",
+        s.runtime,
+        root / "tmp",
+        s.secrets,
+        outputs=s.outputs,
+        hidden=s.hidden,
+        recovery=s.recovery,
+    )
+    for path in (w.home, w.project / ".git", w.tmp):
+        path.mkdir(parents=True)
+    (w.home / "config.toml").write_text(NO_EMBEDDER, encoding="utf-8")
+    return w
+
+
+def _kill_while_encrypting(s: Session, pw: str, k: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """Seed `s`, count the renames of an `encrypt`, then run share `k` of the kill points
+    (every `_KILL_WORKERS`th of them), each on a fresh copy; the renames and problems."""
     _seed_many(s.project, s.home)
     original = _content(s.project, s.home)
     assert len(original.notes) == 56 and len(original.backups) == 4
     pristine = s.root / "pristine"
     for what in ("home", "project"):
         shutil.copytree(s.root / what, pristine / what, symlinks=True)
-    pw = str(s.secret_file("pw", PASSWORD))
     encrypt = s.argv("encrypt", "--password-file", pw)
     trace = s.root / "trace"
 
@@ -722,7 +771,7 @@ def test_killed_while_encrypting_leaves_whole_files_and_a_rerun_finishes(
     for line in RECOVERY.findall(counted.stdout):
         s.recovery.add(line)
     problems: list[str] = []
-    for when in _targets(renames):
+    for when in _targets(renames)[k::_KILL_WORKERS]:
         call, path = renames[when - 1]
         label = f"kill at {call} #{when} ({Path(path).name})"
         fresh()
@@ -732,7 +781,8 @@ def test_killed_while_encrypting_leaves_whole_files_and_a_rerun_finishes(
             problems.append(f"{label}: not killed (exit {proc.returncode}): {proc.stderr[-300:]}")
             continue
         problems.extend(f"{label}: {p}" for p in _after_kill(s, original, pw))
-    assert problems == []
+    _lock_agent(s.socket)
+    return renames, problems
 
 
 def _after_kill(s: Session, original: _Content, pw: str) -> list[str]:
