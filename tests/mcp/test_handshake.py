@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -122,19 +123,25 @@ def _exchange(proc: subprocess.Popen[str], *messages: dict[str, Any]) -> list[di
 
 
 def _answered(proc: subprocess.Popen[str], *messages: dict[str, Any]) -> list[dict[str, Any]]:
-    """Send `messages` at once and read until the last request is answered (the SDK drops
-    requests still in flight when its input ends), then close stdin and read the rest."""
-    assert proc.stdin and proc.stdout
-    last = [m["id"] for m in messages if "id" in m][-1]
+    """Send `messages` at once and read until every request is answered, in whatever order
+    (the SDK handles requests concurrently, and drops those still in flight when its input
+    ends), then close stdin and read the rest from the same buffered stream: communicate()
+    would read the descriptor itself and skip what readline has buffered already."""
+    assert proc.stdin and proc.stdout and proc.stderr
+    waiting = {m["id"] for m in messages if "id" in m}
     proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
     proc.stdin.flush()
     answers: list[dict[str, Any]] = []
-    while not answers or answers[-1].get("id") != last:
+    while waiting:
         line = proc.stdout.readline()
         assert line, "the server closed its output"
         answers.append(json.loads(line))
-    out, _ = proc.communicate(timeout=60)
-    return answers + [json.loads(line) for line in out.splitlines()]
+        waiting.discard(answers[-1].get("id"))
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    proc.stderr.read()
+    proc.wait(timeout=60)
+    return answers + [json.loads(line) for line in rest.splitlines()]
 
 
 def test_one_answer_per_request_and_the_session_continues(env: tuple[Path, Path]) -> None:
@@ -153,6 +160,49 @@ def test_one_answer_per_request_and_the_session_continues(env: tuple[Path, Path]
     by_id = {a["id"]: a for a in answers}
     assert any(t["name"] == "memory_search" for t in by_id[8]["result"]["tools"])
     assert by_id[9]["result"] == {}
+
+
+#: A server that answers the last request first (as the SDK does under load: it handles
+#: requests concurrently, and `ping` is done long before `tools/list`). The ping answer and
+#: the head of the tools/list answer reach the pipe in one write, so a reader that buffers
+#: them and then reads the descriptor directly (Popen.communicate) gets a torn line.
+_OUT_OF_ORDER = r"""
+import json, os, sys, time
+for _ in range(4):
+    sys.stdin.readline()
+tools = [{"name": "t%d" % i, "description": "x" * 200} for i in range(100)]
+listed = json.dumps({"jsonrpc": "2.0", "id": 8, "result": {"tools": tools}})
+head = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {}}) + "\n"
+head += json.dumps({"jsonrpc": "2.0", "id": 9, "result": {}}) + "\n" + listed[:1000]
+os.write(1, head.encode())  # under PIPE_BUF: the reader gets it in one read
+time.sleep(0.2)
+os.write(1, (listed[1000:] + "\n").encode())
+sys.stdin.read()
+"""
+
+
+def test_answers_in_any_order_are_read_whole() -> None:
+    """Regression: `_answered` waited for the last request's answer only, then read the
+    rest with communicate(), which skips what readline had buffered (a torn line under
+    load, when ping is answered before tools/list), and closed stdin while tools/list was
+    still in flight (the SDK then drops it)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _OUT_OF_ORDER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    answers = _answered(
+        proc,
+        _initialize("2025-06-18", 7),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 8, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+    )
+    assert proc.returncode == 0
+    assert [a["id"] for a in answers] == [7, 9, 8]
+    assert len(answers[2]["result"]["tools"]) == 100
 
 
 def test_the_initialize_answer_comes_before_the_sdk_is_loaded(env: tuple[Path, Path]) -> None:
