@@ -196,12 +196,15 @@ def test_a_removed_account_is_refused_at_once(served: Served) -> None:
     assert answer.status_code == 401, answer.text
 
 
-async def _list_tools(served: Served, consent: Consent, user: str = "alice") -> None:
+async def _list_tools(
+    served: Served, consent: Consent, user: str = "alice", writes: bool = False
+) -> None:
     async with mcp_client(served, consent) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert "memory_search" in names and "memory_write" not in names
-        err, out = await call(client, "memory_read", {"id": "x", "scope": "project"})
-        assert err and f"reaches the notes of account {user} only" in out, out
+        assert "memory_search" in names and ("memory_write" in names) is writes
+        if not writes:
+            err, out = await call(client, "memory_read", {"id": "x", "scope": "project"})
+            assert err and f"reaches the notes of account {user} only" in out, out
 
 
 def _team(served: Served) -> None:
@@ -251,6 +254,28 @@ def test_team_notes_roles_and_removal(served: Served) -> None:
             assert err and "team acme" in out and "nothing was read" in out, out
 
     anyio.run(removed)
+
+
+def test_a_member_demoted_to_reader_after_consent_stores_nothing(served: Served) -> None:
+    """The token says write, the team now says reader: the server refuses the write, the
+    tool says it was not stored, and the storage holds nothing of it."""
+    _team(served)
+    alice = authorize(served, "alice", scopes=("read", "write"), project=PROJECT, team="acme")
+    anyio.run(_list_tools, served, alice, "alice", True)
+    with served.sync_client("bob") as bob:
+        doc = bob.team("acme")
+        change = TeamChange(parent=doc.head, action="set_role", member="alice", role="reader")
+        bob.change_team("acme", change)
+
+    async def write() -> None:
+        async with mcp_client(served, alice) as client:
+            err, out = await call(
+                client, "memory_write", {"summary": "Written when demoted", "scope": "project"}
+            )
+            assert err and "not stored on the server" in out and "reader" in out, out
+
+    anyio.run(write)
+    assert stored(served, "bob", team="acme") == {}
 
 
 def test_end_to_end_encrypted_notes_are_not_served(served: Served) -> None:
