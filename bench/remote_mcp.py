@@ -52,7 +52,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -70,6 +69,9 @@ _REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(_REPO / "tests"))
 from oauth_client import consenting_client  # noqa: E402
 from sync_server import MEMDIR_COMMAND, add_user, running_server  # noqa: E402
+
+sys.path.insert(0, str(_REPO / "bench"))
+from server_load import postgres_database  # noqa: E402
 
 PROJECT = "bench-remote-project-01"
 _INIT = {
@@ -367,34 +369,6 @@ def _local_server(root: Path) -> Iterator[tuple[str, str]]:
 # --- the run -----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _postgres(dsn: str | None) -> Iterator[str]:
-    """A DSN of a new, empty database: in `dsn`'s server, else in a throwaway cluster."""
-    import psycopg
-    from psycopg import conninfo, sql
-
-    with contextlib.ExitStack() as stack:
-        admin = dsn or os.environ.get("MEMDIR_TEST_PG_DSN")
-        if not admin:
-            import postgres_cluster
-
-            cluster = postgres_cluster.start_cluster()
-            stack.callback(cluster.stop)
-            admin = cluster.dsn
-        name = f"memdir_remote_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-        def drop() -> None:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-                )
-
-        stack.callback(drop)
-        yield conninfo.make_conninfo(admin, dbname=name)
-
-
 def _run(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
     return anyio.run(fn, *args)
 
@@ -407,7 +381,7 @@ def run(args: argparse.Namespace, work: Path, say: Callable[[str], None]) -> Res
     with contextlib.ExitStack() as stack:
         dsn = None
         if args.backend == "postgres":
-            dsn = stack.enter_context(_postgres(args.dsn))
+            dsn = stack.enter_context(postgres_database(args.dsn))
         account = add_user(data, "bench", backend=args.backend, dsn=dsn)
 
         def serve(port: int = 0) -> contextlib.AbstractContextManager[Any]:

@@ -551,7 +551,7 @@ def run_phase(
 
 
 @contextlib.contextmanager
-def _postgres(dsn: str | None) -> Iterator[str]:
+def postgres_database(dsn: str | None) -> Iterator[str]:
     """A DSN of a new, empty database: in `dsn`'s server, else in a throwaway cluster."""
     import psycopg
     from psycopg import conninfo, sql
@@ -564,7 +564,7 @@ def _postgres(dsn: str | None) -> Iterator[str]:
             cluster = postgres_cluster.start_cluster()
             stack.callback(cluster.stop)
             admin = cluster.dsn
-        name = f"memdir_load_{uuid.uuid4().hex[:12]}"
+        name = f"memdir_bench_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
@@ -604,7 +604,7 @@ def backend_args(
     if backend == "dir":
         yield None, []
     elif backend == "postgres":
-        with _postgres(dsn) as database:
+        with postgres_database(dsn) as database:
             yield database, []
     elif backend == "s3":
         with contextlib.ExitStack() as stack:
