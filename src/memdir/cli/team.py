@@ -32,6 +32,28 @@ def _emit(doc: TeamDoc, as_json: bool, said: str, *, history: bool = False) -> N
     if doc.members:
         title = f"team {doc.team} (you: {doc.you})"
         print_team(title, doc.members, doc.revoked, doc.history if history else ())
+        if doc.keys is not None:
+            _print_keys(doc)
+
+
+def _print_keys(doc: TeamDoc) -> None:
+    """An encrypted team's key state: its epoch, and each member's key fingerprint (to
+    compare with them over another channel) and whether they hold the current key."""
+    from memdir.crypto.team import fingerprint
+
+    assert doc.keys is not None
+    current = doc.keys.epochs[-1]
+    pending = "; a member left: the next writer's sync starts a new one" if doc.keys.renew else ""
+    console.print(f"end-to-end encrypted: key epoch {current.epoch}{pending}", markup=False)
+    for member in sorted(doc.members):
+        public = doc.keys.public.get(member)
+        if public is None:
+            state = "no member key yet (enrolled at their next sync)"
+        elif member in current.wraps and current.wraps[member].key == public:
+            state = f"key {fingerprint(public)}"
+        else:
+            state = f"key {fingerprint(public)}, waiting for the current key"
+        console.print(f"  {member:<24} {state}", markup=False)
 
 
 def print_team(
@@ -70,10 +92,21 @@ def team_group() -> None:
 
 @team_group.command()
 @click.argument("name")
+@click.option(
+    "--encrypted",
+    is_flag=True,
+    help="End-to-end encrypt the team's notes (needs this home's keyring: `memdir encrypt`).",
+)
 @json_option
-def create(name: str, as_json: bool) -> None:
-    """Create team NAME on the sync server; you become its owner."""
-    _emit(_memory().sync.team_create(name), as_json, f"created team {name}; you are its owner")
+def create(name: str, encrypted: bool, as_json: bool) -> None:
+    """Create team NAME on the sync server; you become its owner.
+
+    With --encrypted the server only ever holds the team's notes sealed: the team's key
+    is wrapped for each member's own key, and a new key starts whenever a member leaves.
+    """
+    doc = _memory().sync.team_create(name, encrypted=encrypted)
+    said = f"created {'end-to-end encrypted ' if encrypted else ''}team {name}; you are its owner"
+    _emit(doc, as_json, said)
 
 
 @team_group.command()

@@ -85,6 +85,7 @@ def subkeys(master: bytes) -> SealKeys:
         key_id=_blake(b"key-id", master, b"memdir-keyid-v1", 8),
         seal=_blake(b"seal", master, b"memdir-seal-v1"),
         tag=_blake(b"tag", master, b"memdir-tag-v1"),
+        member=_blake(b"member", master, b"memdir-member-v1"),
     )
 
 

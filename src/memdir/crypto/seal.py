@@ -102,6 +102,8 @@ class SealKeys:
     seal: bytes
     #: The BLAKE2b key of revision tags.
     tag: bytes
+    #: The seed of this key's X25519 member key pair: what a team wraps its keys for (§12).
+    member: bytes
 
     def __repr__(self) -> str:  # never key bytes in a log or a traceback
         return f"SealKeys(key_id={self.key_id.hex()})"

@@ -126,9 +126,10 @@ class Sync:
 
     # -- teams (§12) -------------------------------------------------------------------
 
-    def team_create(self, team: str) -> TeamDoc:
-        """Create a team on the server this machine signs in to; you become its owner."""
-        return self.replica.create_team(team)
+    def team_create(self, team: str, *, encrypted: bool = False) -> TeamDoc:
+        """Create a team on the server this machine signs in to; you become its owner.
+        `encrypted`: its notes are end-to-end encrypted (needs this home's keyring)."""
+        return self.replica.create_team(team, encrypted=encrypted)
 
     def team(self, team: str) -> TeamDoc:
         """A team you belong to: members and roles, revocations, and its history (audit)."""

@@ -55,6 +55,7 @@ from memdir.sync.protocol import (
     TeamChange,
     TeamCreate,
     TeamDoc,
+    TeamKeysChange,
 )
 
 __all__ = [
@@ -409,7 +410,7 @@ def create_app(
     @router.post("/teams", response_model=TeamDoc)
     def create_team(request: Request, body: TeamCreate) -> Response:
         """Create a team; the caller becomes its owner (409 `conflict` if the name is taken)."""
-        return _json(rules.teams.create(_user(request), body.team))
+        return _json(rules.teams.create(_user(request), body.team, body.keys))
 
     @router.get("/teams/{team}", response_model=TeamDoc)
     def team(request: Request, team: str, history: bool = True) -> Response:
@@ -421,6 +422,12 @@ def create_app(
     def change_team(request: Request, team: str, body: TeamChange) -> Response:
         """One membership change, made against the head the caller saw (`parent`)."""
         return _json(rules.teams.change(_user(request), team, body))
+
+    @router.post("/teams/{team}/keys", response_model=TeamDoc)
+    def change_team_keys(request: Request, team: str, body: TeamKeysChange) -> Response:
+        """Enrol a member key, start a key epoch or share wrapped keys (an end-to-end
+        encrypted team), made against the keys version the caller read (`expected`)."""
+        return _json(rules.teams.change_keys(_user(request), team, body))
 
     @router.post("/admin/erase", response_model=EraseResult)
     def erase(body: EraseRequest) -> Response:

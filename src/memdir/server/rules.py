@@ -291,10 +291,11 @@ class SyncRules:
             except InvalidInput as exc:
                 raise _invalid(str(exc), [change.id]) from None
         puts = [_check_put(c) for c in changes if c.op == "put"]
-        sealed = [p.id for p in puts if p.note is None]
-        if request.scope.team is not None and sealed:
-            # One member's key would lock the others out: team notes travel plain (§12).
-            raise _invalid("a team's notes are not sealed with one member's key", sealed)
+        if request.scope.team is not None:
+            # A plain team's notes travel plain (one member's key would lock the others
+            # out); an encrypted team's are sealed under its current key epoch (§12).
+            texts = {p.id: (p.data if p.note is None else None) for p in puts}
+            self.teams.check_texts(request.scope.team, texts)
         _check_secrets(puts)
         deletes = [c for c in changes if c.op == "delete"]
         key = request.scope.key

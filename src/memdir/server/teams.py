@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from memdir.server.rejection import Rejection
 from memdir.server.storage.base import Storage
 from memdir.server.storage.directory import team_owner
-from memdir.sync.protocol import Quotas, TeamChange, TeamDoc, TeamEvent
+from memdir.server.teamkeys import apply_keys_change, check_texts, served
+from memdir.sync.protocol import Quotas, TeamChange, TeamDoc, TeamEvent, TeamKeys, TeamKeysChange
 from memdir.sync.teams import WRITERS, PolicyRefused, TeamState, next_event, replay
 
 __all__ = ["TeamRules"]
@@ -60,13 +61,18 @@ class TeamRules:
         self._check_user = check_user
         self._clock = clock
         self._cache_lock = threading.Lock()
-        self._cache: dict[str, tuple[int, TeamState]] = {}
+        self._cache: dict[str, tuple[int, TeamState, TeamKeys | None]] = {}
 
     def _load(self, team: str) -> tuple[int, TeamState]:
         """The stored version and state (version 0 and an empty state when none)."""
+        version, state, _ = self._read(team)
+        return version, state
+
+    def _read(self, team: str) -> tuple[int, TeamState, TeamKeys | None]:
+        """The stored version, state and keys (an encrypted team's; None for a plain one)."""
         found = self.storage.team(team)
         if found is None:
-            return 0, TeamState(team)
+            return 0, TeamState(team), None
         version, raw = found
         with self._cache_lock:
             cached = self._cache.get(team)
@@ -78,16 +84,19 @@ class TeamRules:
                 raise ValueError("it names another team")
             history = [TeamEvent.model_validate(e) for e in doc.get("history", [])]
             state = replay(team, history)
+            keys = None if doc.get("keys") is None else TeamKeys.model_validate(doc["keys"])
         except (ValueError, ValidationError) as exc:
             log.error("the policy of team %s is damaged: %s", team, exc)
             raise Rejection(
                 500, "internal", f"the policy of team {team!r} is damaged; see the server log"
             ) from None
         with self._cache_lock:
-            self._cache[team] = (version, state)
-        return version, state
+            self._cache[team] = (version, state, keys)
+        return version, state, keys
 
-    def _doc(self, state: TeamState, user: str, *, history: bool = True) -> TeamDoc:
+    def _doc(
+        self, state: TeamState, user: str, keys: TeamKeys | None, *, history: bool = True
+    ) -> TeamDoc:
         return TeamDoc(
             team=state.team,
             head=state.head,
@@ -96,24 +105,35 @@ class TeamRules:
             history=list(state.history) if history else [],
             you=state.role_of(user),
             quotas=self.quotas,
+            keys=served(keys, state),
         )
 
-    def _store(self, version: int, state: TeamState) -> bool:
-        doc = {
+    def _store(self, version: int, state: TeamState, keys: TeamKeys | None) -> bool:
+        doc: dict[str, object] = {
             "format": _FORMAT,
             "team": state.team,
             "history": [e.model_dump(mode="json") for e in state.history],
         }
+        if keys is not None:
+            doc["keys"] = keys.model_dump(mode="json", exclude={"renew"})
         data = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8")
         return self.storage.swap_team(state.team, version, data)
 
     def _append(
-        self, user: str, team: str, action: str, member: str, role: str | None, parent: str | None
+        self,
+        user: str,
+        team: str,
+        action: str,
+        member: str,
+        role: str | None,
+        parent: str | None,
+        create_keys: TeamKeysChange | None = None,
     ) -> TeamDoc:
-        """Check the change against the stored policy, append it, and swap the document in."""
+        """Check the change against the stored policy, append it, and swap the document in
+        (a create with `create_keys`: an end-to-end encrypted team)."""
         self._check_user(user)
         for _ in range(_SWAP_ATTEMPTS):
-            version, state = self._load(team)
+            version, state, keys = self._read(team)
             if action != "create" and not state.history:
                 raise Rejection(404, "not_found", f"no team {team!r} you are a member of")
             if parent is not None and parent != state.head and user in state.members:
@@ -130,7 +150,9 @@ class TeamRules:
                 raise _refused(exc) from None
             if action == "add" and (not self._known_user(member) or self.storage.is_erased(member)):
                 raise Rejection(404, "not_found", f"no account {member!r} on this server")
-            if self._store(version, after):
+            if create_keys is not None:
+                keys = apply_keys_change(None, after, user, create_keys, event.at, creating=True)
+            if self._store(version, after, keys):
                 log.info(
                     "team %s: %s %s %s%s (entry %d)",
                     team,
@@ -140,7 +162,9 @@ class TeamRules:
                     f" as {event.role}" if event.role else "",
                     event.seq,
                 )
-                return self._doc(after, user) if user in after.members else self._left(after)
+                if user in after.members:
+                    return self._doc(after, user, keys)
+                return self._left(after)
             if action == "create":
                 raise Rejection(409, "conflict", f"team {team!r} exists")
         raise Rejection(409, "stale", "the team kept changing under the change; try again")
@@ -158,19 +182,38 @@ class TeamRules:
 
     # -- requests ------------------------------------------------------------------------
 
-    def create(self, user: str, team: str) -> TeamDoc:
-        """Create `team` with `user` as its owner; 409 `conflict` when the name is taken."""
+    def create(self, user: str, team: str, keys: TeamKeysChange | None = None) -> TeamDoc:
+        """Create `team` with `user` as its owner (end-to-end encrypted with `keys`: the
+        owner's public key and epoch 1); 409 `conflict` when the name is taken."""
         team_owner(team)  # validates the name as the backend will
-        return self._append(user, team, "create", user, "owner", None)
+        return self._append(user, team, "create", user, "owner", None, keys)
 
     def show(self, user: str, team: str, *, history: bool = True) -> TeamDoc:
         """The team's members, revocations and (with `history`) history, for a member only."""
         self._check_user(user)
-        _, state = self._load(team)
+        _, state, keys = self._read(team)
         try:
-            return self._doc(state, user, history=history)
+            return self._doc(state, user, keys, history=history)
         except PolicyRefused as exc:
             raise _refused(exc) from None
+
+    def change_keys(self, user: str, team: str, change: TeamKeysChange) -> TeamDoc:
+        """Apply one change of an encrypted team's keys (`memdir.server.teamkeys`)."""
+        self._check_user(user)
+        for _ in range(_SWAP_ATTEMPTS):
+            version, state, keys = self._read(team)
+            if user not in state.members:
+                raise Rejection(404, "not_found", f"no team {team!r} you are a member of")
+            after = apply_keys_change(keys, state, user, change, self._clock())
+            if self._store(version, state, after):
+                return self._doc(state, user, after, history=False)
+            # the document moved (a membership change): check again against it
+        raise Rejection(409, "stale", "the team kept changing under the change; try again")
+
+    def check_texts(self, team: str, texts: dict[str, bytes | None]) -> None:
+        """Refuse texts the team's encryption does not allow (`teamkeys.check_texts`)."""
+        _, state, keys = self._read(team)
+        check_texts(keys, state, texts)
 
     def change(self, user: str, team: str, change: TeamChange) -> TeamDoc:
         """Apply one membership change made against `change.parent`."""

@@ -48,6 +48,7 @@ from memdir.sync.protocol import (
     TeamChange,
     TeamCreate,
     TeamDoc,
+    TeamKeysChange,
     check_team_name,
 )
 
@@ -186,9 +187,10 @@ class SyncClient:
 
     # -- teams (§12) -------------------------------------------------------------------
 
-    def create_team(self, team: str) -> TeamDoc:
-        """Create a team with this account as its owner (`Conflict` when the name is taken)."""
-        return self._team_call("POST", "teams", TeamCreate(team=check_team_name(team)))
+    def create_team(self, team: str, keys: TeamKeysChange | None = None) -> TeamDoc:
+        """Create a team with this account as its owner (`Conflict` when the name is taken);
+        end-to-end encrypted with `keys` (the owner's public key and epoch 1)."""
+        return self._team_call("POST", "teams", TeamCreate(team=check_team_name(team), keys=keys))
 
     def team(self, team: str, *, history: bool = True) -> TeamDoc:
         """A team this account is a member of (`NotFound` for any other name); without
@@ -200,6 +202,11 @@ class SyncClient:
         """One membership change (`SyncRefused` when the role does not allow it, `Stale`
         when the team changed since `change.parent` was read)."""
         return self._team_call("POST", f"teams/{check_team_name(team)}/changes", change)
+
+    def change_team_keys(self, team: str, change: TeamKeysChange) -> TeamDoc:
+        """Enrol, start an epoch or share wrapped keys of an encrypted team (`Stale` when its
+        keys changed since `change.expected` was read)."""
+        return self._team_call("POST", f"teams/{check_team_name(team)}/keys", change)
 
     def _team_call(
         self,
@@ -328,6 +335,8 @@ class SyncClient:
                 raise Refused(f"the sync server refused the commit{text}")
             if code == "conflict":
                 raise Conflict(f"the sync server at {self.origin} refused the request{text}")
+            if code == "renew_key":
+                raise SyncFailed(f"the sync server refused the commit{text}")
             if code == "key_mismatch":
                 raise Refused(
                     f"the sync server at {self.origin} keeps another key's keyring for this "

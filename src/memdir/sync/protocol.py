@@ -28,6 +28,9 @@ Errors are JSON bodies `{"error": CODE, "message": ..., ...}` with these codes:
     409 case_collision        a new id differs only in case from a live note (`ids`)
     409 key_mismatch          a keyring of another key id is stored already (`PUT /v1/keyring`)
     409 conflict              a team or team member that exists already (`/v1/teams`)
+    409 renew_key             an end-to-end encrypted team's text sealed with a key that is
+                              not its current epoch's, or sent after a member left and
+                              before a writer started the next epoch (`/v1/teams/…/keys`)
     410 account_erased        the account was erased; the server refuses it for good
     413 quota_exceeded        too many changes, notes, or a body over the size quota
     422 invalid               a malformed id, note text, or a rev that does not match its text
@@ -43,6 +46,8 @@ and, outside the API proper: 404 not_found, 405 method_not_allowed, 500 internal
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
@@ -78,14 +83,20 @@ __all__ = [
     "TeamChange",
     "TeamCreate",
     "TeamDoc",
+    "TeamEpoch",
     "TeamEvent",
+    "TeamKeys",
+    "TeamKeysChange",
     "TeamName",
     "TeamRole",
+    "TeamWrap",
     "Tombstone",
     "UserName",
+    "WrapFor",
     "check_team_name",
     "is_sealed_text",
     "rev_of",
+    "sealed_key_id",
     "sealed_size_limit",
 ]
 
@@ -102,6 +113,7 @@ ERROR_CODES = (
     "stale",
     "case_collision",
     "key_mismatch",
+    "renew_key",
     "account_erased",
     "quota_exceeded",
     "invalid",
@@ -161,6 +173,21 @@ def rev_of(data: bytes) -> str:
 def is_sealed_text(data: bytes) -> bool:
     """Whether a note text is sealed (end-to-end encrypted): by its first line only."""
     return data.startswith(SEALED_PREFIX)
+
+
+def sealed_key_id(data: bytes) -> str | None:
+    """The key id (16 hex digits) a sealed text names in its header (bytes 6–14 of the
+    frame after the magic, version and kind; see `memdir.crypto.seal`), None when it is
+    not a sealed text or too damaged to say."""
+    if not is_sealed_text(data):
+        return None
+    _, _, rest = data.partition(b"\n")
+    first = rest.split(b"\n", 1)[0][:76]
+    try:
+        frame = base64.b64decode(first[: len(first) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return frame[6:14].hex() if len(frame) >= 14 and frame[:4] == b"MDSL" else None
 
 
 def sealed_size_limit(max_body_bytes: int) -> int:
@@ -396,6 +423,68 @@ class TeamEvent(_Model):
     hash: Rev
 
 
+#: A member's X25519 public key (`memdir.crypto.team`), base64 of 32 bytes.
+MemberPublicKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{43}=$")]
+#: An epoch key in a libsodium sealed box for one member key, base64.
+WrapBox = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{40,600}={0,2}$")]
+#: The most key epochs a team keeps (each member who leaves starts one).
+MAX_EPOCHS = 1000
+
+
+class TeamWrap(_Model):
+    """One epoch key wrapped for one member (opaque to the server)."""
+
+    key: MemberPublicKey = Field(description="the member key it was wrapped for")
+    box: WrapBox
+    by: UserName = Field(description="the member whose machine wrapped it")
+
+
+class TeamEpoch(_Model):
+    """One key epoch of an end-to-end encrypted team."""
+
+    epoch: int = Field(ge=1)
+    key_id: KeyId = Field(description="the key id every text sealed under it names")
+    by: UserName
+    at: int = Field(ge=0, description="server time, Unix ms")
+    after: int = Field(ge=0, description="the history entries when it began")
+    wraps: dict[str, TeamWrap] = Field(default_factory=dict)
+
+
+class TeamKeys(_Model):
+    """The key material of an end-to-end encrypted team, as the server keeps it: member
+    public keys and, per epoch, its key wrapped for each member. No key in clear."""
+
+    version: int = Field(ge=1, description="goes up by one with every accepted change")
+    public: dict[str, MemberPublicKey] = Field(default_factory=dict)
+    epochs: list[TeamEpoch] = Field(min_length=1)
+    renew: bool = Field(
+        default=False,
+        description="a member left since the current epoch began: nothing new is stored "
+        "until a writer starts the next one",
+    )
+
+
+class WrapFor(_Model):
+    """An epoch key wrapped for a member's public key `key`."""
+
+    epoch: int = Field(ge=1)
+    member: UserName
+    key: MemberPublicKey
+    box: WrapBox
+
+
+class TeamKeysChange(_Model):
+    """`POST /v1/teams/{team}/keys` (and `keys` of a create): enrol the caller's public key,
+    start a new epoch (`new_epoch`: its key id; its wraps in `wraps`), share wraps of
+    epochs the caller holds with members who lack them. Made against `expected`, the
+    version the caller read (0 at a create)."""
+
+    expected: int = Field(ge=0)
+    public_key: MemberPublicKey | None = None
+    new_epoch: KeyId | None = None
+    wraps: list[WrapFor] = Field(default_factory=list, max_length=4096)
+
+
 class TeamDoc(_Model):
     """`GET /v1/teams/{team}` (and the answer to a create or a change): the team's policy."""
 
@@ -406,12 +495,17 @@ class TeamDoc(_Model):
     history: list[TeamEvent]
     you: TeamRole | None = Field(description="the caller's role (None: the caller just left)")
     quotas: Quotas
+    keys: TeamKeys | None = Field(
+        default=None, description="an end-to-end encrypted team's keys (None: a plain team)"
+    )
 
 
 class TeamCreate(_Model):
-    """`POST /v1/teams`: create a team; the caller becomes its owner."""
+    """`POST /v1/teams`: create a team; the caller becomes its owner. With `keys` (the
+    owner's public key and epoch 1 wrapped for it) the team is end-to-end encrypted."""
 
     team: TeamName
+    keys: TeamKeysChange | None = None
 
 
 class TeamChange(_Model):

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from memdir.sync.batch import BatchResult
     from memdir.sync.client import SyncClient
     from memdir.sync.protocol import ScopeRef, TeamDoc
+    from memdir.sync.teamkeys import TeamSealing
 
 __all__ = [
     "ConflictView",
@@ -298,9 +299,17 @@ class Replica:
                     ref = self._ref(scope)
                 except MemdirError as exc:  # e.g. a damaged .memdir/project.json
                     paused = paused or f"the project's identity cannot be read: {describe(exc)}"
-                read_only = None
+                read_only = team_keys = None
                 if paused is None and ref.team is not None:
-                    paused, read_only = self._team_check(client, scope, ref.team)
+                    try:
+                        paused, read_only, team_keys = self._team_check(
+                            client, scope, ref.team, credentials.user
+                        )
+                    except Locked as exc:  # an encrypted team's keys: locked, or none shared
+                        locked.append(exc)
+                        run.paused[scope.value] = describe(exc)
+                        run.locked.add(scope.value)
+                        continue
                 if paused is not None:
                     run.paused[scope.value] = paused
                     continue
@@ -314,6 +323,7 @@ class Replica:
                     still_on=lambda: self.account.enabled,
                     clock=self._clock,
                     read_only=read_only,
+                    team=team_keys,
                 )
                 with self._pass_lock(scope):
                     # Checked again under the lock: `memdir team link` may have moved these
@@ -344,27 +354,46 @@ class Replica:
         return run
 
     def _team_check(
-        self, client: SyncClient, scope: Scope, team: str
-    ) -> tuple[str | None, str | None]:
-        """(why the team's notes pause, why this machine only pulls them): the server is
-        asked for the caller's role before every pass of a team's notes."""
-        if self._stores[scope].directory.marker() is not None:
-            return (
-                f"the {scope.value} notes are encrypted with your own key and linked to team "
-                f"{team}: end-to-end encrypted team notes are not supported yet, so they are "
-                "not sent (`memdir team unlink`, or decrypt them)",
-                None,
-            )
+        self, client: SyncClient, scope: Scope, team: str, user: str
+    ) -> tuple[str | None, str | None, TeamSealing | None]:
+        """(why the team's notes pause, why this machine only pulls them, the keys of an
+        end-to-end encrypted team): the server is asked for the caller's role (and an
+        encrypted team's keys) before every pass of a team's notes. Locked when an
+        encrypted team's keys cannot be opened here (locked, no keyring, none shared)."""
+        from memdir.sync.teamkeys import team_sealing
+
         try:
             doc = client.team(team, history=False)
         except (NotFound, SyncRefused) as exc:
-            return f"team {team}: {describe(exc)}", None
-        if doc.you == "reader":
-            return None, (
-                f"not uploaded: you are a reader of team {team}, so your changes to its notes "
-                "stay on this machine"
+            return f"team {team}: {describe(exc)}", None, None
+        directory = self._stores[scope].directory
+        sealing = None
+        if doc.keys is not None:
+            if directory.sealer is None:
+                raise Locked(
+                    f"team {team}'s notes are end-to-end encrypted, and this memdir home has no "
+                    "keyring to hold its member key: `memdir encrypt` makes one (or `memdir "
+                    "unlock` with the account's password fetches it); nothing was sent",
+                    hint=Remedy.UNLOCK,
+                )
+            sealing = team_sealing(client, doc, user, directory.sealer.keys())
+        elif directory.marker() is not None:
+            return (
+                f"the {scope.value} notes are encrypted with your own key and linked to team "
+                f"{team}, whose notes are not end-to-end encrypted: they are not sent "
+                "(`memdir team unlink`, decrypt them, or use a team made with `memdir team "
+                "create --encrypted`)",
+                None,
+                None,
             )
-        return None, None
+        if doc.you == "reader":
+            return (
+                None,
+                f"not uploaded: you are a reader of team {team}, so your changes to its notes "
+                "stay on this machine",
+                sealing,
+            )
+        return None, None, sealing
 
     def _signed_in(self) -> Credentials:
         credentials = self.account.credentials()
@@ -372,10 +401,25 @@ class Replica:
             raise SyncRefused("not signed in to a sync server", hint=Remedy.SYNC_LOGIN)
         return credentials
 
-    def create_team(self, team: str) -> TeamDoc:
-        """Create a team on the signed-in server, owned by this account."""
-        with self._client(self._signed_in()) as client:
-            return client.create_team(team)
+    def create_team(self, team: str, *, encrypted: bool = False) -> TeamDoc:
+        """Create a team on the signed-in server, owned by this account; `encrypted`: its
+        notes end-to-end encrypted, with epoch 1 wrapped for this home's member key."""
+        from memdir.sync.teamkeys import first_epoch
+
+        credentials = self._signed_in()
+        keys = None
+        if encrypted:
+            sealers = [s.directory.sealer for s in self._stores.values()]
+            sealer = next((s for s in sealers if s is not None), None)
+            if sealer is None:
+                raise Locked(
+                    "an end-to-end encrypted team needs this memdir home's keyring to hold "
+                    "your member key: `memdir encrypt` makes one; no team was created",
+                    hint=Remedy.UNLOCK,
+                )
+            keys = first_epoch(team, credentials.user, sealer.keys())
+        with self._client(credentials) as client:
+            return client.create_team(team, keys)
 
     def team(self, team: str) -> TeamDoc:
         """A team of this account's: members, roles, revocations and its history."""

@@ -53,6 +53,7 @@ from memdir.sync.protocol import (
     rev_of,
     sealed_size_limit,
 )
+from memdir.sync.teamkeys import TeamSealing
 from memdir.sync.wire import StateSeal, WireForm
 
 __all__ = ["Aborted", "PassReport", "ScopePass"]
@@ -85,6 +86,7 @@ class ScopePass:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], int],
         read_only: str | None = None,
+        team: TeamSealing | None = None,
     ) -> None:
         self.store = store
         #: Why this machine may only pull (a team reader, §12): its changes are held, not sent.
@@ -99,7 +101,7 @@ class ScopePass:
         #: the note files as this comparison read them (set by each comparison)
         self._files: dict[str, bytes] = {}
         #: how this scope's texts travel: plain, or sealed end to end
-        self.wire = WireForm(store.directory, scope.key)
+        self.wire = WireForm(store.directory, scope.key, team)
         if baseline.sealing is None:
             baseline.sealing = StateSeal(store.directory)
 

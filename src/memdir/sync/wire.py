@@ -10,6 +10,11 @@ sealed and open under exactly that context: a sealed text moved to another note 
 scope), a plain text for an encrypted scope, or a text sealed by another key is refused
 and nothing is written.
 
+The notes of an end-to-end encrypted team (§12) travel sealed with the team's current
+epoch key instead (`TeamSealing`, whatever this machine's directory is), and open with
+whichever epoch key the text names; on this machine they rest as its directory keeps
+them.
+
 A directory without the marker that meets sealed texts (a second machine joining) is
 marked encrypted with the home's key id before any of them is written, so plaintext
 never lands on its disk; without a keyring, or while locked, the scope stops with
@@ -31,6 +36,7 @@ from memdir.store.sealing import Marker, Sealer, write_marker
 from memdir.sync.baseline import Baseline
 from memdir.sync.comparison import PassReport, ServerView
 from memdir.sync.protocol import Change, is_sealed_text, rev_of
+from memdir.sync.teamkeys import TeamSealing
 
 __all__ = ["StateSeal", "WireForm"]
 
@@ -74,16 +80,22 @@ class StateSeal:
 class WireForm:
     """The wire form of one scope's note texts."""
 
-    def __init__(self, directory: NoteDirectory, scope: str) -> None:
+    def __init__(
+        self, directory: NoteDirectory, scope: str, team: TeamSealing | None = None
+    ) -> None:
         self.directory = directory
         #: The server's name of the scope (`ScopeRef.key`), bound into every sealed text.
         self.scope = scope
+        #: An encrypted team's keys: texts travel sealed with them instead.
+        self.team = team
         self._sealed: bool | None = None
 
     @property
     def sealed(self) -> bool:
-        """Whether texts travel sealed: the local directory is encrypted (read from its
-        marker once per comparison: see `refresh`)."""
+        """Whether texts travel sealed: an encrypted team's, or the local directory is
+        encrypted (read from its marker once per comparison: see `refresh`)."""
+        if self.team is not None:
+            return True
         if self._sealed is None:
             self._sealed = self.directory.marker() is not None
         return self._sealed
@@ -100,6 +112,9 @@ class WireForm:
         """The text to upload for a note's plaintext (sealed when the scope is encrypted)."""
         if not self.sealed:
             return plain
+        if self.team is not None:
+            keys = self.team.sealing_keys()
+            return seal(keys, plain, kind=Kind.WIRE, context=self.context(note_id))
         sealer = _sealer(self.directory, self.directory.scope.value)
         marker = self.directory.marker()
         if marker is not None:
@@ -123,9 +138,12 @@ class WireForm:
                 "plain text; it was not written (an older or unencrypted machine may have "
                 "uploaded it: encrypt that machine's notes too)"
             )
-        sealer = _sealer(self.directory, self.directory.scope.value)
+        if self.team is not None:
+            keys = self.team.opening_keys(key_id_of(text))
+        else:
+            keys = _sealer(self.directory, self.directory.scope.value).keys()
         return open_sealed(
-            sealer.keys(),
+            keys,
             text,
             kind=Kind.WIRE,
             context=self.context(note_id),

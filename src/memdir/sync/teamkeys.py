@@ -1,0 +1,154 @@
+"""A member machine's side of an end-to-end encrypted team's keys (§12).
+
+Before each sync pass of an encrypted team's notes, `team_sealing` brings the team's keys
+on the server up to date as far as this member can, then opens what it holds:
+
+1. **enrol**: this home's member public key (derived from its unlocked master key,
+   `memdir.crypto.team.MemberKey`) is the one the team lists for this account;
+2. **renew**: when a member left since the current epoch began (`renew`), a writer's
+   machine starts the next epoch (a fresh random key) wrapped for every remaining member
+   who has enrolled a key, so a removed member can read nothing written after;
+3. **share**: every epoch key this machine holds is wrapped for each current member who
+   has enrolled a key and lacks it (a new member, one with a new home key);
+4. **open**: the epoch keys wrapped for this member's key.
+
+Each change is made against the keys version read (`expected`); when another member's
+machine changed them meanwhile, they are read again and the steps redone. A member whose
+key nobody has shared yet (just added; their key enrolled at this sync) waits: the
+scope pauses with that said, until another member's machine syncs.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memdir.crypto.seal import SealKeys
+from memdir.crypto.team import EpochKey, MemberKey, new_epoch_key
+from memdir.errors import IntegrityError, Locked, SyncFailed
+from memdir.sync.protocol import TeamDoc, TeamKeys, TeamKeysChange, WrapFor
+from memdir.sync.teams import WRITERS
+
+if TYPE_CHECKING:
+    from memdir.sync.client import SyncClient
+
+__all__ = ["TeamSealing", "first_epoch", "team_sealing"]
+
+log = logging.getLogger("memdir.sync")
+#: Rounds of read-change-write against other members' machines changing the keys too.
+_ATTEMPTS = 4
+#: Wraps sent in one change (the request's limit).
+_MAX_WRAPS = 4096
+
+
+@dataclass
+class TeamSealing:
+    """The epoch keys this machine holds for one encrypted team."""
+
+    team: str
+    #: Epoch number → key (only those wrapped for this member's key).
+    held: dict[int, EpochKey] = field(default_factory=dict)
+    #: The current epoch's number.
+    current: int = 0
+
+    def __repr__(self) -> str:
+        return f"TeamSealing(team={self.team}, held={sorted(self.held)}, current={self.current})"
+
+    def sealing_keys(self) -> SealKeys:
+        """The keys new texts are sealed with: the current epoch's."""
+        key = self.held.get(self.current)
+        if key is None:  # team_sealing pauses the scope before this can happen
+            raise Locked(_waiting(self.team, self.current))
+        return key.keys
+
+    def opening_keys(self, key_id: bytes | None) -> SealKeys:
+        """The keys that open a text naming `key_id`; Locked when this member holds none."""
+        for key in self.held.values():
+            if key.keys.key_id == key_id:
+                return key.keys
+        shown = key_id.hex() if key_id is not None else "an unreadable key id"
+        raise Locked(
+            f"a note of team {self.team} is sealed under a key epoch ({shown}) no key of which "
+            "was shared with this account yet: another member's next sync shares it; "
+            "nothing was written"
+        )
+
+
+def _waiting(team: str, epoch: int) -> str:
+    return (
+        f"team {team}'s notes are end-to-end encrypted, and no member has shared key epoch "
+        f"{epoch} with this account yet: another member's next sync does (this machine's key "
+        "is enrolled); nothing was sent or written"
+    )
+
+
+def first_epoch(team: str, user: str, home: SealKeys) -> TeamKeysChange:
+    """What creates an encrypted team: the owner's member key and epoch 1 wrapped for it."""
+    member = MemberKey(home)
+    key = new_epoch_key(1)
+    wrap = WrapFor(epoch=1, member=user, key=member.public, box=key.wrap_for(team, member.public))
+    return TeamKeysChange(expected=0, public_key=member.public, new_epoch=key.key_id, wraps=[wrap])
+
+
+def team_sealing(client: SyncClient, doc: TeamDoc, user: str, home: SealKeys) -> TeamSealing:
+    """The keys of `doc`'s encrypted team this member holds, after enrolling, renewing and
+    sharing what this machine can (see the module). Locked when the current epoch's key
+    is not shared with this member yet."""
+    member = MemberKey(home)
+    team = doc.team
+    for _ in range(_ATTEMPTS):
+        keys = doc.keys
+        if keys is None:
+            raise SyncFailed(f"team {team} is not end-to-end encrypted")
+        change, held = _plan(team, doc, keys, user, member)
+        if change is None:
+            current = len(keys.epochs)
+            if current not in held:
+                raise Locked(_waiting(team, current))
+            return TeamSealing(team, held, current)
+        from memdir.sync.client import Stale
+
+        try:
+            doc = client.change_team_keys(team, change)
+        except Stale:
+            doc = client.team(team, history=False)  # another member's machine: read again
+    raise SyncFailed(f"the keys of team {team} kept changing under this sync; sync again")
+
+
+def _plan(
+    team: str, doc: TeamDoc, keys: TeamKeys, user: str, member: MemberKey
+) -> tuple[TeamKeysChange | None, dict[int, EpochKey]]:
+    """(the change to send, None when nothing; the epoch keys this member holds now)."""
+    if keys.public.get(user) != member.public:
+        return TeamKeysChange(expected=keys.version, public_key=member.public), {}
+    held: dict[int, EpochKey] = {}
+    for epoch in keys.epochs:
+        wrap = epoch.wraps.get(user)
+        if wrap is None or wrap.key != member.public:
+            continue
+        try:
+            held[epoch.epoch] = member.open(team, epoch.epoch, epoch.key_id, wrap.box)
+        except IntegrityError as exc:  # a wrap someone made wrong: never trusted
+            log.warning("team %s: %s (made by %s); it is not used", team, exc, wrap.by)
+    wrapped = {
+        (e.epoch, m) for e in keys.epochs for m, w in e.wraps.items() if w.key == keys.public.get(m)
+    }
+    enrolled = {m: keys.public[m] for m in doc.members if m in keys.public}
+    new_epoch = None
+    if keys.renew and doc.you in WRITERS:
+        fresh = new_epoch_key(len(keys.epochs) + 1)
+        new_epoch = fresh.key_id
+        held[fresh.epoch] = fresh
+        log.info("team %s: a member left; starting key epoch %d", team, fresh.epoch)
+    wraps = [
+        WrapFor(epoch=number, member=name, key=public, box=key.wrap_for(team, public))
+        for number, key in sorted(held.items(), reverse=True)  # a new epoch's first
+        for name, public in sorted(enrolled.items())
+        if (number, name) not in wrapped
+    ]
+    if new_epoch is None and not wraps:
+        return None, held
+    # Past the request's limit, the rest goes at the next round.
+    change = TeamKeysChange(expected=keys.version, new_epoch=new_epoch, wraps=wraps[:_MAX_WRAPS])
+    return change, held
