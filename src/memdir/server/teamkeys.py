@@ -38,7 +38,7 @@ from memdir.sync.protocol import (
 )
 from memdir.sync.teams import WRITERS, TeamState
 
-__all__ = ["apply_keys_change", "check_texts", "needs_renewal", "served"]
+__all__ = ["apply_keys_change", "check_stored", "check_texts", "needs_renewal", "served"]
 
 log = logging.getLogger("memdir.server.teams")
 
@@ -47,6 +47,21 @@ def needs_renewal(keys: TeamKeys, state: TeamState) -> bool:
     """Whether a member left (or was removed, or revoked) since the current epoch began."""
     began = keys.epochs[-1].after
     return any(e.action in ("remove", "revoke") and e.seq > began for e in state.history)
+
+
+def check_stored(keys: TeamKeys, state: TeamState) -> None:
+    """ValueError unless stored keys are as this server's own changes leave them: epoch
+    *i* at position *i*, every key id once, each epoch begun within the history and no
+    earlier than the one before (so a removal always ends the epoch it follows)."""
+    began = 0
+    for position, epoch in enumerate(keys.epochs, start=1):
+        if epoch.epoch != position:
+            raise ValueError(f"key epoch {epoch.epoch} is stored at position {position}")
+        if not began <= epoch.after <= len(state.history):
+            raise ValueError(f"key epoch {epoch.epoch} begins outside the history")
+        began = epoch.after
+    if len({e.key_id for e in keys.epochs}) != len(keys.epochs):
+        raise ValueError("a key id is used by two epochs")
 
 
 def served(keys: TeamKeys | None, state: TeamState) -> TeamKeys | None:
@@ -193,6 +208,11 @@ def check_texts(keys: TeamKeys | None, state: TeamState, texts: dict[str, bytes 
             ids=plain,
         )
     current = keys.epochs[-1]
+    unreadable = [i for i in sealed if sealed_key_id(texts[i] or b"") is None]
+    if unreadable:
+        raise Rejection(
+            422, "invalid", "a sealed text's header is damaged: no key id", ids=unreadable
+        )
     if sealed and needs_renewal(keys, state):
         raise Rejection(
             409,

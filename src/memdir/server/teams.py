@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from memdir.server.rejection import Rejection
 from memdir.server.storage.base import Storage
 from memdir.server.storage.directory import team_owner
-from memdir.server.teamkeys import apply_keys_change, check_texts, served
+from memdir.server.teamkeys import apply_keys_change, check_stored, check_texts, served
 from memdir.sync.protocol import Quotas, TeamChange, TeamDoc, TeamEvent, TeamKeys, TeamKeysChange
 from memdir.sync.teams import WRITERS, PolicyRefused, TeamState, next_event, replay
 
@@ -85,6 +85,8 @@ class TeamRules:
             history = [TeamEvent.model_validate(e) for e in doc.get("history", [])]
             state = replay(team, history)
             keys = None if doc.get("keys") is None else TeamKeys.model_validate(doc["keys"])
+            if keys is not None:
+                check_stored(keys, state)
         except (ValueError, ValidationError) as exc:
             log.error("the policy of team %s is damaged: %s", team, exc)
             raise Rejection(
