@@ -38,6 +38,7 @@ from memdir.sync.protocol import (
     TeamChange,
     rev_of,
 )
+from memdir.sync.teamkeys import first_epoch
 from oauth_client import Consent, consenting_client
 from sync_server import MEMDIR_COMMAND, RunningServer, add_user, running_server
 
@@ -291,6 +292,20 @@ def test_end_to_end_encrypted_notes_are_not_served(served: Served) -> None:
     async def main() -> None:
         async with mcp_client(served, consent) as client:
             err, out = await call(client, "memory_search", {"query": "sealed"})
+            assert err and "end-to-end encrypted" in out and "nothing was read" in out, out
+
+    anyio.run(main)
+
+
+def test_an_end_to_end_encrypted_teams_notes_are_not_served(served: Served) -> None:
+    """A team made with keys (§12): the server holds no member key, so it reads nothing."""
+    with served.sync_client("alice") as alice:
+        alice.create_team("vault", first_epoch("vault", "alice", subkeys(secrets.token_bytes(32))))
+    consent = authorize(served, "alice", scopes=("read",), project=PROJECT, team="vault")
+
+    async def main() -> None:
+        async with mcp_client(served, consent) as client:
+            err, out = await call(client, "memory_search", {"query": "anything"})
             assert err and "end-to-end encrypted" in out and "nothing was read" in out, out
 
     anyio.run(main)

@@ -10,10 +10,14 @@ written after is sealed under a key the removed member never had.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from memdir.cli.main import main
 from memdir.core import Scope
 from memdir.crypto.seal import is_sealed
 from memdir.crypto.team import MemberKey
@@ -160,3 +164,28 @@ def test_without_a_keyring_no_encrypted_team_is_made(world: World) -> None:
         plain.memory.sync.team_create(team, encrypted=True)
     with pytest.raises(NotFound, match="member"):
         plain.memory.sync.team(team)
+
+
+def run_cli(machine: Machine, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        main,
+        ["--project", str(machine.project), "--home", str(machine.home), *args],
+        env={"COLUMNS": "250", "MEMDIR_SYNC_TOKEN": None},
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.output
+
+
+def test_the_cli_makes_and_shows_an_encrypted_team(world: World) -> None:
+    team = "c" + world.user.removeprefix("alice")
+    plain = world.machine("plain")
+    code, out = run_cli(plain, "team", "create", team, "--encrypted")
+    assert code != 0 and "keyring" in out and "Traceback" not in out
+    plain.memory.crypto.encrypt(PASSWORD, [Scope.USER])
+    code, out = run_cli(plain, "team", "create", team, "--encrypted", "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert [e["epoch"] for e in doc["keys"]["epochs"]] == [1]
+    code, out = run_cli(plain, "team", "show", team)
+    assert code == 0 and "end-to-end encrypted: key epoch 1" in out, out
+    assert re.search(rf"{world.user}\s+key ([0-9a-f]{{4}} ){{7}}[0-9a-f]{{4}}", out), out

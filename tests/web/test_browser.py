@@ -645,6 +645,35 @@ def test_the_team_section_lists_members_and_adds_and_removes_one(
         watch.check()
 
 
+def test_an_encrypted_teams_section_shows_its_key_epoch_and_fingerprints(
+    page: Page, watch: Watch, ui_server: Any, tmp_path: Path, runtime: Path
+) -> None:
+    from memdir.core import Scope
+    from sync_server import add_user, running_server
+
+    data = tmp_path / "vault-data"
+    data.mkdir()
+    token = add_user(data, "alice")
+    with running_server(data) as server:
+        memory = ui_server.memory
+        memory.sync.login(server.url, token)
+        memory.crypto.encrypt(b"correct horse battery staple", [Scope.USER])
+        made = memory.sync.team_create("vault", encrypted=True)
+        memory.sync.team_link("vault")
+        assert made.keys is not None
+        page.goto(ui_server.url)
+        page.goto(f"{ui_server.base}/#/sync")
+        keys = page.locator("#team-keys")
+        expect(keys).to_contain_text("End-to-end encrypted")
+        expect(keys).to_contain_text("key epoch 1")
+        keys.locator("summary").click()
+        row = keys.locator('li[data-member="alice"]')
+        expect(row).to_contain_text(re.compile(r"key ([0-9a-f]{4} ){7}[0-9a-f]{4}"))
+        expect(row).not_to_contain_text("waiting")
+        assert made.keys.epochs[0].wraps["alice"].box not in page.content()
+        watch.check()
+
+
 # -- hostile notes, keyboard, narrow and dark ----------------------------------------------------
 
 HOSTILE = {

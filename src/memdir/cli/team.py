@@ -32,27 +32,24 @@ def _emit(doc: TeamDoc, as_json: bool, said: str, *, history: bool = False) -> N
     if doc.members:
         title = f"team {doc.team} (you: {doc.you})"
         print_team(title, doc.members, doc.revoked, doc.history if history else ())
-        if doc.keys is not None:
-            _print_keys(doc)
+        _print_keys(doc)
 
 
 def _print_keys(doc: TeamDoc) -> None:
     """An encrypted team's key state: its epoch, and each member's key fingerprint (to
     compare with them over another channel) and whether they hold the current key."""
-    from memdir.crypto.team import fingerprint
+    from memdir.sync.teamkeys import key_status
 
-    assert doc.keys is not None
-    current = doc.keys.epochs[-1]
-    pending = "; a member left: the next writer's sync starts a new one" if doc.keys.renew else ""
-    console.print(f"end-to-end encrypted: key epoch {current.epoch}{pending}", markup=False)
-    for member in sorted(doc.members):
-        public = doc.keys.public.get(member)
-        if public is None:
+    status = key_status(doc)
+    if status is None:
+        return
+    pending = "; a member left: the next writer's sync starts a new one" if status.renew else ""
+    console.print(f"end-to-end encrypted: key epoch {status.epoch}{pending}", markup=False)
+    for member, (fingerprint, held) in sorted(status.members.items()):
+        if fingerprint is None:
             state = "no member key yet (enrolled at their next sync)"
-        elif member in current.wraps and current.wraps[member].key == public:
-            state = f"key {fingerprint(public)}"
         else:
-            state = f"key {fingerprint(public)}, waiting for the current key"
+            state = f"key {fingerprint}" + ("" if held else ", waiting for the current key")
         console.print(f"  {member:<24} {state}", markup=False)
 
 

@@ -24,16 +24,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memdir.crypto.seal import SealKeys
-from memdir.crypto.team import EpochKey, MemberKey, new_epoch_key
 from memdir.errors import IntegrityError, Locked, SyncFailed
 from memdir.sync.protocol import TeamDoc, TeamKeys, TeamKeysChange, WrapFor
 from memdir.sync.teams import WRITERS
 
 if TYPE_CHECKING:
+    from memdir.crypto.seal import SealKeys
+    from memdir.crypto.team import EpochKey, MemberKey
     from memdir.sync.client import SyncClient
 
-__all__ = ["TeamSealing", "first_epoch", "team_sealing"]
+__all__ = ["KeyStatus", "TeamSealing", "first_epoch", "key_status", "team_sealing"]
 
 log = logging.getLogger("memdir.sync")
 #: Rounds of read-change-write against other members' machines changing the keys too.
@@ -83,8 +83,49 @@ def _waiting(team: str, epoch: int) -> str:
     )
 
 
+@dataclass(frozen=True)
+class KeyStatus:
+    """An encrypted team's key state as people read it (`memdir team show`, the page)."""
+
+    epoch: int
+    #: A member left since the epoch began: the next writer's sync starts a new one.
+    renew: bool
+    #: Member → (their key's fingerprint, None before they enrolled; whether the current
+    #: epoch's key is wrapped for that key).
+    members: dict[str, tuple[str | None, bool]]
+
+    def as_json(self) -> dict[str, object]:
+        """The JSON form (no key material: fingerprints only)."""
+        return {
+            "epoch": self.epoch,
+            "renew": self.renew,
+            "members": {
+                m: {"fingerprint": f, "has_current_key": held}
+                for m, (f, held) in sorted(self.members.items())
+            },
+        }
+
+
+def key_status(doc: TeamDoc) -> KeyStatus | None:
+    """The key state of `doc`'s team (None: not end-to-end encrypted)."""
+    from memdir.crypto.team import fingerprint
+
+    if doc.keys is None:
+        return None
+    current = doc.keys.epochs[-1]
+    members: dict[str, tuple[str | None, bool]] = {}
+    for member in doc.members:
+        public = doc.keys.public.get(member)
+        wrap = current.wraps.get(member)
+        held = public is not None and wrap is not None and wrap.key == public
+        members[member] = (None if public is None else fingerprint(public), held)
+    return KeyStatus(current.epoch, doc.keys.renew, members)
+
+
 def first_epoch(team: str, user: str, home: SealKeys) -> TeamKeysChange:
     """What creates an encrypted team: the owner's member key and epoch 1 wrapped for it."""
+    from memdir.crypto.team import MemberKey, new_epoch_key
+
     member = MemberKey(home)
     key = new_epoch_key(1)
     wrap = WrapFor(epoch=1, member=user, key=member.public, box=key.wrap_for(team, member.public))
@@ -95,6 +136,8 @@ def team_sealing(client: SyncClient, doc: TeamDoc, user: str, home: SealKeys) ->
     """The keys of `doc`'s encrypted team this member holds, after enrolling, renewing and
     sharing what this machine can (see the module). Locked when the current epoch's key
     is not shared with this member yet."""
+    from memdir.crypto.team import MemberKey
+
     member = MemberKey(home)
     team = doc.team
     for _ in range(_ATTEMPTS):
@@ -120,6 +163,8 @@ def _plan(
     team: str, doc: TeamDoc, keys: TeamKeys, user: str, member: MemberKey
 ) -> tuple[TeamKeysChange | None, dict[int, EpochKey]]:
     """(the change to send, None when nothing; the epoch keys this member holds now)."""
+    from memdir.crypto.team import new_epoch_key
+
     if keys.public.get(user) != member.public:
         return TeamKeysChange(expected=keys.version, public_key=member.public), {}
     held: dict[int, EpochKey] = {}

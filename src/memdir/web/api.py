@@ -464,8 +464,12 @@ class Api:
         if team is None:
             return {"team": None}
         doc = change(team) if change is not None else self.memory.sync.team(team)
-        view: dict[str, Any] = doc.model_dump(mode="json", exclude={"quotas"})
+        view: dict[str, Any] = doc.model_dump(mode="json", exclude={"quotas", "keys"})
         view["history"] = view["history"][-20:]  # the latest changes; the CLI shows them all
+        from memdir.sync.teamkeys import key_status
+
+        status = key_status(doc)  # fingerprints only: no wrapped key reaches the page
+        view["keys"] = None if status is None else status.as_json()
         return view
 
     async def team(self, request: Request) -> Response:

@@ -182,9 +182,32 @@ async function teamSection(route, current) {
       h("tbody", {}, rows),
     ),
     team.revoked.length ? h("p", { text: `Revoked for good: ${team.revoked.join(", ")}.` }) : null,
+    teamKeysView(team.keys),
     add,
     out,
     recent.length ? h("details", {}, h("summary", { text: "Latest membership changes" }), h("ol", {}, recent)) : null,
+  );
+}
+
+function teamKeysView(keys) {
+  if (!keys) return null;
+  const renew = keys.renew ? " A member left: the next sync of a writer starts a new key." : "";
+  const rows = Object.entries(keys.members).map(([name, m]) =>
+    h(
+      "li",
+      { "data-member": name },
+      m.fingerprint
+        ? `${name}: key ${m.fingerprint}${m.has_current_key ? "" : " (waiting for the current key)"}`
+        : `${name}: no member key yet (enrolled at their next sync)`,
+    ),
+  );
+  return h(
+    "div",
+    { id: "team-keys" },
+    h("p", {
+      text: `End-to-end encrypted: the server holds these notes sealed, key epoch ${keys.epoch}.${renew}`,
+    }),
+    h("details", {}, h("summary", { text: "Member keys (compare fingerprints with each member)" }), h("ul", {}, rows)),
   );
 }
 
