@@ -20,6 +20,7 @@ from memdir.core import Note, render_note
 from memdir.crypto.keys import subkeys
 from memdir.crypto.seal import Kind, SealKeys, seal
 from memdir.crypto.team import EpochKey, MemberKey, new_epoch_key
+from memdir.errors import IntegrityError
 from memdir.server.accounts import Accounts
 from memdir.server.app import create_app
 from memdir.server.ratelimit import RateLimiter
@@ -319,6 +320,26 @@ def test_a_wrap_that_exists_is_never_replaced(shared: SyncRules) -> None:
     share(shared, "eddy", wrap(new_epoch_key(1), "adam"))
     assert keys_of(shared).epochs[0].wraps["adam"] == first
     assert held(shared, "adam", 1).key_id == keys_of(shared).epochs[0].key_id
+
+
+def test_a_member_drops_their_own_wrap_that_does_not_open_and_another_wraps_it_again(
+    rules: SyncRules,
+) -> None:
+    enrol(rules, "rita")
+    share(rules, "eddy", wrap(new_epoch_key(1), "rita"))  # eddy holds no key: garbage for rita
+    entry = keys_of(rules).epochs[0]
+    assert entry.wraps["rita"].by == "eddy"
+    with pytest.raises(IntegrityError):
+        MEMBERS["rita"].open("acme", 1, entry.key_id, entry.wraps["rita"].box)
+    keys_change(rules, "rita", drop_own=[1])
+    assert "rita" not in keys_of(rules).epochs[0].wraps
+    share(rules, "olga", wrap(held(rules, "olga", 1), "rita"))
+    assert held(rules, "rita", 1).key_id == keys_of(rules).epochs[0].key_id
+    # one drops only their own: an epoch that does not exist is refused
+    with refused(422, "invalid"):
+        keys_change(rules, "rita", drop_own=[2])
+    keys_change(rules, "eddy", drop_own=[1])  # eddy has no wrap of epoch 1: nothing happens
+    assert set(keys_of(rules).epochs[0].wraps) == {"olga", "rita"}
 
 
 # -- epochs ----------------------------------------------------------------------------

@@ -20,10 +20,11 @@ from click.testing import CliRunner
 from memdir.cli.main import main
 from memdir.core import Scope
 from memdir.crypto.seal import is_sealed
-from memdir.crypto.team import MemberKey
+from memdir.crypto.team import MemberKey, new_epoch_key
 from memdir.errors import Locked, NotFound
 from memdir.server.storage.directory import team_owner
-from memdir.sync.protocol import is_sealed_text, sealed_key_id
+from memdir.sync.client import SyncClient
+from memdir.sync.protocol import TeamKeysChange, WrapFor, is_sealed_text, sealed_key_id
 
 from .conftest import Machine, World
 
@@ -189,3 +190,40 @@ def test_the_cli_makes_and_shows_an_encrypted_team(world: World) -> None:
     code, out = run_cli(plain, "team", "show", team)
     assert code == 0 and "end-to-end encrypted: key epoch 1" in out, out
     assert re.search(rf"{world.user}\s+key ([0-9a-f]{{4}} ){{7}}[0-9a-f]{{4}}", out), out
+
+
+def test_a_wrap_made_wrong_is_dropped_and_wrapped_again(world: World) -> None:
+    """A member who wraps garbage for another (here: a key of no epoch) delays them by a
+    sync, no more: their machine drops the wrap that does not open, the next sync of a
+    member who holds the key wraps it again."""
+    team = "w" + world.user.removeprefix("alice")
+    owner = world.machine("owner")
+    owner.memory.crypto.encrypt(PASSWORD, [Scope.USER])
+    owner.memory.sync.team_create(team, encrypted=True)
+    editor, eddy = member(world, "eddy", [Scope.USER])
+    reader, rita = member(world, "rita", [Scope.USER])
+    owner.memory.sync.team_change(team, "add", eddy, "editor")
+    owner.memory.sync.team_change(team, "add", rita, "reader")
+    for machine in (owner, editor, reader):
+        machine.memory.sync.team_link(team)
+    first = owner.note("Runbook", "Page the on-call first.")
+    reader.sync()  # rita enrols
+    keys = owner.memory.sync.team(team).keys
+    assert keys is not None
+    public = keys.public[rita]
+    garbage = new_epoch_key(1).wrap_for(team, public)
+    with SyncClient(world.server.url, world.server.tokens[eddy]) as client:
+        change = TeamKeysChange(
+            expected=keys.version,
+            wraps=[WrapFor(epoch=1, member=rita, key=public, box=garbage)],
+        )
+        client.change_team_keys(team, change)
+
+    run = reader.sync()  # does not open: dropped, and rita waits
+    assert "project" in run.locked and not reader.has(first)
+    keys = owner.memory.sync.team(team).keys
+    assert keys is not None and rita not in keys.epochs[0].wraps
+    owner.sync()  # wraps it again
+    run = reader.sync()
+    assert not run.paused, run.paused
+    assert reader.read(first).summary == "Runbook"

@@ -10,7 +10,9 @@ What it checks, since it cannot check the cryptography:
 - only a writer (owner, admin, editor) starts an epoch, with a key id never used before
   and their own wrap among its wraps;
 - a wrap is for a current member and for the public key they have enrolled now; a wrap
-  that exists is never replaced (a wrap only ever adds a reader of that epoch);
+  that exists is never replaced by another member (a wrap only ever adds a reader of
+  that epoch); the member it is for may drop it when it does not open for them (one
+  made wrong), so another member wraps the key again;
 - the current epoch *ends* when a member leaves or is removed (`needs_renewal`): no text
   is stored until a writer has started the next, so a removed member can read nothing
   written after their removal;
@@ -111,6 +113,18 @@ def apply_keys_change(
         for epoch in epochs:
             epoch.wraps.pop(user, None)  # wrapped for the old key: no longer opens
         log.info("team %s: %s enrolled a member key", team, user)
+    for number in sorted(set(change.drop_own)):
+        if not 1 <= number <= len(epochs):
+            raise Rejection(422, "invalid", f"team {team!r} has no key epoch {number}")
+        bad = epochs[number - 1].wraps.pop(user, None)
+        if bad is not None:
+            log.warning(
+                "team %s: %s dropped their wrap of epoch %d made by %s (it did not open)",
+                team,
+                user,
+                number,
+                bad.by,
+            )
     if change.new_epoch is not None:
         epochs.append(_new_epoch(team, epochs, state, user, role, change.new_epoch, now))
     added = _add_wraps(team, epochs, state, public, user, change.wraps)

@@ -476,13 +476,19 @@ class WrapFor(_Model):
 class TeamKeysChange(_Model):
     """`POST /v1/teams/{team}/keys` (and `keys` of a create): enrol the caller's public key,
     start a new epoch (`new_epoch`: its key id; its wraps in `wraps`), share wraps of
-    epochs the caller holds with members who lack them. Made against `expected`, the
-    version the caller read (0 at a create)."""
+    epochs the caller holds with members who lack them, drop the caller's own wraps that
+    do not open. Made against `expected`, the version the caller read (0 at a create)."""
 
     expected: int = Field(ge=0)
     public_key: MemberPublicKey | None = None
     new_epoch: KeyId | None = None
     wraps: list[WrapFor] = Field(default_factory=list, max_length=4096)
+    drop_own: list[int] = Field(
+        default_factory=list,
+        max_length=MAX_EPOCHS,
+        description="epochs whose wrap for the caller does not open: dropped, so another "
+        "member wraps the key again",
+    )
 
 
 class TeamDoc(_Model):

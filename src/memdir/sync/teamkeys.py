@@ -168,14 +168,18 @@ def _plan(
     if keys.public.get(user) != member.public:
         return TeamKeysChange(expected=keys.version, public_key=member.public), {}
     held: dict[int, EpochKey] = {}
+    broken: list[int] = []
     for epoch in keys.epochs:
         wrap = epoch.wraps.get(user)
         if wrap is None or wrap.key != member.public:
             continue
         try:
             held[epoch.epoch] = member.open(team, epoch.epoch, epoch.key_id, wrap.box)
-        except IntegrityError as exc:  # a wrap someone made wrong: never trusted
-            log.warning("team %s: %s (made by %s); it is not used", team, exc, wrap.by)
+        except IntegrityError as exc:  # a wrap someone made wrong: never trusted, dropped
+            log.warning("team %s: %s (made by %s); it is dropped", team, exc, wrap.by)
+            broken.append(epoch.epoch)
+    if broken:  # another member's next sync wraps the key again
+        return TeamKeysChange(expected=keys.version, drop_own=broken), held
     wrapped = {
         (e.epoch, m) for e in keys.epochs for m, w in e.wraps.items() if w.key == keys.public.get(m)
     }
