@@ -151,6 +151,7 @@ def test_with_docs_the_description_lists_the_endpoints(tmp_path: Path) -> None:
         "/v1/teams",
         "/v1/teams/{team}",
         "/v1/teams/{team}/changes",
+        "/v1/teams/{team}/keys",
     }
     assert "get" in doc["paths"]["/v1/memory/identity"]
     assert {"get", "put"} <= set(doc["paths"]["/v1/keyring"])

@@ -80,7 +80,7 @@ API_ROUTES = {
     "/v1/admin/erase": "admin",
     "/v1/teams": "user",
 }
-#: Paths below this prefix are a team's (`/v1/teams/{team}`, `/v1/teams/{team}/changes`).
+#: Paths below this prefix are a team's (`/v1/teams/{team}`, `…/changes`, `…/keys`).
 TEAM_PREFIX = "/v1/teams/"
 #: The API's description, served without a token and so only with `docs=True`.
 DOC_ROUTES = ("/openapi.json", "/docs", "/redoc")
