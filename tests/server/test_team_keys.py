@@ -44,7 +44,7 @@ from memdir.sync.protocol import (
 from memdir.sync.teamkeys import first_epoch
 
 PROJECT = "proj-team-0001"
-ACCOUNTS = ("olga", "adam", "eddy", "rita", "nina")
+ACCOUNTS = ("olga", "adam", "eddy", "rita", "nina", "tess")
 #: Each account's home keys, deterministic: the `member` subkey gives its member key.
 HOMES: dict[str, SealKeys] = {name: subkeys(bytes([i + 1]) * 32) for i, name in enumerate(ACCOUNTS)}
 MEMBERS: dict[str, MemberKey] = {name: MemberKey(keys) for name, keys in HOMES.items()}
@@ -142,8 +142,18 @@ def share(rules: SyncRules, user: str, *wraps: WrapFor) -> TeamDoc:
     return keys_change(rules, user, wraps=[w.model_dump() for w in wraps])
 
 
+def end_epoch(rules: SyncRules) -> None:
+    """End the current epoch the way it ends: a member leaves (tess, added to go)."""
+    change(rules, "olga", "add", "tess", "reader")
+    change(rules, "olga", "remove", "tess")
+    assert keys_of(rules).renew
+
+
 def start_epoch(rules: SyncRules, user: str, *members: str) -> EpochKey:
-    """`user` starts the next epoch wrapped for themself and `members`."""
+    """`user` starts the next epoch wrapped for themself and `members` (ending the
+    current one first if no member left since it began)."""
+    if not keys_of(rules).renew:
+        end_epoch(rules)
     key = new_epoch_key(len(keys_of(rules, user).epochs) + 1)
     wraps = [wrap(key, m).model_dump() for m in (user, *members)]
     keys_change(rules, user, new_epoch=key.key_id, wraps=wraps)
@@ -283,7 +293,7 @@ def test_any_member_shares_a_key_they_hold_with_a_new_member(
 
 def test_a_wrap_for_a_non_member_is_refused(rules: SyncRules) -> None:
     before = keys_of(rules)
-    with refused(422, "invalid"):
+    with refused(409, "stale"):  # removed since the caller read the team, most likely
         share(rules, "olga", wrap(held(rules, "olga", 1), "nina"))
     assert keys_of(rules) == before
 
@@ -346,6 +356,7 @@ def test_a_member_drops_their_own_wrap_that_does_not_open_and_another_wraps_it_a
 
 
 def test_a_reader_starts_no_epoch(shared: SyncRules) -> None:
+    end_epoch(shared)
     before = keys_of(shared)
     with refused(403, "forbidden"):
         start_epoch(shared, "rita")
@@ -362,6 +373,7 @@ def test_a_writer_starts_an_epoch(shared: SyncRules, writer: str) -> None:
 
 
 def test_an_editor_enrols_and_starts_an_epoch_in_one_change(rules: SyncRules) -> None:
+    end_epoch(rules)
     key = new_epoch_key(2)
     public = MEMBERS["eddy"].public
     keys_change(
@@ -378,6 +390,7 @@ def test_an_editor_enrols_and_starts_an_epoch_in_one_change(rules: SyncRules) ->
 def test_a_key_id_is_never_used_by_two_epochs(shared: SyncRules) -> None:
     old = held(shared, "olga", 1)
     reused = EpochKey(2, b"\x00" * 32)  # any key: the server only sees the key id
+    end_epoch(shared)
     before = keys_of(shared)
     with refused(422, "invalid"):
         keys_change(shared, "olga", new_epoch=old.key_id, wraps=[wrap(reused, "olga").model_dump()])
@@ -389,6 +402,7 @@ def test_a_new_epoch_without_its_makers_wrap_is_refused(
     shared: SyncRules, wrapped_for: tuple[str, ...]
 ) -> None:
     key = new_epoch_key(2)
+    end_epoch(shared)
     before = keys_of(shared)
     with refused(422, "invalid"):
         keys_change(
@@ -398,6 +412,23 @@ def test_a_new_epoch_without_its_makers_wrap_is_refused(
             wraps=[wrap(key, m).model_dump() for m in wrapped_for],
         )
     assert keys_of(shared) == before
+
+
+def test_an_epoch_that_has_not_ended_is_not_renewed(shared: SyncRules) -> None:
+    """New epochs are the removals (plus the first): a writer cannot use them up."""
+    key = new_epoch_key(2)
+    before = keys_of(shared)
+    with refused(409, "stale"):
+        keys_change(shared, "olga", new_epoch=key.key_id, wraps=[wrap(key, "olga").model_dump()])
+    assert keys_of(shared) == before
+
+
+def test_a_key_change_that_would_lose_an_epoch_is_refused(rules: SyncRules) -> None:
+    """Olga alone holds epoch 1: a new key of hers would leave no one able to open it."""
+    before = keys_of(rules)
+    with refused(409, "conflict"):
+        enrol(rules, "olga", OTHER)
+    assert keys_of(rules) == before
 
 
 def test_a_plain_team_has_no_keys_to_change(storage: DirectoryStorage) -> None:
@@ -463,7 +494,7 @@ def test_the_next_epoch_renews_and_only_its_key_is_stored(shared: SyncRules) -> 
 def test_a_wrap_for_a_removed_member_is_refused(shared: SyncRules) -> None:
     change(shared, "olga", "remove", "eddy")
     key = new_epoch_key(2)
-    with refused(422, "invalid"):
+    with refused(409, "stale"):
         keys_change(
             shared,
             "olga",

@@ -108,6 +108,28 @@ def create(name: str, encrypted: bool, as_json: bool) -> None:
 
 @team_group.command()
 @click.argument("name")
+@click.option(
+    "--replace",
+    is_flag=True,
+    required=True,
+    help="Replace the member key the team lists for your account (required: say so).",
+)
+@json_option
+def enrol(name: str, replace: bool, as_json: bool) -> None:
+    """Make this home's member key yours in end-to-end encrypted team NAME.
+
+    Needed only when this home has a keyring of its own instead of the account's (a
+    sync pauses and says so). The team's keys wrapped for your old key are dropped;
+    the next sync of another member who holds them wraps them for the new one. The
+    server refuses while your old key alone holds some key epoch.
+    """
+    del replace  # required: the flag is the confirmation
+    doc = _memory().sync.team_enrol(name)
+    _emit(doc, as_json, f"this home's member key is yours in team {name} now")
+
+
+@team_group.command()
+@click.argument("name")
 @click.option("--history", is_flag=True, help="Also print every membership change (the audit).")
 @json_option
 def show(name: str, history: bool, as_json: bool) -> None:

@@ -131,6 +131,11 @@ class Sync:
         `encrypted`: its notes are end-to-end encrypted (needs this home's keyring)."""
         return self.replica.create_team(team, encrypted=encrypted)
 
+    def team_enrol(self, team: str) -> TeamDoc:
+        """Make this home's member key yours in an end-to-end encrypted team, replacing the
+        one enrolled (another member's next sync wraps the team's keys for it)."""
+        return self.replica.enrol_team_key(team)
+
     def team(self, team: str) -> TeamDoc:
         """A team you belong to: members and roles, revocations, and its history (audit)."""
         return self.replica.team(team)

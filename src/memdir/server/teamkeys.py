@@ -6,8 +6,9 @@ public keys, and per epoch the epoch's key wrapped for each member (`memdir.cryp
 What it checks, since it cannot check the cryptography:
 
 - only a member changes anything, and only their own public key (a new one drops their
-  wraps: they no longer open);
-- only a writer (owner, admin, editor) starts an epoch, with a key id never used before
+  wraps, which no longer open; refused while they alone hold some epoch's key);
+- only a writer (owner, admin, editor) starts an epoch, and only once the current one
+  has ended (so the epochs are the removals, plus one), with a key id never used before
   and their own wrap among its wraps;
 - a wrap is for a current member and for the public key they have enrolled now; a wrap
   that exists is never replaced by another member (a wrap only ever adds a reader of
@@ -30,7 +31,6 @@ from collections.abc import Iterable
 
 from memdir.server.rejection import Rejection
 from memdir.sync.protocol import (
-    MAX_EPOCHS,
     TeamEpoch,
     TeamKeys,
     TeamKeysChange,
@@ -111,6 +111,14 @@ def apply_keys_change(
     if change.public_key is not None and public.get(user) != change.public_key:
         public[user] = change.public_key
         for epoch in epochs:
+            if user in epoch.wraps and len(epoch.wraps) == 1:
+                raise Rejection(
+                    409,
+                    "conflict",
+                    f"only your key holds key epoch {epoch.epoch} of team {team!r}: a new key "
+                    "would lose it for everyone; use this account's own keyring (`memdir "
+                    "unlock` on a home without one fetches it from the server)",
+                )
             epoch.wraps.pop(user, None)  # wrapped for the old key: no longer opens
         log.info("team %s: %s enrolled a member key", team, user)
     for number in sorted(set(change.drop_own)):
@@ -126,6 +134,13 @@ def apply_keys_change(
                 bad.by,
             )
     if change.new_epoch is not None:
+        if keys is not None and not needs_renewal(keys, state):
+            raise Rejection(
+                409,
+                "stale",
+                f"team {team!r}'s key epoch {len(epochs)} has not ended (no member left since "
+                "it began); read the team's keys again",
+            )
         epochs.append(_new_epoch(team, epochs, state, user, role, change.new_epoch, now))
     added = _add_wraps(team, epochs, state, public, user, change.wraps)
     if change.new_epoch is not None and user not in epochs[-1].wraps:
@@ -158,8 +173,6 @@ def _new_epoch(
         )
     if any(e.key_id == key_id for e in epochs):
         raise Rejection(422, "invalid", f"key id {key_id} was used by an earlier epoch")
-    if len(epochs) >= MAX_EPOCHS:
-        raise Rejection(413, "quota_exceeded", f"team {team!r} has {MAX_EPOCHS} key epochs")
     return TeamEpoch(
         epoch=len(epochs) + 1, key_id=key_id, by=user, at=now, after=len(state.history)
     )
@@ -178,8 +191,11 @@ def _add_wraps(
         if not 1 <= wrap.epoch <= len(epochs):
             raise Rejection(422, "invalid", f"team {team!r} has no key epoch {wrap.epoch}")
         if wrap.member not in state.members:
-            raise Rejection(
-                422, "invalid", f"{wrap.member!r} is not a member of team {team!r}: no key for them"
+            raise Rejection(  # most likely removed since the caller read the team
+                409,
+                "stale",
+                f"{wrap.member!r} is not a member of team {team!r} (any more): no key for them; "
+                "read the team again",
             )
         if public.get(wrap.member) != wrap.key:
             raise Rejection(

@@ -93,14 +93,18 @@ class SyncAccount:
         doc = {"server": credentials.server, "user": credentials.user, "token": credentials.token}
         atomic_write(self._credentials, json.dumps(doc).encode() + b"\n", mode=0o600)
 
-    def _team_links(self) -> dict[str, str]:
+    def _teams_doc(self) -> dict[str, object]:
         try:
             doc = json.loads(self._teams.read_bytes())
         except FileNotFoundError:
-            return {}
+            return {"projects": {}}
         except (OSError, ValueError) as exc:
             raise InvalidInput(f"{self._teams} cannot be read ({exc}); fix or remove it") from None
-        links = doc.get("projects") if isinstance(doc, dict) else None
+        return doc if isinstance(doc, dict) else {}
+
+    def _team_links(self) -> dict[str, str]:
+        doc = self._teams_doc()
+        links = doc.get("projects")
         if not isinstance(links, dict):
             raise InvalidInput(f"{self._teams} is not a team links file; fix or remove it")
         for project, team in links.items():
@@ -124,8 +128,30 @@ class SyncAccount:
                 links.pop(project_id, None)
             else:
                 links[project_id] = team
-            doc = {"projects": dict(sorted(links.items()))}
-            atomic_write(self._teams, json.dumps(doc, indent=2).encode() + b"\n", mode=0o600)
+            self._write_teams(links, self._sealed_teams())
+
+    def _sealed_teams(self) -> list[str]:
+        sealed = self._teams_doc().get("encrypted", [])
+        return sorted({str(t) for t in sealed}) if isinstance(sealed, list) else []
+
+    def _write_teams(self, links: dict[str, str], sealed: list[str]) -> None:
+        doc: dict[str, object] = {"projects": dict(sorted(links.items()))}
+        if sealed:
+            doc["encrypted"] = sealed
+        atomic_write(self._teams, json.dumps(doc, indent=2).encode() + b"\n", mode=0o600)
+
+    def team_encrypted(self, origin: str, team: str) -> bool:
+        """Whether this machine has seen `team` on the server at `origin` end-to-end
+        encrypted (§12): a server that later lists it plain is not believed."""
+        return f"{origin} {team}" in self._sealed_teams()
+
+    def mark_team_encrypted(self, origin: str, team: str) -> None:
+        """Remember that `team` at `origin` is end-to-end encrypted (never forgotten)."""
+        if self.team_encrypted(origin, team):
+            return
+        ensure_private_dir(self.root)
+        with DirLock(self.root / ".teams.lock", timeout=30.0, label="the team links"):
+            self._write_teams(self._team_links(), [*self._sealed_teams(), f"{origin} {team}"])
 
     def sign_out(self) -> bool:
         """Remove the stored sign-in; False when there was none."""

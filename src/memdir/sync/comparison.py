@@ -61,6 +61,8 @@ class ServerView:
     wire: dict[str, str] = field(default_factory=dict)
     #: live notes whose server text is plain (its `hash` is no stand-in for the rev)
     plain: set[str] = field(default_factory=set)
+    #: note id -> why its server text cannot be opened here (an encrypted team's: held)
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

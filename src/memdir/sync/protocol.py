@@ -427,8 +427,8 @@ class TeamEvent(_Model):
 MemberPublicKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{43}=$")]
 #: An epoch key in a libsodium sealed box for one member key, base64.
 WrapBox = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{40,600}={0,2}$")]
-#: The most key epochs a team keeps (each member who leaves starts one).
-MAX_EPOCHS = 1000
+#: The most key epochs one change names (a team has one per member who left, plus one).
+MAX_EPOCHS = 20_001
 
 
 class TeamWrap(_Model):

@@ -23,11 +23,14 @@ from memdir.core.vocab import KeepSide, WriteEvent, choices, parse_choice
 from memdir.errors import (
     Conflict,
     InvalidInput,
+    LimitExceeded,
     Locked,
     MemdirError,
     NotFound,
     ParseError,
+    Refused,
     Remedy,
+    SyncFailed,
     SyncRefused,
     describe,
 )
@@ -42,6 +45,7 @@ from memdir.sync.wire import StateSeal
 if TYPE_CHECKING:
     import httpx
 
+    from memdir.crypto.seal import SealKeys
     from memdir.sync.batch import BatchResult
     from memdir.sync.client import SyncClient
     from memdir.sync.protocol import ScopeRef, TeamDoc
@@ -310,6 +314,9 @@ class Replica:
                         run.paused[scope.value] = describe(exc)
                         run.locked.add(scope.value)
                         continue
+                    except MemdirError as exc:  # the team's keys could not be brought up to date
+                        run.paused[scope.value] = f"team {ref.team}: {describe(exc)}"
+                        continue
                 if paused is not None:
                     run.paused[scope.value] = paused
                     continue
@@ -348,6 +355,13 @@ class Replica:
                         run.paused[scope.value] = describe(exc)
                         run.locked.add(scope.value)
                         continue
+                    except (SyncFailed, LimitExceeded, Refused) as exc:
+                        if team_keys is None:
+                            raise
+                        # An encrypted team's key moved on under the pass (a removal): this
+                        # scope waits for the next sync, the others go on.
+                        run.paused[scope.value] = f"team {ref.team}: {describe(exc)}"
+                        continue
                 run.reports.append(report)
         if locked and not run.reports:
             raise locked[0]
@@ -368,7 +382,16 @@ class Replica:
             return f"team {team}: {describe(exc)}", None, None
         directory = self._stores[scope].directory
         sealing = None
+        if doc.keys is None and self.account.team_encrypted(client.origin, team):
+            return (
+                f"team {team} is end-to-end encrypted, but the sync server at {client.origin} "
+                "now lists it as a plain team (an older server, or one whose team document was "
+                "changed): nothing is sent, so no note leaves this machine unsealed",
+                None,
+                None,
+            )
         if doc.keys is not None:
+            self.account.mark_team_encrypted(client.origin, team)
             if directory.sealer is None:
                 raise Locked(
                     f"team {team}'s notes are end-to-end encrypted, and this memdir home has no "
@@ -376,7 +399,10 @@ class Replica:
                     "unlock` with the account's password fetches it); nothing was sent",
                     hint=Remedy.UNLOCK,
                 )
-            sealing = team_sealing(client, doc, user, directory.sealer.keys())
+            try:
+                sealing = team_sealing(client, doc, user, directory.sealer.keys())
+            except Conflict as exc:  # another member key for this account: not replaced
+                return describe(exc), None, None
         elif directory.marker() is not None:
             return (
                 f"the {scope.value} notes are encrypted with your own key and linked to team "
@@ -409,17 +435,41 @@ class Replica:
         credentials = self._signed_in()
         keys = None
         if encrypted:
-            sealers = [s.directory.sealer for s in self._stores.values()]
-            sealer = next((s for s in sealers if s is not None), None)
-            if sealer is None:
-                raise Locked(
-                    "an end-to-end encrypted team needs this memdir home's keyring to hold "
-                    "your member key: `memdir encrypt` makes one; no team was created",
-                    hint=Remedy.UNLOCK,
-                )
-            keys = first_epoch(team, credentials.user, sealer.keys())
+            home = self._home_keys("no team was created")
+            keys = first_epoch(team, credentials.user, home)
         with self._client(credentials) as client:
-            return client.create_team(team, keys)
+            doc = client.create_team(team, keys)
+            if keys is not None:
+                if doc.keys is None:
+                    raise SyncFailed(
+                        f"the sync server at {client.origin} made team {team} without keys (it "
+                        "does not support end-to-end encrypted teams: upgrade it). Nothing is "
+                        f"sent to the team from this machine; ask the server's operator to "
+                        "remove the team"
+                    )
+                self.account.mark_team_encrypted(client.origin, team)
+            return doc
+
+    def enrol_team_key(self, team: str) -> TeamDoc:
+        """Make this home's member key the account's in an encrypted team, replacing the
+        one enrolled (another member's sync then wraps the team's keys for it)."""
+        from memdir.sync.teamkeys import replace_member_key
+
+        home = self._home_keys("nothing was changed")
+        with self._client(self._signed_in()) as client:
+            return replace_member_key(client, team, home)
+
+    def _home_keys(self, outcome: str) -> SealKeys:
+        """This home's unlocked keys (a member key comes from them); Locked without."""
+        sealers = [s.directory.sealer for s in self._stores.values()]
+        sealer = next((s for s in sealers if s is not None), None)
+        if sealer is None:
+            raise Locked(
+                "an end-to-end encrypted team needs this memdir home's keyring to hold your "
+                f"member key: `memdir encrypt` makes one; {outcome}",
+                hint=Remedy.UNLOCK,
+            )
+        return sealer.keys()
 
     def team(self, team: str) -> TeamDoc:
         """A team of this account's: members, roles, revocations and its history."""

@@ -327,6 +327,9 @@ class ScopePass:
         plan = Plan(held={c.id for c in self.baseline.conflicts()})
         every = ids | server.live.keys() | (server.tombstones.keys() & revs.keys()) | plan.held
         every -= unknown
+        for note_id, why in sorted(server.unreadable.items()):
+            every.discard(note_id)  # neither pulled, pushed nor deleted: held, said why
+            report.held[note_id] = why
         sides = Sides(local, bases, server)
         for note_id in sorted(every):
             self._decide(note_id, sides, plan, report)

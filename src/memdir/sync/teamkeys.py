@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memdir.errors import IntegrityError, Locked, SyncFailed
+from memdir.errors import Conflict, IntegrityError, Locked, SyncFailed
 from memdir.sync.protocol import TeamDoc, TeamKeys, TeamKeysChange, WrapFor
 from memdir.sync.teams import WRITERS
 
@@ -33,7 +33,14 @@ if TYPE_CHECKING:
     from memdir.crypto.team import EpochKey, MemberKey
     from memdir.sync.client import SyncClient
 
-__all__ = ["KeyStatus", "TeamSealing", "first_epoch", "key_status", "team_sealing"]
+__all__ = [
+    "KeyStatus",
+    "TeamSealing",
+    "first_epoch",
+    "key_status",
+    "replace_member_key",
+    "team_sealing",
+]
 
 log = logging.getLogger("memdir.sync")
 #: Rounds of read-change-write against other members' machines changing the keys too.
@@ -69,10 +76,43 @@ class TeamSealing:
                 return key.keys
         shown = key_id.hex() if key_id is not None else "an unreadable key id"
         raise Locked(
-            f"a note of team {self.team} is sealed under a key epoch ({shown}) no key of which "
-            "was shared with this account yet: another member's next sync shares it; "
-            "nothing was written"
+            f"its text on the server is sealed under a key ({shown}) no member has shared "
+            f"with this account; another member's next sync shares it, if one still holds it"
         )
+
+
+def _other_key(team: str, enrolled: str, mine: str) -> str:
+    from memdir.crypto.team import fingerprint
+
+    return (
+        f"team {team} lists another member key for your account ({fingerprint(enrolled)}) than "
+        f"this memdir home's ({fingerprint(mine)}): this home has a keyring of its own, not "
+        "the account's. Nothing of the team was sent or written. Use the account's keyring "
+        f"(`memdir unlock` on a home without one fetches it), or `memdir team enrol {team} "
+        "--replace` to make this home's key yours in the team (another member's sync then "
+        "wraps the team's keys for it)"
+    )
+
+
+def replace_member_key(client: SyncClient, team: str, home: SealKeys) -> TeamDoc:
+    """Enrol this home's member key for the caller in `team`, replacing the one enrolled
+    (its wraps are dropped; the server refuses when no one else holds some epoch)."""
+    from memdir.crypto.team import MemberKey
+
+    public = MemberKey(home).public
+    for _ in range(_ATTEMPTS):
+        doc = client.team(team, history=False)
+        if doc.keys is None:
+            raise SyncFailed(f"team {team} is not end-to-end encrypted: it has no member keys")
+        from memdir.sync.client import Stale
+
+        try:
+            return client.change_team_keys(
+                team, TeamKeysChange(expected=doc.keys.version, public_key=public)
+            )
+        except Stale:
+            continue
+    raise SyncFailed(f"the keys of team {team} kept changing; try again")
 
 
 def _waiting(team: str, epoch: int) -> str:
@@ -165,8 +205,11 @@ def _plan(
     """(the change to send, None when nothing; the epoch keys this member holds now)."""
     from memdir.crypto.team import new_epoch_key
 
-    if keys.public.get(user) != member.public:
+    enrolled_key = keys.public.get(user)
+    if enrolled_key is None:
         return TeamKeysChange(expected=keys.version, public_key=member.public), {}
+    if enrolled_key != member.public:
+        raise Conflict(_other_key(team, enrolled_key, member.public))
     held: dict[int, EpochKey] = {}
     broken: list[int] = []
     for epoch in keys.epochs:

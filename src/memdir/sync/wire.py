@@ -189,7 +189,15 @@ class WireForm:
         opened: dict[tuple[str, str], str] = {}
         for wire_rev, text in sorted(raw.items()):
             for note_id in listed.get(wire_rev, ()):
-                plain = self.decode(note_id, text)
+                try:
+                    plain = self.decode(note_id, text)
+                except (IntegrityError, Locked, SyncFailed) as exc:
+                    if self.team is None:
+                        raise
+                    # One member's text that does not open here holds that note back,
+                    # never the team's other notes.
+                    view.unreadable[note_id] = f"its text on the server cannot be opened: {exc}"
+                    continue
                 opened[note_id, wire_rev] = rev_of(plain)
                 view.texts[rev_of(plain)] = plain
         bases, wires = baseline.bases(), baseline.server_revs()
