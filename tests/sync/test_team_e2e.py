@@ -24,7 +24,7 @@ from memdir.crypto.team import MemberKey, new_epoch_key
 from memdir.errors import Locked, NotFound
 from memdir.server.storage.directory import team_owner
 from memdir.sync.client import SyncClient
-from memdir.sync.protocol import TeamKeysChange, WrapFor, is_sealed_text, sealed_key_id
+from memdir.sync.protocol import TeamKeys, TeamKeysChange, WrapFor, is_sealed_text, sealed_key_id
 
 from .conftest import Machine, World
 
@@ -131,10 +131,15 @@ def test_an_encrypted_team_shares_sealed_notes_and_a_removal_starts_a_new_key(
     assert "member" in run.paused["project"] and not editor.has(later)
     assert editor.has(first) and editor.has(second)  # kept, as documented
 
-    # Even holding the server's text of the later note, eddy's key opens nothing of it.
+    # Even holding the server's text of the later note and every wrap the server keeps
+    # for him, eddy's key opens nothing of it.
     eddy_key = MemberKey(editor.memory.stores.sealer.keys())  # type: ignore[union-attr]
-    held = [e for e in keys.epochs if eddy in e.wraps]
-    opened = {eddy_key.open(team, e.epoch, e.key_id, e.wraps[eddy].box).key_id for e in held}
+    with world.server.storage() as storage:
+        found = storage.team(team)
+    assert found is not None
+    stored = TeamKeys.model_validate(json.loads(found[1])["keys"])
+    held = [(e, e.wraps[eddy].box) for e in stored.epochs if eddy in e.wraps]
+    opened = {eddy_key.open(team, e.epoch, e.key_id, box or "").key_id for e, box in held}
     assert opened == {epoch1}
     assert sealed_key_id(server_texts(world, team)[later]) not in opened
 

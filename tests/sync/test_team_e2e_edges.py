@@ -120,10 +120,10 @@ def test_one_writer_text_that_does_not_open_does_not_stop_every_members_sync_for
     assert not editor.sync().paused and not reader.sync().paused
 
     # eddy's machine holds epoch 1's key; he seals another note's text as "poison".
-    keys = keys_of(owner, team)
+    keys = keys_of(editor, team)
     eddy_member = MemberKey(editor.memory.stores.sealer.keys())  # type: ignore[union-attr]
     epoch = keys.epochs[-1]
-    key = eddy_member.open(team, epoch.epoch, epoch.key_id, epoch.wraps[eddy].box)
+    key = eddy_member.open(team, epoch.epoch, epoch.key_id, epoch.wraps[eddy].box or "")
     project = world.key("project")
     text = seal(key.keys, editor.files("project")[first], kind=Kind.WIRE, context=f"{project}/x")
     ref = ScopeRef(kind="project", project=world.project_id, team=team)

@@ -64,13 +64,28 @@ def check_stored(keys: TeamKeys, state: TeamState) -> None:
         began = epoch.after
     if len({e.key_id for e in keys.epochs}) != len(keys.epochs):
         raise ValueError("a key id is used by two epochs")
+    if any(w.box is None for e in keys.epochs for w in e.wraps.values()):
+        raise ValueError("a stored wrap has no sealed box")
 
 
-def served(keys: TeamKeys | None, state: TeamState) -> TeamKeys | None:
-    """The keys as a member is shown them: with `renew` set from the history."""
+def served(keys: TeamKeys | None, state: TeamState, user: str) -> TeamKeys | None:
+    """The keys as `user` is shown them: `renew` set from the history, and the sealed
+    boxes of their own wraps only (of the others', who holds which epoch under which key:
+    what a machine needs to share; the answer stays small as the epochs grow)."""
     if keys is None:
         return None
-    return keys.model_copy(update={"renew": needs_renewal(keys, state)})
+    epochs = [
+        e.model_copy(
+            update={
+                "wraps": {
+                    m: w if m == user else w.model_copy(update={"box": None})
+                    for m, w in e.wraps.items()
+                }
+            }
+        )
+        for e in keys.epochs
+    ]
+    return keys.model_copy(update={"renew": needs_renewal(keys, state), "epochs": epochs})
 
 
 def apply_keys_change(

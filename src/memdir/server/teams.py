@@ -107,7 +107,7 @@ class TeamRules:
             history=list(state.history) if history else [],
             you=state.role_of(user),
             quotas=self.quotas,
-            keys=served(keys, state),
+            keys=served(keys, state, user),
         )
 
     def _store(self, version: int, state: TeamState, keys: TeamKeys | None) -> bool:

@@ -435,7 +435,9 @@ class TeamWrap(_Model):
     """One epoch key wrapped for one member (opaque to the server)."""
 
     key: MemberPublicKey = Field(description="the member key it was wrapped for")
-    box: WrapBox
+    box: WrapBox | None = Field(
+        default=None, description="the sealed box (shown only to the member it is for)"
+    )
     by: UserName = Field(description="the member whose machine wrapped it")
 
 

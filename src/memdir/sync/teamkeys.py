@@ -214,7 +214,7 @@ def _plan(
     broken: list[int] = []
     for epoch in keys.epochs:
         wrap = epoch.wraps.get(user)
-        if wrap is None or wrap.key != member.public:
+        if wrap is None or wrap.box is None or wrap.key != member.public:
             continue
         try:
             held[epoch.epoch] = member.open(team, epoch.epoch, epoch.key_id, wrap.box)
