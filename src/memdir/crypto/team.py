@@ -31,6 +31,7 @@ __all__ = [
     "MemberKey",
     "fingerprint",
     "new_epoch_key",
+    "usable_public_key",
     "wrap_for",
 ]
 
@@ -116,10 +117,25 @@ def new_epoch_key(epoch: int) -> EpochKey:
 
 
 def wrap_for(team: str, epoch: int, raw: bytes, public_key: str) -> str:
-    """`raw` (an epoch key) sealed for `public_key`, bound to the team and the epoch."""
+    """`raw` (an epoch key) sealed for `public_key`, bound to the team and the epoch;
+    IntegrityError for a key nothing can be sealed for (not 32 bytes, a low-order point)."""
+    from nacl.exceptions import CryptoError
+    from nacl.exceptions import RuntimeError as SodiumError
     from nacl.public import PublicKey, SealedBox
 
     recipient = _unb64(public_key, "a member key")
     if len(recipient) != 32:
         raise IntegrityError("a member key is 32 bytes")
-    return _b64(SealedBox(PublicKey(recipient)).encrypt(_binding(team, epoch) + raw))
+    try:
+        return _b64(SealedBox(PublicKey(recipient)).encrypt(_binding(team, epoch) + raw))
+    except (CryptoError, SodiumError):
+        raise IntegrityError("a member key is not a usable X25519 public key") from None
+
+
+def usable_public_key(public_key: str) -> bool:
+    """Whether something can be sealed for `public_key` (a server checks an enrolment)."""
+    try:
+        wrap_for("check", 1, bytes(KEY_BYTES), public_key)
+    except IntegrityError:
+        return False
+    return True

@@ -124,15 +124,20 @@ def apply_keys_change(
     public = dict(keys.public) if keys is not None else {}
     epochs = [e.model_copy(deep=True) for e in keys.epochs] if keys is not None else []
     if change.public_key is not None and public.get(user) != change.public_key:
+        from memdir.crypto.team import usable_public_key
+
+        if not usable_public_key(change.public_key):
+            raise Rejection(422, "invalid", "the member key is not a usable X25519 public key")
         public[user] = change.public_key
         for epoch in epochs:
-            if user in epoch.wraps and len(epoch.wraps) == 1:
+            others = [m for m in epoch.wraps if m != user and m in state.members]
+            if user in epoch.wraps and not others:
                 raise Rejection(
                     409,
                     "conflict",
-                    f"only your key holds key epoch {epoch.epoch} of team {team!r}: a new key "
-                    "would lose it for everyone; use this account's own keyring (`memdir "
-                    "unlock` on a home without one fetches it from the server)",
+                    f"only your key holds key epoch {epoch.epoch} of team {team!r} among its "
+                    "members: a new key would lose it for everyone; use this account's own "
+                    "keyring (`memdir unlock` on a home without one fetches it from the server)",
                 )
             epoch.wraps.pop(user, None)  # wrapped for the old key: no longer opens
         log.info("team %s: %s enrolled a member key", team, user)

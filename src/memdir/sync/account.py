@@ -132,7 +132,9 @@ class SyncAccount:
 
     def _sealed_teams(self) -> list[str]:
         sealed = self._teams_doc().get("encrypted", [])
-        return sorted({str(t) for t in sealed}) if isinstance(sealed, list) else []
+        if not isinstance(sealed, list):
+            raise InvalidInput(f"{self._teams} lists encrypted teams wrongly; fix it")
+        return sorted({str(t) for t in sealed})
 
     def _write_teams(self, links: dict[str, str], sealed: list[str]) -> None:
         doc: dict[str, object] = {"projects": dict(sorted(links.items()))}

@@ -21,6 +21,7 @@ from memdir._version import __version__
 from memdir.errors import (
     Conflict,
     IncompatibleVersion,
+    InvalidInput,
     LimitExceeded,
     NotFound,
     RateLimited,
@@ -75,6 +76,10 @@ class SecretInCommit(SecretRefused):
     def __init__(self, message: str, ids: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.ids = ids
+
+
+class _Unprocessable(SyncFailed):
+    """422: the server found the request malformed (a SyncFailed, as it always was)."""
 
 
 class Absent(SyncFailed):
@@ -205,8 +210,12 @@ class SyncClient:
 
     def change_team_keys(self, team: str, change: TeamKeysChange) -> TeamDoc:
         """Enrol, start an epoch or share wrapped keys of an encrypted team (`Stale` when its
-        keys changed since `change.expected` was read)."""
-        return self._team_call("POST", f"teams/{check_team_name(team)}/keys", change)
+        keys changed since `change.expected` was read; InvalidInput when the server finds
+        the change malformed, Conflict when it does not fit the team)."""
+        try:
+            return self._team_call("POST", f"teams/{check_team_name(team)}/keys", change)
+        except _Unprocessable as exc:
+            raise InvalidInput(str(exc)) from None
 
     def _team_call(
         self,
@@ -336,7 +345,7 @@ class SyncClient:
             if code == "conflict":
                 raise Conflict(f"the sync server at {self.origin} refused the request{text}")
             if code == "renew_key":
-                raise SyncFailed(f"the sync server refused the commit{text}")
+                raise Conflict(f"the sync server refused the commit{text}")
             if code == "key_mismatch":
                 raise Refused(
                     f"the sync server at {self.origin} keeps another key's keyring for this "
@@ -356,6 +365,8 @@ class SyncClient:
                 f"the sync server at {self.origin} answered with a redirect; memdir does not "
                 "follow redirects with a token — check the server URL"
             )
+        if status == 422:
+            raise _Unprocessable(f"the sync server at {self.origin} refused the request{text}")
         raise SyncFailed(f"the sync server at {self.origin} answered HTTP {status}{text}")
 
     @staticmethod

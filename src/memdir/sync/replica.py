@@ -22,13 +22,12 @@ from memdir.core import Note, Scope, make_id, parse_note, render_note
 from memdir.core.vocab import KeepSide, WriteEvent, choices, parse_choice
 from memdir.errors import (
     Conflict,
+    IntegrityError,
     InvalidInput,
-    LimitExceeded,
     Locked,
     MemdirError,
     NotFound,
     ParseError,
-    Refused,
     Remedy,
     SyncFailed,
     SyncRefused,
@@ -314,7 +313,9 @@ class Replica:
                         run.paused[scope.value] = describe(exc)
                         run.locked.add(scope.value)
                         continue
-                    except MemdirError as exc:  # the team's keys could not be brought up to date
+                    except (Conflict, IntegrityError, InvalidInput, SyncRefused) as exc:
+                        # The team's keys could not be brought up to date (not the server
+                        # being unreachable: that fails the run as always).
                         run.paused[scope.value] = f"team {ref.team}: {describe(exc)}"
                         continue
                 if paused is not None:
@@ -355,11 +356,11 @@ class Replica:
                         run.paused[scope.value] = describe(exc)
                         run.locked.add(scope.value)
                         continue
-                    except (SyncFailed, LimitExceeded, Refused) as exc:
+                    except Conflict as exc:
                         if team_keys is None:
                             raise
-                        # An encrypted team's key moved on under the pass (a removal): this
-                        # scope waits for the next sync, the others go on.
+                        # An encrypted team's key epoch ended under the pass (a removal):
+                        # this scope waits for the next sync, the others go on.
                         run.paused[scope.value] = f"team {ref.team}: {describe(exc)}"
                         continue
                 run.reports.append(report)
@@ -440,6 +441,9 @@ class Replica:
         with self._client(credentials) as client:
             doc = client.create_team(team, keys)
             if keys is not None:
+                # Remembered first: whatever the server answers, nothing is sent to the
+                # team from this machine in plain text.
+                self.account.mark_team_encrypted(client.origin, team)
                 if doc.keys is None:
                     raise SyncFailed(
                         f"the sync server at {client.origin} made team {team} without keys (it "
@@ -447,7 +451,6 @@ class Replica:
                         f"sent to the team from this machine; ask the server's operator to "
                         "remove the team"
                     )
-                self.account.mark_team_encrypted(client.origin, team)
             return doc
 
     def enrol_team_key(self, team: str) -> TeamDoc:
@@ -466,7 +469,8 @@ class Replica:
         if sealer is None:
             raise Locked(
                 "an end-to-end encrypted team needs this memdir home's keyring to hold your "
-                f"member key: `memdir encrypt` makes one; {outcome}",
+                "member key: `memdir unlock` fetches your account's from the sync server "
+                f"(`memdir encrypt` makes the account's first one); {outcome}",
                 hint=Remedy.UNLOCK,
             )
         return sealer.keys()

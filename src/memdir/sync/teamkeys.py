@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memdir.errors import Conflict, IntegrityError, Locked, SyncFailed
+from memdir.errors import Conflict, IntegrityError, InvalidInput, Locked
 from memdir.sync.protocol import TeamDoc, TeamKeys, TeamKeysChange, WrapFor
 from memdir.sync.teams import WRITERS
 
@@ -103,7 +103,7 @@ def replace_member_key(client: SyncClient, team: str, home: SealKeys) -> TeamDoc
     for _ in range(_ATTEMPTS):
         doc = client.team(team, history=False)
         if doc.keys is None:
-            raise SyncFailed(f"team {team} is not end-to-end encrypted: it has no member keys")
+            raise InvalidInput(f"team {team} is not end-to-end encrypted: it has no member keys")
         from memdir.sync.client import Stale
 
         try:
@@ -112,7 +112,7 @@ def replace_member_key(client: SyncClient, team: str, home: SealKeys) -> TeamDoc
             )
         except Stale:
             continue
-    raise SyncFailed(f"the keys of team {team} kept changing; try again")
+    raise Conflict(f"the keys of team {team} kept changing; try again")
 
 
 def _waiting(team: str, epoch: int) -> str:
@@ -183,7 +183,7 @@ def team_sealing(client: SyncClient, doc: TeamDoc, user: str, home: SealKeys) ->
     for _ in range(_ATTEMPTS):
         keys = doc.keys
         if keys is None:
-            raise SyncFailed(f"team {team} is not end-to-end encrypted")
+            raise InvalidInput(f"team {team} is not end-to-end encrypted")
         change, held = _plan(team, doc, keys, user, member)
         if change is None:
             current = len(keys.epochs)
@@ -196,7 +196,7 @@ def team_sealing(client: SyncClient, doc: TeamDoc, user: str, home: SealKeys) ->
             doc = client.change_team_keys(team, change)
         except Stale:
             doc = client.team(team, history=False)  # another member's machine: read again
-    raise SyncFailed(f"the keys of team {team} kept changing under this sync; sync again")
+    raise Conflict(f"the keys of team {team} kept changing under this sync; sync again")
 
 
 def _plan(
@@ -233,12 +233,17 @@ def _plan(
         new_epoch = fresh.key_id
         held[fresh.epoch] = fresh
         log.info("team %s: a member left; starting key epoch %d", team, fresh.epoch)
-    wraps = [
-        WrapFor(epoch=number, member=name, key=public, box=key.wrap_for(team, public))
-        for number, key in sorted(held.items(), reverse=True)  # a new epoch's first
-        for name, public in sorted(enrolled.items())
-        if (number, name) not in wrapped
-    ]
+    wraps: list[WrapFor] = []
+    for number, key in sorted(held.items(), reverse=True):  # a new epoch's first
+        for name, public in sorted(enrolled.items()):
+            if (number, name) in wrapped:
+                continue
+            try:
+                box = key.wrap_for(team, public)
+            except IntegrityError as exc:  # a key enrolled wrong: that member is skipped
+                log.warning("team %s: no key is wrapped for %s: %s", team, name, exc)
+                continue
+            wraps.append(WrapFor(epoch=number, member=name, key=public, box=box))
     if new_epoch is None and not wraps:
         return None, held
     # Past the request's limit, the rest goes at the next round.

@@ -196,7 +196,7 @@ class WireForm:
                         raise
                     # One member's text that does not open here holds that note back,
                     # never the team's other notes.
-                    view.unreadable[note_id] = f"its text on the server cannot be opened: {exc}"
+                    view.unreadable[note_id] = f"not synced: {exc}"
                     continue
                 opened[note_id, wire_rev] = rev_of(plain)
                 view.texts[rev_of(plain)] = plain
