@@ -10,6 +10,7 @@ import click
 from memdir.cli.options import json_option
 from memdir.cli.output import console, emit_json, fmt_ms
 from memdir.core.vocab import TeamRole, choices
+from memdir.errors import InvalidInput
 
 if TYPE_CHECKING:
     from memdir import Memory
@@ -111,8 +112,7 @@ def create(name: str, encrypted: bool, as_json: bool) -> None:
 @click.option(
     "--replace",
     is_flag=True,
-    required=True,
-    help="Replace the member key the team lists for your account (required: say so).",
+    help="Replace the member key the team lists for your account (needed: say so).",
 )
 @json_option
 def enrol(name: str, replace: bool, as_json: bool) -> None:
@@ -123,8 +123,12 @@ def enrol(name: str, replace: bool, as_json: bool) -> None:
     the next sync of another member who holds them wraps them for the new one. The
     server refuses while your old key alone holds some key epoch.
     """
-    del replace  # required: the flag is the confirmation
-    doc = _memory().sync.team_enrol(name)
+    memory = _memory()
+    if not replace:
+        raise InvalidInput(
+            f"this replaces the member key team {name} lists for your account: add --replace"
+        )
+    doc = memory.sync.team_enrol(name)
     _emit(doc, as_json, f"this home's member key is yours in team {name} now")
 
 
