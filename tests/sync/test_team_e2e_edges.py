@@ -29,6 +29,7 @@ from memdir.sync.protocol import (
 from memdir.sync.teamkeys import first_epoch
 
 from .conftest import Machine, World
+from .test_team_e2e import server_texts
 
 PASSWORD = b"correct horse battery staple"
 
@@ -212,15 +213,8 @@ def test_a_server_that_stops_listing_a_teams_keys_gets_no_plaintext(world: World
 
     secret = editor.note("Vault", "The quokkaviolet vault opens with 4711.")
     run = editor.sync()
-    with world.server.storage() as storage:
-        manifest = storage.manifest(team_owner(team), world.key("project"))
-        entry = manifest.notes.get(secret)
-        texts = (
-            storage.objects(team_owner(team), world.key("project"), {entry.rev: secret})
-            if entry
-            else {}
-        )
-    leaked = [t for t in texts.values() if b"quokkaviolet" in t]
+    texts = server_texts(world, team)
+    leaked = b"quokkaviolet" in texts.get(secret, b"")
     assert not leaked, (
         f"uploaded in plain text to a team the client knew as encrypted ({run.paused})"
     )

@@ -14,12 +14,11 @@ from memdir.crypto.keys import subkeys
 from memdir.crypto.team import MemberKey
 from memdir.errors import InvalidInput, SyncFailed
 from memdir.server.rules import Rejection
-from memdir.server.storage.directory import team_owner
 from memdir.sync.client import SyncClient
 from memdir.sync.protocol import TeamKeysChange, WrapFor
 
 from .conftest import World
-from .test_team_e2e import run_cli
+from .test_team_e2e import run_cli, server_texts
 from .test_team_e2e_edges import MEMBERS, PASSWORD, _keys_change, _remove, _rules, member
 
 
@@ -93,15 +92,8 @@ def test_an_encrypted_create_answered_plain_still_sends_nothing_in_plain_text(
     owner.memory.sync.team_link(team)
     secret = owner.note("Vault", "The quokkaviolet vault opens with 4711.")
     run = owner.sync()
-    with world.server.storage() as storage:
-        manifest = storage.manifest(team_owner(team), world.key("project"))
-        entry = manifest.notes.get(secret)
-        texts = (
-            storage.objects(team_owner(team), world.key("project"), {entry.rev: secret})
-            if entry
-            else {}
-        )
-    leaked = [t for t in texts.values() if b"quokkaviolet" in t]
+    texts = server_texts(world, team)
+    leaked = b"quokkaviolet" in texts.get(secret, b"")
     assert not leaked, f"uploaded in plain text after the failed encrypted create ({run.paused})"
 
 
