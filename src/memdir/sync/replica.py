@@ -393,15 +393,9 @@ class Replica:
             )
         if doc.keys is not None:
             self.account.mark_team_encrypted(client.origin, team)
-            if directory.sealer is None:
-                raise Locked(
-                    f"team {team}'s notes are end-to-end encrypted, and this memdir home has no "
-                    "keyring to hold its member key: `memdir encrypt` makes one (or `memdir "
-                    "unlock` with the account's password fetches it); nothing was sent",
-                    hint=Remedy.UNLOCK,
-                )
+            home = self._home_keys(f"nothing of team {team}'s notes was sent")
             try:
-                sealing = team_sealing(client, doc, user, directory.sealer.keys())
+                sealing = team_sealing(client, doc, user, home)
             except Conflict as exc:  # another member key for this account: not replaced
                 return describe(exc), None, None
         elif directory.marker() is not None:
