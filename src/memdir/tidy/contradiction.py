@@ -27,7 +27,14 @@ from functools import lru_cache
 
 from memdir.core import Note
 from memdir.index.tokenize import stemmer
-from memdir.tidy.lexicon import BOUND_WORDS, CONTRAST_CLASSES, MONTHS, STEM_LANGUAGE_HINTS, Role
+from memdir.tidy.lexicon import (
+    BOUND_WORDS,
+    CONTRAST_CLASSES,
+    MONTHS,
+    STEM_LANGUAGE_HINTS,
+    VALUE_VERBS,
+    Role,
+)
 from memdir.tidy.values import Num, Quantity, Token, extract_values, tokenize
 
 __all__ = [
@@ -60,6 +67,8 @@ _CLAUSE_END = ("punct",)
 #: Two values of one dimension further apart than this factor measure different things
 #: (a retention of 30 days and a timeout of 10 seconds), when no shared words say otherwise.
 _MAGNITUDE = 20.0
+#: "al menos", "por lo menos", "au moins": at least
+_AT_LEAST_BEFORE = frozenset({"al", "lo", "au"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,11 +300,11 @@ def _subject_name(tokens: list[Token], i: int) -> frozenset[str] | None:
 def _polarity(tokens: list[Token]) -> int:
     sign = 1
     for i, t in enumerate(tokens):
-        off = t.text in ("off", "aus") and (
-            i + 1 == len(tokens)
-            or tokens[i + 1].kind == "punct"
-            or (i > 0 and tokens[i - 1].role is Role.COPULA)
-        )
+        # "is off", "turned off"; German "aus" ends many verbs ("tauschen ... aus", "fällt
+        # aus"), so only "ist aus" says off
+        copula = i > 0 and tokens[i - 1].role is Role.COPULA
+        ends = i + 1 == len(tokens) or tokens[i + 1].kind == "punct"
+        off = (t.text == "off" and (ends or copula)) or (t.text == "aus" and copula)
         if t.role in (Role.NEG, Role.NEGB) or off:
             sign = -sign
     return sign
@@ -341,8 +350,21 @@ def read_statement(text: str) -> Statement | None:
         weekdays=frozenset(values.weekdays),
         choices=stemmed,
         polarity=_polarity(tokens),
-        bound=next((BOUND_WORDS[t.text] for t in tokens if t.text in BOUND_WORDS), None),
+        bound=_bound(tokens),
     )
+
+
+def _bound(tokens: list[Token]) -> str | None:
+    """The bound the statement states, by its first bound word a value did not take ("60/min":
+    a unit, not a minimum); "al menos", "au moins", "por lo menos" (at least) bound from
+    below though "menos" and "moins" alone (less) bound from above."""
+    for i, t in enumerate(tokens):
+        if t.used or t.text not in BOUND_WORDS:
+            continue
+        if t.text in ("menos", "moins") and i and tokens[i - 1].text in _AT_LEAST_BEFORE:
+            return "lower"
+        return BOUND_WORDS[t.text]
+    return None
 
 
 # --- comparison ------------------------------------------------------------------------------
@@ -355,6 +377,7 @@ def _contrasting(only_a: frozenset[str], only_b: frozenset[str]) -> bool:
 def _substituted(only_a: frozenset[str], only_b: frozenset[str]) -> bool:
     """One short word (or CJK word) swapped for another: a parallel statement about another
     subject ("API workers get 2 GB" vs "batch workers get 8 GB"), not a restatement."""
+    only_a, only_b = only_a - VALUE_VERBS, only_b - VALUE_VERBS
     if not only_a or not only_b:
         return False
     if _word_count(only_a) != 1 or _word_count(only_b) != 1:
@@ -409,7 +432,7 @@ def _nums_clash_one_way(a: Statement, b: Statement) -> bool:
         return False
     anchored = False
     for x in a.nums:
-        partners = [y for y in b.nums if x.anchors & y.anchors]
+        partners = [y for y in b.nums if _anchored(x, y)]
         if partners:
             anchored = True
             if not any(x.compatible(y) for y in partners):
@@ -417,6 +440,18 @@ def _nums_clash_one_way(a: Statement, b: Statement) -> bool:
     if anchored:
         return False
     return not any(x.compatible(y) for x in a.nums for y in b.nums)
+
+
+def _anchored(x: Num, y: Num) -> bool:
+    """Whether two numbers stand next to the same word, or to one word's forms ("replica" /
+    "replicas", "Postgres" / "PostgreSQL")."""
+    if x.anchors & y.anchors:
+        return True
+    return any(
+        min(len(p), len(q)) >= 4 and (p.startswith(q) or q.startswith(p))
+        for p in x.anchors
+        for q in y.anchors
+    )
 
 
 def _dates_clash(a: Statement, b: Statement) -> bool:
@@ -553,7 +588,7 @@ def _versions_clash(a: Statement, b: Statement) -> bool:
 def _anchored_nums_clash(a: Statement, b: Statement) -> bool:
     for x, y in ((a, b), (b, a)):
         for num in x.nums:
-            partners = [other for other in y.nums if num.anchors & other.anchors]
+            partners = [other for other in y.nums if _anchored(num, other)]
             if partners and not any(num.compatible(other) for other in partners):
                 return True
     return False
@@ -567,9 +602,13 @@ def _statements(note: Note | str) -> list[Statement]:
     out: list[Statement] = []
     for text in texts:
         statement = read_statement(text)
-        if statement is not None and statement.key:
-            out.append(statement)
+        if statement is not None and (statement.key or _has_values(statement)):
+            out.append(statement)  # "Daily: 9:30" says when, though no word says what
     return out
+
+
+def _has_values(statement: Statement) -> bool:
+    return bool(statement.quantities or statement.dates or statement.clocks or statement.weekdays)
 
 
 def find_contradiction(

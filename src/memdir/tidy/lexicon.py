@@ -18,6 +18,7 @@ __all__ = [
     "PERIOD_WORDS",
     "STEM_LANGUAGE_HINTS",
     "UNITS",
+    "VALUE_VERBS",
     "WEEKDAYS",
     "ZH_ROLES",
     "ZH_WORD_MAX",
@@ -150,7 +151,7 @@ LATIN_ROLES.update(
 )
 LATIN_ROLES.update(_words(Role.INSTEAD, "instead rather statt anstatt anstelle lieu lugar vez"))
 LATIN_ROLES.update(_words(Role.COPULA, "is are ist sind est sont es son está están"))
-LATIN_ROLES.update(_words(Role.PERIOD, "every alle cada toutes"))
+LATIN_ROLES.update(_words(Role.PERIOD, "every alle cada toutes tous"))
 LATIN_ROLES.update(_words(Role.BETWEEN, "between zwischen entre"))
 LATIN_ROLES.update(_words(Role.RANGE, "bis"))
 LATIN_ROLES.update(
@@ -263,7 +264,7 @@ _unit(
     1,
     "s sec secs second seconds sek sekunde sekunden seconde secondes segundo segundos 秒 秒钟",
 )
-_unit("time", 60, "m min mins minute minutes minuten minuto minutos 分钟 分間")
+_unit("time", 60, "m min mins minute minutes minuten minuto minutos 分钟 分間 分")
 _unit("time", 3600, "h hr hrs hour hours std stunde stunden heure heures hora horas 小时 钟头 時間")
 _unit("time", 86400, "d day days tag tage tagen jour jours día días dia dias 天 日間")
 _unit("time", 604800, "week weeks woche wochen semaine semaines semana semanas 周 星期 週間")
@@ -272,13 +273,14 @@ _unit("time", 31536000, "year years jahr jahre jahren année années año años 
 _unit("size", 1, "b byte bytes octet octets 字节")
 _unit("size", 1e3, "kb kilobyte kilobytes ko", 1024)
 _unit("size", 1024, "kib")
-_unit("size", 1e6, "mb megabyte megabytes mo", 1024**2)
+_unit("size", 1e6, "mb megabyte megabytes mo meg megs mega megas", 1024**2)
 _unit("size", 1024**2, "mib")
-_unit("size", 1e9, "gb gigabyte gigabytes go", 1024**3)
+_unit("size", 1e9, "gb gigabyte gigabytes go gig gigs giga gigas", 1024**3)
 _unit("size", 1024**3, "gib")
 _unit("size", 1e12, "tb terabyte terabytes", 1024**4)
 _unit("size", 1024**4, "tib")
 _unit("percent", 1, "% percent prozent porcentaje")
+_unit("rate", 1, "qps rps")  # requests (queries) per second
 _unit("eur", 1, "€ eur euro euros")
 _unit("usd", 1, "$ usd dollar dollars dólares")
 _unit("cny", 1, "元 块")
@@ -294,10 +296,27 @@ for _text, _seconds in (
         86400.0,
     ),
     ("weekly wöchentlich hebdomadaire semanal 毎週", 604800.0),
-    ("monthly monatlich mensuel mensuelle mensual 每月 毎月", 2592000.0),
+    ("fortnightly biweekly zweiwöchentlich quincenal 隔周 隔週", 1209600.0),
+    ("monthly monatlich mensuel mensuelle mensual mensualmente 每月 毎月 月次", 2592000.0),
+    (
+        "quarterly vierteljährlich quartalsweise quartalsweisen trimestriel trimestrielle "
+        "trimestriels trimestrielles trimestral trimestrales "
+        "每季度 四半期毎",
+        7776000.0,
+    ),
+    (
+        "yearly annually annual jährlich jährliche alljährlich annuel annuelle annuellement "
+        "anual anualmente 每年 毎年 年次",
+        31536000.0,
+    ),
 ):
     for _w in _text.split():
         PERIOD_WORDS[_w] = _seconds
+        if _w.endswith("lich"):  # jährliche, wöchentlichen, monatlicher
+            for _ending in ("e", "en", "er", "es", "em"):
+                PERIOD_WORDS[_w + _ending] = _seconds
+        if _w.endswith(("al", "ario", "aria")) and _w.isascii():  # anuales, diarias
+            PERIOD_WORDS[_w + ("es" if _w.endswith("al") else "s")] = _seconds
 
 #: weekday word -> day numbers (Monday = 0)
 WEEKDAYS: dict[str, frozenset[int]] = {}
@@ -356,7 +375,7 @@ CONTRAST_CLASSES: tuple[frozenset[str], ...] = tuple(
     frozenset(text.split())
     for text in (
         "staging stage prod production produktion dev development entwicklung test testing "
-        "tests local lokal qa ci preprod sandbox 测试 生产 开发 预发 线上 本地 测试环境 生产环境 "
+        "local lokal qa ci preprod sandbox 测试 生产 开发 预发 线上 本地 测试环境 生产环境 "
         "开发环境 producción pruebas 本番 本番環境 ステージング 検証 検証環境 開発 開発環境 "
         "テスト テスト環境 ローカル preproducción préprod recette",
         "linux windows macos mac ios android web mobile desktop 安卓 苹果 iphone",
@@ -375,6 +394,26 @@ for _class in CONTRAST_CLASSES:
     for _w in _class:
         if all("\u3400" <= ch <= "\u9fff" for ch in _w):
             ZH_ROLES.setdefault(_w, Role.KEY)
+
+#: Verbs that say what happens to a value (kept, rotated, expired, run), not whose value it
+#: is: two statements that differ only in such a verb ("certificates are renewed every 90
+#: days" / "we swap certificates once a year") state rival values of one thing.
+VALUE_VERBS = frozenset(
+    " ".join(
+        (
+            "keep keeps kept retain retains retained store stores stored hold holds delete",
+            "deleted purge purged expire expires expired rotate rotates rotated renew renews",
+            "renewed replace replaced change changes changed swap swapped refresh refreshed",
+            "behalten aufbewahren aufbewahrt speichern gespeichert löschen gelöscht tauschen",
+            "erneuern erneuert wechseln gewechselt rotieren rotiert ersetzen ersetzt",
+            "garder gardé gardés gardées conserver conservé conservés supprimer supprimés",
+            "renouveler renouvelé renouvelés changer changé changent remplacer remplacé",
+            "guardar guardan guarda conservar conservan borrar borran eliminar eliminan",
+            "renovar renuevan cambiar cambian rotar rotan",
+            "保 存 留 删 除 清 理 换 更 切 失 効 消 残 持",
+        )
+    ).split()
+)
 
 #: Words that make a value a bound or a span rather than the value itself, by direction:
 #: "under 300 ms", "höchstens", "au plus", "como máximo", "最多" (upper); "at least 12",
