@@ -73,6 +73,13 @@ def test_what_is_read_and_what_is_not() -> None:
         "rollout_summaries/2026-03-02T10-00-00-empty.md": "empty file; nothing to import",
         "skills/broken/SKILL.md": "frontmatter line 3: a quoted value without its closing"
         " quote; file not imported",
+        # every Markdown file left out says why (issue 27: import every item or say why not)
+        "raw_memories.md": "Codex's raw per-session memories, merged into MEMORY.md and the"
+        " rollout summaries (imported from there); not imported",
+        "phase2_workspace_diff.md": "Codex's record of its last consolidation's changes, not a"
+        " memory; not imported",
+        "extensions/ad_hoc/instructions.md": "the ad_hoc extension's instructions or manifest,"
+        " not a memory; not imported",
     }
     for item in reading.items:
         storable(item)
@@ -153,7 +160,7 @@ def test_skills_and_ad_hoc_notes() -> None:
 
 def test_older_bucket_layout() -> None:
     reading = codex.read(LEGACY)
-    assert reading.problems == []
+    assert [p.origin for p in reading.problems] == ["0123456789abcdef/memory/raw_memories/0194.md"]
     items = by_key(reading)
     assert sorted(items) == [
         "0123456789abcdef/memory/consolidated.md#Build tips",
@@ -245,4 +252,26 @@ def test_every_extension_s_resources_are_notes(tmp_path: Path) -> None:
     oncall = found["extensions/team-wiki/resources/oncall.md"]
     assert oncall.summary == "On-call rota" and "Ana covers weekends." in oncall.body
     assert "team-wiki" in oncall.tags
-    assert reading.problems == []
+    assert [p.origin for p in reading.problems] == ["extensions/team-wiki/instructions.md"]
+
+
+def test_trace_summaries_are_session_recaps_and_every_other_file_says_why(
+    tmp_path: Path,
+) -> None:
+    """Some Codex versions keep the per-session recaps in ``trace_summaries/``; a file no
+    role reads is listed with its reason, never dropped in silence."""
+    (tmp_path / "memory_summary.md").write_text("v1\n## General Tips\n\nUse uv.\n", "utf-8")
+    traces = tmp_path / "trace_summaries"
+    traces.mkdir()
+    (traces / "2026-05-01T08-00-00-abc.md").write_text(
+        "thread_id: abc\nupdated_at: 2026-05-01T08:00:00Z\n\n# Fixed the release script\n\n"
+        "Ran make release twice.\n",
+        "utf-8",
+    )
+    (tmp_path / "notes.md").write_text("stray\n", "utf-8")
+    reading = codex.read(tmp_path)
+    found = by_key(reading)
+    trace = found["trace_summaries/2026-05-01T08-00-00-abc.md"]
+    assert trace.summary == "Fixed the release script"
+    assert trace.updated_at == iso_ms("2026-05-01T08:00:00Z")
+    assert reasons(reading) == {"notes.md": "not a file Codex's memory writer makes; not imported"}

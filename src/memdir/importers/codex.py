@@ -10,7 +10,8 @@ The folder, as Codex's memory pipeline writes it (a git repository it manages):
 - ``memory_summary.md``: first line ``v1``, then ``## User Profile``, ``## User preferences``,
   ``## General Tips`` (one note each; the first two are type ``user``) and ``## What's in
   Memory`` (an index of MEMORY.md, not imported);
-- ``rollout_summaries/<time>-<thread>[-slug].md``: one session's recap, header lines
+- ``rollout_summaries/<time>-<thread>[-slug].md`` (``trace_summaries/`` in some versions):
+  one session's recap, header lines
   ``thread_id:``, ``updated_at:``, ``rollout_path:``, ``cwd:``, ``git_branch:``, a blank line,
   then ``# <one-sentence summary>`` and task sections — one note each, timed by ``updated_at``;
 - ``skills/<name>/SKILL.md``: a reusable procedure with ``name``/``description`` frontmatter
@@ -22,11 +23,13 @@ The folder, as Codex's memory pipeline writes it (a git repository it manages):
 
 A ``# Task Group:`` line always starts a block, even after a code fence a block left open
 (the handbook's blocks must each start with one): an unclosed fence never swallows the
-groups after it. Not read: ``raw_memories.md`` (a temporary merge of the same rollouts),
-the phase-2 diff, extension instructions and manifests. Mentions of ``rollout_summaries/….md`` and
-``skills/…/SKILL.md`` in MEMORY.md and the summary become refs to those notes. The older
-layout (``memories/<bucket>/memory/`` with ``memory_summary.md``, ``MEMORY.md``,
-``consolidated.md``) is read the same way, file by file, keys keeping the bucket path.
+groups after it. Not read, each listed with its reason: ``raw_memories.md`` (a temporary
+merge of the same rollouts), the phase-2 diff, extension instructions and manifests, a
+skill's other files, and any Markdown file Codex's writer does not make. Mentions of
+``rollout_summaries/….md`` and ``skills/…/SKILL.md`` in MEMORY.md and the summary become
+refs to those notes. The older layout (``memories/<bucket>/memory/`` with
+``memory_summary.md``, ``MEMORY.md``, ``consolidated.md``) is read the same way, file by
+file, keys keeping the bucket path.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ _HANDBOOKS = frozenset({"MEMORY.md", "consolidated.md"})
 _EXTENSION_ROOTS = frozenset({"extensions", "memories_extensions"})
 _GROUP = re.compile(r"^# Task Group:")
 _SUMMARY = "memory_summary.md"
+#: Per-session recaps: ``rollout_summaries/`` (``trace_summaries/`` in some Codex versions).
+_ROLLOUT_FOLDERS = frozenset({"rollout_summaries", "trace_summaries"})
 _USER_SECTIONS = frozenset({"user profile", "user preferences"})
 _INDEX_SECTIONS = frozenset({"what's in memory", "what’s in memory"})
 _PATH_MENTION = re.compile(
@@ -80,6 +85,7 @@ def read(path: Path) -> Reading:
         key = PurePosixPath(file.relative_to(root).as_posix())
         role = _role(key)
         if role is None:
+            reading.problems.append(Problem(key.as_posix(), _unread_reason(key)))
             continue
         source = md.read_source(root, file, reading.problems)
         if source is None:
@@ -132,7 +138,7 @@ def _role(key: PurePosixPath) -> str | None:
         return "handbook"
     if key.name == _SUMMARY:
         return "summary"
-    if len(parts) >= 2 and parts[-2] == "rollout_summaries":
+    if len(parts) >= 2 and parts[-2] in _ROLLOUT_FOLDERS:
         return "rollout"
     if key.name == "SKILL.md" and len(parts) >= 3 and parts[-3] == "skills":
         return "skill"
@@ -142,6 +148,24 @@ def _role(key: PurePosixPath) -> str | None:
         if parts[-2] == "resources":
             return f"resource:{parts[-3]}"
     return None
+
+
+def _unread_reason(key: PurePosixPath) -> str:
+    """Why a Markdown file of a Codex memories folder is not imported."""
+    parts = key.parts
+    if key.name == "raw_memories.md" or "raw_memories" in parts[:-1]:
+        return (
+            "Codex's raw per-session memories, merged into MEMORY.md and the rollout "
+            "summaries (imported from there); not imported"
+        )
+    if "skills" in parts[:-2]:
+        skill = parts[parts.index("skills") + 1]
+        return f"a file of skill {skill} (its SKILL.md is the imported note); not imported"
+    if parts[0] in _EXTENSION_ROOTS and len(parts) >= 3:
+        return f"the {parts[1]} extension's instructions or manifest, not a memory; not imported"
+    if "diff" in key.stem:
+        return "Codex's record of its last consolidation's changes, not a memory; not imported"
+    return "not a file Codex's memory writer makes; not imported"
 
 
 def _sections(text: str, level: int) -> list[tuple[str | None, list[str]]]:
