@@ -36,6 +36,28 @@ def test_notes_close_in_meaning_are_judged_with_precision() -> None:
             tp += found and pair.contradicts
             fp += found and not pair.contradicts
             fn += not found and pair.contradicts
-    # measured when this test was written: precision 0.86, recall 0.52
+    # measured when this test was written: precision 0.86, recall 0.52; since round 3's
+    # value reading: precision 0.93, recall 0.65
+    assert tp / (tp + fp) >= 0.85
+    assert tp / (tp + fn) >= 0.6
+
+
+def test_the_held_aside_pairs_are_broad_and_judged_with_precision() -> None:
+    """The pairs written blind to the detector (never tuned on): every language, hard
+    negatives, and the detector's figures on them kept (0.83 / 0.43 when written; before
+    round 3's value reading 0.78 / 0.32)."""
+    from tests.tidy.sets.aside import PAIRS
+
+    assert len({p.id for p in PAIRS}) == len(PAIRS)
+    for lang in LANGUAGES:
+        mine = [p for p in PAIRS if p.lang == lang]
+        assert sum(p.contradicts for p in mine) >= 16 and sum(not p.contradicts for p in mine) >= 14
+    tp = fp = fn = 0
+    for pair in PAIRS:
+        a, b = (f"{n[0]}\n{n[1]}" for n in (pair.a, pair.b))
+        found = find_contradiction(a, b, related=True) is not None
+        tp += found and pair.contradicts
+        fp += found and not pair.contradicts
+        fn += not found and pair.contradicts
     assert tp / (tp + fp) >= 0.8
-    assert tp / (tp + fn) >= 0.45
+    assert tp / (tp + fn) >= 0.4
