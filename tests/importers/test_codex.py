@@ -74,12 +74,13 @@ def test_what_is_read_and_what_is_not() -> None:
         "skills/broken/SKILL.md": "frontmatter line 3: a quoted value without its closing"
         " quote; file not imported",
         # every Markdown file left out says why (issue 27: import every item or say why not)
-        "raw_memories.md": "Codex's raw per-session memories, merged into MEMORY.md and the"
-        " rollout summaries (imported from there); not imported",
+        "raw_memories.md": "Codex's raw per-session memories, the input its consolidation"
+        " merges into the handbook (imported from there); not imported",
         "phase2_workspace_diff.md": "Codex's record of its last consolidation's changes, not a"
         " memory; not imported",
-        "extensions/ad_hoc/instructions.md": "the ad_hoc extension's instructions or manifest,"
-        " not a memory; not imported",
+        "extensions/ad_hoc/instructions.md": "a file of the ad_hoc extension that is neither a"
+        " note (ad_hoc/notes/*.md) nor a resource (resources/*.md), such as its instructions;"
+        " not imported",
     }
     for item in reading.items:
         storable(item)

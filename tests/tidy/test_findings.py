@@ -100,6 +100,31 @@ def test_two_notes_stating_different_values_contradict(memory: Memory) -> None:
     assert _of(memory, FindingKind.CONTRADICTION) == []
 
 
+def test_a_pair_the_value_reader_fails_on_costs_that_pair_only(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A defect of the value reader on one text leaves the rest of the list standing."""
+    import memdir.tidy.findings as findings_module
+
+    a = _note(memory, "Deploy timeout is 30 seconds", "The deploy step times out after 30 s.")
+    b = _note(memory, "Deploy timeout is 60 seconds", "The deploy step times out after 60 s.")
+    _note(memory, "Backups run nightly at 2:00", "The backup job starts at 02:00.")
+    _note(memory, "Backups run nightly at 3:00", "The backup job starts at 03:00.")
+    real = findings_module.find_contradiction
+    raised: list[str] = []
+
+    def failing(x: object, y: object, **kwargs: bool) -> object:
+        if "Backups" in getattr(x, "summary", ""):
+            raised.append(getattr(x, "summary", ""))
+            raise ValueError("a text the reader cannot take")
+        return real(x, y, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(findings_module, "find_contradiction", failing)
+    (found,) = _of(memory, FindingKind.CONTRADICTION)
+    assert set(found.notes) == {a, b}
+    assert raised  # the backup pair was compared, and failed
+
+
 def test_compatible_notes_on_one_topic_do_not_contradict(memory: Memory) -> None:
     _note(memory, "Deploy timeout is 30 seconds", "The deploy step times out after 30 s.")
     _note(memory, "Deploy timeout is half a minute", "Set in deploy.toml.")

@@ -155,15 +155,20 @@ def _unread_reason(key: PurePosixPath) -> str:
     parts = key.parts
     if key.name == "raw_memories.md" or "raw_memories" in parts[:-1]:
         return (
-            "Codex's raw per-session memories, merged into MEMORY.md and the rollout "
-            "summaries (imported from there); not imported"
+            "Codex's raw per-session memories, the input its consolidation merges into the "
+            "handbook (imported from there); not imported"
         )
     if "skills" in parts[:-2]:
         skill = parts[parts.index("skills") + 1]
         return f"a file of skill {skill} (its SKILL.md is the imported note); not imported"
-    if parts[0] in _EXTENSION_ROOTS and len(parts) >= 3:
-        return f"the {parts[1]} extension's instructions or manifest, not a memory; not imported"
-    if "diff" in key.stem:
+    roots = [n for n, part in enumerate(parts[:-2]) if part in _EXTENSION_ROOTS]
+    if roots:
+        extension = parts[roots[0] + 1]
+        return (
+            f"a file of the {extension} extension that is neither a note (ad_hoc/notes/*.md) "
+            "nor a resource (resources/*.md), such as its instructions; not imported"
+        )
+    if key.stem.startswith("phase") and key.stem.endswith("diff"):
         return "Codex's record of its last consolidation's changes, not a memory; not imported"
     return "not a file Codex's memory writer makes; not imported"
 

@@ -359,7 +359,8 @@ def _bound(tokens: list[Token]) -> str | None:
     a unit, not a minimum); "al menos", "au moins", "por lo menos" (at least) bound from
     below though "menos" and "moins" alone (less) bound from above."""
     for i, t in enumerate(tokens):
-        if t.used or t.text not in BOUND_WORDS:
+        # a CJK bound word a rate took ("每分钟最多100次") still bounds it
+        if (t.used and t.kind != "cjk") or t.text not in BOUND_WORDS:
             continue
         if t.text in ("menos", "moins") and i and tokens[i - 1].text in _AT_LEAST_BEFORE:
             return "lower"

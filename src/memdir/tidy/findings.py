@@ -20,6 +20,7 @@ stays the same until a note involved is edited; a dismissal refers to it.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -49,6 +50,8 @@ __all__ = [
     "kind_of",
     "scope_findings",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +193,12 @@ def _topic_findings(view: ScopeView, kinds: Collection[FindingKind]) -> list[Fin
         related = {(p.first, p.second) for p in meaning}
         for first, second in sorted(by_words | related):
             a, b = live[first], live[second]
-            found = find_contradiction(a, b, related=(first, second) in related)
+            try:
+                found = find_contradiction(a, b, related=(first, second) in related)
+            except (ValueError, ArithmeticError, IndexError, KeyError) as exc:
+                # a text the value reader cannot take costs that pair, not the whole list
+                log.warning("contradiction check of %s and %s skipped: %r", a.id, b.id, exc)
+                continue
             if found is not None:
                 out.append(_finding(FindingKind.CONTRADICTION, view.scope, [a, b], found.reason))
     return out

@@ -265,6 +265,7 @@ _unit(
     "s sec secs second seconds sek sekunde sekunden seconde secondes segundo segundos 秒 秒钟",
 )
 _unit("time", 60, "m min mins minute minutes minuten minuto minutos 分钟 分間 分")
+_unit("time", 900, "viertelstunde viertelstunden")
 _unit("time", 3600, "h hr hrs hour hours std stunde stunden heure heures hora horas 小时 钟头 時間")
 _unit("time", 86400, "d day days tag tage tagen jour jours día días dia dias 天 日間")
 _unit("time", 604800, "week weeks woche wochen semaine semaines semana semanas 周 星期 週間")

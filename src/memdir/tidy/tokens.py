@@ -197,6 +197,9 @@ class Values:
     #: whether the statement says when something happens (a schedule verb, a period, a
     #: weekday, a part of the day): then "at 3" is a time of day, not a count
     timed: bool = False
+    #: how many times of day it states ("at 2 am and 2 pm": two), however many readings
+    #: each has in `clocks` ("um drei" is 3:00 or 15:00)
+    moments: int = 0
 
 
 def _overlap(a_lo: float, a_hi: float, b_lo: float, b_hi: float) -> bool:

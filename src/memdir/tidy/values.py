@@ -92,8 +92,12 @@ def _anchors(tokens: list[Token], i: int) -> frozenset[str]:
             t = tokens[j]
             if t.kind == "punct":
                 break
-            if t.kind in ("word", "cjk") and t.role in (None, Role.KEY):
-                found.add(t.text)
+            if (
+                t.kind in ("word", "cjk")
+                and t.role in (None, Role.KEY)
+                and t.text not in BOUND_WORDS
+            ):
+                found.add(t.text)  # a bound word ("höchstens 3") says how, not of what
                 break
             seen += 1
             j += step
@@ -113,6 +117,12 @@ def _spelled_number(tokens: list[Token], i: int, values: Values, period: bool) -
     value, after = found
     unit = unit_at(tokens, after)
     if unit is None or len(tokens[after].text) <= 1:
+        if value >= 2 and value == int(value) and after < len(tokens):
+            nxt = tokens[after]
+            if nxt.kind in ("word", "cjk") and nxt.role in (None, Role.KEY):
+                # "drei Knoten", "acht Zeichen": a count, compared like "3 Knoten"
+                values.nums.append(Num((int(value),), value, value, _anchors(tokens, i)))
+                return after
         return None
     (dim, factor, alt), end = unit
     dim = "period" if period and dim == "time" else dim
@@ -229,6 +239,7 @@ def extract_values(tokens: list[Token]) -> Values:
                     minute += 720
                 end += 1
             values.clocks.append(minute)
+            values.moments += 1
         elif t.kind in ("num", "cjknum") or (t.kind == "sym" and t.text in "$€£"):
             end = _number_at(tokens, i, values, period)
         elif t.kind == "word" and t.text in MONTHS:
@@ -253,9 +264,19 @@ def extract_values(tokens: list[Token]) -> Values:
                 period_at = -3
         elif t.text in NAMED_TIMES and not (i and tokens[i - 1].text == "-"):  # après-midi
             values.clocks.append(NAMED_TIMES[t.text])
+            values.moments += 1
             end = i + 1
-        elif t.kind == "word" and t.text in ("half", "quarter", "halb", "viertel"):
+        elif t.kind == "word" and t.text in (
+            "half",
+            "quarter",
+            "halb",
+            "viertel",
+            "quart",
+            "cuarto",
+        ):
             end = clock_words(tokens, i, values)
+            if end is None and t.text in ("quarter", "quart", "cuarto"):
+                end = _quarter_hour(tokens, i, values)
             if end is None and t.text in NUMBER_WORDS:
                 end = _spelled_number(tokens, i, values, period)
         elif t.kind == "word" and t.text in NUMBER_WORDS:
@@ -265,7 +286,36 @@ def extract_values(tokens: list[Token]) -> Values:
             i = end
         else:
             i += 1
+    _times_per_period(values)
     return values
+
+
+def _quarter_hour(tokens: list[Token], i: int, values: Values) -> int | None:
+    """'a quarter of an hour', 'quart d'heure', 'cuarto de hora': 15 minutes; the index after."""
+    j = i + 1
+    while j < len(tokens) and j <= i + 3 and tokens[j].text in ("of", "an", "a", "d", "de"):
+        j += 1
+    unit = UNITS.get(tokens[j].text) if j < len(tokens) else None
+    if unit is None or unit[:2] != ("time", 3600):
+        return None
+    values.quantities.append(make_quantity("time", 900, 900, 1, 1))
+    return j + 1
+
+
+def _times_per_period(values: Values) -> None:
+    """ "Daily at 2 am and 2 pm" happens every 12 hours, "weekly on Monday and Thursday"
+    twice a week: a period stated with several times of day (or weekdays) in it."""
+    periods = [q for q in values.quantities if q.dim == "period"]
+    if len(periods) != 1:
+        return
+    (period,) = periods
+    day, week = every(86400.0), every(7 * 86400.0)
+    if period == day and values.moments >= 2:
+        values.quantities[values.quantities.index(period)] = every(86400.0, values.moments)
+    elif period == week and len(values.weekdays) >= 2:
+        values.quantities[values.quantities.index(period)] = every(
+            7 * 86400.0, len(values.weekdays)
+        )
 
 
 def _number_at(tokens: list[Token], i: int, values: Values, period: bool) -> int | None:
@@ -287,9 +337,11 @@ def _number_at(tokens: list[Token], i: int, values: Values, period: bool) -> int
         end = date_after_number(tokens, i, value, values)
         if end is None:
             end = day_of_month(tokens, i, value, values)
-        if end is None and year_at(tokens, i, parts):
-            values.dates.append((int(value), 0, 0))  # "in 2022", "seit 2019": a year
-            end = i + 1
+        year = year_at(tokens, i, parts) if end is None else None
+        if year is not None:
+            if year == "point":
+                values.dates.append((int(value), 0, 0))  # "in 2022": a year
+            end = i + 1  # "since 2019": a bound in time, no value
         if end is None:
             end = clock_at(tokens, i, value, values)
         if end is None and not parts[1:]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from memdir.tidy.lexicon import (
     MONTHS,
+    PERIOD_WORDS,
     UNITS,
     Role,
 )
@@ -107,29 +108,33 @@ _ORDINAL_ENDINGS = frozenset({"st", "nd", "rd", "th", "er", "re", "e", "ème", "
 
 
 #: German words before a day of the month written "1.": "am 1.", "zum 15.", "ab dem 3.".
-_DE_DAY_BEFORE = frozenset({"am", "zum", "vom", "dem", "den", "bis", "ab"})
+_DE_DAY_BEFORE = frozenset({"am", "zum", "vom", "dem", "den"})
+#: After a day of the month: "the 1st of each month", "le 5 de chaque mois".
+_EACH = frozenset(
+    {"each", "every", "the", "month", "chaque", "cada", "mois", "mes", "le", "jeden", "jedes"}
+)
 
 
 #: Words before a four-digit year.
-_YEAR_BEFORE = frozenset(
-    [
-        "in",
+#: Words before a four-digit year a thing happened in ("in 2022"), and before one a state
+#: runs from or until ("since 2019", "bis 2026": a bound in time, no value to compare).
+_YEAR_AT = frozenset({"in", "im", "en", "durante", "jahr", "year", "año", "année"})
+_SINCE = frozenset({"since", "seit", "depuis", "desde"})
+_YEAR_BOUND = frozenset(
+    {
         "since",
         "until",
         "by",
         "from",
         "seit",
-        "im",
         "bis",
         "ab",
         "von",
         "depuis",
-        "en",
         "jusqu",
         "desde",
         "hasta",
-        "durante",
-    ]
+    }
 )
 
 
@@ -164,8 +169,12 @@ def frequency(tokens: list[Token], i: int) -> tuple[Quantity, int] | None:
     while j < len(tokens) and tokens[j].text in _PER_PERIOD and between < 2:
         j, between = j + 1, between + 1
     word = tokens[j].text if j < len(tokens) else ""
+    if not count or count <= 0:
+        return None
+    if not between and word in PERIOD_WORDS:
+        return every(PERIOD_WORDS[word], count), j + 1  # "twice daily", "3 times weekly"
     unit = UNITS.get(word) or _QUARTERS.get(word)
-    if not between or unit is None or unit[0] != "time" or not count or count <= 0:
+    if not between or unit is None or unit[0] != "time":
         return None
     return every(unit[1], count), j + 1
 
@@ -178,7 +187,7 @@ def clock_at(tokens: list[Token], i: int, hour: float, values: Values) -> int | 
     minutes = 0
     end = i + 2
     if nxt.text == "h":
-        if end < len(tokens) and tokens[end].kind == "num" and len(tokens[end].text) == 2:
+        if end < len(tokens) and tokens[end].text.isdigit() and len(tokens[end].text) == 2:
             minutes = int(tokens[end].text)
             end += 1
         elif i == 0 or tokens[i - 1].text not in _AT:
@@ -187,9 +196,13 @@ def clock_at(tokens: list[Token], i: int, hour: float, values: Values) -> int | 
         if tokens[end].text == "半":
             minutes, end = 30, end + 1
         elif tokens[end].kind == "num" and end + 1 < len(tokens) and tokens[end + 1].text == "分":
-            minutes, end = int(float(tokens[end].text)), end + 2
+            parsed = read_number(tokens[end].text)
+            if parsed is None or parsed[1][1:] or not 0 <= parsed[0] < 60:
+                return None  # 3点1,5分: not one time
+            minutes, end = int(parsed[0]), end + 2
     h = int(hour)
-    if (nxt.text == "pm" or _after_noon(tokens, end, h)) and h < 12:
+    # an "am" says which half of the day, whatever "pm" comes later ("2 am and 2 pm")
+    if (nxt.text == "pm" or (nxt.text != "am" and _after_noon(tokens, end, h))) and h < 12:
         h += 12
     if nxt.text == "am" and h == 12:
         h = 0
@@ -197,7 +210,32 @@ def clock_at(tokens: list[Token], i: int, hour: float, values: Values) -> int | 
         h += ZH_DAY_PARTS[tokens[i - 1].text]
         tokens[i - 1].used = True
     values.clocks.append((h % 24) * 60 + minutes)
-    return end
+    values.moments += 1
+    return _past_day_part(tokens, end) if nxt.text not in ("am", "pm") else end
+
+
+def _past_day_part(tokens: list[Token], i: int) -> int:
+    """The index after a part of the day that follows a time (up to three words, not past a
+    comma: "in the evening", "de la mañana", "du soir", "nachmittags"), else `i`: the clock
+    took those words, so they do not stand as words of the statement's subject."""
+    for j in range(i, min(i + 3, len(tokens))):
+        t = tokens[j]
+        if t.kind == "punct":
+            break
+        if t.text in AFTERNOON or t.text in EVENING or t.text in _MORNING:
+            return j + 1
+        if t.text == "après" and j + 2 < len(tokens) and tokens[j + 2].text == "midi":
+            return j + 3
+    return i
+
+
+def _spoken_clock(values: Values, h: int, minutes: int, day_part: bool) -> None:
+    """A time of day said without am/pm or a part of the day ("um drei", "half past four"):
+    either half of the day, so "um halb fünf" and 16:30 agree, and 2:00 and "at three" do not."""
+    values.clocks.append((h % 24) * 60 + minutes)
+    if not day_part and 1 <= h <= 11:
+        values.clocks.append((h + 12) * 60 + minutes)
+    values.moments += 1
 
 
 def _after_noon(tokens: list[Token], i: int, hour: int) -> bool:
@@ -228,10 +266,10 @@ def hour_at(
     # "capped at 3", "keep the replicas at 3": a count; Spanish "a las" is always an hour
     end = i + 1
     nxt = tokens[end] if end < len(tokens) else None
-    named = nxt is not None and nxt.text in ("heures", "heure", "horas", "hora", "o")
+    named = nxt is not None and nxt.text in ("heures", "heure", "horas", "hora", "o", "uhr")
     if not (values.timed or day_part or named or tokens[i - 1].text in ("las", "la")):
         return None
-    if nxt is not None and nxt.text in ("heures", "heure", "horas", "hora", "o", "sharp"):
+    if nxt is not None and nxt.text in ("heures", "heure", "horas", "hora", "o", "sharp", "uhr"):
         end += 1
         if nxt.text == "o" and end < len(tokens) and tokens[end].text == "clock":
             end += 1
@@ -253,8 +291,9 @@ def hour_at(
     h = int(hour)
     if _after_noon(tokens, end, h) and h < 12:
         h += 12
-    values.clocks.append((h % 24) * 60 + minutes)
-    return end
+    after = _past_day_part(tokens, end)
+    _spoken_clock(values, h, minutes, after > end)
+    return after
 
 
 def _day_part_after(tokens: list[Token], i: int) -> bool:
@@ -298,20 +337,33 @@ def clock_words(tokens: list[Token], i: int, values: Values) -> int | None:
     h = int(hour)
     if _after_noon(tokens, end, h) and h < 12:
         h += 12
-    values.clocks.append((h * 60 + offset) % 1440)
-    return end
+    after = _past_day_part(tokens, end)
+    minutes = (h * 60 + offset) % 1440
+    _spoken_clock(values, minutes // 60, minutes % 60, after > end)
+    return after
 
 
-def year_at(tokens: list[Token], i: int, parts: tuple[int, ...]) -> bool:
-    """Whether the number at i is a year: four digits after "in", "since", "seit", "depuis",
-    "desde"... ("Migrated to Postgres in 2022" names no version of Postgres)."""
-    return (
-        len(parts) == 1
-        and len(tokens[i].text) == 4
-        and 1900 <= parts[0] <= 2199
-        and i > 0
-        and tokens[i - 1].text in _YEAR_BEFORE
-    )
+def year_at(tokens: list[Token], i: int, parts: tuple[int, ...]) -> str | None:
+    """ "point" when the number at i is a year a thing happened in ("Migrated to Postgres in
+    2022" names no version of Postgres), "bound" for a year a state runs from or until
+    ("since 2019", "bis 2026"), None when it is no year ("loads in 2000 ms", "from 2000
+    connections", "bis 2000 Anfragen pro Minute")."""
+    if not (len(parts) == 1 and len(tokens[i].text) == 4 and 1900 <= parts[0] <= 2199 and i):
+        return None
+    before = tokens[i - 1].text
+    kind = "point" if before in _YEAR_AT else "bound" if before in _YEAR_BOUND else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if kind is None or (
+        nxt is not None
+        and (
+            unit_at(tokens, i + 1) is not None
+            or nxt.text in ("/", "per", "pro", "par", "por")
+            # "from 2000 connections"; "seit 2019 nutzen wir" is a year all the same
+            or (nxt.kind == "word" and nxt.role is None and before not in _SINCE)
+        )
+    ):
+        return None
+    return kind
 
 
 def day_of_month(tokens: list[Token], i: int, day: float, values: Values) -> int | None:
@@ -323,18 +375,27 @@ def day_of_month(tokens: list[Token], i: int, day: float, values: Values) -> int
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
     before = [tok.text for tok in tokens[max(0, i - 2) : i]]
     end = i + 1
+    month = 0
     if nxt is not None and nxt.text in _ORDINAL_ENDINGS and nxt.kind == "word":
         end += 1  # 5th, 1er, 1.º
-        after = tokens[end].text if end < len(tokens) else ""
+        after = [tok.text for tok in tokens[end : end + 2]]
+        if after[:1] and after[0] in MONTHS:  # "le 1er mai"
+            month, end = MONTHS[after[0]], end + 1
+        elif after[:1] in (["of"], ["de"], ["du"]) and after[1:] and after[1] in MONTHS:
+            month, end = MONTHS[after[1]], end + 2  # "the 3rd of May"
+        # "on the 5th", "the 1st of each month", "le 1er du mois"; not "the 3rd attempt"
         dated = (
-            before[-1:] in (["on"], ["le"], ["el"])
-            or before == ["on", "the"]
-            or after in ("of", "du", "de")
-            or after == ""
+            bool(month)
+            or not after
+            or tokens[end].kind == "punct"
+            or after[0] in _EACH
+            or (after[0] in ("of", "du", "de") and after[1:] != [] and after[1] in _EACH)
         )
     elif before[-1:] and before[-1] in _DE_DAY_BEFORE:
-        # "am 1. jedes Monats"; "immer am 10" (the full stop went with the sentence)
-        dated = t.raw.endswith(".") or nxt is None or nxt.kind == "punct"
+        # "am 1. jedes Monats", "ab dem 3."; "immer am 10" (the full stop went with the
+        # sentence; "bis 10" at an end is a bound)
+        ends = nxt is None or nxt.kind == "punct"
+        dated = t.raw.endswith(".") or (ends and before[-1] in ("am", "zum", "vom"))
     elif nxt is not None and nxt.text == "号":
         dated, end = True, end + 1
     elif nxt is not None and nxt.text == "日":
@@ -348,7 +409,7 @@ def day_of_month(tokens: list[Token], i: int, day: float, values: Values) -> int
         )
     if not dated:
         return None
-    values.dates.append((0, 0, int(day)))
+    values.dates.append((0, month, int(day)))
     return end
 
 
@@ -360,7 +421,7 @@ def date_after_number(tokens: list[Token], i: int, day: float, values: Values) -
     if j < len(tokens) and tokens[j].text in MONTHS and 1 <= day <= 31:
         year = 0
         end = j + 1
-        if end < len(tokens) and tokens[end].kind == "num" and len(tokens[end].text) == 4:
+        if end < len(tokens) and tokens[end].text.isdigit() and len(tokens[end].text) == 4:
             year = int(tokens[end].text)
             end += 1
         values.dates.append((year, MONTHS[tokens[j].text], int(day)))
@@ -371,14 +432,14 @@ def date_after_number(tokens: list[Token], i: int, day: float, values: Values) -
         d = 0
         if (
             end + 1 < len(tokens)
-            and tokens[end].kind == "num"
+            and tokens[end].text.isdigit()
             and tokens[end + 1].text in ("日", "号")
         ):
-            d = int(float(tokens[end].text))
+            d = int(tokens[end].text)  # 3月15日; not 3月10,15日 (two days)
             end += 2
         year = 0
-        if i >= 2 and tokens[i - 1].text == "年" and tokens[i - 2].kind == "num":
-            year = int(float(tokens[i - 2].text))
+        if i >= 2 and tokens[i - 1].text == "年" and tokens[i - 2].text.isdigit():
+            year = int(tokens[i - 2].text)
             tokens[i - 2].used = tokens[i - 1].used = True
         values.dates.append((year, month, d))
         return end
@@ -406,7 +467,7 @@ def month_first(tokens: list[Token], i: int, values: Values) -> int | None:
             year = 0
             if end + 1 < len(tokens) and tokens[end].text == ",":
                 end += 1
-            if end < len(tokens) and tokens[end].kind == "num" and len(tokens[end].text) == 4:
+            if end < len(tokens) and tokens[end].text.isdigit() and len(tokens[end].text) == 4:
                 year = int(tokens[end].text)
                 end += 1
             values.dates.append((year, MONTHS[tokens[i].text], day))
