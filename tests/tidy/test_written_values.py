@@ -375,23 +375,3 @@ def test_rival_tools_of_one_kind_clash(a: str, b: str) -> None:
 )
 def test_tools_used_together_or_by_other_subjects_do_not(a: str, b: str) -> None:
     assert find_contradiction(a, b, related=True) is None
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "clash"),
-    [
-        (
-            "El 2FA es obligatorio en la organización de GitHub",
-            "GitHub: doble factor opcional",
-            True,
-        ),
-        ("SSO login is required for the wiki", "The wiki login: SSO optional", True),
-        ("Le mode sombre est activé sur Android", "Mode sombre désactivé pour Android", True),
-        ("2FA is required for admins", "2FA is optional for readers", False),  # two subjects
-        ("Dark mode is enabled on Android", "Dark mode is disabled on iOS", False),
-        ("Signups are allowed for everyone", "Deleting accounts is forbidden", False),
-        ("Feature flags are enabled in staging", "Feature flags are disabled in production", False),
-    ],
-)
-def test_yes_and_no_of_one_thing_in_other_words(a: str, b: str, clash: bool) -> None:
-    assert (find_contradiction(a, b, related=True) is not None) is clash

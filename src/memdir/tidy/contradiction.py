@@ -107,8 +107,6 @@ class Statement:
     bound: str | None = None
     #: the tools it names, as (kind, tool): ("ci", "jenkins")
     tools: frozenset[tuple[str, str]] = frozenset()
-    #: whether it states a yes/no value (enabled, required, optional, forbidden, 必须…)
-    modal: bool = False
 
 
 # --- statements ------------------------------------------------------------------------------
@@ -357,7 +355,6 @@ def read_statement(text: str) -> Statement | None:
         polarity=_polarity(tokens),
         bound=_bound(tokens),
         tools=_tools(text),
-        modal=any(t.role in (Role.POS, Role.NEGB) for t in tokens),
     )
 
 
@@ -553,10 +550,6 @@ def _typed_conflict(a: Statement, b: Statement, jaccard: float) -> tuple[str, fl
     a time of day, a weekday, a date, a version of the same major number, or numbers next
     to the same word. Choices and negations need shared words (the ordinary path)."""
     if a.polarity != b.polarity:
-        # "2FA es obligatorio en GitHub" / "GitHub: doble factor opcional": both state a
-        # yes/no value of one thing, one says yes and the other no
-        if a.modal and b.modal and a.key & b.key and not (a.quantities or b.quantities):
-            return "polarity", jaccard
         return None  # "runs at 2" vs "does not run at 3": not one claim restated
     if _within_bound(a, b):
         return None  # a limit and a value within it ("under 300 ms" vs "about 180 ms")
