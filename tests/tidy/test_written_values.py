@@ -345,33 +345,3 @@ def test_a_year_bound_is_no_date_and_a_year_with_a_unit_is_no_year() -> None:
     assert since is not None and since.dates == () and since.nums == ()
     assert seit is not None and seit.dates == () and seit.nums == ()
     assert loads is not None and loads.dates == () and loads.quantities[0].lo == 2.0
-
-
-@pytest.mark.parametrize(
-    ("a", "b"),
-    [
-        ("Our pipelines run on CircleCI", "Builds and tests happen in Buildkite"),
-        ("Session data sits in Memcached", "We cache sessions in Redis"),
-        ("Los pedidos se guardan en MongoDB", "La base de datos de pedidos es MariaDB"),
-        ("Fehler landen in Rollbar", "Exceptions schicken wir an Sentry"),
-        ("前端框架是Vue", "前端用React写的"),
-    ],
-)
-def test_rival_tools_of_one_kind_clash(a: str, b: str) -> None:
-    found = find_contradiction(a, b, related=True)
-    assert found is not None and found.kind == "tool"
-
-
-@pytest.mark.parametrize(
-    ("a", "b"),
-    [
-        ("We moved from MySQL to PostgreSQL last year", "Orders are stored in Postgres"),
-        ("API workers use Redis", "Batch workers use Memcached"),  # two subjects
-        ("The frontend is written in TypeScript", "The backend is written in Python"),
-        ("We deploy to AWS", "Backups are stored in Azure"),  # clouds: one team, several
-        ("Dashboards live in Grafana", "Metrics are scraped by Prometheus"),  # used together
-        ("Our pipelines run on CircleCI", "CircleCI runs the nightly builds too"),
-    ],
-)
-def test_tools_used_together_or_by_other_subjects_do_not(a: str, b: str) -> None:
-    assert find_contradiction(a, b, related=True) is None

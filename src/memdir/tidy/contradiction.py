@@ -32,7 +32,6 @@ from memdir.tidy.lexicon import (
     CONTRAST_CLASSES,
     MONTHS,
     STEM_LANGUAGE_HINTS,
-    TOOL_KINDS,
     VALUE_VERBS,
     Role,
 )
@@ -105,8 +104,6 @@ class Statement:
     #: the bound or span it states: upper ("under", "at most", "最多"), lower ("at least",
     #: "以上"), span ("between") or None
     bound: str | None = None
-    #: the tools it names, as (kind, tool): ("ci", "jenkins")
-    tools: frozenset[tuple[str, str]] = frozenset()
 
 
 # --- statements ------------------------------------------------------------------------------
@@ -354,40 +351,7 @@ def read_statement(text: str) -> Statement | None:
         choices=stemmed,
         polarity=_polarity(tokens),
         bound=_bound(tokens),
-        tools=_tools(text),
     )
-
-
-_TOOL_RE = re.compile(
-    "|".join(
-        rf"(?<![a-z0-9])(?P<t{k}_{n}>{re.escape(name)})(?![a-z0-9#])"
-        for k, (kind, names) in enumerate(TOOL_KINDS.items())
-        for n, name in enumerate(sorted(names, key=len, reverse=True))
-    )
-)
-_TOOL_OF = {
-    f"t{k}_{n}": (kind, names[name])
-    for k, (kind, names) in enumerate(TOOL_KINDS.items())
-    for n, name in enumerate(sorted(names, key=len, reverse=True))
-}
-
-
-def _tools(text: str) -> frozenset[tuple[str, str]]:
-    """The tools a statement names ("GitHub Actions", "Postgres"), by kind."""
-    return frozenset(
-        _TOOL_OF[m.lastgroup] for m in _TOOL_RE.finditer(text.casefold()) if m.lastgroup
-    )
-
-
-def _tools_clash(a: Statement, b: Statement) -> bool:
-    """Each names a tool of one kind and none of the other's: "CI runs on GitHub Actions" /
-    "we build with Jenkins"; not "moved from MySQL to Postgres" / "orders use Postgres"."""
-    for kind in {k for k, _ in a.tools} & {k for k, _ in b.tools}:
-        mine = {t for k, t in a.tools if k == kind}
-        theirs = {t for k, t in b.tools if k == kind}
-        if not mine & theirs:
-            return True
-    return False
 
 
 def _bound(tokens: list[Token]) -> str | None:
@@ -563,8 +527,6 @@ def _typed_conflict(a: Statement, b: Statement, jaccard: float) -> tuple[str, fl
         return "weekday", jaccard
     if _versions_clash(a, b) or _anchored_nums_clash(a, b):
         return "number", jaccard
-    if _tools_clash(a, b):
-        return "tool", jaccard
     return None
 
 
@@ -613,8 +575,6 @@ def _echoed(x: Statement, others: list[Statement], kind: str) -> bool:
             return True
         if kind == "number" and any(m.compatible(n) for m in x.nums for n in z.nums):
             return True
-        if kind == "tool" and x.tools & z.tools:
-            return True
     return False
 
 
@@ -649,13 +609,7 @@ def _statements(note: Note | str) -> list[Statement]:
 
 
 def _has_values(statement: Statement) -> bool:
-    return bool(
-        statement.quantities
-        or statement.dates
-        or statement.clocks
-        or statement.weekdays
-        or statement.tools
-    )
+    return bool(statement.quantities or statement.dates or statement.clocks or statement.weekdays)
 
 
 def find_contradiction(

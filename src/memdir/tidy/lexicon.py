@@ -17,7 +17,6 @@ __all__ = [
     "MONTHS",
     "PERIOD_WORDS",
     "STEM_LANGUAGE_HINTS",
-    "TOOL_KINDS",
     "UNITS",
     "VALUE_VERBS",
     "WEEKDAYS",
@@ -452,40 +451,3 @@ for _w in BOUND_WORDS:  # CJK bound words are words of their own for the CJK spl
         ZH_ROLES.setdefault(_w, Role.KEY)
 
 ZH_WORD_MAX = max(len(w) for w in (*ZH_ROLES, *UNITS, *WEEKDAYS, *PERIOD_WORDS))
-
-
-#: Tools a team picks one of for a job, by kind (aliases after "="): two notes close in
-#: meaning that each name another tool of one kind ("CI runs on GitHub Actions" / "we
-#: build with Jenkins") state rival choices. Only kinds whose members replace each other
-#: for one job: not tools used together (Grafana and Prometheus), nor programming
-#: languages and clouds, which one team often uses several of.
-TOOL_KINDS: dict[str, dict[str, str]] = {}
-for _kind, _text in (
-    (
-        "ci",
-        "github actions|gitlab ci|jenkins|circleci|travis ci=travis|travis|buildkite|teamcity|"
-        "azure pipelines|bitbucket pipelines|drone ci",
-    ),
-    (
-        "database",
-        "postgresql|postgres=postgresql|mysql|mariadb|mongodb|sqlite|sql server|mssql=sql server|"
-        "cockroachdb|dynamodb|cassandra|oracle database",
-    ),
-    ("cache", "redis|memcached|valkey|hazelcast"),
-    ("queue", "rabbitmq|kafka|sqs|nats|activemq|pulsar|kinesis"),
-    ("errors", "sentry|bugsnag|rollbar|honeybadger|raygun|crashlytics"),
-    ("email", "sendgrid|amazon ses=ses|ses|mailgun|postmark|sparkpost|mandrill"),
-    (
-        "orm",
-        "sqlalchemy|django orm|prisma|typeorm|hibernate|sequelize|active record|gorm|"
-        "entity framework",
-    ),
-    ("laptop", "macbook|thinkpad|dell xps|surface laptop"),
-    ("orchestrator", "kubernetes|k8s=kubernetes|nomad|docker swarm|ecs"),
-    ("frontend", "react|vue|angular|svelte|ember"),
-    ("packages", "npm|yarn|pnpm"),
-):
-    TOOL_KINDS[_kind] = {}
-    for _entry in _text.split("|"):
-        _name, _, _canonical = _entry.partition("=")
-        TOOL_KINDS[_kind][_name] = _canonical or _name
