@@ -345,3 +345,15 @@ def test_a_year_bound_is_no_date_and_a_year_with_a_unit_is_no_year() -> None:
     assert since is not None and since.dates == () and since.nums == ()
     assert seit is not None and seit.dates == () and seit.nums == ()
     assert loads is not None and loads.dates == () and loads.quantities[0].lo == 2.0
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("The sync runs at 12", "The sync runs at midnight"),
+        ("The job runs at twelve", "The job runs at 00:00"),
+        ("Backups run at 2", "Backups run at 14:00"),
+    ],
+)
+def test_a_bare_hour_may_be_either_half_of_the_day(a: str, b: str) -> None:
+    assert find_contradiction(a, b, related=True) is None

@@ -235,6 +235,8 @@ def _spoken_clock(values: Values, h: int, minutes: int, day_part: bool) -> None:
     values.clocks.append((h % 24) * 60 + minutes)
     if not day_part and 1 <= h <= 11:
         values.clocks.append((h + 12) * 60 + minutes)
+    elif not day_part and h == 12:
+        values.clocks.append(minutes)  # "at 12": noon or midnight
     values.moments += 1
 
 
