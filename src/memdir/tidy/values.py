@@ -165,8 +165,10 @@ def _cjk_span(
         if nxt is not None and nxt.kind in ("num", "cjknum"):
             return None  # 3年2月: a date
         return ("time", 31536000.0, 31536000.0), i + 1
-    if t.text == "日" and nxt is not None and nxt.text in _AFTER_DAYS:
-        return ("time", 86400.0, 86400.0), i + 1
+    if t.text == "日" and nxt is not None:
+        pair = nxt.text + (tokens[i + 2].text if i + 2 < len(tokens) else "")
+        if nxt.text in _AFTER_DAYS or pair[:2] in _AFTER_DAYS or nxt.text.startswith("ごと"):
+            return ("time", 86400.0, 86400.0), i + 1  # 30日保存, 90日ごとに: days
     return None
 
 
