@@ -48,6 +48,9 @@ class Counts:
     fn: int = 0
     misses: list[str] = field(default_factory=list)
 
+    def add(self, other: Counts) -> None:
+        self.tp, self.fp, self.fn = self.tp + other.tp, self.fp + other.fp, self.fn + other.fn
+
     def line(self) -> str:
         p = f"{self.tp / (self.tp + self.fp):.2f}" if self.tp + self.fp else "  – "
         r = f"{self.tp / (self.tp + self.fn):.2f}" if self.tp + self.fn else "  – "
@@ -184,13 +187,11 @@ def aside(misses: bool) -> None:
             if misses:
                 print(f"    kind {kind:<12} {c.line()}")
             if kind not in ("yesno", "name", "choice"):
-                typed.tp, typed.fp, typed.fn = typed.tp + c.tp, typed.fp + c.fp, typed.fn + c.fn
+                typed.add(c)
         if misses:
             print("".join(f"      {m}\n" for m in near.misses), end="")
         for key, c in (("det", det), ("near", near)):
-            totals[key].tp += c.tp
-            totals[key].fp += c.fp
-            totals[key].fn += c.fn
+            totals[key].add(c)
     print(f"all: detector, by words  {totals['det'].line()}")
     print(f"all: detector, related   {totals['near'].line()}")
     print(f"all: typed values only   {typed.line()}  (yes/no, name and choice pairs left out)")
@@ -226,9 +227,7 @@ def main() -> None:
                 print(f"    kind {kind:<12} {c.line()}")
             print("".join(f"      {m}\n" for m in near.misses), end="")
         for key, c in (("det", det), ("near", near)):
-            totals[key].tp += c.tp
-            totals[key].fp += c.fp
-            totals[key].fn += c.fn
+            totals[key].add(c)
         if args.detector_only:
             continue
         res = run_list(lang, pairs, topics, args.embed)
@@ -241,9 +240,7 @@ def main() -> None:
             print("".join(f"      {m}\n" for m in res.contradiction.misses), end="")
             print("".join(f"      {m}\n" for m in res.topic_pairs.misses), end="")
         for key, c in (("con", res.contradiction), ("top", res.topic_pairs)):
-            totals[key].tp += c.tp
-            totals[key].fp += c.fp
-            totals[key].fn += c.fn
+            totals[key].add(c)
         groups[0] += res.groups_found
         groups[1] += res.groups
     print(f"all: detector, by words  {totals['det'].line()}")

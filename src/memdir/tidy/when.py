@@ -119,6 +119,8 @@ _EACH = frozenset(
 #: Words before a four-digit year a thing happened in ("in 2022"), and before one a state
 #: runs from or until ("since 2019", "bis 2026": a bound in time, no value to compare).
 _YEAR_AT = frozenset({"in", "im", "en", "durante", "jahr", "year", "año", "année"})
+#: Words after a bare hour that make it one: "à 3 heures", "a las 3 horas", "3 o'clock", "um 3 Uhr".
+_HOUR_WORDS = frozenset({"heures", "heure", "horas", "hora", "o", "uhr"})
 _SINCE = frozenset({"since", "seit", "depuis", "desde"})
 _YEAR_BOUND = frozenset(
     {
@@ -260,7 +262,7 @@ def hour_at(
     """A bare hour after "at"/"um"/"à"/"a las" ("at 3", "um drei", "à 3 heures", "a las
     tres de la tarde", "at 7.30"), or before a part of the day ("diez de la mañana"), not
     a count of something: a time of day; the index after it."""
-    day_part = _day_part_after(tokens, i + 1)
+    day_part = _past_day_part(tokens, i + 1) > i + 1
     if not (0 <= hour <= 24) or hour != int(hour):
         return None
     if not day_part and (i == 0 or tokens[i - 1].text not in _AT_HOUR):
@@ -268,10 +270,10 @@ def hour_at(
     # "capped at 3", "keep the replicas at 3": a count; Spanish "a las" is always an hour
     end = i + 1
     nxt = tokens[end] if end < len(tokens) else None
-    named = nxt is not None and nxt.text in ("heures", "heure", "horas", "hora", "o", "uhr")
+    named = nxt is not None and nxt.text in _HOUR_WORDS
     if not (values.timed or day_part or named or tokens[i - 1].text in ("las", "la")):
         return None
-    if nxt is not None and nxt.text in ("heures", "heure", "horas", "hora", "o", "sharp", "uhr"):
+    if nxt is not None and (nxt.text in _HOUR_WORDS or nxt.text == "sharp"):
         end += 1
         if nxt.text == "o" and end < len(tokens) and tokens[end].text == "clock":
             end += 1
@@ -296,18 +298,6 @@ def hour_at(
     after = _past_day_part(tokens, end)
     _spoken_clock(values, h, minutes, after > end)
     return after
-
-
-def _day_part_after(tokens: list[Token], i: int) -> bool:
-    """Whether a part of the day follows (up to three words, not past a comma): "de la
-    mañana", "in the morning", "du soir", "nachmittags"."""
-    for j in range(i, min(i + 3, len(tokens))):
-        t = tokens[j]
-        if t.kind == "punct":
-            return False
-        if t.text in AFTERNOON or t.text in EVENING or t.text in _MORNING:
-            return True
-    return False
 
 
 def clock_words(tokens: list[Token], i: int, values: Values) -> int | None:
